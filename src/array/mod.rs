@@ -1,0 +1,184 @@
+//! Arrays: metadata + store + codec chain. Region reads ([`read`]) and writes ([`write`]) run their
+//! chunks in parallel on the pool of [`crate::threads`].
+
+mod read;
+mod write;
+
+use crate::error::{Error, Result};
+use crate::metadata::{self, ArrayMetadata};
+use crate::node::{self, NodeMetadata};
+use crate::store::{normalize_node_path, node_prefix, Store};
+use serde_json::{Map, Value};
+use std::sync::{Arc, Mutex};
+
+/// An open array. Reads may run concurrently from several threads; writes to distinct chunks may too,
+/// but concurrent writes to the same chunk race (each chunk ends as one of the writes).
+#[derive(Debug)]
+pub struct Array {
+    store: Arc<dyn Store>,
+    path: String,
+    prefix: String,
+    meta: ArrayMetadata,
+    attributes: Mutex<Map<String, Value>>,
+    writable: bool,
+}
+
+impl Array {
+    /// Opens the array at node `path` of `store`.
+    pub fn open(store: Arc<dyn Store>, path: &str, writable: bool) -> Result<Array> {
+        let path = normalize_node_path(path)?;
+        let meta = match node::read_node(store.as_ref(), &path)? {
+            Some(NodeMetadata::Array(m)) => m,
+            Some(NodeMetadata::Group(_)) => {
+                return Err(Error::NotFound(format!("'{}' is a group, not an array", shown(&path))))
+            }
+            None => return Err(Error::NotFound(format!("no array at '{}' (no zarr.json)", shown(&path)))),
+        };
+        Ok(Array::from_parts(store, path, meta, writable))
+    }
+
+    /// Creates an array at node `path` from a complete metadata document (v3 `zarr.json`).
+    /// Fails with [`Error::Exists`] if a node is already there; missing parent groups are created.
+    pub fn create(store: Arc<dyn Store>, path: &str, document: &str) -> Result<Array> {
+        let path = normalize_node_path(path)?;
+        let doc = metadata::parse_json(document.as_bytes()).map_err(|e| e.context("array metadata"))?;
+        let meta = match doc.get("zarr_format").and_then(Value::as_u64) {
+            Some(3) => metadata::v3::parse_array(&doc)?,
+            Some(f) => return Err(Error::Unsupported(format!("cannot create arrays of zarr_format {f}"))),
+            None => return Err(Error::Metadata("array metadata: missing integer zarr_format".into())),
+        };
+        node::check_absent(store.as_ref(), &path)?;
+        node::ensure_parents(store.as_ref(), &path)?;
+        store.set(&node::v3_key(&path), &metadata::to_bytes(&meta.document))?;
+        Ok(Array::from_parts(store, path, meta, true))
+    }
+
+    fn from_parts(store: Arc<dyn Store>, path: String, meta: ArrayMetadata, writable: bool) -> Array {
+        let prefix = node_prefix(&path);
+        let attributes = Mutex::new(meta.attributes.clone());
+        Array { store, path, prefix, meta, attributes, writable }
+    }
+
+    /// The parsed metadata (attributes as when opened; see [`Array::attributes`]).
+    pub fn metadata(&self) -> &ArrayMetadata {
+        &self.meta
+    }
+
+    /// The node path within the store (`""` for the root).
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+
+    /// The store holding the array.
+    pub fn store(&self) -> &Arc<dyn Store> {
+        &self.store
+    }
+
+    /// Whether writes are allowed.
+    pub fn is_writable(&self) -> bool {
+        self.writable
+    }
+
+    /// The array shape.
+    pub fn shape(&self) -> &[u64] {
+        &self.meta.shape
+    }
+
+    /// The current attributes.
+    pub fn attributes(&self) -> Map<String, Value> {
+        self.attributes.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// The current metadata document (with the current attributes).
+    pub fn document(&self) -> Value {
+        self.meta.document_with_attributes(&self.attributes())
+    }
+
+    /// Replaces the attributes and rewrites the metadata document atomically.
+    pub fn set_attributes(&self, attributes: Map<String, Value>) -> Result<()> {
+        self.check_writable()?;
+        let mut guard = self.attributes.lock().unwrap_or_else(|e| e.into_inner());
+        let doc = self.meta.document_with_attributes(&attributes);
+        self.store.set(&node::v3_key(&self.path), &metadata::to_bytes(&doc))?;
+        *guard = attributes;
+        Ok(())
+    }
+
+    /// The store key of the chunk at grid index `idx`.
+    pub fn chunk_key(&self, idx: &[u64]) -> String {
+        format!("{}{}", self.prefix, self.meta.chunk_key_encoding.key(idx))
+    }
+
+    fn check_writable(&self) -> Result<()> {
+        if !self.writable {
+            return Err(Error::ReadOnly(format!("array '{}' was opened read-only", shown(&self.path))));
+        }
+        Ok(())
+    }
+
+    /// Validates a region against the array and a buffer of `buffer_len` bytes for it; returns the
+    /// number of elements.
+    fn check_region(&self, start: &[u64], count: &[u64], buffer_len: usize) -> Result<u64> {
+        let shape = &self.meta.shape;
+        let rank = shape.len();
+        if start.len() != rank || count.len() != rank {
+            return Err(Error::InvalidArgument(format!(
+                "region has rank {}/{} but the array has rank {rank}",
+                start.len(),
+                count.len()
+            )));
+        }
+        for d in 0..rank {
+            let end = start[d].checked_add(count[d]);
+            if end.is_none_or(|e| e > shape[d]) {
+                return Err(Error::OutOfBounds(format!(
+                    "region start {start:?} count {count:?} exceeds the array shape {shape:?} in dimension {d}"
+                )));
+            }
+        }
+        let elem = self.meta.data_type.size() as u64;
+        let n = count.iter().try_fold(1u64, |a, &c| a.checked_mul(c));
+        let bytes = n.and_then(|n| n.checked_mul(elem));
+        match bytes {
+            Some(b) if b == buffer_len as u64 => Ok(n.unwrap()),
+            Some(b) => Err(Error::BufferSize(format!(
+                "buffer has {buffer_len} bytes, the region needs {b} ({} elements of {elem} bytes)",
+                n.unwrap()
+            ))),
+            None => Err(Error::BufferSize("region size overflows 64 bits".into())),
+        }
+    }
+
+    /// For chunk `ci` and region `start/count`: the part of the chunk inside the region as
+    /// (start within chunk, start within region, extent).
+    fn intersect(&self, ci: &[u64], start: &[u64], count: &[u64]) -> (Vec<u64>, Vec<u64>, Vec<u64>) {
+        let cs = self.meta.chunk_shape();
+        let rank = cs.len();
+        let (mut local, mut within, mut n) = (vec![0; rank], vec![0; rank], vec![0; rank]);
+        for d in 0..rank {
+            let origin = ci[d] * cs[d];
+            let lo = start[d].max(origin);
+            let hi = (start[d] + count[d]).min(origin + cs[d]);
+            local[d] = lo - origin;
+            within[d] = lo - start[d];
+            n[d] = hi - lo;
+        }
+        (local, within, n)
+    }
+
+    /// The grid indices of every chunk the region touches (count all non-zero).
+    fn chunks_of(&self, start: &[u64], count: &[u64]) -> Vec<Vec<u64>> {
+        let ranges = self.meta.grid.chunk_range(start, count);
+        let mut out = Vec::new();
+        crate::chunk_grid::for_each_index(&ranges, |i| out.push(i.to_vec()));
+        out
+    }
+}
+
+fn shown(path: &str) -> &str {
+    if path.is_empty() {
+        "/"
+    } else {
+        path
+    }
+}

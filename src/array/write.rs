@@ -1,0 +1,97 @@
+//! Region writes. Chunks only partly covered by the region are first read and decoded (all of them,
+//! before anything is stored, so a corrupt chunk fails the call without changing the array); then every
+//! touched chunk is merged, encoded and stored in parallel. A chunk equal to the fill value everywhere
+//! is not stored (an existing one is deleted). Edge chunks are stored at full size, with the fill value
+//! outside the array.
+
+use super::Array;
+use crate::error::{try_alloc, Result};
+use crate::region::{all_equal, copy_box, fill_elements, Layout, RawBuf};
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+impl Array {
+    /// Writes `data` (C order, native-endian, exactly the region's size) to the region `start..start+count`.
+    pub fn write_region(&self, start: &[u64], count: &[u64], data: &[u8]) -> Result<()> {
+        self.check_writable()?;
+        let n = self.check_region(start, count, data.len())?;
+        if n == 0 {
+            return Ok(());
+        }
+        let chunks = self.chunks_of(start, count);
+        // Phase 1: decode the chunks the region covers only in part.
+        let partial: Vec<&Vec<u64>> = chunks.iter().filter(|ci| !self.covers_chunk(ci, start, count)).collect();
+        let existing: Mutex<HashMap<Vec<u64>, Vec<u8>>> = Mutex::new(HashMap::new());
+        crate::threads::try_for_each(&partial, |ci| {
+            let mut buf = try_alloc(self.chunk_nbytes())?;
+            self.read_chunk(ci, &mut buf)?;
+            existing.lock().unwrap().insert(ci.to_vec(), buf);
+            Ok(())
+        })?;
+        let existing = existing.into_inner().unwrap();
+        let existing: HashMap<Vec<u64>, Mutex<Option<Vec<u8>>>> =
+            existing.into_iter().map(|(k, v)| (k, Mutex::new(Some(v)))).collect();
+        // Phase 2: merge, encode, store.
+        crate::threads::try_for_each(&chunks, |ci| {
+            let buf = existing.get(ci).and_then(|m| m.lock().unwrap().take());
+            self.write_chunk_part(ci, start, count, data, buf)
+        })
+    }
+
+    fn chunk_nbytes(&self) -> usize {
+        self.meta.codecs.decoded_repr().nbytes()
+    }
+
+    /// Whether the region covers every element of chunk `ci` that lies inside the array.
+    fn covers_chunk(&self, ci: &[u64], start: &[u64], count: &[u64]) -> bool {
+        let cs = self.meta.chunk_shape();
+        let shape = &self.meta.shape;
+        (0..cs.len()).all(|d| {
+            let origin = ci[d] * cs[d];
+            let end = (origin + cs[d]).min(shape[d]);
+            start[d] <= origin && start[d] + count[d] >= end
+        })
+    }
+
+    fn write_chunk_part(
+        &self,
+        ci: &[u64],
+        start: &[u64],
+        count: &[u64],
+        data: &[u8],
+        existing: Option<Vec<u8>>,
+    ) -> Result<()> {
+        let (local, within, n) = self.intersect(ci, start, count);
+        let cs = self.meta.chunk_shape();
+        let elem = self.meta.data_type.size();
+        let fill = &self.meta.fill_value;
+        let mut chunk = match existing {
+            Some(buf) => buf,
+            None => {
+                let mut buf = try_alloc(self.chunk_nbytes())?;
+                if n != cs {
+                    // Edge chunk: the part outside the array holds the fill value.
+                    fill_elements(&mut buf, fill);
+                }
+                buf
+            }
+        };
+        copy_box(
+            data,
+            Layout { shape: count, elem },
+            &within,
+            0,
+            RawBuf::new(&mut chunk),
+            Layout { shape: cs, elem },
+            &local,
+            &n,
+            1,
+        );
+        let key = self.chunk_key(ci);
+        if all_equal(&chunk, fill) {
+            return self.store.delete(&key);
+        }
+        let encoded = self.meta.codecs.encode_chunk(chunk).map_err(|e| e.context(self.store.location(&key)))?;
+        self.store.set(&key, &encoded)
+    }
+}

@@ -1,0 +1,243 @@
+//! `blosc` codec (bytes -> bytes): c-blosc 1.x frames (vendored and statically built by `blosc-src`).
+//!
+//! Spec: <https://zarr-specs.readthedocs.io/en/latest/v3/codecs/blosc/index.html>
+//! v3 name: `blosc`; numcodecs id: `blosc`. Configuration: `cname` (lz4, lz4hc, blosclz, zstd, zlib,
+//! snappy), `clevel` (0-9), `shuffle` ("noshuffle", "shuffle", "bitshuffle"), `typesize` (bytes; required
+//! unless noshuffle, defaults to the element size here), `blocksize` (bytes, 0 = automatic).
+//! Example: `{"name": "blosc", "configuration": {"cname": "lz4", "clevel": 5, "shuffle": "shuffle",
+//! "typesize": 2, "blocksize": 0}}`
+//!
+//! Only the thread-safe `*_ctx` entry points are used. A frame's header is validated against the stored
+//! length before c-blosc reads it.
+
+use super::{ArrayRepr, BytesToBytesCodec, Config, DecodedSize};
+use crate::error::{Error, Result};
+use serde_json::{json, Map, Value};
+use std::borrow::Cow;
+use std::ffi::CString;
+
+/// Blosc's shuffle filters (numbers as in c-blosc and numcodecs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shuffle {
+    /// No shuffle (0).
+    None = 0,
+    /// Byte shuffle (1).
+    Byte = 1,
+    /// Bit shuffle (2).
+    Bit = 2,
+}
+
+/// The `blosc` codec.
+#[derive(Debug, Clone)]
+pub struct BloscCodec {
+    cname: &'static str,
+    clevel: u8,
+    shuffle: Shuffle,
+    typesize: usize,
+    blocksize: usize,
+}
+
+/// The compressors this build of c-blosc provides.
+pub const CNAMES: [&str; 6] = ["lz4", "lz4hc", "blosclz", "zstd", "zlib", "snappy"];
+
+const MIN_HEADER: usize = 16;
+const MAX_BUFFER: usize = i32::MAX as usize - MIN_HEADER;
+
+impl BloscCodec {
+    /// A codec with explicit parameters.
+    pub fn new(cname: &str, clevel: u8, shuffle: Shuffle, typesize: usize, blocksize: usize) -> Result<BloscCodec> {
+        let cname = CNAMES
+            .iter()
+            .find(|c| **c == cname)
+            .copied()
+            .ok_or_else(|| Error::Unsupported(format!("codec 'blosc': unsupported cname '{cname}'")))?;
+        if clevel > 9 {
+            return Err(Error::Metadata(format!("codec 'blosc': clevel {clevel} is not in 0..9")));
+        }
+        if typesize == 0 {
+            return Err(Error::Metadata("codec 'blosc': typesize must be positive".into()));
+        }
+        Ok(BloscCodec { cname, clevel, shuffle, typesize, blocksize })
+    }
+
+    /// Parses the v3 configuration for data of `decoded`.
+    pub fn from_v3(cfg: Option<&Map<String, Value>>, decoded: &ArrayRepr) -> Result<BloscCodec> {
+        let c = Config::new("blosc", cfg, &["cname", "clevel", "shuffle", "typesize", "blocksize"])?;
+        let cname = match c.get("cname") {
+            Some(Value::String(s)) => s.as_str(),
+            Some(v) => return Err(c.invalid("cname", &format!("expected a string, got {v}"))),
+            None => return Err(c.invalid("cname", "required")),
+        };
+        let clevel = c.int("clevel", 0, 9, None)? as u8;
+        let shuffle = match c.choice("shuffle", &["noshuffle", "shuffle", "bitshuffle"], Some("noshuffle"))? {
+            "noshuffle" => Shuffle::None,
+            "shuffle" => Shuffle::Byte,
+            _ => Shuffle::Bit,
+        };
+        let typesize = c.int("typesize", 1, i64::from(u32::MAX), Some(decoded.data_type.size() as i64))? as usize;
+        let blocksize = c.int("blocksize", 0, i64::from(i32::MAX), Some(0))? as usize;
+        BloscCodec::new(cname, clevel, shuffle, typesize, blocksize)
+    }
+}
+
+/// The uncompressed size a blosc frame announces, after checking its header against its length.
+pub fn frame_nbytes(encoded: &[u8]) -> Result<usize> {
+    if encoded.len() < MIN_HEADER {
+        return Err(Error::Codec(format!("blosc: frame of {} bytes is shorter than its header", encoded.len())));
+    }
+    let mut nbytes = 0usize;
+    // SAFETY: the buffer holds at least the 16 header bytes and `encoded.len()` bytes in all.
+    let rc = unsafe { blosc_src::blosc_cbuffer_validate(encoded.as_ptr().cast(), encoded.len(), &mut nbytes) };
+    if rc < 0 {
+        return Err(Error::Codec(format!(
+            "blosc: invalid frame header (stored length {} does not match the header, or bad version)",
+            encoded.len()
+        )));
+    }
+    Ok(nbytes)
+}
+
+/// Decompresses one blosc frame into `out`, which must be exactly the announced size.
+pub fn blosc_decompress_into(encoded: &[u8], out: &mut [u8]) -> Result<()> {
+    let nbytes = frame_nbytes(encoded)?;
+    if nbytes != out.len() {
+        return Err(Error::Codec(format!("blosc: frame holds {nbytes} bytes, expected {}", out.len())));
+    }
+    if nbytes == 0 {
+        return Ok(());
+    }
+    // SAFETY: header validated against the source length; c-blosc writes at most `out.len()` bytes.
+    let n = unsafe {
+        blosc_src::blosc_decompress_ctx(encoded.as_ptr().cast(), out.as_mut_ptr().cast(), out.len(), 1)
+    };
+    if n < 0 || n as usize != out.len() {
+        return Err(Error::Codec(format!("blosc: corrupt frame (decompression returned {n})")));
+    }
+    Ok(())
+}
+
+/// Compresses `data` into one blosc frame.
+pub fn blosc_compress(
+    data: &[u8],
+    cname: &str,
+    clevel: u8,
+    shuffle: Shuffle,
+    typesize: usize,
+    blocksize: usize,
+) -> Result<Vec<u8>> {
+    if data.len() > MAX_BUFFER {
+        return Err(Error::Unsupported(format!(
+            "blosc: cannot compress {} bytes in one frame (limit {MAX_BUFFER})",
+            data.len()
+        )));
+    }
+    let cap = data.len() + MIN_HEADER;
+    let mut out: Vec<u8> = Vec::with_capacity(cap);
+    let cname = CString::new(cname).expect("cname has no NUL");
+    // SAFETY: `out` has `cap` bytes of capacity; c-blosc writes at most `cap` bytes and returns how many.
+    let n = unsafe {
+        blosc_src::blosc_compress_ctx(
+            clevel as i32,
+            shuffle as i32,
+            typesize.min(255),
+            data.len(),
+            data.as_ptr().cast(),
+            out.as_mut_ptr().cast(),
+            cap,
+            cname.as_ptr(),
+            blocksize,
+            1,
+        )
+    };
+    if n <= 0 {
+        return Err(Error::Internal(format!("blosc compression failed ({n})")));
+    }
+    // SAFETY: c-blosc initialised the first n bytes (n <= cap).
+    unsafe { out.set_len(n as usize) };
+    Ok(out)
+}
+
+impl BytesToBytesCodec for BloscCodec {
+    fn encode(&self, data: Vec<u8>) -> Result<Vec<u8>> {
+        blosc_compress(&data, self.cname, self.clevel, self.shuffle, self.typesize, self.blocksize)
+    }
+
+    fn decode<'a>(&self, encoded: &'a [u8], size: DecodedSize) -> Result<Cow<'a, [u8]>> {
+        let n = frame_nbytes(encoded)?;
+        size.check(n, "blosc")?;
+        let mut out = crate::error::try_alloc(n)?;
+        blosc_decompress_into(encoded, &mut out)?;
+        Ok(Cow::Owned(out))
+    }
+
+    fn decode_into(&self, encoded: &[u8], out: &mut [u8]) -> Result<()> {
+        blosc_decompress_into(encoded, out)
+    }
+
+    fn to_json(&self) -> Value {
+        let shuffle = match self.shuffle {
+            Shuffle::None => "noshuffle",
+            Shuffle::Byte => "shuffle",
+            Shuffle::Bit => "bitshuffle",
+        };
+        json!({"name": "blosc", "configuration": {
+            "cname": self.cname, "clevel": self.clevel, "shuffle": shuffle,
+            "typesize": self.typesize, "blocksize": self.blocksize}})
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dtype::DataType;
+
+    #[test]
+    fn every_cname_and_shuffle_round_trips() {
+        let d: Vec<u8> = (0..20000u32).flat_map(|i| (i / 5).to_le_bytes()).collect();
+        for cname in CNAMES {
+            for shuffle in [Shuffle::None, Shuffle::Byte, Shuffle::Bit] {
+                let c = BloscCodec::new(cname, 5, shuffle, 4, 0).unwrap();
+                let e = c.encode(d.clone()).unwrap();
+                let mut out = vec![0; d.len()];
+                c.decode_into(&e, &mut out).unwrap();
+                assert_eq!(out, d, "{cname} {shuffle:?}");
+            }
+        }
+        let c = BloscCodec::new("blosclz", 9, Shuffle::Byte, 4, 256).unwrap();
+        let e = c.encode(d.clone()).unwrap();
+        assert_eq!(c.decode(&e, DecodedSize::Exact(d.len())).unwrap().as_ref(), &d[..]);
+    }
+
+    #[test]
+    fn corrupt_frames() {
+        let d: Vec<u8> = (0..4096u32).flat_map(|i| i.to_le_bytes()).collect();
+        let c = BloscCodec::new("lz4", 5, Shuffle::Byte, 4, 0).unwrap();
+        let e = c.encode(d.clone()).unwrap();
+        let mut out = vec![0; d.len()];
+        assert!(matches!(c.decode_into(&e[..e.len() - 1], &mut out), Err(Error::Codec(_))));
+        assert!(matches!(c.decode_into(&e[..10], &mut out), Err(Error::Codec(_))));
+        let mut small = vec![0; d.len() - 4];
+        assert!(matches!(c.decode_into(&e, &mut small), Err(Error::Codec(_))));
+        let mut garbage = e.clone();
+        for b in garbage[16..].iter_mut() {
+            *b = 0xAB;
+        }
+        // Either detected as corrupt or decoded to something; it must never crash.
+        let _ = c.decode_into(&garbage, &mut out);
+        assert!(c.decode(&e, DecodedSize::AtMost(100)).is_err());
+    }
+
+    #[test]
+    fn config() {
+        let r = ArrayRepr { shape: vec![4], data_type: DataType::Float64, fill_value: vec![0; 8] };
+        let cfg = serde_json::json!({"cname": "zstd", "clevel": 3, "shuffle": "bitshuffle"});
+        let c = BloscCodec::from_v3(cfg.as_object(), &r).unwrap();
+        assert_eq!(c.typesize, 8);
+        let bad = serde_json::json!({"cname": "brotli", "clevel": 3, "shuffle": "shuffle", "typesize": 8});
+        assert!(matches!(BloscCodec::from_v3(bad.as_object(), &r), Err(Error::Unsupported(_))));
+        let bad = serde_json::json!({"cname": "lz4", "clevel": 10, "shuffle": "shuffle", "typesize": 8});
+        assert!(BloscCodec::from_v3(bad.as_object(), &r).is_err());
+        let bad = serde_json::json!({"cname": "lz4", "clevel": 1, "shuffle": 1, "typesize": 8});
+        assert!(BloscCodec::from_v3(bad.as_object(), &r).is_err());
+    }
+}

@@ -1,0 +1,176 @@
+//! `bytes` codec (array -> bytes): elements in C order with a fixed byte order.
+//!
+//! Spec: <https://zarr-specs.readthedocs.io/en/latest/v3/codecs/bytes/index.html>
+//! v3 name: `bytes`. Configuration: `{"endian": "little" | "big"}`; `endian` may be omitted only for
+//! types whose byte order does not matter (1-byte types, `r<N>`).
+//! Example: `{"name": "bytes", "configuration": {"endian": "little"}}`
+//!
+//! Partial decoding reads only the byte span between the first and the last element of the region.
+
+use super::{ArrayRepr, ArrayToBytesCodec, Config, Dest};
+use crate::dtype::{swap_copy, swap_in_place, Endian};
+use crate::error::{Error, Result};
+use crate::region::{copy_box, Layout};
+use crate::store::ByteSource;
+use serde_json::{json, Map, Value};
+
+/// The `bytes` codec.
+#[derive(Debug, Clone)]
+pub struct BytesCodec {
+    endian: Option<Endian>,
+}
+
+impl BytesCodec {
+    /// A codec storing `endian` byte order (`None`: only valid for types without byte order).
+    pub fn new(endian: Option<Endian>) -> BytesCodec {
+        BytesCodec { endian }
+    }
+
+    /// Parses the v3 configuration for arrays of `decoded`.
+    pub fn from_v3(cfg: Option<&Map<String, Value>>, decoded: &ArrayRepr) -> Result<BytesCodec> {
+        let c = Config::new("bytes", cfg, &["endian"])?;
+        let endian = match c.get("endian") {
+            None => None,
+            Some(_) => Some(match c.choice("endian", &["little", "big"], None)? {
+                "little" => Endian::Little,
+                _ => Endian::Big,
+            }),
+        };
+        if endian.is_none() && decoded.data_type.has_endianness() {
+            return Err(Error::Metadata(format!(
+                "codec 'bytes': 'endian' is required for data type {}",
+                decoded.data_type
+            )));
+        }
+        Ok(BytesCodec { endian })
+    }
+
+    fn swap_unit(&self, repr: &ArrayRepr) -> usize {
+        match self.endian {
+            Some(e) if !e.is_native() => repr.data_type.swap_unit(),
+            _ => 1,
+        }
+    }
+
+    fn check_len(n: u64, repr: &ArrayRepr) -> Result<()> {
+        let want = repr.nbytes() as u64;
+        if n != want {
+            return Err(Error::Codec(format!("bytes: stored chunk has {n} bytes, expected {want}")));
+        }
+        Ok(())
+    }
+}
+
+impl ArrayToBytesCodec for BytesCodec {
+    fn encode(&self, mut data: Vec<u8>, repr: &ArrayRepr) -> Result<Vec<u8>> {
+        swap_in_place(&mut data, self.swap_unit(repr));
+        Ok(data)
+    }
+
+    fn decode_into(&self, encoded: &[u8], repr: &ArrayRepr, out: &mut [u8]) -> Result<()> {
+        Self::check_len(encoded.len() as u64, repr)?;
+        swap_copy(encoded, out, self.swap_unit(repr));
+        Ok(())
+    }
+
+    fn is_identity(&self, repr: &ArrayRepr) -> bool {
+        self.swap_unit(repr) == 1
+    }
+
+    fn encoded_size(&self, repr: &ArrayRepr) -> Option<u64> {
+        Some(repr.nbytes() as u64)
+    }
+
+    fn partial_decode(
+        &self,
+        src: &dyn ByteSource,
+        repr: &ArrayRepr,
+        start: &[u64],
+        count: &[u64],
+        dest: Dest,
+    ) -> Result<()> {
+        Self::check_len(src.len(), repr)?;
+        if count.contains(&0) {
+            return Ok(());
+        }
+        let layout = repr.layout();
+        let elem = layout.elem;
+        let last: Vec<u64> = start.iter().zip(count).map(|(s, c)| s + c - 1).collect();
+        let first_byte = layout.offset_of(start);
+        let end_byte = layout.offset_of(&last) + elem;
+        super::with_scratch(end_byte - first_byte, |window| {
+            src.read_into(first_byte as u64, window)?;
+            copy_box(
+                window,
+                layout,
+                start,
+                first_byte,
+                dest.buf,
+                Layout { shape: dest.shape, elem },
+                dest.start,
+                count,
+                self.swap_unit(repr),
+            );
+            Ok(())
+        })
+    }
+
+    fn to_json(&self) -> Value {
+        match self.endian {
+            None => json!({"name": "bytes"}),
+            Some(Endian::Little) => json!({"name": "bytes", "configuration": {"endian": "little"}}),
+            Some(Endian::Big) => json!({"name": "bytes", "configuration": {"endian": "big"}}),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dtype::DataType;
+    use crate::region::RawBuf;
+    use crate::store::SliceSource;
+
+    fn repr(shape: &[u64], dt: DataType) -> ArrayRepr {
+        ArrayRepr { shape: shape.to_vec(), fill_value: vec![0; dt.size()], data_type: dt }
+    }
+
+    #[test]
+    fn config() {
+        let r16 = repr(&[2], DataType::Int16);
+        assert!(BytesCodec::from_v3(None, &r16).is_err());
+        assert!(BytesCodec::from_v3(None, &repr(&[2], DataType::UInt8)).is_ok());
+        assert!(BytesCodec::from_v3(None, &repr(&[2], DataType::Raw(6))).is_ok());
+        let bad = serde_json::json!({"endian": "middle"});
+        assert!(BytesCodec::from_v3(bad.as_object(), &r16).is_err());
+        let extra = serde_json::json!({"endian": "big", "x": 1});
+        assert!(BytesCodec::from_v3(extra.as_object(), &r16).is_err());
+    }
+
+    #[test]
+    fn big_endian_complex() {
+        let r = repr(&[2], DataType::Complex64);
+        let c = BytesCodec::new(Some(Endian::Big));
+        let data: Vec<u8> = [1.0f32, 2.0, 3.0, 4.0].iter().flat_map(|x| x.to_ne_bytes()).collect();
+        let enc = c.encode(data.clone(), &r).unwrap();
+        let want: Vec<u8> = [1.0f32, 2.0, 3.0, 4.0].iter().flat_map(|x| x.to_be_bytes()).collect();
+        assert_eq!(enc, want);
+        let mut out = vec![0; 16];
+        c.decode_into(&enc, &r, &mut out).unwrap();
+        assert_eq!(out, data);
+        assert!(c.decode_into(&enc[..15], &r, &mut out).is_err());
+    }
+
+    #[test]
+    fn partial_reads_only_the_span() {
+        let r = repr(&[4, 4], DataType::UInt16);
+        let c = BytesCodec::new(Some(Endian::Big));
+        let vals: Vec<u16> = (0..16).collect();
+        let stored: Vec<u8> = vals.iter().flat_map(|v| v.to_be_bytes()).collect();
+        let mut out = vec![0u8; 4 * 2];
+        c.partial_decode(&SliceSource(&stored), &r, &[1, 1], &[2, 2], Dest { buf: RawBuf::new(&mut out), shape: &[2, 2], start: &[0, 0] }).unwrap();
+        let got: Vec<u16> = out.chunks(2).map(|b| u16::from_ne_bytes([b[0], b[1]])).collect();
+        assert_eq!(got, [5, 6, 9, 10]);
+        assert!(c.partial_decode(&SliceSource(&stored[..30]), &r, &[0, 0], &[1, 1], Dest { buf: RawBuf::new(&mut out), shape: &[2, 2], start: &[0, 0] }).is_err());
+    }
+}

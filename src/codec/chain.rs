@@ -1,0 +1,329 @@
+//! The codec chain: array->array*, one array->bytes, bytes->bytes*. It is itself an array->bytes codec,
+//! so sharding's inner chunks use the same type.
+//!
+//! Representations along the chain are computed once, when the chain is built for a chunk shape.
+
+use super::{
+    from_v3, with_scratch, ArrayRepr, ArrayToArrayCodec, ArrayToBytesCodec, BytesToBytesCodec, Codec,
+    DecodedSize, Dest, Extension,
+};
+use crate::error::{Error, Result};
+use crate::store::ByteSource;
+use serde_json::Value;
+use std::borrow::Cow;
+
+/// Upper bound on one decoded chunk, in bytes. Larger chunk shapes are refused at open.
+pub const MAX_CHUNK_BYTES: u64 = 1 << 40;
+
+/// A complete codec pipeline for one chunk shape.
+#[derive(Debug)]
+pub struct CodecChain {
+    array_to_array: Vec<Box<dyn ArrayToArrayCodec>>,
+    array_to_bytes: Box<dyn ArrayToBytesCodec>,
+    bytes_to_bytes: Vec<Box<dyn BytesToBytesCodec>>,
+    /// `reprs[i]` is the input of `array_to_array[i]`; the last entry is the input of `array_to_bytes`.
+    reprs: Vec<ArrayRepr>,
+    /// Expected decoded size of each bytes->bytes codec's output.
+    b2b_sizes: Vec<DecodedSize>,
+    /// Fixed encoded size of the whole chain, if any.
+    encoded_size: Option<u64>,
+}
+
+/// Fails unless a chunk of `repr` fits the in-memory limits.
+pub fn check_repr_size(repr: &ArrayRepr) -> Result<()> {
+    let mut n: u64 = repr.data_type.size() as u64;
+    for &s in &repr.shape {
+        n = n
+            .checked_mul(s)
+            .filter(|&n| n <= MAX_CHUNK_BYTES)
+            .ok_or_else(|| {
+                Error::Metadata(format!(
+                    "chunk shape {:?} of {} is larger than the {} byte limit for one chunk",
+                    repr.shape, repr.data_type, MAX_CHUNK_BYTES
+                ))
+            })?;
+    }
+    if n > usize::MAX as u64 {
+        return Err(Error::Metadata("chunk does not fit in the address space".into()));
+    }
+    Ok(())
+}
+
+impl CodecChain {
+    /// Builds the chain from a v3 `codecs` list for chunks of representation `decoded`.
+    pub fn from_v3(codecs: &Value, decoded: &ArrayRepr) -> Result<CodecChain> {
+        let list = codecs
+            .as_array()
+            .ok_or_else(|| Error::Metadata(format!("codecs must be a list, got {codecs}")))?;
+        let mut built = Vec::with_capacity(list.len());
+        let mut repr = decoded.clone();
+        let mut seen_a2b = false;
+        for v in list {
+            let ext = Extension::parse(v, "codec")?;
+            // Representation handed to this codec: the array repr until the array->bytes codec.
+            let Some(codec) = from_v3(&ext, &repr)? else { continue };
+            if let Codec::ArrayToArray(c) = &codec {
+                if seen_a2b {
+                    return Err(Error::Metadata(format!(
+                        "codec '{}' (array -> array) comes after the array -> bytes codec",
+                        ext.name
+                    )));
+                }
+                repr = c.encoded_repr(&repr)?;
+            }
+            if let Codec::ArrayToBytes(_) = &codec {
+                if seen_a2b {
+                    return Err(Error::Metadata(format!("second array -> bytes codec '{}'", ext.name)));
+                }
+                seen_a2b = true;
+            }
+            if let Codec::BytesToBytes(_) = &codec {
+                if !seen_a2b {
+                    return Err(Error::Metadata(format!(
+                        "codec '{}' (bytes -> bytes) comes before the array -> bytes codec",
+                        ext.name
+                    )));
+                }
+            }
+            built.push(codec);
+        }
+        if !seen_a2b {
+            return Err(Error::Metadata("codecs has no array -> bytes codec (e.g. \"bytes\")".into()));
+        }
+        CodecChain::new(built, decoded)
+    }
+
+    /// Assembles a chain from built codecs (already in a valid order) for chunks of `decoded`.
+    pub fn new(codecs: Vec<Codec>, decoded: &ArrayRepr) -> Result<CodecChain> {
+        check_repr_size(decoded)?;
+        let mut a2a = Vec::new();
+        let mut a2b = None;
+        let mut b2b = Vec::new();
+        let mut reprs = vec![decoded.clone()];
+        for c in codecs {
+            match c {
+                Codec::ArrayToArray(c) => {
+                    let next = c.encoded_repr(reprs.last().unwrap())?;
+                    check_repr_size(&next)?;
+                    reprs.push(next);
+                    a2a.push(c);
+                }
+                Codec::ArrayToBytes(c) => a2b = Some(c),
+                Codec::BytesToBytes(c) => b2b.push(c),
+            }
+        }
+        let a2b = a2b.ok_or_else(|| Error::Metadata("codec chain has no array -> bytes codec".into()))?;
+        let a2b_repr = reprs.last().unwrap();
+        let bound = 2 * a2b_repr.nbytes() + (1 << 20);
+        let mut size = a2b.encoded_size(a2b_repr);
+        let mut b2b_sizes = Vec::with_capacity(b2b.len());
+        for c in &b2b {
+            b2b_sizes.push(match size {
+                Some(n) => DecodedSize::Exact(n as usize),
+                None => DecodedSize::AtMost(bound),
+            });
+            size = size.and_then(|n| c.encoded_size(n));
+        }
+        Ok(CodecChain {
+            array_to_array: a2a,
+            array_to_bytes: a2b,
+            bytes_to_bytes: b2b,
+            reprs,
+            b2b_sizes,
+            encoded_size: size,
+        })
+    }
+
+    /// The decoded representation (the chunk as the array sees it).
+    pub fn decoded_repr(&self) -> &ArrayRepr {
+        &self.reprs[0]
+    }
+
+    /// The array->bytes codec.
+    pub fn array_to_bytes(&self) -> &dyn ArrayToBytesCodec {
+        self.array_to_bytes.as_ref()
+    }
+
+    /// Whether there are only the array->bytes codec's own steps (no array->array, no bytes->bytes).
+    pub fn is_bare(&self) -> bool {
+        self.array_to_array.is_empty() && self.bytes_to_bytes.is_empty()
+    }
+
+    /// Encodes one chunk (C order, native-endian, the decoded representation's size).
+    pub fn encode_chunk(&self, data: Vec<u8>) -> Result<Vec<u8>> {
+        let mut data = data;
+        for (c, repr) in self.array_to_array.iter().zip(&self.reprs) {
+            data = c.encode(data, repr)?;
+        }
+        let mut bytes = self.array_to_bytes.encode(data, self.reprs.last().unwrap())?;
+        for c in &self.bytes_to_bytes {
+            bytes = c.encode(bytes)?;
+        }
+        Ok(bytes)
+    }
+
+    /// Decodes one chunk into `out` (exactly the decoded representation's size).
+    pub fn decode_chunk(&self, encoded: &[u8], out: &mut [u8]) -> Result<()> {
+        if out.len() != self.reprs[0].nbytes() {
+            return Err(Error::Internal(format!(
+                "decode_chunk: output of {} bytes for a chunk of {}",
+                out.len(),
+                self.reprs[0].nbytes()
+            )));
+        }
+        let a2b_repr = self.reprs.last().unwrap();
+        let direct = self.array_to_array.is_empty() && self.array_to_bytes.is_identity(a2b_repr);
+        let mut cur: Cow<[u8]> = Cow::Borrowed(encoded);
+        for (i, c) in self.bytes_to_bytes.iter().enumerate().rev() {
+            if i == 0 && direct {
+                // The last decoder writes straight into the destination.
+                return c.decode_into(&cur, out);
+            }
+            cur = Cow::Owned(c.decode(&cur, self.b2b_sizes[i])?.into_owned());
+        }
+        self.decode_array(&cur, out)
+    }
+
+    fn decode_array(&self, bytes: &[u8], out: &mut [u8]) -> Result<()> {
+        let n = self.array_to_array.len();
+        if n == 0 {
+            return self.array_to_bytes.decode_into(bytes, &self.reprs[0], out);
+        }
+        let mut cur = crate::error::try_alloc(self.reprs[n].nbytes())?;
+        self.array_to_bytes.decode_into(bytes, &self.reprs[n], &mut cur)?;
+        for i in (0..n).rev() {
+            if i == 0 {
+                return self.array_to_array[0].decode_into(&cur, &self.reprs[0], out);
+            }
+            let mut next = crate::error::try_alloc(self.reprs[i].nbytes())?;
+            self.array_to_array[i].decode_into(&cur, &self.reprs[i], &mut next)?;
+            cur = next;
+        }
+        unreachable!()
+    }
+
+    /// The v3 `codecs` list for this chain.
+    pub fn to_json(&self) -> Value {
+        let mut v: Vec<Value> = self.array_to_array.iter().map(|c| c.to_json()).collect();
+        v.push(self.array_to_bytes.to_json());
+        v.extend(self.bytes_to_bytes.iter().map(|c| c.to_json()));
+        Value::Array(v)
+    }
+}
+
+impl ArrayToBytesCodec for CodecChain {
+    fn encode(&self, data: Vec<u8>, _repr: &ArrayRepr) -> Result<Vec<u8>> {
+        self.encode_chunk(data)
+    }
+
+    fn decode_into(&self, encoded: &[u8], _repr: &ArrayRepr, out: &mut [u8]) -> Result<()> {
+        self.decode_chunk(encoded, out)
+    }
+
+    fn encoded_size(&self, _repr: &ArrayRepr) -> Option<u64> {
+        self.encoded_size
+    }
+
+    fn partial_decode(
+        &self,
+        src: &dyn ByteSource,
+        repr: &ArrayRepr,
+        start: &[u64],
+        count: &[u64],
+        dest: Dest,
+    ) -> Result<()> {
+        if self.is_bare() {
+            return self.array_to_bytes.partial_decode(src, repr, start, count, dest);
+        }
+        let encoded = src.read_all()?;
+        with_scratch(repr.nbytes(), |chunk| {
+            self.decode_chunk(&encoded, chunk)?;
+            let elem = repr.data_type.size();
+            crate::region::copy_box(
+                chunk,
+                repr.layout(),
+                start,
+                0,
+                dest.buf,
+                crate::region::Layout { shape: dest.shape, elem },
+                dest.start,
+                count,
+                1,
+            );
+            Ok(())
+        })
+    }
+
+    fn to_json(&self) -> Value {
+        CodecChain::to_json(self)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dtype::DataType;
+    use serde_json::json;
+
+    fn repr(shape: &[u64], dt: DataType) -> ArrayRepr {
+        let fill = vec![0; dt.size()];
+        ArrayRepr { shape: shape.to_vec(), data_type: dt, fill_value: fill }
+    }
+
+    fn round_trip(codecs: Value, r: &ArrayRepr) {
+        let chain = CodecChain::from_v3(&codecs, r).unwrap();
+        let data: Vec<u8> = (0..r.nbytes()).map(|i| (i * 7 % 251) as u8).collect();
+        let enc = chain.encode_chunk(data.clone()).unwrap();
+        let mut out = vec![0; r.nbytes()];
+        chain.decode_chunk(&enc, &mut out).unwrap();
+        assert_eq!(out, data, "{codecs}");
+    }
+
+    #[test]
+    fn chains_round_trip() {
+        let r = repr(&[4, 5, 6], DataType::Int32);
+        round_trip(json!([{"name": "bytes", "configuration": {"endian": "little"}}]), &r);
+        round_trip(json!([{"name": "bytes", "configuration": {"endian": "big"}}, "crc32c"]), &r);
+        round_trip(
+            json!([{"name": "transpose", "configuration": {"order": [2, 0, 1]}},
+                   {"name": "bytes", "configuration": {"endian": "big"}},
+                   {"name": "blosc", "configuration": {"cname": "lz4", "clevel": 5, "shuffle": "shuffle", "typesize": 4, "blocksize": 0}},
+                   {"name": "crc32c"}]),
+            &r,
+        );
+        round_trip(
+            json!([{"name": "bytes", "configuration": {"endian": "little"}},
+                   {"name": "gzip", "configuration": {"level": 1}},
+                   {"name": "zstd", "configuration": {"level": 3, "checksum": true}}]),
+            &r,
+        );
+    }
+
+    #[test]
+    fn chain_order_errors() {
+        let r = repr(&[4], DataType::Int16);
+        let bad = |v: Value| CodecChain::from_v3(&v, &r).unwrap_err();
+        assert!(matches!(bad(json!([])), Error::Metadata(_)));
+        assert!(matches!(bad(json!(["crc32c"])), Error::Metadata(_)));
+        assert!(matches!(
+            bad(json!([{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "transpose", "configuration": {"order": [0]}}])),
+            Error::Metadata(_)
+        ));
+        assert!(matches!(
+            bad(json!([{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "bytes", "configuration": {"endian": "little"}}])),
+            Error::Metadata(_)
+        ));
+        assert!(matches!(bad(json!({"name": "bytes"})), Error::Metadata(_)));
+        assert!(matches!(
+            bad(json!([{"name": "bytes", "configuration": {"endian": "little"}}, "lzma"])),
+            Error::Unsupported(_)
+        ));
+    }
+
+    #[test]
+    fn oversized_chunks_refused() {
+        let r = repr(&[1 << 30, 1 << 30], DataType::Float64);
+        let e = CodecChain::from_v3(&json!(["bytes"]), &r).unwrap_err();
+        assert!(matches!(e, Error::Metadata(_)), "{e}");
+    }
+}

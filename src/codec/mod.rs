@@ -1,0 +1,372 @@
+//! Codecs: the three kinds of the v3 codec pipeline and the registry that builds them from metadata.
+//!
+//! A chunk is encoded by zero or more array->array codecs, exactly one array->bytes codec, and zero or more
+//! bytes->bytes codecs ([`chain::CodecChain`], itself an array->bytes codec so that sharding can nest chains).
+//! Array buffers are C order and native-endian; each codec file starts with its spec card.
+
+pub mod blosc;
+pub mod bytes;
+pub mod chain;
+pub mod crc32c;
+pub mod gzip;
+pub mod transpose;
+pub mod zstd;
+
+use crate::dtype::DataType;
+use crate::error::{Error, Result};
+use crate::region::{copy_box, Layout, RawBuf};
+use crate::store::ByteSource;
+use serde_json::{Map, Value};
+use std::borrow::Cow;
+
+/// The decoded representation of a chunk at one point of a codec chain.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ArrayRepr {
+    /// Shape of the (chunk) array.
+    pub shape: Vec<u64>,
+    /// Element type.
+    pub data_type: DataType,
+    /// Fill value, one native-endian element.
+    pub fill_value: Vec<u8>,
+}
+
+impl ArrayRepr {
+    /// Number of elements.
+    pub fn num_elements(&self) -> u64 {
+        self.shape.iter().product()
+    }
+
+    /// Size in bytes of the decoded array (validated to fit in memory when the chain is built).
+    pub fn nbytes(&self) -> usize {
+        self.num_elements() as usize * self.data_type.size()
+    }
+
+    /// The buffer layout of this representation.
+    pub fn layout(&self) -> Layout<'_> {
+        Layout { shape: &self.shape, elem: self.data_type.size() }
+    }
+}
+
+/// Where a partial decode puts its elements: a box of a C-order destination array.
+#[derive(Clone, Copy, Debug)]
+pub struct Dest<'a> {
+    /// The destination buffer.
+    pub buf: RawBuf,
+    /// Shape of the destination array (element size is the data type's).
+    pub shape: &'a [u64],
+    /// Where the decoded region's origin lands in the destination.
+    pub start: &'a [u64],
+}
+
+/// How large a bytes->bytes decoder's output must be.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DecodedSize {
+    /// Exactly this many bytes, or the data is corrupt.
+    Exact(usize),
+    /// At most this many bytes (a guard against decompression bombs).
+    AtMost(usize),
+}
+
+impl DecodedSize {
+    /// Fails unless `n` is an acceptable decoded size.
+    pub fn check(self, n: usize, codec: &str) -> Result<()> {
+        match self {
+            DecodedSize::Exact(e) if n != e => {
+                Err(Error::Codec(format!("{codec}: decoded {n} bytes, expected {e}")))
+            }
+            DecodedSize::AtMost(m) if n > m => {
+                Err(Error::Codec(format!("{codec}: decoded more than the {m} bytes allowed")))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// The upper bound on the decoded size.
+    pub fn max(self) -> usize {
+        match self {
+            DecodedSize::Exact(n) | DecodedSize::AtMost(n) => n,
+        }
+    }
+}
+
+/// An array->array codec (e.g. transpose).
+pub trait ArrayToArrayCodec: Send + Sync + std::fmt::Debug {
+    /// The representation this codec produces from `decoded`; fails if it cannot take `decoded`.
+    fn encoded_repr(&self, decoded: &ArrayRepr) -> Result<ArrayRepr>;
+    /// Encodes `data` (of representation `decoded`).
+    fn encode(&self, data: Vec<u8>, decoded: &ArrayRepr) -> Result<Vec<u8>>;
+    /// Decodes `encoded` into `out`, which has `decoded`'s size.
+    fn decode_into(&self, encoded: &[u8], decoded: &ArrayRepr, out: &mut [u8]) -> Result<()>;
+    /// The codec's metadata object.
+    fn to_json(&self) -> Value;
+}
+
+/// An array->bytes codec (bytes, sharding_indexed, or a whole chain).
+pub trait ArrayToBytesCodec: Send + Sync + std::fmt::Debug {
+    /// Encodes `data` (C order, native-endian, of representation `repr`).
+    fn encode(&self, data: Vec<u8>, repr: &ArrayRepr) -> Result<Vec<u8>>;
+
+    /// Decodes `encoded` into `out` (exactly `repr.nbytes()` bytes).
+    fn decode_into(&self, encoded: &[u8], repr: &ArrayRepr, out: &mut [u8]) -> Result<()>;
+
+    /// Whether decoding is a plain byte copy for `repr`, so that a bytes->bytes codec above may write
+    /// straight into the destination.
+    fn is_identity(&self, _repr: &ArrayRepr) -> bool {
+        false
+    }
+
+    /// The encoded size when it does not depend on the values.
+    fn encoded_size(&self, repr: &ArrayRepr) -> Option<u64>;
+
+    /// Decodes the box `start..start+count` of the chunk held by `src` into `dest`, reading only the bytes
+    /// it needs where the codec allows. The default reads and decodes the whole chunk.
+    fn partial_decode(
+        &self,
+        src: &dyn ByteSource,
+        repr: &ArrayRepr,
+        start: &[u64],
+        count: &[u64],
+        dest: Dest,
+    ) -> Result<()> {
+        let encoded = src.read_all()?;
+        with_scratch(repr.nbytes(), |chunk| {
+            self.decode_into(&encoded, repr, chunk)?;
+            let elem = repr.data_type.size();
+            copy_box(chunk, repr.layout(), start, 0, dest.buf, Layout { shape: dest.shape, elem }, dest.start, count, 1);
+            Ok(())
+        })
+    }
+
+    /// The codec's metadata object.
+    fn to_json(&self) -> Value;
+}
+
+/// A bytes->bytes codec (compressors, checksums).
+pub trait BytesToBytesCodec: Send + Sync + std::fmt::Debug {
+    /// Encodes `data`.
+    fn encode(&self, data: Vec<u8>) -> Result<Vec<u8>>;
+    /// Decodes `encoded`; the result must satisfy `size`.
+    fn decode<'a>(&self, encoded: &'a [u8], size: DecodedSize) -> Result<Cow<'a, [u8]>>;
+    /// Decodes `encoded` into `out`, which must be filled exactly.
+    fn decode_into(&self, encoded: &[u8], out: &mut [u8]) -> Result<()> {
+        let v = self.decode(encoded, DecodedSize::Exact(out.len()))?;
+        out.copy_from_slice(&v);
+        Ok(())
+    }
+    /// The encoded size for `decoded` input bytes, when it does not depend on the values.
+    fn encoded_size(&self, _decoded: u64) -> Option<u64> {
+        None
+    }
+    /// The codec's metadata object.
+    fn to_json(&self) -> Value;
+}
+
+/// A codec of any kind, as built from metadata.
+#[derive(Debug)]
+pub enum Codec {
+    /// array -> array
+    ArrayToArray(Box<dyn ArrayToArrayCodec>),
+    /// array -> bytes
+    ArrayToBytes(Box<dyn ArrayToBytesCodec>),
+    /// bytes -> bytes
+    BytesToBytes(Box<dyn BytesToBytesCodec>),
+}
+
+/// A parsed extension object (`"name"` or `{"name", "configuration"?, "must_understand"?}`).
+#[derive(Debug, Clone)]
+pub struct Extension<'a> {
+    /// The extension's name.
+    pub name: &'a str,
+    /// Its configuration, if any.
+    pub configuration: Option<&'a Map<String, Value>>,
+    /// `false` only when the document says `"must_understand": false`.
+    pub must_understand: bool,
+}
+
+impl<'a> Extension<'a> {
+    /// Parses an extension point value; `what` names it in errors (e.g. `"codec"`).
+    pub fn parse(v: &'a Value, what: &str) -> Result<Extension<'a>> {
+        match v {
+            Value::String(name) => Ok(Extension { name, configuration: None, must_understand: true }),
+            Value::Object(obj) => {
+                let name = obj
+                    .get("name")
+                    .and_then(Value::as_str)
+                    .ok_or_else(|| Error::Metadata(format!("{what} object {v} has no string member 'name'")))?;
+                let mut ext = Extension { name, configuration: None, must_understand: true };
+                for (k, val) in obj {
+                    match k.as_str() {
+                        "name" => {}
+                        "configuration" => {
+                            ext.configuration = Some(val.as_object().ok_or_else(|| {
+                                Error::Metadata(format!("{what} '{name}': configuration must be an object"))
+                            })?)
+                        }
+                        "must_understand" => {
+                            ext.must_understand = val.as_bool().ok_or_else(|| {
+                                Error::Metadata(format!("{what} '{name}': must_understand must be a boolean"))
+                            })?
+                        }
+                        _ => {
+                            return Err(Error::Metadata(format!("{what} '{name}': unexpected member '{k}'")))
+                        }
+                    }
+                }
+                Ok(ext)
+            }
+            _ => Err(Error::Metadata(format!("{what} must be a name or an object, got {v}"))),
+        }
+    }
+}
+
+/// Reads codec configurations: typed getters that reject unknown members.
+pub struct Config<'a> {
+    codec: &'a str,
+    map: Option<&'a Map<String, Value>>,
+}
+
+impl<'a> Config<'a> {
+    /// Wraps the configuration of `codec`, allowing only the member names in `allowed`.
+    pub fn new(codec: &'a str, map: Option<&'a Map<String, Value>>, allowed: &[&str]) -> Result<Config<'a>> {
+        if let Some(m) = map {
+            if let Some(k) = m.keys().find(|k| !allowed.contains(&k.as_str())) {
+                return Err(Error::Metadata(format!("codec '{codec}': unknown configuration member '{k}'")));
+            }
+        }
+        Ok(Config { codec, map })
+    }
+
+    /// The raw value of `key`.
+    pub fn get(&self, key: &str) -> Option<&'a Value> {
+        self.map.and_then(|m| m.get(key))
+    }
+
+    /// An error about `key`.
+    pub fn invalid(&self, key: &str, why: &str) -> Error {
+        Error::Metadata(format!("codec '{}': invalid '{key}': {why}", self.codec))
+    }
+
+    /// An integer member in `min..=max`, or `default` when absent (`None`: required).
+    pub fn int(&self, key: &str, min: i64, max: i64, default: Option<i64>) -> Result<i64> {
+        match self.get(key) {
+            None => default.ok_or_else(|| self.invalid(key, "required")),
+            Some(v) => match v.as_i64() {
+                Some(x) if x >= min && x <= max => Ok(x),
+                _ => Err(self.invalid(key, &format!("expected an integer in [{min}, {max}], got {v}"))),
+            },
+        }
+    }
+
+    /// A boolean member, or `default` when absent.
+    pub fn bool(&self, key: &str, default: bool) -> Result<bool> {
+        match self.get(key) {
+            None => Ok(default),
+            Some(v) => v.as_bool().ok_or_else(|| self.invalid(key, &format!("expected a boolean, got {v}"))),
+        }
+    }
+
+    /// A string member from `choices`, or `default` when absent (`None`: required).
+    pub fn choice(&self, key: &str, choices: &[&'static str], default: Option<&'static str>) -> Result<&'static str> {
+        match self.get(key) {
+            None => default.ok_or_else(|| self.invalid(key, "required")),
+            Some(v) => {
+                let s = v.as_str().unwrap_or("");
+                choices
+                    .iter()
+                    .find(|c| **c == s)
+                    .copied()
+                    .ok_or_else(|| self.invalid(key, &format!("expected one of {choices:?}, got {v}")))
+            }
+        }
+    }
+}
+
+/// Builds one v3 codec from its extension object. `decoded` is the representation it receives when
+/// encoding (needed to validate it and to pick defaults). `Ok(None)`: an unknown codec marked
+/// `"must_understand": false`, which is skipped.
+pub fn from_v3(ext: &Extension, decoded: &ArrayRepr) -> Result<Option<Codec>> {
+    let cfg = ext.configuration;
+    let codec = match ext.name {
+        "bytes" => Codec::ArrayToBytes(Box::new(bytes::BytesCodec::from_v3(cfg, decoded)?)),
+        "transpose" => Codec::ArrayToArray(Box::new(transpose::TransposeCodec::from_v3(cfg, decoded)?)),
+        "gzip" => Codec::BytesToBytes(Box::new(gzip::GzipCodec::from_v3(cfg)?)),
+        "zstd" => Codec::BytesToBytes(Box::new(zstd::ZstdCodec::from_v3(cfg)?)),
+        "blosc" => Codec::BytesToBytes(Box::new(blosc::BloscCodec::from_v3(cfg, decoded)?)),
+        "crc32c" => Codec::BytesToBytes(Box::new(crc32c::Crc32cCodec::from_v3(cfg)?)),
+        name => {
+            if !ext.must_understand {
+                return Ok(None);
+            }
+            return Err(Error::Unsupported(format!("unsupported codec '{name}'")));
+        }
+    };
+    Ok(Some(codec))
+}
+
+thread_local! {
+    static SCRATCH: std::cell::Cell<Vec<u8>> = const { std::cell::Cell::new(Vec::new()) };
+}
+
+/// Runs `f` with a per-thread scratch buffer of `n` bytes (contents unspecified), reusing its allocation.
+/// Nested calls get a fresh buffer.
+pub fn with_scratch<R>(n: usize, f: impl FnOnce(&mut [u8]) -> Result<R>) -> Result<R> {
+    let mut buf = SCRATCH.with(|c| c.take());
+    if buf.len() < n {
+        buf.clear();
+        buf.try_reserve_exact(n).map_err(|_| Error::Internal(format!("cannot allocate {n} bytes")))?;
+        buf.resize(n, 0);
+    }
+    let r = f(&mut buf[..n]);
+    // Keep the larger of the returned buffer and whatever a nested call left behind.
+    SCRATCH.with(|c| {
+        let other = c.take();
+        c.set(if other.capacity() > buf.capacity() { other } else { buf });
+    });
+    r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn extension_forms() {
+        let v = json!("gzip");
+        let e = Extension::parse(&v, "codec").unwrap();
+        assert_eq!(e.name, "gzip");
+        assert!(e.must_understand);
+        let v = json!({"name": "x", "configuration": {"a": 1}, "must_understand": false});
+        let e = Extension::parse(&v, "codec").unwrap();
+        assert!(!e.must_understand);
+        assert_eq!(e.configuration.unwrap()["a"], 1);
+        assert!(Extension::parse(&json!({"configuration": {}}), "codec").is_err());
+        assert!(Extension::parse(&json!({"name": "x", "configuration": 3}), "codec").is_err());
+        assert!(Extension::parse(&json!({"name": "x", "extra": 3}), "codec").is_err());
+        assert!(Extension::parse(&json!(5), "codec").is_err());
+    }
+
+    #[test]
+    fn unknown_codec() {
+        let repr = ArrayRepr { shape: vec![2], data_type: DataType::UInt8, fill_value: vec![0] };
+        let v = json!({"name": "zz_unknown"});
+        let e = Extension::parse(&v, "codec").unwrap();
+        assert!(matches!(from_v3(&e, &repr), Err(Error::Unsupported(m)) if m.contains("zz_unknown")));
+        let v = json!({"name": "zz_unknown", "must_understand": false});
+        let e = Extension::parse(&v, "codec").unwrap();
+        assert!(from_v3(&e, &repr).unwrap().is_none());
+    }
+
+    #[test]
+    fn scratch_nesting() {
+        let r = with_scratch(8, |a| {
+            a.fill(1);
+            with_scratch(4, |b| {
+                b.fill(2);
+                Ok(b.len())
+            })
+        })
+        .unwrap();
+        assert_eq!(r, 4);
+    }
+}

@@ -1,0 +1,151 @@
+//! `zstd` codec (bytes -> bytes): Zstandard frames.
+//!
+//! Spec: <https://github.com/zarr-developers/zarr-extensions/tree/main/codecs/zstd>
+//! v3 name: `zstd`; numcodecs id: `zstd`. Configuration: `{"level": int, "checksum": bool}`
+//! (level 0 means zstd's default; negative levels are the fast modes).
+//! Example: `{"name": "zstd", "configuration": {"level": 3, "checksum": false}}`
+//!
+//! Compression and decompression contexts are kept per thread and reused.
+
+use super::{BytesToBytesCodec, Config, DecodedSize};
+use crate::error::{Error, Result};
+use serde_json::{json, Map, Value};
+use std::borrow::Cow;
+use std::cell::RefCell;
+
+/// The `zstd` codec.
+#[derive(Debug, Clone)]
+pub struct ZstdCodec {
+    level: i32,
+    checksum: bool,
+}
+
+thread_local! {
+    static DCTX: RefCell<Option<zstd::bulk::Decompressor<'static>>> = const { RefCell::new(None) };
+    static CCTX: RefCell<Option<(i32, bool, zstd::bulk::Compressor<'static>)>> = const { RefCell::new(None) };
+}
+
+impl ZstdCodec {
+    /// A codec with the given level and frame checksum flag.
+    pub fn new(level: i32, checksum: bool) -> ZstdCodec {
+        ZstdCodec { level, checksum }
+    }
+
+    /// Parses the v3 configuration.
+    pub fn from_v3(cfg: Option<&Map<String, Value>>) -> Result<ZstdCodec> {
+        let c = Config::new("zstd", cfg, &["level", "checksum"])?;
+        let level = c.int("level", -131072, 22, Some(0))? as i32;
+        Ok(ZstdCodec::new(level, c.bool("checksum", false)?))
+    }
+}
+
+fn codec_err(e: std::io::Error) -> Error {
+    Error::Codec(format!("zstd: {e}"))
+}
+
+/// Decompresses `encoded` into `out`, returning the decoded length (may be shorter than `out`).
+fn decompress_into(encoded: &[u8], out: &mut [u8]) -> Result<usize> {
+    DCTX.with(|cell| {
+        let mut slot = cell.borrow_mut();
+        if slot.is_none() {
+            *slot = Some(zstd::bulk::Decompressor::new().map_err(|e| Error::Internal(format!("zstd: {e}")))?);
+        }
+        slot.as_mut().unwrap().decompress_to_buffer(encoded, out).map_err(codec_err)
+    })
+}
+
+/// Decodes zstd frames, checking the decoded size.
+pub fn decode_zstd(encoded: &[u8], size: DecodedSize) -> Result<Vec<u8>> {
+    if let DecodedSize::Exact(n) = size {
+        let mut out = crate::error::try_alloc(n)?;
+        let got = decompress_into(encoded, &mut out)?;
+        size.check(got, "zstd")?;
+        return Ok(out);
+    }
+    let max = size.max();
+    // Frame header may announce the size; otherwise decode into the bound.
+    let hint = zstd::zstd_safe::get_frame_content_size(encoded).ok().flatten();
+    let cap = match hint {
+        Some(n) if n as usize <= max => n as usize,
+        Some(n) => return Err(Error::Codec(format!("zstd: frame announces {n} bytes, more than the {max} allowed"))),
+        None => max,
+    };
+    let mut out = crate::error::try_alloc(cap)?;
+    let got = decompress_into(encoded, &mut out)?;
+    out.truncate(got);
+    Ok(out)
+}
+
+/// Compresses with zstd at `level`, with or without the frame checksum.
+pub fn encode_zstd(data: &[u8], level: i32, checksum: bool) -> Result<Vec<u8>> {
+    CCTX.with(|cell| {
+        let mut slot = cell.borrow_mut();
+        let stale = !matches!(&*slot, Some((l, c, _)) if *l == level && *c == checksum);
+        if stale {
+            let mut c = zstd::bulk::Compressor::new(level).map_err(|e| Error::Internal(format!("zstd: {e}")))?;
+            c.set_parameter(zstd::zstd_safe::CParameter::ChecksumFlag(checksum))
+                .map_err(|e| Error::Internal(format!("zstd: {e}")))?;
+            *slot = Some((level, checksum, c));
+        }
+        let (_, _, c) = slot.as_mut().unwrap();
+        c.compress(data).map_err(|e| Error::Internal(format!("zstd compression failed: {e}")))
+    })
+}
+
+impl BytesToBytesCodec for ZstdCodec {
+    fn encode(&self, data: Vec<u8>) -> Result<Vec<u8>> {
+        encode_zstd(&data, self.level, self.checksum)
+    }
+
+    fn decode<'a>(&self, encoded: &'a [u8], size: DecodedSize) -> Result<Cow<'a, [u8]>> {
+        decode_zstd(encoded, size).map(Cow::Owned)
+    }
+
+    fn decode_into(&self, encoded: &[u8], out: &mut [u8]) -> Result<()> {
+        let got = decompress_into(encoded, out)?;
+        DecodedSize::Exact(out.len()).check(got, "zstd")
+    }
+
+    fn to_json(&self) -> Value {
+        json!({"name": "zstd", "configuration": {"level": self.level, "checksum": self.checksum}})
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trip_checksum_and_corruption() {
+        let d: Vec<u8> = (0..50000u32).flat_map(|i| (i / 3).to_le_bytes()).collect();
+        for (level, checksum) in [(0, false), (3, true), (-5, false), (19, true)] {
+            let c = ZstdCodec::new(level, checksum);
+            let e = c.encode(d.clone()).unwrap();
+            let mut out = vec![0; d.len()];
+            c.decode_into(&e, &mut out).unwrap();
+            assert_eq!(out, d);
+            assert_eq!(c.decode(&e, DecodedSize::AtMost(1 << 22)).unwrap().as_ref(), &d[..]);
+            assert!(c.decode(&e, DecodedSize::AtMost(1000)).is_err());
+            let mut short = vec![0; d.len() - 1];
+            assert!(c.decode_into(&e, &mut short).is_err());
+            let mut long = vec![0; d.len() + 1];
+            assert!(c.decode_into(&e, &mut long).is_err());
+            assert!(matches!(c.decode_into(&e[..e.len() / 2], &mut out), Err(Error::Codec(_))));
+        }
+        // A flipped bit in the payload of a checksummed frame is detected.
+        let c = ZstdCodec::new(1, true);
+        let mut e = c.encode(d.clone()).unwrap();
+        let n = e.len();
+        e[n - 2] ^= 0x55;
+        let mut out = vec![0; d.len()];
+        assert!(c.decode_into(&e, &mut out).is_err());
+    }
+
+    #[test]
+    fn config() {
+        let z = ZstdCodec::from_v3(None).unwrap();
+        assert_eq!((z.level, z.checksum), (0, false));
+        assert!(ZstdCodec::from_v3(serde_json::json!({"level": 23}).as_object()).is_err());
+        assert!(ZstdCodec::from_v3(serde_json::json!({"checksum": 1}).as_object()).is_err());
+    }
+}

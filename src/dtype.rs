@@ -1,0 +1,248 @@
+//! Data types: the Zarr v3 core types, their sizes and names, and byte-order helpers.
+//!
+//! Element buffers exchanged with callers are native-endian, C order. `bool` is one byte (0 or 1),
+//! `float16` is its two IEEE bytes, complex numbers are (real, imaginary) pairs, and `r<N>` is N/8
+//! opaque bytes that are never byte-swapped.
+
+use crate::error::{Error, Result};
+
+/// The data type of an array's elements.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum DataType {
+    /// `bool`: one byte, 0 or 1.
+    Bool,
+    /// `int8`
+    Int8,
+    /// `int16`
+    Int16,
+    /// `int32`
+    Int32,
+    /// `int64`
+    Int64,
+    /// `uint8`
+    UInt8,
+    /// `uint16`
+    UInt16,
+    /// `uint32`
+    UInt32,
+    /// `uint64`
+    UInt64,
+    /// `float16` (IEEE 754 half precision)
+    Float16,
+    /// `float32`
+    Float32,
+    /// `float64`
+    Float64,
+    /// `complex64`: two float32
+    Complex64,
+    /// `complex128`: two float64
+    Complex128,
+    /// `r<N>`: N/8 raw bytes (the payload is the byte count, not the bit count).
+    Raw(usize),
+}
+
+/// Largest raw type accepted (`r<N>` with N/8 bytes at most this). Guards against absurd metadata.
+pub const MAX_RAW_BYTES: usize = 1 << 20;
+
+impl DataType {
+    /// Parses a Zarr v3 core data type name (`"int16"`, `"r48"`, ...). `None` when the name is not a core type.
+    pub fn from_v3_name(name: &str) -> Option<DataType> {
+        Some(match name {
+            "bool" => DataType::Bool,
+            "int8" => DataType::Int8,
+            "int16" => DataType::Int16,
+            "int32" => DataType::Int32,
+            "int64" => DataType::Int64,
+            "uint8" => DataType::UInt8,
+            "uint16" => DataType::UInt16,
+            "uint32" => DataType::UInt32,
+            "uint64" => DataType::UInt64,
+            "float16" => DataType::Float16,
+            "float32" => DataType::Float32,
+            "float64" => DataType::Float64,
+            "complex64" => DataType::Complex64,
+            "complex128" => DataType::Complex128,
+            _ => {
+                let bits = name.strip_prefix('r')?;
+                if bits.is_empty() || !bits.bytes().all(|b| b.is_ascii_digit()) || bits.starts_with('0') {
+                    return None;
+                }
+                let bits: usize = bits.parse().ok()?;
+                if bits % 8 != 0 || bits / 8 > MAX_RAW_BYTES {
+                    return None;
+                }
+                DataType::Raw(bits / 8)
+            }
+        })
+    }
+
+    /// Parses a v3 data type name, with an error naming it when unknown.
+    pub fn parse_v3(name: &str) -> Result<DataType> {
+        if let Some(bits) = name.strip_prefix('r') {
+            if !bits.is_empty() && bits.bytes().all(|b| b.is_ascii_digit()) {
+                return DataType::from_v3_name(name).ok_or_else(|| {
+                    Error::Metadata(format!(
+                        "invalid raw data type '{name}': the bit count must be a positive multiple of 8 (at most {})",
+                        MAX_RAW_BYTES * 8
+                    ))
+                });
+            }
+        }
+        DataType::from_v3_name(name).ok_or_else(|| Error::Unsupported(format!("unsupported data type '{name}'")))
+    }
+
+    /// The Zarr v3 name of this type.
+    pub fn v3_name(&self) -> String {
+        match self {
+            DataType::Bool => "bool".into(),
+            DataType::Int8 => "int8".into(),
+            DataType::Int16 => "int16".into(),
+            DataType::Int32 => "int32".into(),
+            DataType::Int64 => "int64".into(),
+            DataType::UInt8 => "uint8".into(),
+            DataType::UInt16 => "uint16".into(),
+            DataType::UInt32 => "uint32".into(),
+            DataType::UInt64 => "uint64".into(),
+            DataType::Float16 => "float16".into(),
+            DataType::Float32 => "float32".into(),
+            DataType::Float64 => "float64".into(),
+            DataType::Complex64 => "complex64".into(),
+            DataType::Complex128 => "complex128".into(),
+            DataType::Raw(n) => format!("r{}", n * 8),
+        }
+    }
+
+    /// Bytes per element.
+    pub fn size(&self) -> usize {
+        match self {
+            DataType::Bool | DataType::Int8 | DataType::UInt8 => 1,
+            DataType::Int16 | DataType::UInt16 | DataType::Float16 => 2,
+            DataType::Int32 | DataType::UInt32 | DataType::Float32 => 4,
+            DataType::Int64 | DataType::UInt64 | DataType::Float64 | DataType::Complex64 => 8,
+            DataType::Complex128 => 16,
+            DataType::Raw(n) => *n,
+        }
+    }
+
+    /// The size of the unit whose bytes are reversed when the byte order changes (1: never swapped).
+    pub fn swap_unit(&self) -> usize {
+        match self {
+            DataType::Complex64 => 4,
+            DataType::Complex128 => 8,
+            DataType::Raw(_) => 1,
+            other => other.size(),
+        }
+    }
+
+    /// Whether the byte order matters for this type.
+    pub fn has_endianness(&self) -> bool {
+        self.swap_unit() > 1
+    }
+}
+
+impl std::fmt::Display for DataType {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.v3_name())
+    }
+}
+
+/// Byte order of stored data.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Endian {
+    /// Least significant byte first.
+    Little,
+    /// Most significant byte first.
+    Big,
+}
+
+impl Endian {
+    /// The byte order of this machine.
+    pub const NATIVE: Endian = if cfg!(target_endian = "little") { Endian::Little } else { Endian::Big };
+
+    /// Whether this is the machine's byte order.
+    pub fn is_native(self) -> bool {
+        self == Endian::NATIVE
+    }
+}
+
+/// Reverses the bytes of every `unit`-byte word of `buf` in place (`unit` 1 is a no-op).
+pub fn swap_in_place(buf: &mut [u8], unit: usize) {
+    match unit {
+        0 | 1 => {}
+        2 => buf.chunks_exact_mut(2).for_each(|c| {
+            let v = u16::from_ne_bytes([c[0], c[1]]).swap_bytes();
+            c.copy_from_slice(&v.to_ne_bytes());
+        }),
+        4 => buf.chunks_exact_mut(4).for_each(|c| {
+            let v = u32::from_ne_bytes(c.try_into().unwrap()).swap_bytes();
+            c.copy_from_slice(&v.to_ne_bytes());
+        }),
+        8 => buf.chunks_exact_mut(8).for_each(|c| {
+            let v = u64::from_ne_bytes(c.try_into().unwrap()).swap_bytes();
+            c.copy_from_slice(&v.to_ne_bytes());
+        }),
+        n => buf.chunks_exact_mut(n).for_each(|c| c.reverse()),
+    }
+}
+
+/// Copies `src` into `dst` (same length), reversing every `unit`-byte word.
+pub fn swap_copy(src: &[u8], dst: &mut [u8], unit: usize) {
+    debug_assert_eq!(src.len(), dst.len());
+    match unit {
+        0 | 1 => dst.copy_from_slice(src),
+        2 => dst.chunks_exact_mut(2).zip(src.chunks_exact(2)).for_each(|(d, s)| {
+            d.copy_from_slice(&u16::from_ne_bytes([s[0], s[1]]).swap_bytes().to_ne_bytes())
+        }),
+        4 => dst.chunks_exact_mut(4).zip(src.chunks_exact(4)).for_each(|(d, s)| {
+            d.copy_from_slice(&u32::from_ne_bytes(s.try_into().unwrap()).swap_bytes().to_ne_bytes())
+        }),
+        8 => dst.chunks_exact_mut(8).zip(src.chunks_exact(8)).for_each(|(d, s)| {
+            d.copy_from_slice(&u64::from_ne_bytes(s.try_into().unwrap()).swap_bytes().to_ne_bytes())
+        }),
+        n => dst.chunks_exact_mut(n).zip(src.chunks_exact(n)).for_each(|(d, s)| {
+            for (i, b) in s.iter().rev().enumerate() {
+                d[i] = *b;
+            }
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip() {
+        for n in [
+            "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16", "float32",
+            "float64", "complex64", "complex128", "r8", "r48", "r128",
+        ] {
+            assert_eq!(DataType::from_v3_name(n).unwrap().v3_name(), n);
+        }
+        assert_eq!(DataType::from_v3_name("r48").unwrap().size(), 6);
+        assert!(DataType::from_v3_name("r7").is_none());
+        assert!(DataType::from_v3_name("r0").is_none());
+        assert!(DataType::from_v3_name("r08").is_none());
+        assert!(DataType::from_v3_name("string").is_none());
+        assert!(matches!(DataType::parse_v3("r12"), Err(Error::Metadata(_))));
+        assert!(matches!(DataType::parse_v3("float8"), Err(Error::Unsupported(_))));
+        assert!(matches!(DataType::parse_v3("r99999999999999999999"), Err(Error::Metadata(_))));
+    }
+
+    #[test]
+    fn swap_units() {
+        assert_eq!(DataType::Complex128.swap_unit(), 8);
+        assert_eq!(DataType::Raw(6).swap_unit(), 1);
+        assert!(!DataType::Bool.has_endianness());
+        let mut b = vec![1, 2, 3, 4, 5, 6];
+        swap_in_place(&mut b, 2);
+        assert_eq!(b, [2, 1, 4, 3, 6, 5]);
+        swap_in_place(&mut b, 3);
+        assert_eq!(b, [4, 1, 2, 5, 6, 3]);
+        let mut d = vec![0; 8];
+        swap_copy(&[1, 2, 3, 4, 5, 6, 7, 8], &mut d, 8);
+        assert_eq!(d, [8, 7, 6, 5, 4, 3, 2, 1]);
+        swap_copy(&[1, 2, 3, 4, 5, 6, 7, 8], &mut d, 4);
+        assert_eq!(d, [4, 3, 2, 1, 8, 7, 6, 5]);
+    }
+}

@@ -1,0 +1,165 @@
+//! The library's error type. Every variant maps to exactly one C status code ([`Error::status`]).
+
+use crate::ffi::status::*;
+
+/// An error raised anywhere in libzarr. The message carries the context (path, chunk key, sizes).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Error {
+    /// A caller-supplied argument is invalid (NULL pointer, bad mode, rank mismatch, bad name).
+    #[error("{0}")]
+    InvalidArgument(String),
+    /// A handle is NULL, closed, or not a libzarr handle of the expected kind.
+    #[error("{0}")]
+    InvalidHandle(String),
+    /// The caller's buffer size does not match the region.
+    #[error("{0}")]
+    BufferSize(String),
+    /// The region lies (partly) outside the array.
+    #[error("{0}")]
+    OutOfBounds(String),
+    /// A write was attempted through a read-only handle.
+    #[error("{0}")]
+    ReadOnly(String),
+    /// A metadata document is malformed or structurally invalid.
+    #[error("{0}")]
+    Metadata(String),
+    /// Well-formed metadata names something this library does not implement (codec, data type, extension).
+    #[error("{0}")]
+    Unsupported(String),
+    /// A value cannot be represented in the array's data type.
+    #[error("{0}")]
+    Value(String),
+    /// Stored bytes cannot be decoded (truncated, corrupt, inconsistent sizes).
+    #[error("{0}")]
+    Codec(String),
+    /// A stored checksum does not match the data.
+    #[error("{0}")]
+    Checksum(String),
+    /// No node at the given path.
+    #[error("{0}")]
+    NotFound(String),
+    /// A node already exists where one was to be created.
+    #[error("{0}")]
+    Exists(String),
+    /// An operating-system I/O failure.
+    #[error("{0}")]
+    Io(String),
+    /// A bug in libzarr (including a caught panic).
+    #[error("{0}")]
+    Internal(String),
+}
+
+/// Result alias used throughout the crate.
+pub type Result<T> = std::result::Result<T, Error>;
+
+impl Error {
+    /// The C status code for this error.
+    pub fn status(&self) -> zarr_status {
+        match self {
+            Error::InvalidArgument(_) => ZARR_ERR_INVALID_ARGUMENT,
+            Error::InvalidHandle(_) => ZARR_ERR_INVALID_HANDLE,
+            Error::BufferSize(_) => ZARR_ERR_BUFFER_SIZE,
+            Error::OutOfBounds(_) => ZARR_ERR_OUT_OF_BOUNDS,
+            Error::ReadOnly(_) => ZARR_ERR_READ_ONLY,
+            Error::Metadata(_) => ZARR_ERR_METADATA,
+            Error::Unsupported(_) => ZARR_ERR_UNSUPPORTED,
+            Error::Value(_) => ZARR_ERR_VALUE,
+            Error::Codec(_) => ZARR_ERR_CODEC,
+            Error::Checksum(_) => ZARR_ERR_CHECKSUM,
+            Error::NotFound(_) => ZARR_ERR_NOT_FOUND,
+            Error::Exists(_) => ZARR_ERR_EXISTS,
+            Error::Io(_) => ZARR_ERR_IO,
+            Error::Internal(_) => ZARR_ERR_INTERNAL,
+        }
+    }
+
+    /// The message without the variant.
+    pub fn message(&self) -> &str {
+        match self {
+            Error::InvalidArgument(m)
+            | Error::InvalidHandle(m)
+            | Error::BufferSize(m)
+            | Error::OutOfBounds(m)
+            | Error::ReadOnly(m)
+            | Error::Metadata(m)
+            | Error::Unsupported(m)
+            | Error::Value(m)
+            | Error::Codec(m)
+            | Error::Checksum(m)
+            | Error::NotFound(m)
+            | Error::Exists(m)
+            | Error::Io(m)
+            | Error::Internal(m) => m,
+        }
+    }
+
+    /// The same error with `prefix: ` put before its message (e.g. the chunk key or file).
+    pub fn context(self, prefix: impl std::fmt::Display) -> Error {
+        let wrap = |m: String| format!("{prefix}: {m}");
+        match self {
+            Error::InvalidArgument(m) => Error::InvalidArgument(wrap(m)),
+            Error::InvalidHandle(m) => Error::InvalidHandle(wrap(m)),
+            Error::BufferSize(m) => Error::BufferSize(wrap(m)),
+            Error::OutOfBounds(m) => Error::OutOfBounds(wrap(m)),
+            Error::ReadOnly(m) => Error::ReadOnly(wrap(m)),
+            Error::Metadata(m) => Error::Metadata(wrap(m)),
+            Error::Unsupported(m) => Error::Unsupported(wrap(m)),
+            Error::Value(m) => Error::Value(wrap(m)),
+            Error::Codec(m) => Error::Codec(wrap(m)),
+            Error::Checksum(m) => Error::Checksum(wrap(m)),
+            Error::NotFound(m) => Error::NotFound(wrap(m)),
+            Error::Exists(m) => Error::Exists(wrap(m)),
+            Error::Io(m) => Error::Io(wrap(m)),
+            Error::Internal(m) => Error::Internal(wrap(m)),
+        }
+    }
+
+    /// An I/O error on `what` (a path or key). `NotFound` from the OS becomes [`Error::NotFound`].
+    pub fn io(what: impl std::fmt::Display, e: std::io::Error) -> Error {
+        if e.kind() == std::io::ErrorKind::NotFound {
+            Error::NotFound(format!("{what}: {e}"))
+        } else {
+            Error::Io(format!("{what}: {e}"))
+        }
+    }
+}
+
+/// Allocates a zero-initialised buffer of `n` bytes, failing with an error instead of aborting.
+pub fn try_alloc(n: usize) -> Result<Vec<u8>> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(n)
+        .map_err(|_| Error::Internal(format!("cannot allocate {n} bytes")))?;
+    v.resize(n, 0);
+    Ok(v)
+}
+
+/// `a * b` for sizes, failing with a metadata error on overflow.
+pub fn checked_mul(a: u64, b: u64, what: &str) -> Result<u64> {
+    a.checked_mul(b).ok_or_else(|| Error::Metadata(format!("{what} overflows 64 bits")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn context_keeps_variant() {
+        let e = Error::Codec("bad".into()).context("chunk c/0");
+        assert_eq!(e, Error::Codec("chunk c/0: bad".into()));
+        assert_eq!(e.status(), ZARR_ERR_CODEC);
+    }
+
+    #[test]
+    fn io_not_found_maps() {
+        let e = Error::io("x", std::io::Error::from(std::io::ErrorKind::NotFound));
+        assert_eq!(e.status(), ZARR_ERR_NOT_FOUND);
+        let e = Error::io("x", std::io::Error::from(std::io::ErrorKind::PermissionDenied));
+        assert_eq!(e.status(), ZARR_ERR_IO);
+    }
+
+    #[test]
+    fn try_alloc_refuses_absurd() {
+        assert!(try_alloc(usize::MAX / 2).is_err());
+        assert_eq!(try_alloc(3).unwrap(), vec![0, 0, 0]);
+    }
+}

@@ -1,0 +1,467 @@
+//! C functions on arrays: open, create, inspect, read and write regions.
+
+use super::status::*;
+use super::{clear_out, guard, slice_arg, slice_out, str_arg, write_out, write_string};
+use crate::array::Array;
+use crate::dtype::DataType;
+use crate::error::{Error, Result};
+use crate::store::filesystem::{path_from_location, FilesystemStore};
+use std::ffi::{c_char, c_int, c_void};
+use std::sync::Arc;
+
+/// Open for reading only.
+pub const ZARR_READ: c_int = 1;
+/// Open for reading and writing.
+pub const ZARR_READ_WRITE: c_int = 3;
+
+/// Element types. Buffers hold native-endian elements: bool is 1 byte (0 or 1), float16 its 2 IEEE
+/// bytes, complex numbers (real, imaginary) pairs, ZARR_RAW (`r<N>`) N/8 opaque bytes.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum zarr_data_type {
+    /// bool (1 byte, 0 or 1)
+    ZARR_BOOL = 0,
+    /// int8
+    ZARR_INT8 = 1,
+    /// int16
+    ZARR_INT16 = 2,
+    /// int32
+    ZARR_INT32 = 3,
+    /// int64
+    ZARR_INT64 = 4,
+    /// uint8
+    ZARR_UINT8 = 5,
+    /// uint16
+    ZARR_UINT16 = 6,
+    /// uint32
+    ZARR_UINT32 = 7,
+    /// uint64
+    ZARR_UINT64 = 8,
+    /// float16 (IEEE half precision, 2 bytes)
+    ZARR_FLOAT16 = 9,
+    /// float32
+    ZARR_FLOAT32 = 10,
+    /// float64
+    ZARR_FLOAT64 = 11,
+    /// complex64: two float32 (real, imaginary)
+    ZARR_COMPLEX64 = 12,
+    /// complex128: two float64 (real, imaginary)
+    ZARR_COMPLEX128 = 13,
+    /// r<N>: N/8 raw bytes per element
+    ZARR_RAW = 14,
+    /// structured elements (packed fields)
+    ZARR_STRUCT = 15,
+}
+
+impl From<&DataType> for zarr_data_type {
+    fn from(d: &DataType) -> Self {
+        use zarr_data_type::*;
+        match d {
+            DataType::Bool => ZARR_BOOL,
+            DataType::Int8 => ZARR_INT8,
+            DataType::Int16 => ZARR_INT16,
+            DataType::Int32 => ZARR_INT32,
+            DataType::Int64 => ZARR_INT64,
+            DataType::UInt8 => ZARR_UINT8,
+            DataType::UInt16 => ZARR_UINT16,
+            DataType::UInt32 => ZARR_UINT32,
+            DataType::UInt64 => ZARR_UINT64,
+            DataType::Float16 => ZARR_FLOAT16,
+            DataType::Float32 => ZARR_FLOAT32,
+            DataType::Float64 => ZARR_FLOAT64,
+            DataType::Complex64 => ZARR_COMPLEX64,
+            DataType::Complex128 => ZARR_COMPLEX128,
+            DataType::Raw(_) => ZARR_RAW,
+        }
+    }
+}
+
+const ARRAY_MAGIC: u64 = 0x7a61_7272_4152_5259; // "zarrARRY"
+
+/// An open array (opaque). Create with zarr_open(), zarr_create() or the zarr_group_* functions;
+/// release with zarr_close().
+///
+/// Thread-safety: a handle may be used from several threads at once for reads and for writes to
+/// distinct chunks; writes touching the same chunk, and zarr_close(), need external synchronisation.
+pub struct zarr_array {
+    magic: u64,
+    inner: Array,
+}
+
+impl zarr_array {
+    pub(crate) fn into_raw(a: Array) -> *mut zarr_array {
+        Box::into_raw(Box::new(zarr_array { magic: ARRAY_MAGIC, inner: a }))
+    }
+}
+
+/// The array behind a handle.
+///
+/// # Safety
+/// `p` is NULL or a pointer returned by libzarr for an array.
+pub(crate) unsafe fn array_ref<'a>(p: *const zarr_array) -> Result<&'a Array> {
+    if p.is_null() {
+        return Err(Error::InvalidHandle("array handle is NULL".into()));
+    }
+    // SAFETY: caller's contract; the magic check catches closed or foreign handles (best effort).
+    let h = unsafe { &*p };
+    if h.magic != ARRAY_MAGIC {
+        return Err(Error::InvalidHandle("not an open zarr_array handle (closed or corrupt?)".into()));
+    }
+    Ok(&h.inner)
+}
+
+pub(crate) fn parse_mode(mode: c_int) -> Result<bool> {
+    match mode {
+        ZARR_READ => Ok(false),
+        ZARR_READ_WRITE => Ok(true),
+        _ => Err(Error::InvalidArgument(format!(
+            "mode {mode} is neither ZARR_READ ({ZARR_READ}) nor ZARR_READ_WRITE ({ZARR_READ_WRITE})"
+        ))),
+    }
+}
+
+pub(crate) fn fs_store(location: &str) -> Result<Arc<dyn crate::store::Store>> {
+    Ok(Arc::new(FilesystemStore::new(path_from_location(location)?)))
+}
+
+/// Opens the array stored in the directory `path` (a filesystem path or a `file://` URI).
+///
+/// @param path  directory holding the array's `zarr.json` (UTF-8, NUL-terminated)
+/// @param mode  ZARR_READ or ZARR_READ_WRITE
+/// @param out   receives the new handle; set to NULL on failure
+/// @returns ZARR_OK; ZARR_ERR_INVALID_ARGUMENT (NULL argument, bad mode); ZARR_ERR_NOT_FOUND (no array
+///          there, or a group); ZARR_ERR_METADATA (malformed metadata); ZARR_ERR_UNSUPPORTED (unknown
+///          codec, data type or extension); ZARR_ERR_IO.
+/// Thread-safe. Since: 0.1.
+///
+/// # Safety
+/// `path` is a NUL-terminated string; `out` is valid for writing a pointer.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_open(path: *const c_char, mode: c_int, out: *mut *mut zarr_array) -> zarr_status {
+    // SAFETY (whole body): pointer arguments follow this function's documented contract.
+    unsafe { clear_out(out) };
+    guard(|| {
+        let path = unsafe { str_arg(path, "path") }?;
+        let writable = parse_mode(mode)?;
+        let a = Array::open(fs_store(path)?, "", writable)?;
+        unsafe { write_out(out, zarr_array::into_raw(a), "out") }
+    })
+}
+
+/// Creates an array in the directory `path` from a complete metadata document and opens it for
+/// reading and writing. The directory is created if needed.
+///
+/// @param path           directory for the array (filesystem path or `file://` URI)
+/// @param metadata_json  a complete Zarr v3 `zarr.json` document (JSON text)
+/// @param out            receives the new handle; set to NULL on failure
+/// @returns ZARR_OK; ZARR_ERR_INVALID_ARGUMENT; ZARR_ERR_EXISTS (an array or group is already there);
+///          ZARR_ERR_METADATA; ZARR_ERR_UNSUPPORTED; ZARR_ERR_IO.
+/// Thread-safe. Since: 0.1.
+///
+/// # Safety
+/// `path` and `metadata_json` are NUL-terminated strings; `out` is valid for writing a pointer.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_create(
+    path: *const c_char,
+    metadata_json: *const c_char,
+    out: *mut *mut zarr_array,
+) -> zarr_status {
+    unsafe { clear_out(out) };
+    guard(|| {
+        let path = unsafe { str_arg(path, "path") }?;
+        let json = unsafe { str_arg(metadata_json, "metadata_json") }?;
+        let a = Array::create(fs_store(path)?, "", json)?;
+        unsafe { write_out(out, zarr_array::into_raw(a), "out") }
+    })
+}
+
+/// Closes an array handle and frees it. NULL is a no-op. Everything written has already been stored
+/// (writes are not buffered).
+///
+/// @returns ZARR_OK; ZARR_ERR_INVALID_HANDLE (not an open array handle).
+/// Not thread-safe with other calls on the same handle. Since: 0.1.
+///
+/// # Safety
+/// `array` is NULL or an open handle; it must not be used afterwards.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_close(array: *mut zarr_array) -> zarr_status {
+    if array.is_null() {
+        return ZARR_OK;
+    }
+    guard(|| {
+        unsafe { array_ref(array) }?;
+        // SAFETY: a live handle created by Box::into_raw; the magic is cleared to catch double closes.
+        unsafe {
+            (*array).magic = 0;
+            drop(Box::from_raw(array));
+        }
+        Ok(())
+    })
+}
+
+/// The number of dimensions.
+///
+/// @returns ZARR_OK; ZARR_ERR_INVALID_HANDLE; ZARR_ERR_INVALID_ARGUMENT (`rank` NULL).
+/// Thread-safe. Since: 0.1.
+///
+/// # Safety
+/// `array` is an open handle; `rank` is valid for writing.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_rank(array: *const zarr_array, rank: *mut usize) -> zarr_status {
+    guard(|| {
+        let a = unsafe { array_ref(array) }?;
+        unsafe { write_out(rank, a.shape().len(), "rank") }
+    })
+}
+
+fn copy_dims(dst: *mut u64, rank: usize, src: &[u64], what: &str) -> Result<()> {
+    if rank != src.len() {
+        return Err(Error::InvalidArgument(format!("{what}: rank {rank} given, the array has rank {}", src.len())));
+    }
+    // SAFETY: the caller provides `rank` writable elements.
+    let out = unsafe { slice_out(dst, rank, what) }?;
+    out.copy_from_slice(src);
+    Ok(())
+}
+
+/// The array's shape (elements per dimension).
+///
+/// @param shape  receives `rank` values
+/// @param rank   must equal the array's rank
+/// @returns ZARR_OK; ZARR_ERR_INVALID_HANDLE; ZARR_ERR_INVALID_ARGUMENT (NULL, wrong rank).
+/// Thread-safe. Since: 0.1.
+///
+/// # Safety
+/// `array` is an open handle; `shape` has room for `rank` values.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_shape(array: *const zarr_array, shape: *mut u64, rank: usize) -> zarr_status {
+    guard(|| copy_dims(shape, rank, unsafe { array_ref(array) }?.shape(), "shape"))
+}
+
+/// The chunk shape (for a sharded array: the shard shape).
+///
+/// @param chunk_shape  receives `rank` values
+/// @param rank         must equal the array's rank
+/// @returns ZARR_OK; ZARR_ERR_INVALID_HANDLE; ZARR_ERR_INVALID_ARGUMENT.
+/// Thread-safe. Since: 0.1.
+///
+/// # Safety
+/// `array` is an open handle; `chunk_shape` has room for `rank` values.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_chunk_shape(
+    array: *const zarr_array,
+    chunk_shape: *mut u64,
+    rank: usize,
+) -> zarr_status {
+    guard(|| copy_dims(chunk_shape, rank, unsafe { array_ref(array) }?.metadata().chunk_shape(), "chunk_shape"))
+}
+
+/// The element type and the size of one element in bytes. Either output may be NULL.
+///
+/// @returns ZARR_OK; ZARR_ERR_INVALID_HANDLE.
+/// Thread-safe. Since: 0.1.
+///
+/// # Safety
+/// `array` is an open handle; non-NULL outputs are valid for writing.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_data_type(
+    array: *const zarr_array,
+    dtype: *mut zarr_data_type,
+    element_size: *mut usize,
+) -> zarr_status {
+    guard(|| {
+        let a = unsafe { array_ref(array) }?;
+        let dt = &a.metadata().data_type;
+        if !dtype.is_null() {
+            unsafe { write_out(dtype, zarr_data_type::from(dt), "dtype") }?;
+        }
+        if !element_size.is_null() {
+            unsafe { write_out(element_size, dt.size(), "element_size") }?;
+        }
+        Ok(())
+    })
+}
+
+/// The Zarr format version of the array's metadata (3; 2 or 1 for older formats).
+///
+/// @returns ZARR_OK; ZARR_ERR_INVALID_HANDLE; ZARR_ERR_INVALID_ARGUMENT.
+/// Thread-safe. Since: 0.1.
+///
+/// # Safety
+/// `array` is an open handle; `format` is valid for writing.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_zarr_format(array: *const zarr_array, format: *mut c_int) -> zarr_status {
+    guard(|| {
+        let a = unsafe { array_ref(array) }?;
+        unsafe { write_out(format, a.metadata().zarr_format as c_int, "format") }
+    })
+}
+
+/// The fill value: one element in the buffer layout of zarr_read_region().
+///
+/// @param value  receives `size` bytes
+/// @param size   must equal the element size
+/// @returns ZARR_OK; ZARR_ERR_INVALID_HANDLE; ZARR_ERR_INVALID_ARGUMENT; ZARR_ERR_BUFFER_SIZE.
+/// Thread-safe. Since: 0.1.
+///
+/// # Safety
+/// `array` is an open handle; `value` has room for `size` bytes.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_fill_value(array: *const zarr_array, value: *mut c_void, size: usize) -> zarr_status {
+    guard(|| {
+        let a = unsafe { array_ref(array) }?;
+        let fill = &a.metadata().fill_value;
+        if size != fill.len() {
+            return Err(Error::BufferSize(format!("fill value needs {} bytes, {size} given", fill.len())));
+        }
+        unsafe { slice_out(value.cast::<u8>(), size, "value") }?.copy_from_slice(fill);
+        Ok(())
+    })
+}
+
+/// The name of dimension `dim`, or NULL when the dimension is unnamed.
+///
+/// @param name  receives a string to free with zarr_string_free(), or NULL
+/// @returns ZARR_OK; ZARR_ERR_INVALID_HANDLE; ZARR_ERR_INVALID_ARGUMENT (NULL, `dim` >= rank).
+/// Thread-safe. Since: 0.1.
+///
+/// # Safety
+/// `array` is an open handle; `name` is valid for writing a pointer.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_dimension_name(
+    array: *const zarr_array,
+    dim: usize,
+    name: *mut *mut c_char,
+) -> zarr_status {
+    unsafe { clear_out(name) };
+    guard(|| {
+        let a = unsafe { array_ref(array) }?;
+        let rank = a.shape().len();
+        if dim >= rank {
+            return Err(Error::InvalidArgument(format!("dimension {dim} is not below the rank {rank}")));
+        }
+        if name.is_null() {
+            return Err(Error::InvalidArgument("name is NULL".into()));
+        }
+        match a.metadata().dimension_names.as_ref().and_then(|n| n[dim].clone()) {
+            Some(n) => unsafe { write_string(name, n, "name") },
+            None => Ok(()),
+        }
+    })
+}
+
+/// The user attributes as a JSON object text.
+///
+/// @param json  receives a string to free with zarr_string_free()
+/// @returns ZARR_OK; ZARR_ERR_INVALID_HANDLE; ZARR_ERR_INVALID_ARGUMENT.
+/// Thread-safe. Since: 0.1.
+///
+/// # Safety
+/// `array` is an open handle; `json` is valid for writing a pointer.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_attributes(array: *const zarr_array, json: *mut *mut c_char) -> zarr_status {
+    unsafe { clear_out(json) };
+    guard(|| {
+        let a = unsafe { array_ref(array) }?;
+        let text = serde_json::Value::Object(a.attributes()).to_string();
+        unsafe { write_string(json, text, "json") }
+    })
+}
+
+/// Replaces the user attributes with the JSON object `json` and rewrites the metadata atomically.
+///
+/// @returns ZARR_OK; ZARR_ERR_INVALID_HANDLE; ZARR_ERR_INVALID_ARGUMENT (NULL, not a JSON object);
+///          ZARR_ERR_READ_ONLY; ZARR_ERR_IO.
+/// Thread-safe. Since: 0.1.
+///
+/// # Safety
+/// `array` is an open handle; `json` is a NUL-terminated string.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_set_attributes(array: *mut zarr_array, json: *const c_char) -> zarr_status {
+    guard(|| {
+        let a = unsafe { array_ref(array) }?;
+        let json = unsafe { str_arg(json, "json") }?;
+        a.set_attributes(crate::metadata::parse_attributes_arg(json)?)
+    })
+}
+
+/// The whole metadata document (e.g. `zarr.json`) as JSON text, with the current attributes.
+///
+/// @param json  receives a string to free with zarr_string_free()
+/// @returns ZARR_OK; ZARR_ERR_INVALID_HANDLE; ZARR_ERR_INVALID_ARGUMENT.
+/// Thread-safe. Since: 0.1.
+///
+/// # Safety
+/// `array` is an open handle; `json` is valid for writing a pointer.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_metadata(array: *const zarr_array, json: *mut *mut c_char) -> zarr_status {
+    unsafe { clear_out(json) };
+    guard(|| {
+        let a = unsafe { array_ref(array) }?;
+        let text = serde_json::to_string_pretty(&a.document()).map_err(|e| Error::Internal(e.to_string()))?;
+        unsafe { write_string(json, text, "json") }
+    })
+}
+
+/// Reads the hyperrectangle `start[i] .. start[i] + count[i]` into `buffer`: C order (last dimension
+/// fastest), native-endian elements. Missing chunks read as the fill value. Chunks are decoded in
+/// parallel (see ZARR_NUM_THREADS).
+///
+/// @param start        `rank` start indices
+/// @param count        `rank` extents (zero extents read nothing)
+/// @param buffer       receives the elements
+/// @param buffer_size  must equal product(count) * element size, in bytes
+/// @returns ZARR_OK; ZARR_ERR_INVALID_HANDLE; ZARR_ERR_INVALID_ARGUMENT (NULL); ZARR_ERR_OUT_OF_BOUNDS;
+///          ZARR_ERR_BUFFER_SIZE; ZARR_ERR_CODEC (corrupt chunk); ZARR_ERR_CHECKSUM; ZARR_ERR_IO.
+///          On failure the buffer contents are unspecified.
+/// Thread-safe (concurrent reads of one handle are allowed). Since: 0.1.
+///
+/// # Safety
+/// `array` is an open handle; `start`/`count` hold `rank` values; `buffer` has `buffer_size` bytes.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_read_region(
+    array: *mut zarr_array,
+    start: *const u64,
+    count: *const u64,
+    buffer: *mut c_void,
+    buffer_size: usize,
+) -> zarr_status {
+    guard(|| {
+        let a = unsafe { array_ref(array) }?;
+        let rank = a.shape().len();
+        let start = unsafe { slice_arg(start, rank, "start") }?;
+        let count = unsafe { slice_arg(count, rank, "count") }?;
+        let buf = unsafe { slice_out(buffer.cast::<u8>(), buffer_size, "buffer") }?;
+        a.read_region(start, count, buf)
+    })
+}
+
+/// Writes `buffer` (C order, native-endian) to the hyperrectangle `start[i] .. start[i] + count[i]`.
+/// Partly covered chunks are read, merged and rewritten; chunks left entirely equal to the fill value
+/// are deleted instead of stored. Every chunk is replaced atomically. If a partly covered chunk cannot
+/// be decoded the call fails before anything is stored.
+///
+/// @param buffer_size  must equal product(count) * element size, in bytes
+/// @returns ZARR_OK; ZARR_ERR_INVALID_HANDLE; ZARR_ERR_INVALID_ARGUMENT; ZARR_ERR_READ_ONLY;
+///          ZARR_ERR_OUT_OF_BOUNDS; ZARR_ERR_BUFFER_SIZE; ZARR_ERR_CODEC; ZARR_ERR_CHECKSUM; ZARR_ERR_IO.
+/// Thread-safe for writes that touch distinct chunks. Since: 0.1.
+///
+/// # Safety
+/// `array` is an open handle; `start`/`count` hold `rank` values; `buffer` has `buffer_size` bytes.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_write_region(
+    array: *mut zarr_array,
+    start: *const u64,
+    count: *const u64,
+    buffer: *const c_void,
+    buffer_size: usize,
+) -> zarr_status {
+    guard(|| {
+        let a = unsafe { array_ref(array) }?;
+        let rank = a.shape().len();
+        let start = unsafe { slice_arg(start, rank, "start") }?;
+        let count = unsafe { slice_arg(count, rank, "count") }?;
+        let buf = unsafe { slice_arg(buffer.cast::<u8>(), buffer_size, "buffer") }?;
+        a.write_region(start, count, buf)
+    })
+}

@@ -1,0 +1,160 @@
+//! The C ABI (`include/zarr.h`). Every exported function runs inside [`guard`]: errors become a status
+//! code plus `zarr_last_error()`, and a panic becomes `ZARR_ERR_INTERNAL`, never an unwind into C.
+//!
+//! Handles are boxes of Rust values behind opaque C types, tagged with a magic number so that NULL,
+//! closed or mixed-up handles are caught (best effort) with `ZARR_ERR_INVALID_HANDLE`.
+#![allow(non_camel_case_types)]
+
+pub mod array;
+pub mod group;
+pub mod last_error;
+pub mod status;
+pub mod version;
+
+use crate::error::{Error, Result};
+use status::*;
+use std::ffi::{c_char, CStr, CString};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+/// Runs the body of an exported function: maps its error to a status code and records the message;
+/// turns a panic into `ZARR_ERR_INTERNAL`.
+pub(crate) fn guard(f: impl FnOnce() -> Result<()>) -> zarr_status {
+    last_error::install_panic_hook();
+    let was = last_error::set_in_call(true);
+    let r = catch_unwind(AssertUnwindSafe(f));
+    last_error::set_in_call(was);
+    match r {
+        Ok(Ok(())) => ZARR_OK,
+        Ok(Err(e)) => {
+            last_error::set_last_error(e.message());
+            e.status()
+        }
+        Err(payload) => {
+            let msg = last_error::take_panic_message()
+                .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "unknown panic".into());
+            last_error::set_last_error(&format!("internal panic: {msg}"));
+            ZARR_ERR_INTERNAL
+        }
+    }
+}
+
+/// A NUL-terminated UTF-8 string argument.
+///
+/// # Safety
+/// `p` is NULL or points to a NUL-terminated string that outlives the returned reference.
+pub(crate) unsafe fn str_arg<'a>(p: *const c_char, what: &str) -> Result<&'a str> {
+    if p.is_null() {
+        return Err(Error::InvalidArgument(format!("{what} is NULL")));
+    }
+    // SAFETY: non-NULL and NUL-terminated by the caller's contract.
+    unsafe { CStr::from_ptr(p) }
+        .to_str()
+        .map_err(|_| Error::InvalidArgument(format!("{what} is not valid UTF-8")))
+}
+
+/// An array argument of `n` elements (`p` may be NULL when `n` is 0).
+///
+/// # Safety
+/// `p` is NULL or points to `n` readable elements that outlive the returned slice.
+pub(crate) unsafe fn slice_arg<'a, T>(p: *const T, n: usize, what: &str) -> Result<&'a [T]> {
+    if n == 0 {
+        return Ok(&[]);
+    }
+    if p.is_null() {
+        return Err(Error::InvalidArgument(format!("{what} is NULL")));
+    }
+    // SAFETY: non-NULL, `n` elements by the caller's contract.
+    Ok(unsafe { std::slice::from_raw_parts(p, n) })
+}
+
+/// A writable output array argument of `n` elements.
+///
+/// # Safety
+/// `p` is NULL or points to `n` writable elements not aliased elsewhere.
+pub(crate) unsafe fn slice_out<'a, T>(p: *mut T, n: usize, what: &str) -> Result<&'a mut [T]> {
+    if n == 0 {
+        return Ok(&mut []);
+    }
+    if p.is_null() {
+        return Err(Error::InvalidArgument(format!("{what} is NULL")));
+    }
+    // SAFETY: as above.
+    Ok(unsafe { std::slice::from_raw_parts_mut(p, n) })
+}
+
+/// Writes `v` through the output pointer `p`.
+///
+/// # Safety
+/// `p` is NULL or valid for writing a `T`.
+pub(crate) unsafe fn write_out<T>(p: *mut T, v: T, what: &str) -> Result<()> {
+    if p.is_null() {
+        return Err(Error::InvalidArgument(format!("{what} is NULL")));
+    }
+    // SAFETY: non-NULL and writable by the caller's contract.
+    unsafe { p.write(v) };
+    Ok(())
+}
+
+/// Hands a string to the caller as a `malloc`-free C string owned by libzarr (free it with
+/// `zarr_string_free`).
+///
+/// # Safety
+/// `p` is NULL or valid for writing a pointer.
+pub(crate) unsafe fn write_string(p: *mut *mut c_char, s: String, what: &str) -> Result<()> {
+    let c = CString::new(s.replace('\0', "\\u0000")).expect("NULs replaced");
+    // SAFETY: forwarded.
+    unsafe { write_out(p, c.into_raw(), what) }
+}
+
+/// Clears an output handle pointer on entry, so that it is NULL whenever the call fails.
+///
+/// # Safety
+/// `p` is NULL or valid for writing a pointer.
+pub(crate) unsafe fn clear_out<T>(p: *mut *mut T) {
+    if !p.is_null() {
+        // SAFETY: non-NULL and writable by the caller's contract.
+        unsafe { p.write(std::ptr::null_mut()) };
+    }
+}
+
+/// Frees a string returned by libzarr (attributes, metadata, names). NULL is a no-op.
+///
+/// Thread-safe. Since: 0.1.
+///
+/// # Safety
+/// `s` is NULL or a string returned by libzarr that has not been freed yet.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_string_free(s: *mut c_char) {
+    if !s.is_null() {
+        // SAFETY: created by CString::into_raw in write_string.
+        drop(unsafe { CString::from_raw(s) });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn committed_header_is_current() {
+        let before = include_str!(concat!(env!("OUT_DIR"), "/zarr.h.before"));
+        let generated = include_str!(concat!(env!("OUT_DIR"), "/zarr.h"));
+        assert!(
+            before == generated,
+            "include/zarr.h was stale when this build started (build.rs has now regenerated it): commit it"
+        );
+    }
+
+    #[test]
+    fn guard_maps_errors_and_panics() {
+        assert_eq!(guard(|| Ok(())), ZARR_OK);
+        assert_eq!(guard(|| Err(Error::Checksum("bad sum".into()))), ZARR_ERR_CHECKSUM);
+        let msg = unsafe { CStr::from_ptr(last_error::zarr_last_error()) }.to_str().unwrap().to_string();
+        assert_eq!(msg, "bad sum");
+        assert_eq!(guard(|| panic!("boom")), ZARR_ERR_INTERNAL);
+        let msg = unsafe { CStr::from_ptr(last_error::zarr_last_error()) }.to_str().unwrap().to_string();
+        assert!(msg.starts_with("internal panic: boom"), "{msg}");
+    }
+}

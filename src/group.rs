@@ -1,0 +1,143 @@
+//! Groups: attributes and children (arrays and groups) of a hierarchy node.
+
+use crate::array::Array;
+use crate::error::{Error, Result};
+use crate::metadata::{self, v3};
+use crate::node::{self, NodeKind, NodeMetadata};
+use crate::store::{node_prefix, normalize_node_path, Store};
+use serde_json::{Map, Value};
+use std::sync::{Arc, Mutex};
+
+/// An open group.
+#[derive(Debug)]
+pub struct Group {
+    store: Arc<dyn Store>,
+    path: String,
+    attributes: Mutex<Map<String, Value>>,
+    document: Value,
+    writable: bool,
+}
+
+fn shown(path: &str) -> &str {
+    if path.is_empty() {
+        "/"
+    } else {
+        path
+    }
+}
+
+impl Group {
+    /// Opens the group at node `path` of `store`.
+    pub fn open(store: Arc<dyn Store>, path: &str, writable: bool) -> Result<Group> {
+        let path = normalize_node_path(path)?;
+        let meta = match node::read_node(store.as_ref(), &path)? {
+            Some(NodeMetadata::Group(g)) => g,
+            Some(NodeMetadata::Array(_)) => {
+                return Err(Error::NotFound(format!("'{}' is an array, not a group", shown(&path))))
+            }
+            None => return Err(Error::NotFound(format!("no group at '{}' (no zarr.json)", shown(&path)))),
+        };
+        Ok(Group { store, path, attributes: Mutex::new(meta.attributes), document: meta.document, writable })
+    }
+
+    /// Creates a group at `path` with `attributes`; missing parent groups are created too.
+    pub fn create(store: Arc<dyn Store>, path: &str, attributes: Map<String, Value>) -> Result<Group> {
+        let path = normalize_node_path(path)?;
+        node::check_absent(store.as_ref(), &path)?;
+        node::ensure_parents(store.as_ref(), &path)?;
+        let doc = v3::group_document(&attributes);
+        store.set(&node::v3_key(&path), &metadata::to_bytes(&doc))?;
+        Ok(Group { store, path, attributes: Mutex::new(attributes), document: doc, writable: true })
+    }
+
+    /// The node path within the store.
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+
+    /// Whether the group and the nodes opened through it are writable.
+    pub fn is_writable(&self) -> bool {
+        self.writable
+    }
+
+    /// The current attributes.
+    pub fn attributes(&self) -> Map<String, Value> {
+        self.attributes.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// Replaces the attributes and rewrites the group document atomically.
+    pub fn set_attributes(&self, attributes: Map<String, Value>) -> Result<()> {
+        if !self.writable {
+            return Err(Error::ReadOnly(format!("group '{}' was opened read-only", shown(&self.path))));
+        }
+        let mut guard = self.attributes.lock().unwrap_or_else(|e| e.into_inner());
+        let mut doc = self.document.clone();
+        doc["attributes"] = Value::Object(attributes.clone());
+        self.store.set(&node::v3_key(&self.path), &metadata::to_bytes(&doc))?;
+        *guard = attributes;
+        Ok(())
+    }
+
+    /// The metadata document (with the current attributes).
+    pub fn document(&self) -> Value {
+        let mut doc = self.document.clone();
+        doc["attributes"] = Value::Object(self.attributes());
+        doc
+    }
+
+    fn child_path(&self, name: &str) -> Result<String> {
+        let rel = normalize_node_path(name)?;
+        if rel.is_empty() {
+            return Err(Error::InvalidArgument(format!("invalid child name '{name}'")));
+        }
+        Ok(if self.path.is_empty() { rel } else { format!("{}/{rel}", self.path) })
+    }
+
+    /// The direct children that are arrays or groups, sorted by name.
+    pub fn children(&self) -> Result<Vec<(String, NodeKind)>> {
+        let listing = self.store.list_dir(&node_prefix(&self.path))?;
+        let mut out = Vec::new();
+        for name in listing.prefixes {
+            if name.starts_with("__") {
+                continue;
+            }
+            let child = if self.path.is_empty() { name.clone() } else { format!("{}/{name}", self.path) };
+            if crate::store::validate_key(&child).is_err() {
+                continue;
+            }
+            if let Some(kind) = node::node_kind(self.store.as_ref(), &child)? {
+                out.push((name, kind));
+            }
+        }
+        Ok(out)
+    }
+
+    /// Opens the array `name` (a relative path) below this group, with this group's access mode.
+    pub fn open_array(&self, name: &str) -> Result<Array> {
+        Array::open(self.store.clone(), &self.child_path(name)?, self.writable)
+    }
+
+    /// Opens the group `name` (a relative path) below this group, with this group's access mode.
+    pub fn open_group(&self, name: &str) -> Result<Group> {
+        Group::open(self.store.clone(), &self.child_path(name)?, self.writable)
+    }
+
+    /// Creates the array `name` below this group from a complete metadata document.
+    pub fn create_array(&self, name: &str, document: &str) -> Result<Array> {
+        self.check_writable()?;
+        Array::create(self.store.clone(), &self.child_path(name)?, document)
+    }
+
+    /// Creates the group `name` below this group.
+    pub fn create_group(&self, name: &str, attributes: Map<String, Value>) -> Result<Group> {
+        self.check_writable()?;
+        Group::create(self.store.clone(), &self.child_path(name)?, attributes)
+    }
+
+    fn check_writable(&self) -> Result<()> {
+        if !self.writable {
+            return Err(Error::ReadOnly(format!("group '{}' was opened read-only", shown(&self.path))));
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,30 @@
+//! libzarr: a Zarr implementation (v3 core; v2 and v1 to follow) with a C ABI.
+//!
+//! Layers, inward to outward:
+//! - [`dtype`], [`metadata`]: data types, fill values, and the one internal array model ([`metadata::ArrayMetadata`]).
+//! - [`chunk_grid`], [`chunk_key`]: regular chunk grid and chunk key encodings.
+//! - [`codec`]: the codec chain (array->array*, array->bytes, bytes->bytes*) and one file per codec.
+//! - [`store`]: the key/value store interface (byte-range reads, atomic writes) and its implementations.
+//! - [`array`], [`group`]: nodes of a hierarchy; region reads and writes run chunks in parallel.
+//! - [`ffi`]: the C ABI (`include/zarr.h`). Only this module has `extern "C"` functions or raw pointers
+//!   received from C.
+#![deny(unsafe_op_in_unsafe_fn)]
+#![warn(missing_docs)]
+
+pub mod array;
+pub mod chunk_grid;
+pub mod chunk_key;
+pub mod codec;
+pub mod dtype;
+pub mod error;
+pub mod ffi;
+pub mod group;
+pub mod metadata;
+pub mod node;
+pub mod region;
+pub mod store;
+pub mod threads;
+
+pub use array::Array;
+pub use error::{Error, Result};
+pub use group::Group;

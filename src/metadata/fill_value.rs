@@ -1,0 +1,249 @@
+//! Fill values: JSON forms of the Zarr v3 spec ("Permitted fill values") to and from element bytes.
+//!
+//! The bytes are one element, native-endian, in the buffer layout of [`crate::dtype`].
+
+use crate::dtype::DataType;
+use crate::error::{Error, Result};
+use half::f16;
+use serde_json::Value;
+
+fn bad(dtype: &DataType, v: &Value, why: &str) -> Error {
+    Error::Metadata(format!("invalid fill_value {v} for data type {dtype}: {why}"))
+}
+
+/// Parses a v3 `fill_value` for `dtype` into one native-endian element.
+pub fn parse_v3(dtype: &DataType, v: &Value) -> Result<Vec<u8>> {
+    match dtype {
+        DataType::Bool => match v {
+            Value::Bool(b) => Ok(vec![*b as u8]),
+            _ => Err(bad(dtype, v, "expected true or false")),
+        },
+        DataType::Int8 => int(dtype, v, i8::MIN as i128, i8::MAX as i128).map(|x| (x as i8).to_ne_bytes().to_vec()),
+        DataType::Int16 => int(dtype, v, i16::MIN as i128, i16::MAX as i128).map(|x| (x as i16).to_ne_bytes().to_vec()),
+        DataType::Int32 => int(dtype, v, i32::MIN as i128, i32::MAX as i128).map(|x| (x as i32).to_ne_bytes().to_vec()),
+        DataType::Int64 => int(dtype, v, i64::MIN as i128, i64::MAX as i128).map(|x| (x as i64).to_ne_bytes().to_vec()),
+        DataType::UInt8 => int(dtype, v, 0, u8::MAX as i128).map(|x| (x as u8).to_ne_bytes().to_vec()),
+        DataType::UInt16 => int(dtype, v, 0, u16::MAX as i128).map(|x| (x as u16).to_ne_bytes().to_vec()),
+        DataType::UInt32 => int(dtype, v, 0, u32::MAX as i128).map(|x| (x as u32).to_ne_bytes().to_vec()),
+        DataType::UInt64 => int(dtype, v, 0, u64::MAX as i128).map(|x| (x as u64).to_ne_bytes().to_vec()),
+        DataType::Float16 => float_bits(dtype, v, 16).map(|b| (b as u16).to_ne_bytes().to_vec()),
+        DataType::Float32 => float_bits(dtype, v, 32).map(|b| (b as u32).to_ne_bytes().to_vec()),
+        DataType::Float64 => float_bits(dtype, v, 64).map(|b| b.to_ne_bytes().to_vec()),
+        DataType::Complex64 | DataType::Complex128 => {
+            let bits = if *dtype == DataType::Complex64 { 32 } else { 64 };
+            let parts = match v {
+                Value::Array(a) if a.len() == 2 => a,
+                _ => return Err(bad(dtype, v, "expected a two-element array [real, imaginary]")),
+            };
+            let mut out = Vec::with_capacity(dtype.size());
+            for p in parts {
+                let b = float_bits(dtype, p, bits)?;
+                if bits == 32 {
+                    out.extend_from_slice(&(b as u32).to_ne_bytes());
+                } else {
+                    out.extend_from_slice(&b.to_ne_bytes());
+                }
+            }
+            Ok(out)
+        }
+        DataType::Raw(n) => match v {
+            Value::Array(a) if a.len() == *n => a
+                .iter()
+                .map(|x| match x.as_u64() {
+                    Some(b) if b <= 255 => Ok(b as u8),
+                    _ => Err(bad(dtype, v, "raw bytes must be integers in [0, 255]")),
+                })
+                .collect(),
+            Value::Array(a) => Err(bad(dtype, v, &format!("expected {n} byte values, got {}", a.len()))),
+            _ => Err(bad(dtype, v, &format!("expected an array of {n} integers in [0, 255]"))),
+        },
+    }
+}
+
+fn int(dtype: &DataType, v: &Value, min: i128, max: i128) -> Result<i128> {
+    let n = match v {
+        Value::Number(n) => n,
+        _ => return Err(bad(dtype, v, "expected an integer")),
+    };
+    let x = if let Some(i) = n.as_i64() {
+        i as i128
+    } else if let Some(u) = n.as_u64() {
+        u as i128
+    } else {
+        return Err(bad(dtype, v, "expected an integer without fraction or exponent"));
+    };
+    if x < min || x > max {
+        return Err(bad(dtype, v, "out of range"));
+    }
+    Ok(x)
+}
+
+/// Bit pattern (in the low `bits` bits) of a float fill value: number, "NaN", "Infinity", "-Infinity", "0x...".
+fn float_bits(dtype: &DataType, v: &Value, bits: u32) -> Result<u64> {
+    let from_f64 = |x: f64| -> u64 {
+        match bits {
+            16 => f16::from_f64(x).to_bits() as u64,
+            32 => (x as f32).to_bits() as u64,
+            _ => x.to_bits(),
+        }
+    };
+    match v {
+        Value::Number(n) => {
+            let x = n.as_f64().ok_or_else(|| bad(dtype, v, "not a number"))?;
+            Ok(from_f64(x))
+        }
+        Value::String(s) => match s.as_str() {
+            "NaN" => Ok(match bits {
+                16 => 0x7e00,
+                32 => 0x7fc0_0000,
+                _ => 0x7ff8_0000_0000_0000,
+            }),
+            "Infinity" => Ok(from_f64(f64::INFINITY)),
+            "-Infinity" => Ok(from_f64(f64::NEG_INFINITY)),
+            _ => {
+                let hex = s
+                    .strip_prefix("0x")
+                    .ok_or_else(|| bad(dtype, v, "expected a number, \"NaN\", \"Infinity\", \"-Infinity\" or \"0x...\""))?;
+                if hex.is_empty() || hex.len() > (bits / 4) as usize || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+                    return Err(bad(dtype, v, &format!("hex form needs 1 to {} hex digits", bits / 4)));
+                }
+                Ok(u64::from_str_radix(hex, 16).expect("validated hex"))
+            }
+        },
+        _ => Err(bad(dtype, v, "expected a number or a string")),
+    }
+}
+
+/// The JSON form of a fill value (inverse of [`parse_v3`]); NaNs other than the canonical one use the hex form.
+pub fn to_json_v3(dtype: &DataType, bytes: &[u8]) -> Value {
+    fn float(bits: u64, width: u32) -> Value {
+        let (x, canonical_nan) = match width {
+            16 => (f16::from_bits(bits as u16).to_f64(), 0x7e00),
+            32 => (f32::from_bits(bits as u32) as f64, 0x7fc0_0000),
+            _ => (f64::from_bits(bits), 0x7ff8_0000_0000_0000),
+        };
+        if x.is_nan() {
+            if bits == canonical_nan {
+                Value::from("NaN")
+            } else {
+                Value::from(format!("0x{:0w$x}", bits, w = (width / 4) as usize))
+            }
+        } else if x.is_infinite() {
+            Value::from(if x > 0.0 { "Infinity" } else { "-Infinity" })
+        } else if x == 0.0 && x.is_sign_negative() {
+            Value::from(-0.0)
+        } else {
+            Value::from(x)
+        }
+    }
+    let u = |n: usize| -> u64 {
+        let mut b = [0u8; 8];
+        b[..n].copy_from_slice(&bytes[..n]);
+        if cfg!(target_endian = "big") {
+            u64::from_be_bytes(b) >> (64 - 8 * n)
+        } else {
+            u64::from_le_bytes(b)
+        }
+    };
+    match dtype {
+        DataType::Bool => Value::Bool(bytes[0] != 0),
+        DataType::Int8 => Value::from(bytes[0] as i8),
+        DataType::Int16 => Value::from(i16::from_ne_bytes([bytes[0], bytes[1]])),
+        DataType::Int32 => Value::from(i32::from_ne_bytes(bytes[..4].try_into().unwrap())),
+        DataType::Int64 => Value::from(i64::from_ne_bytes(bytes[..8].try_into().unwrap())),
+        DataType::UInt8 => Value::from(bytes[0]),
+        DataType::UInt16 => Value::from(u16::from_ne_bytes([bytes[0], bytes[1]])),
+        DataType::UInt32 => Value::from(u32::from_ne_bytes(bytes[..4].try_into().unwrap())),
+        DataType::UInt64 => Value::from(u64::from_ne_bytes(bytes[..8].try_into().unwrap())),
+        DataType::Float16 => float(u(2), 16),
+        DataType::Float32 => float(u(4), 32),
+        DataType::Float64 => float(u(8), 64),
+        DataType::Complex64 => Value::Array(vec![
+            float(u32::from_ne_bytes(bytes[..4].try_into().unwrap()) as u64, 32),
+            float(u32::from_ne_bytes(bytes[4..8].try_into().unwrap()) as u64, 32),
+        ]),
+        DataType::Complex128 => Value::Array(vec![
+            float(u64::from_ne_bytes(bytes[..8].try_into().unwrap()), 64),
+            float(u64::from_ne_bytes(bytes[8..16].try_into().unwrap()), 64),
+        ]),
+        DataType::Raw(_) => Value::Array(bytes.iter().map(|b| Value::from(*b)).collect()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn p(t: &str, v: Value) -> Result<Vec<u8>> {
+        parse_v3(&DataType::from_v3_name(t).unwrap(), &v)
+    }
+
+    #[test]
+    fn integers() {
+        assert_eq!(p("int16", json!(-7)).unwrap(), (-7i16).to_ne_bytes());
+        assert_eq!(p("uint64", json!(18446744073709551615u64)).unwrap(), u64::MAX.to_ne_bytes());
+        assert_eq!(p("int64", json!(i64::MIN)).unwrap(), i64::MIN.to_ne_bytes());
+        assert!(p("uint8", json!(256)).is_err());
+        assert!(p("int8", json!(-129)).is_err());
+        assert!(p("uint8", json!(-1)).is_err());
+        assert!(p("int32", json!(1.5)).is_err());
+        assert!(p("int32", json!(1.0)).is_err());
+        assert!(p("int32", json!("1")).is_err());
+        assert!(p("int32", Value::Null).is_err());
+    }
+
+    #[test]
+    fn floats() {
+        assert_eq!(p("float32", json!("NaN")).unwrap(), 0x7fc0_0000u32.to_ne_bytes());
+        assert_eq!(p("float64", json!("NaN")).unwrap(), 0x7ff8_0000_0000_0000u64.to_ne_bytes());
+        assert_eq!(p("float16", json!("NaN")).unwrap(), 0x7e00u16.to_ne_bytes());
+        assert_eq!(p("float16", json!("-Infinity")).unwrap(), 0xfc00u16.to_ne_bytes());
+        assert_eq!(p("float64", json!("Infinity")).unwrap(), f64::INFINITY.to_ne_bytes());
+        assert_eq!(p("float32", json!("0x7fc00001")).unwrap(), 0x7fc0_0001u32.to_ne_bytes());
+        assert_eq!(p("float32", json!("0x40490fdb")).unwrap(), std::f32::consts::PI.to_ne_bytes());
+        assert_eq!(p("float32", json!(-0.0)).unwrap(), 0x8000_0000u32.to_ne_bytes());
+        assert_eq!(p("float16", json!(1.5)).unwrap(), f16::from_f32(1.5).to_bits().to_ne_bytes());
+        assert_eq!(p("float32", json!(3)).unwrap(), 3.0f32.to_ne_bytes());
+        assert!(p("float32", json!("0x7fc000001")).is_err());
+        assert!(p("float32", json!("nan")).is_err());
+        assert!(p("float32", json!("0xzz")).is_err());
+        assert!(p("float32", json!(true)).is_err());
+    }
+
+    #[test]
+    fn complex_bool_raw() {
+        let mut want = 1.5f32.to_ne_bytes().to_vec();
+        want.extend((-2.5f32).to_ne_bytes());
+        assert_eq!(p("complex64", json!([1.5, -2.5])).unwrap(), want);
+        let mut want = 0x7ff8_0000_0000_0000u64.to_ne_bytes().to_vec();
+        want.extend(f64::INFINITY.to_ne_bytes());
+        assert_eq!(p("complex128", json!(["NaN", "Infinity"])).unwrap(), want);
+        assert!(p("complex64", json!([1.0])).is_err());
+        assert_eq!(p("bool", json!(true)).unwrap(), [1]);
+        assert!(p("bool", json!(1)).is_err());
+        assert_eq!(p("r16", json!([1, 255])).unwrap(), [1, 255]);
+        assert!(p("r16", json!([1, 256])).is_err());
+        assert!(p("r16", json!([1])).is_err());
+    }
+
+    #[test]
+    fn json_round_trip() {
+        for (t, v) in [
+            ("float32", json!("NaN")),
+            ("float32", json!("0x7fc00001")),
+            ("float16", json!("-Infinity")),
+            ("float64", json!(-0.0)),
+            ("float64", json!(2.5)),
+            ("complex128", json!(["NaN", 1.0])),
+            ("uint64", json!(u64::MAX)),
+            ("int8", json!(-3)),
+            ("r24", json!([1, 2, 3])),
+            ("bool", json!(false)),
+        ] {
+            let dt = DataType::from_v3_name(t).unwrap();
+            let b = parse_v3(&dt, &v).unwrap();
+            assert_eq!(parse_v3(&dt, &to_json_v3(&dt, &b)).unwrap(), b, "{t} {v}");
+        }
+    }
+}

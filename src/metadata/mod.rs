@@ -1,0 +1,99 @@
+//! Array and group metadata: the one internal model every format version is parsed into.
+//!
+//! [`v3`] parses `zarr.json`. Later formats (v2 `.zarray`, v1 `meta`) normalise into the same
+//! [`ArrayMetadata`]: a data type, a regular grid, a chunk key encoding, a fill value and a codec chain.
+
+pub mod fill_value;
+pub mod v3;
+
+use crate::chunk_grid::RegularGrid;
+use crate::chunk_key::ChunkKeyEncoding;
+use crate::codec::chain::CodecChain;
+use crate::dtype::DataType;
+use crate::error::{Error, Result};
+use serde_json::{Map, Value};
+use std::sync::Arc;
+
+/// Everything needed to read and write an array, whatever its format version.
+#[derive(Debug, Clone)]
+pub struct ArrayMetadata {
+    /// 3 (later also 2 and 1).
+    pub zarr_format: u8,
+    /// Array shape.
+    pub shape: Vec<u64>,
+    /// Element type.
+    pub data_type: DataType,
+    /// The chunk grid (chunk shape = shard shape for sharded arrays).
+    pub grid: RegularGrid,
+    /// How chunk keys are formed.
+    pub chunk_key_encoding: ChunkKeyEncoding,
+    /// One native-endian element.
+    pub fill_value: Vec<u8>,
+    /// The codec chain for one chunk.
+    pub codecs: Arc<CodecChain>,
+    /// Optional dimension names.
+    pub dimension_names: Option<Vec<Option<String>>>,
+    /// User attributes.
+    pub attributes: Map<String, Value>,
+    /// The metadata document as stored.
+    pub document: Value,
+}
+
+impl ArrayMetadata {
+    /// The chunk shape.
+    pub fn chunk_shape(&self) -> &[u64] {
+        &self.grid.chunk_shape
+    }
+
+    /// The document with `attributes` replaced (as it will be stored).
+    pub fn document_with_attributes(&self, attributes: &Map<String, Value>) -> Value {
+        let mut doc = self.document.clone();
+        if let Value::Object(o) = &mut doc {
+            o.insert("attributes".into(), Value::Object(attributes.clone()));
+        }
+        doc
+    }
+}
+
+/// A group's metadata.
+#[derive(Debug, Clone)]
+pub struct GroupMetadata {
+    /// 3 (later also 2).
+    pub zarr_format: u8,
+    /// User attributes.
+    pub attributes: Map<String, Value>,
+    /// The metadata document as stored.
+    pub document: Value,
+}
+
+/// Parses a metadata document from bytes, as a JSON object.
+pub fn parse_json(bytes: &[u8]) -> Result<Value> {
+    let v: Value = serde_json::from_slice(bytes).map_err(|e| Error::Metadata(format!("invalid JSON: {e}")))?;
+    if !v.is_object() {
+        return Err(Error::Metadata("the metadata document is not a JSON object".into()));
+    }
+    Ok(v)
+}
+
+/// Serialises a metadata document the way it is stored (pretty-printed, UTF-8).
+pub fn to_bytes(doc: &Value) -> Vec<u8> {
+    serde_json::to_vec_pretty(doc).expect("a JSON value serialises")
+}
+
+/// Parses an `attributes` member (absent = empty); it must be an object.
+pub fn attributes_of(doc: &Map<String, Value>) -> Result<Map<String, Value>> {
+    match doc.get("attributes") {
+        None => Ok(Map::new()),
+        Some(Value::Object(m)) => Ok(m.clone()),
+        Some(v) => Err(Error::Metadata(format!("attributes must be an object, got {v}"))),
+    }
+}
+
+/// Parses a JSON text given by a caller as attributes (must be an object).
+pub fn parse_attributes_arg(json: &str) -> Result<Map<String, Value>> {
+    match serde_json::from_str::<Value>(json) {
+        Ok(Value::Object(m)) => Ok(m),
+        Ok(v) => Err(Error::InvalidArgument(format!("attributes must be a JSON object, got {v}"))),
+        Err(e) => Err(Error::InvalidArgument(format!("attributes are not valid JSON: {e}"))),
+    }
+}

@@ -1,0 +1,295 @@
+//! Filesystem store (v3 "file system store" spec): key `a/b` is the file `<root>/a/b`.
+//!
+//! Writes are atomic: the value goes to a temporary file in the destination directory, which is then
+//! renamed over the key's file, so a crash leaves the old value or the new one. With `ZARR_FSYNC=1`
+//! in the environment the file and its directory are also flushed to disk before and after the rename.
+
+use super::{check_range, validate_key, ByteSource, DirListing, Store};
+use crate::error::{Error, Result};
+use std::fs::{self, File, OpenOptions};
+use std::io::{Read, Write};
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
+
+/// A store rooted at a directory.
+#[derive(Debug)]
+pub struct FilesystemStore {
+    root: PathBuf,
+    fsync: bool,
+    bytes_read: AtomicU64,
+}
+
+impl FilesystemStore {
+    /// A store rooted at `root` (which need not exist yet).
+    pub fn new(root: impl Into<PathBuf>) -> FilesystemStore {
+        let fsync = std::env::var("ZARR_FSYNC").map(|v| v == "1" || v.eq_ignore_ascii_case("true")).unwrap_or(false);
+        FilesystemStore { root: root.into(), fsync, bytes_read: AtomicU64::new(0) }
+    }
+
+    /// The root directory.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    fn path_of(&self, key: &str) -> Result<PathBuf> {
+        validate_key(key)?;
+        Ok(self.root.join(key))
+    }
+
+    fn count(&self, n: usize) {
+        self.bytes_read.fetch_add(n as u64, Ordering::Relaxed);
+    }
+}
+
+/// Turns a `file://` URI (or a plain path) into a filesystem path. Percent-escapes are decoded.
+pub fn path_from_location(location: &str) -> Result<PathBuf> {
+    let Some(rest) = location.strip_prefix("file://") else {
+        if location.is_empty() {
+            return Err(Error::InvalidArgument("empty path".into()));
+        }
+        if location.contains("://") {
+            let scheme = location.split("://").next().unwrap_or("");
+            return Err(Error::Unsupported(format!("unsupported URI scheme '{scheme}' in '{location}'")));
+        }
+        return Ok(PathBuf::from(location));
+    };
+    // file:///abs/path or file://localhost/abs/path
+    let path = if let Some(p) = rest.strip_prefix("localhost/") {
+        format!("/{p}")
+    } else if rest.starts_with('/') {
+        rest.to_string()
+    } else {
+        return Err(Error::Unsupported(format!("file URI with a remote host is not supported: '{location}'")));
+    };
+    let bytes = path.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let hex = bytes.get(i + 1..i + 3).and_then(|h| std::str::from_utf8(h).ok());
+            match hex.and_then(|h| u8::from_str_radix(h, 16).ok()) {
+                Some(b) => {
+                    out.push(b);
+                    i += 3;
+                    continue;
+                }
+                None => return Err(Error::InvalidArgument(format!("bad percent-escape in URI '{location}'"))),
+            }
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    use std::os::unix::ffi::OsStringExt;
+    Ok(PathBuf::from(std::ffi::OsString::from_vec(out)))
+}
+
+struct FileSource<'a> {
+    file: File,
+    len: u64,
+    key: String,
+    store: &'a FilesystemStore,
+}
+
+impl ByteSource for FileSource<'_> {
+    fn len(&self) -> u64 {
+        self.len
+    }
+    fn read_into(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
+        check_range(offset, buf.len() as u64, self.len).map_err(|e| e.context(&self.key))?;
+        self.file.read_exact_at(buf, offset).map_err(|e| {
+            if e.kind() == std::io::ErrorKind::UnexpectedEof {
+                Error::Codec(format!("{}: value shrank while being read", self.key))
+            } else {
+                Error::io(&self.key, e)
+            }
+        })?;
+        self.store.count(buf.len());
+        Ok(())
+    }
+}
+
+fn open_existing(path: &Path, key: &str) -> Result<Option<File>> {
+    match File::open(path) {
+        Ok(f) => Ok(Some(f)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        // A directory where a value is expected, or a path through a file: treat as absent.
+        Err(e) if e.raw_os_error() == Some(libc::ENOTDIR) => Ok(None),
+        Err(e) => Err(Error::io(key, e)),
+    }
+}
+
+impl Store for FilesystemStore {
+    fn get(&self, key: &str) -> Result<Option<Vec<u8>>> {
+        let mut buf = Vec::new();
+        Ok(if self.get_into(key, &mut buf)? { Some(buf) } else { None })
+    }
+
+    fn get_into(&self, key: &str, buf: &mut Vec<u8>) -> Result<bool> {
+        let path = self.path_of(key)?;
+        let Some(mut f) = open_existing(&path, key)? else { return Ok(false) };
+        let meta = f.metadata().map_err(|e| Error::io(key, e))?;
+        if meta.is_dir() {
+            return Ok(false);
+        }
+        buf.clear();
+        let size = meta.len() as usize;
+        buf.try_reserve_exact(size).map_err(|_| Error::Io(format!("{key}: cannot allocate {size} bytes")))?;
+        f.read_to_end(buf).map_err(|e| Error::io(key, e))?;
+        self.count(buf.len());
+        Ok(true)
+    }
+
+    fn open(&self, key: &str) -> Result<Option<Box<dyn ByteSource + '_>>> {
+        let path = self.path_of(key)?;
+        let Some(file) = open_existing(&path, key)? else { return Ok(None) };
+        let meta = file.metadata().map_err(|e| Error::io(key, e))?;
+        if meta.is_dir() {
+            return Ok(None);
+        }
+        Ok(Some(Box::new(FileSource { file, len: meta.len(), key: key.to_string(), store: self })))
+    }
+
+    fn set(&self, key: &str, value: &[u8]) -> Result<()> {
+        let path = self.path_of(key)?;
+        let dir = path.parent().expect("a key has a parent directory");
+        fs::create_dir_all(dir).map_err(|e| Error::io(dir.display(), e))?;
+        let name = path.file_name().expect("validated key").to_string_lossy();
+        let tmp = dir.join(format!(
+            ".{name}.{}.{}.tmp",
+            std::process::id(),
+            TEMP_COUNTER.fetch_add(1, Ordering::Relaxed)
+        ));
+        let write = || -> std::io::Result<()> {
+            let mut f = OpenOptions::new().write(true).create_new(true).open(&tmp)?;
+            f.write_all(value)?;
+            if self.fsync {
+                f.sync_all()?;
+            }
+            drop(f);
+            fs::rename(&tmp, &path)?;
+            if self.fsync {
+                File::open(dir)?.sync_all()?;
+            }
+            Ok(())
+        };
+        write().map_err(|e| {
+            let _ = fs::remove_file(&tmp);
+            Error::io(path.display(), e)
+        })
+    }
+
+    fn delete(&self, key: &str) -> Result<()> {
+        let path = self.path_of(key)?;
+        match fs::remove_file(&path) {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            Err(e) => Err(Error::io(path.display(), e)),
+        }
+    }
+
+    fn exists(&self, key: &str) -> Result<bool> {
+        let path = self.path_of(key)?;
+        Ok(path.is_file())
+    }
+
+    fn list_dir(&self, prefix: &str) -> Result<DirListing> {
+        let dir = if prefix.is_empty() {
+            self.root.clone()
+        } else {
+            let p = prefix.strip_suffix('/').ok_or_else(|| {
+                Error::InvalidArgument(format!("list prefix '{prefix}' must end with '/'"))
+            })?;
+            self.path_of(p)?
+        };
+        let mut out = DirListing::default();
+        let entries = match fs::read_dir(&dir) {
+            Ok(e) => e,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(out),
+            Err(e) if e.raw_os_error() == Some(libc::ENOTDIR) => return Ok(out),
+            Err(e) => return Err(Error::io(dir.display(), e)),
+        };
+        for entry in entries {
+            let entry = entry.map_err(|e| Error::io(dir.display(), e))?;
+            let Ok(name) = entry.file_name().into_string() else { continue };
+            let ft = entry.file_type().map_err(|e| Error::io(entry.path().display(), e))?;
+            let is_dir = ft.is_dir() || (ft.is_symlink() && entry.path().is_dir());
+            if is_dir {
+                out.prefixes.push(name);
+            } else {
+                out.keys.push(name);
+            }
+        }
+        out.keys.sort();
+        out.prefixes.sort();
+        Ok(out)
+    }
+
+    fn bytes_read(&self) -> u64 {
+        self.bytes_read.load(Ordering::Relaxed)
+    }
+
+    fn location(&self, key: &str) -> String {
+        self.root.join(key).display().to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tmpdir(tag: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("zarr-fs-{tag}-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&d);
+        d
+    }
+
+    #[test]
+    fn set_get_range_delete_list() {
+        let root = tmpdir("basic");
+        let s = FilesystemStore::new(&root);
+        assert_eq!(s.get("a/b").unwrap(), None);
+        s.set("a/b", b"hello").unwrap();
+        s.set("a/c/d", b"x").unwrap();
+        assert_eq!(s.get("a/b").unwrap().unwrap(), b"hello");
+        let src = s.open("a/b").unwrap().unwrap();
+        assert_eq!(src.read_range(1, 3).unwrap(), b"ell");
+        assert!(matches!(src.read_range(3, 5), Err(Error::Codec(_))));
+        drop(src);
+        s.set("a/b", b"bye").unwrap();
+        assert_eq!(s.get("a/b").unwrap().unwrap(), b"bye");
+        let l = s.list_dir("a/").unwrap();
+        assert_eq!(l.keys, ["b"]);
+        assert_eq!(l.prefixes, ["c"]);
+        assert!(s.exists("a/b").unwrap());
+        s.delete("a/b").unwrap();
+        s.delete("a/b").unwrap();
+        assert!(!s.exists("a/b").unwrap());
+        assert!(s.open("a/c").unwrap().is_none(), "a directory is not a value");
+        assert!(s.bytes_read() >= 8);
+        // no temporary files are left behind
+        assert_eq!(s.list_dir("a/").unwrap().keys, Vec::<String>::new());
+        fs::remove_dir_all(root).unwrap();
+    }
+
+    #[test]
+    fn escaping_keys_rejected() {
+        let s = FilesystemStore::new(tmpdir("escape"));
+        assert!(matches!(s.set("../evil", b"x"), Err(Error::InvalidArgument(_))));
+        assert!(matches!(s.get("/etc/passwd"), Err(Error::InvalidArgument(_))));
+        assert!(s.list_dir("../").is_err());
+    }
+
+    #[test]
+    fn uris() {
+        assert_eq!(path_from_location("/tmp/x").unwrap(), PathBuf::from("/tmp/x"));
+        assert_eq!(path_from_location("file:///tmp/a%20b").unwrap(), PathBuf::from("/tmp/a b"));
+        assert_eq!(path_from_location("file://localhost/tmp/x").unwrap(), PathBuf::from("/tmp/x"));
+        assert!(matches!(path_from_location("s3://bucket/x"), Err(Error::Unsupported(_))));
+        assert!(path_from_location("file://host/x").is_err());
+        assert!(path_from_location("file:///x%zz").is_err());
+        assert!(path_from_location("").is_err());
+    }
+}

@@ -1,0 +1,122 @@
+//! In-memory store, for tests and for callers that build arrays in memory.
+
+use super::{validate_key, ByteSource, DirListing, SliceSource, Store};
+use crate::error::Result;
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, RwLock};
+
+/// A thread-safe map from keys to values.
+#[derive(Debug, Default)]
+pub struct MemoryStore {
+    map: RwLock<BTreeMap<String, Arc<Vec<u8>>>>,
+    bytes_read: AtomicU64,
+}
+
+impl MemoryStore {
+    /// An empty store.
+    pub fn new() -> MemoryStore {
+        MemoryStore::default()
+    }
+
+    /// All keys, sorted.
+    pub fn keys(&self) -> Vec<String> {
+        self.map.read().unwrap().keys().cloned().collect()
+    }
+}
+
+struct ArcSource<'a> {
+    data: Arc<Vec<u8>>,
+    store: &'a MemoryStore,
+}
+
+impl ByteSource for ArcSource<'_> {
+    fn len(&self) -> u64 {
+        self.data.len() as u64
+    }
+    fn read_into(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
+        SliceSource(&self.data).read_into(offset, buf)?;
+        self.store.bytes_read.fetch_add(buf.len() as u64, Ordering::Relaxed);
+        Ok(())
+    }
+}
+
+impl Store for MemoryStore {
+    fn get(&self, key: &str) -> Result<Option<Vec<u8>>> {
+        validate_key(key)?;
+        let v = self.map.read().unwrap().get(key).map(|v| v.as_ref().clone());
+        if let Some(v) = &v {
+            self.bytes_read.fetch_add(v.len() as u64, Ordering::Relaxed);
+        }
+        Ok(v)
+    }
+
+    fn open(&self, key: &str) -> Result<Option<Box<dyn ByteSource + '_>>> {
+        validate_key(key)?;
+        let data = self.map.read().unwrap().get(key).cloned();
+        Ok(data.map(|data| Box::new(ArcSource { data, store: self }) as Box<dyn ByteSource>))
+    }
+
+    fn set(&self, key: &str, value: &[u8]) -> Result<()> {
+        validate_key(key)?;
+        self.map.write().unwrap().insert(key.to_string(), Arc::new(value.to_vec()));
+        Ok(())
+    }
+
+    fn delete(&self, key: &str) -> Result<()> {
+        validate_key(key)?;
+        self.map.write().unwrap().remove(key);
+        Ok(())
+    }
+
+    fn exists(&self, key: &str) -> Result<bool> {
+        validate_key(key)?;
+        Ok(self.map.read().unwrap().contains_key(key))
+    }
+
+    fn list_dir(&self, prefix: &str) -> Result<DirListing> {
+        let mut out = DirListing::default();
+        for k in self.map.read().unwrap().keys() {
+            let Some(rest) = k.strip_prefix(prefix) else { continue };
+            match rest.split_once('/') {
+                None => out.keys.push(rest.to_string()),
+                Some((dir, _)) => {
+                    if out.prefixes.last().map(|l| l != dir).unwrap_or(true) {
+                        out.prefixes.push(dir.to_string());
+                    }
+                }
+            }
+        }
+        out.prefixes.dedup();
+        Ok(out)
+    }
+
+    fn bytes_read(&self) -> u64 {
+        self.bytes_read.load(Ordering::Relaxed)
+    }
+
+    fn location(&self, key: &str) -> String {
+        format!("memory:{key}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn basic() {
+        let s = MemoryStore::new();
+        s.set("a/b", b"12345").unwrap();
+        s.set("a/c/d", b"x").unwrap();
+        s.set("a/c/e", b"y").unwrap();
+        assert_eq!(s.open("a/b").unwrap().unwrap().read_range(1, 2).unwrap(), b"23");
+        assert_eq!(s.bytes_read(), 2);
+        let l = s.list_dir("a/").unwrap();
+        assert_eq!(l.keys, ["b"]);
+        assert_eq!(l.prefixes, ["c"]);
+        s.delete("a/b").unwrap();
+        assert!(s.get("a/b").unwrap().is_none());
+        assert!(s.set("../x", b"").is_err());
+    }
+}

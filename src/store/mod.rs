@@ -1,0 +1,223 @@
+//! The store interface: a map from keys to byte values with byte-range reads and atomic writes.
+//!
+//! Keys are `/`-separated relative paths (`c/0/1`, `group/zarr.json`). [`validate_key`] rejects keys that
+//! could escape the store root. Implementations: [`filesystem::FilesystemStore`], [`memory::MemoryStore`].
+
+pub mod filesystem;
+pub mod memory;
+
+use crate::error::{Error, Result};
+
+/// One stored value opened for byte-range reads.
+pub trait ByteSource: Send + Sync {
+    /// Size of the value in bytes.
+    fn len(&self) -> u64;
+
+    /// Whether the value is empty.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Fills `buf` with the bytes at `offset..offset + buf.len()`; a range past the end is a codec error.
+    fn read_into(&self, offset: u64, buf: &mut [u8]) -> Result<()>;
+
+    /// The bytes at `offset..offset + len`.
+    fn read_range(&self, offset: u64, len: u64) -> Result<Vec<u8>> {
+        check_range(offset, len, self.len())?;
+        let mut v = crate::error::try_alloc(len as usize)?;
+        self.read_into(offset, &mut v)?;
+        Ok(v)
+    }
+
+    /// The whole value.
+    fn read_all(&self) -> Result<Vec<u8>> {
+        self.read_range(0, self.len())
+    }
+}
+
+/// Fails unless `offset..offset+len` lies within a value of `size` bytes.
+pub fn check_range(offset: u64, len: u64, size: u64) -> Result<()> {
+    match offset.checked_add(len) {
+        Some(end) if end <= size => Ok(()),
+        _ => Err(Error::Codec(format!(
+            "byte range {offset}..{} lies outside the stored value of {size} bytes",
+            offset as u128 + len as u128
+        ))),
+    }
+}
+
+/// A part of another byte source (e.g. an inner chunk inside a shard).
+pub struct SubSource<'a> {
+    /// The source holding the bytes.
+    pub inner: &'a dyn ByteSource,
+    /// Start of the part within `inner`.
+    pub offset: u64,
+    /// Length of the part.
+    pub len: u64,
+}
+
+impl ByteSource for SubSource<'_> {
+    fn len(&self) -> u64 {
+        self.len
+    }
+    fn read_into(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
+        check_range(offset, buf.len() as u64, self.len)?;
+        self.inner.read_into(self.offset + offset, buf)
+    }
+}
+
+/// A byte source over bytes already in memory.
+pub struct SliceSource<'a>(pub &'a [u8]);
+
+impl ByteSource for SliceSource<'_> {
+    fn len(&self) -> u64 {
+        self.0.len() as u64
+    }
+    fn read_into(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
+        check_range(offset, buf.len() as u64, self.0.len() as u64)?;
+        buf.copy_from_slice(&self.0[offset as usize..offset as usize + buf.len()]);
+        Ok(())
+    }
+}
+
+/// The direct children of a prefix: keys (values) and sub-prefixes (without the trailing `/`).
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct DirListing {
+    /// Names of values directly under the prefix.
+    pub keys: Vec<String>,
+    /// Names of sub-prefixes directly under the prefix.
+    pub prefixes: Vec<String>,
+}
+
+/// A key/value store. All methods may be called from several threads at once.
+pub trait Store: Send + Sync + std::fmt::Debug {
+    /// The whole value at `key`, or `None` when absent.
+    fn get(&self, key: &str) -> Result<Option<Vec<u8>>>;
+
+    /// Reads the whole value at `key` into `buf` (replacing its contents); `false` when absent.
+    fn get_into(&self, key: &str, buf: &mut Vec<u8>) -> Result<bool> {
+        match self.get(key)? {
+            Some(v) => {
+                *buf = v;
+                Ok(true)
+            }
+            None => Ok(false),
+        }
+    }
+
+    /// Opens the value at `key` for byte-range reads, or `None` when absent.
+    fn open(&self, key: &str) -> Result<Option<Box<dyn ByteSource + '_>>>;
+
+    /// Stores `value` at `key` atomically: a reader sees the old value or the new one, never a mix.
+    fn set(&self, key: &str, value: &[u8]) -> Result<()>;
+
+    /// Removes `key`; removing an absent key succeeds.
+    fn delete(&self, key: &str) -> Result<()>;
+
+    /// Whether a value exists at `key`.
+    fn exists(&self, key: &str) -> Result<bool>;
+
+    /// The direct children of `prefix` (`""` for the root, otherwise ending in `/`).
+    fn list_dir(&self, prefix: &str) -> Result<DirListing>;
+
+    /// Total bytes this store has delivered to readers (for tests and statistics).
+    fn bytes_read(&self) -> u64;
+
+    /// A human-readable location of `key` for error messages (e.g. the file path).
+    fn location(&self, key: &str) -> String {
+        key.to_string()
+    }
+}
+
+/// Rejects keys that are empty, absolute, contain empty, `.` or `..` segments, NUL or backslash.
+pub fn validate_key(key: &str) -> Result<()> {
+    let bad = |why: &str| Err(Error::InvalidArgument(format!("invalid store key '{key}': {why}")));
+    if key.is_empty() {
+        return bad("empty");
+    }
+    if key.contains('\0') || key.contains('\\') {
+        return bad("contains NUL or backslash");
+    }
+    for seg in key.split('/') {
+        match seg {
+            "" => return bad("empty path segment (leading, trailing or doubled '/')"),
+            "." | ".." => return bad("'.' and '..' segments are not allowed"),
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// Normalises a node path (`"/a/b/"` -> `"a/b"`, `""` or `"/"` -> root `""`), rejecting invalid names:
+/// empty segments, names made only of periods, names starting with `__`, NUL and backslash.
+pub fn normalize_node_path(path: &str) -> Result<String> {
+    let trimmed = path.trim_matches('/');
+    if trimmed.is_empty() {
+        return Ok(String::new());
+    }
+    for seg in trimmed.split('/') {
+        let why = if seg.is_empty() {
+            Some("empty name")
+        } else if seg.bytes().all(|b| b == b'.') {
+            Some("a name made only of periods")
+        } else if seg.starts_with("__") {
+            Some("names starting with '__' are reserved")
+        } else if seg.contains('\0') || seg.contains('\\') {
+            Some("NUL or backslash in a name")
+        } else {
+            None
+        };
+        if let Some(why) = why {
+            return Err(Error::InvalidArgument(format!("invalid node path '{path}': {why}")));
+        }
+    }
+    Ok(trimmed.to_string())
+}
+
+/// The key prefix of the node at normalised `path` (`""` for the root, otherwise `path/`).
+pub fn node_prefix(path: &str) -> String {
+    if path.is_empty() {
+        String::new()
+    } else {
+        format!("{path}/")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys() {
+        assert!(validate_key("c/0/1").is_ok());
+        assert!(validate_key("zarr.json").is_ok());
+        for k in ["", "/abs", "a//b", "a/", "../x", "a/../b", "a/./b", "a\\b", "a\0"] {
+            assert!(validate_key(k).is_err(), "{k:?}");
+        }
+    }
+
+    #[test]
+    fn node_paths() {
+        assert_eq!(normalize_node_path("/a/b/").unwrap(), "a/b");
+        assert_eq!(normalize_node_path("").unwrap(), "");
+        assert_eq!(normalize_node_path("/").unwrap(), "");
+        for p in ["a//b", "..", "a/../b", "a/...", "__zarr", "a/__b"] {
+            assert!(normalize_node_path(p).is_err(), "{p:?}");
+        }
+        assert!(normalize_node_path("a.b/.c").is_ok());
+        assert_eq!(node_prefix("a/b"), "a/b/");
+        assert_eq!(node_prefix(""), "");
+    }
+
+    #[test]
+    fn ranges() {
+        let data = [1u8, 2, 3, 4, 5];
+        let s = SliceSource(&data);
+        assert_eq!(s.read_range(1, 3).unwrap(), [2, 3, 4]);
+        assert!(s.read_range(3, 3).is_err());
+        assert!(s.read_range(u64::MAX, 2).is_err());
+        let sub = SubSource { inner: &s, offset: 2, len: 2 };
+        assert_eq!(sub.read_all().unwrap(), [3, 4]);
+        assert!(sub.read_range(1, 2).is_err());
+    }
+}

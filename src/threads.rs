@@ -1,0 +1,77 @@
+//! The thread pool that encodes and decodes chunks.
+//!
+//! Its size comes from `ZARR_NUM_THREADS` (read when the pool is first used; default: the number of
+//! CPUs) or from [`set_num_threads`].
+
+use crate::error::{Error, Result};
+use std::sync::{Arc, RwLock};
+
+static POOL: RwLock<Option<Arc<rayon::ThreadPool>>> = RwLock::new(None);
+
+fn default_threads() -> usize {
+    std::env::var("ZARR_NUM_THREADS")
+        .ok()
+        .and_then(|v| v.trim().parse::<usize>().ok())
+        .filter(|&n| n > 0)
+        .unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1))
+}
+
+fn build(n: usize) -> Result<Arc<rayon::ThreadPool>> {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(n)
+        .thread_name(|i| format!("zarr-{i}"))
+        .build()
+        .map(Arc::new)
+        .map_err(|e| Error::Internal(format!("cannot start the thread pool: {e}")))
+}
+
+/// The pool, created on first use.
+pub fn pool() -> Result<Arc<rayon::ThreadPool>> {
+    if let Some(p) = POOL.read().unwrap_or_else(|e| e.into_inner()).as_ref() {
+        return Ok(p.clone());
+    }
+    let mut slot = POOL.write().unwrap_or_else(|e| e.into_inner());
+    if slot.is_none() {
+        *slot = Some(build(default_threads())?);
+    }
+    Ok(slot.as_ref().unwrap().clone())
+}
+
+/// Replaces the pool by one of `n` threads (`0`: the default from `ZARR_NUM_THREADS` or the CPU count).
+/// Calls already running finish on the old pool.
+pub fn set_num_threads(n: usize) -> Result<()> {
+    let n = if n == 0 { default_threads() } else { n };
+    if n > 4096 {
+        return Err(Error::InvalidArgument(format!("{n} threads is more than the 4096 allowed")));
+    }
+    let p = build(n)?;
+    *POOL.write().unwrap_or_else(|e| e.into_inner()) = Some(p);
+    Ok(())
+}
+
+/// The number of threads in the pool.
+pub fn num_threads() -> Result<usize> {
+    Ok(pool()?.current_num_threads())
+}
+
+/// Runs `f` on every item, in parallel on the pool when there is more than one item; stops at the
+/// first error.
+pub fn try_for_each<T: Sync>(items: &[T], f: impl Fn(&T) -> Result<()> + Sync + Send) -> Result<()> {
+    match items.len() {
+        0 => Ok(()),
+        1 => f(&items[0]),
+        _ => {
+            use rayon::prelude::*;
+            pool()?.install(|| items.par_iter().try_for_each(&f))
+        }
+    }
+}
+
+/// Maps every item in parallel on the pool (in order); stops at the first error.
+pub fn try_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> Result<R> + Sync + Send) -> Result<Vec<R>> {
+    if items.len() <= 1 {
+        return items.iter().map(f).collect();
+    }
+    use rayon::prelude::*;
+    pool()?.install(|| items.par_iter().map(&f).collect())
+}

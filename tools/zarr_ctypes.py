@@ -1,0 +1,211 @@
+"""A thin ctypes binding of libzarr's C API, for the interop tests and the corpus checker.
+
+The library is found through $ZARR_LIB, else target/release/libzarr.so beside this repository.
+Every call goes through the C ABI, exactly as a C program would use it.
+"""
+import ctypes
+import os
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+STATUS = {
+    0: "ZARR_OK", -1: "ZARR_ERR_INVALID_ARGUMENT", -2: "ZARR_ERR_INVALID_HANDLE", -3: "ZARR_ERR_BUFFER_SIZE",
+    -4: "ZARR_ERR_OUT_OF_BOUNDS", -5: "ZARR_ERR_READ_ONLY", -10: "ZARR_ERR_METADATA", -11: "ZARR_ERR_UNSUPPORTED",
+    -12: "ZARR_ERR_VALUE", -20: "ZARR_ERR_CODEC", -21: "ZARR_ERR_CHECKSUM", -30: "ZARR_ERR_NOT_FOUND",
+    -31: "ZARR_ERR_EXISTS", -40: "ZARR_ERR_IO", -50: "ZARR_ERR_INTERNAL",
+}
+READ, READ_WRITE = 1, 3
+DTYPES = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16",
+          "float32", "float64", "complex64", "complex128", "raw", "struct"]
+
+
+class ZarrError(Exception):
+    def __init__(self, status, message):
+        super().__init__(f"{STATUS.get(status, status)}: {message}")
+        self.status = status
+        self.name = STATUS.get(status, str(status))
+        self.message = message
+
+
+def load(path=None):
+    path = path or os.environ.get("ZARR_LIB") or str(ROOT / "target" / "release" / "libzarr.so")
+    lib = ctypes.CDLL(path)
+    vp, u64p, c = ctypes.c_void_p, ctypes.POINTER(ctypes.c_uint64), ctypes.c_char_p
+    sigs = {
+        "zarr_open": [c, ctypes.c_int, ctypes.POINTER(vp)],
+        "zarr_create": [c, c, ctypes.POINTER(vp)],
+        "zarr_close": [vp],
+        "zarr_array_rank": [vp, ctypes.POINTER(ctypes.c_size_t)],
+        "zarr_array_shape": [vp, u64p, ctypes.c_size_t],
+        "zarr_array_chunk_shape": [vp, u64p, ctypes.c_size_t],
+        "zarr_array_data_type": [vp, ctypes.POINTER(ctypes.c_int), ctypes.POINTER(ctypes.c_size_t)],
+        "zarr_array_zarr_format": [vp, ctypes.POINTER(ctypes.c_int)],
+        "zarr_array_fill_value": [vp, vp, ctypes.c_size_t],
+        "zarr_array_attributes": [vp, ctypes.POINTER(vp)],
+        "zarr_array_set_attributes": [vp, c],
+        "zarr_array_metadata": [vp, ctypes.POINTER(vp)],
+        "zarr_read_region": [vp, u64p, u64p, vp, ctypes.c_size_t],
+        "zarr_write_region": [vp, u64p, u64p, vp, ctypes.c_size_t],
+        "zarr_group_open": [c, ctypes.c_int, ctypes.POINTER(vp)],
+        "zarr_group_create": [c, c, ctypes.POINTER(vp)],
+        "zarr_group_close": [vp],
+        "zarr_group_attributes": [vp, ctypes.POINTER(vp)],
+        "zarr_group_list": [vp, ctypes.POINTER(vp)],
+        "zarr_group_open_array": [vp, c, ctypes.POINTER(vp)],
+        "zarr_group_open_group": [vp, c, ctypes.POINTER(vp)],
+        "zarr_node_list_size": [vp, ctypes.POINTER(ctypes.c_size_t)],
+        "zarr_node_list_get": [vp, ctypes.c_size_t, ctypes.POINTER(c), ctypes.POINTER(ctypes.c_int)],
+        "zarr_node_list_free": [vp],
+        "zarr_string_free": [vp],
+    }
+    for name, args in sigs.items():
+        f = getattr(lib, name)
+        f.argtypes = args
+        f.restype = None if name == "zarr_string_free" else ctypes.c_int32
+    lib.zarr_last_error.restype = ctypes.c_char_p
+    lib.zarr_last_error.argtypes = []
+    return lib
+
+
+_LIB = None
+
+
+def lib():
+    global _LIB
+    if _LIB is None:
+        _LIB = load()
+    return _LIB
+
+
+def check(rc):
+    if rc != 0:
+        raise ZarrError(rc, lib().zarr_last_error().decode("utf-8", "replace"))
+
+
+def _take_string(p):
+    s = ctypes.string_at(p.value).decode("utf-8")
+    lib().zarr_string_free(p)
+    return s
+
+
+def _dims(values):
+    return (ctypes.c_uint64 * max(len(values), 1))(*values)
+
+
+class Array:
+    def __init__(self, handle):
+        self.h = handle
+
+    @classmethod
+    def open(cls, path, mode=READ):
+        h = ctypes.c_void_p()
+        check(lib().zarr_open(str(path).encode(), mode, ctypes.byref(h)))
+        return cls(h)
+
+    @classmethod
+    def create(cls, path, metadata_json):
+        h = ctypes.c_void_p()
+        check(lib().zarr_create(str(path).encode(), metadata_json.encode(), ctypes.byref(h)))
+        return cls(h)
+
+    def close(self):
+        if self.h:
+            check(lib().zarr_close(self.h))
+            self.h = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    @property
+    def rank(self):
+        r = ctypes.c_size_t()
+        check(lib().zarr_array_rank(self.h, ctypes.byref(r)))
+        return r.value
+
+    @property
+    def shape(self):
+        buf = _dims([0] * self.rank)
+        check(lib().zarr_array_shape(self.h, buf, self.rank))
+        return [buf[i] for i in range(self.rank)]
+
+    @property
+    def chunk_shape(self):
+        buf = _dims([0] * self.rank)
+        check(lib().zarr_array_chunk_shape(self.h, buf, self.rank))
+        return [buf[i] for i in range(self.rank)]
+
+    @property
+    def dtype(self):
+        d, s = ctypes.c_int(), ctypes.c_size_t()
+        check(lib().zarr_array_data_type(self.h, ctypes.byref(d), ctypes.byref(s)))
+        return DTYPES[d.value], s.value
+
+    @property
+    def attributes(self):
+        p = ctypes.c_void_p()
+        check(lib().zarr_array_attributes(self.h, ctypes.byref(p)))
+        return _take_string(p)
+
+    def read(self, start=None, count=None):
+        start = start if start is not None else [0] * self.rank
+        count = count if count is not None else self.shape
+        n = 1
+        for x in count:
+            n *= x
+        size = n * self.dtype[1]
+        buf = ctypes.create_string_buffer(max(size, 1))
+        check(lib().zarr_read_region(self.h, _dims(start), _dims(count), buf, size))
+        return buf.raw[:size]
+
+    def write(self, data, start=None, count=None):
+        start = start if start is not None else [0] * self.rank
+        count = count if count is not None else self.shape
+        data = bytes(data)
+        check(lib().zarr_write_region(self.h, _dims(start), _dims(count), data, len(data)))
+
+
+class Group:
+    def __init__(self, handle):
+        self.h = handle
+
+    @classmethod
+    def open(cls, path, mode=READ):
+        h = ctypes.c_void_p()
+        check(lib().zarr_group_open(str(path).encode(), mode, ctypes.byref(h)))
+        return cls(h)
+
+    def close(self):
+        if self.h:
+            check(lib().zarr_group_close(self.h))
+            self.h = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    @property
+    def attributes(self):
+        p = ctypes.c_void_p()
+        check(lib().zarr_group_attributes(self.h, ctypes.byref(p)))
+        return _take_string(p)
+
+    def children(self):
+        lst = ctypes.c_void_p()
+        check(lib().zarr_group_list(self.h, ctypes.byref(lst)))
+        try:
+            n = ctypes.c_size_t()
+            check(lib().zarr_node_list_size(lst, ctypes.byref(n)))
+            out = {}
+            for i in range(n.value):
+                name, kind = ctypes.c_char_p(), ctypes.c_int()
+                check(lib().zarr_node_list_get(lst, i, ctypes.byref(name), ctypes.byref(kind)))
+                out[name.value.decode()] = "array" if kind.value == 1 else "group"
+            return out
+        finally:
+            lib().zarr_node_list_free(lst)
