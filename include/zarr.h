@@ -16,6 +16,11 @@
 
 
 /**
+ * Marker of an empty inner chunk (both offset and nbytes).
+ */
+#define EMPTY UINT64_MAX
+
+/**
  * Open for reading only.
  */
 #define ZARR_READ 1
@@ -313,6 +318,33 @@ zarr_status zarr_array_shape(const struct zarr_array *array, uint64_t *shape, si
 zarr_status zarr_array_chunk_shape(const struct zarr_array *array,
                                    uint64_t *chunk_shape,
                                    size_t rank);
+
+/**
+ * The inner chunk shape of a sharded array: the `chunk_shape` of its `sharding_indexed` codec (the
+ * unit of encoding inside each shard). For an array without sharding this is the chunk shape.
+ *
+ * @param inner_chunk_shape  receives `rank` values
+ * @param rank               must equal the array's rank
+ * @returns ZARR_OK; ZARR_ERR_INVALID_HANDLE; ZARR_ERR_INVALID_ARGUMENT.
+ * Thread-safe. Since: 0.1.
+ *
+ * # Safety
+ * `array` is an open handle; `inner_chunk_shape` has room for `rank` values.
+ */
+zarr_status zarr_array_inner_chunk_shape(const struct zarr_array *array,
+                                         uint64_t *inner_chunk_shape,
+                                         size_t rank);
+
+/**
+ * Whether the array is sharded (its array -> bytes codec is `sharding_indexed`): 1 or 0.
+ *
+ * @returns ZARR_OK; ZARR_ERR_INVALID_HANDLE; ZARR_ERR_INVALID_ARGUMENT.
+ * Thread-safe. Since: 0.1.
+ *
+ * # Safety
+ * `array` is an open handle; `sharded` is valid for writing.
+ */
+zarr_status zarr_array_is_sharded(const struct zarr_array *array, int *sharded);
 
 /**
  * The element type and the size of one element in bytes. Either output may be NULL.

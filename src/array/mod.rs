@@ -104,6 +104,13 @@ impl Array {
         Ok(())
     }
 
+    /// The inner chunk shape of a sharded array (the outermost sharding codec's `chunk_shape`), or
+    /// `None` when the array is not sharded.
+    pub fn inner_chunk_shape(&self) -> Option<&[u64]> {
+        use crate::codec::ArrayToBytesCodec;
+        self.meta.codecs.inner_chunk_shape()
+    }
+
     /// The store key of the chunk at grid index `idx`.
     pub fn chunk_key(&self, idx: &[u64]) -> String {
         format!("{}{}", self.prefix, self.meta.chunk_key_encoding.key(idx))

@@ -144,6 +144,11 @@ impl CodecChain {
         self.array_to_bytes.as_ref()
     }
 
+    /// The encoded size of a chunk when it does not depend on the values.
+    pub fn encoded_size_fixed(&self) -> Option<u64> {
+        self.encoded_size
+    }
+
     /// Whether there are only the array->bytes codec's own steps (no array->array, no bytes->bytes).
     pub fn is_bare(&self) -> bool {
         self.array_to_array.is_empty() && self.bytes_to_bytes.is_empty()
@@ -256,6 +261,10 @@ impl ArrayToBytesCodec for CodecChain {
 
     fn to_json(&self) -> Value {
         CodecChain::to_json(self)
+    }
+
+    fn inner_chunk_shape(&self) -> Option<&[u64]> {
+        self.array_to_bytes.inner_chunk_shape()
     }
 }
 

@@ -9,6 +9,7 @@ pub mod bytes;
 pub mod chain;
 pub mod crc32c;
 pub mod gzip;
+pub mod sharding;
 pub mod transpose;
 pub mod zstd;
 
@@ -139,6 +140,11 @@ pub trait ArrayToBytesCodec: Send + Sync + std::fmt::Debug {
 
     /// The codec's metadata object.
     fn to_json(&self) -> Value;
+
+    /// For a sharding codec, the inner chunk shape; `None` for other codecs.
+    fn inner_chunk_shape(&self) -> Option<&[u64]> {
+        None
+    }
 }
 
 /// A bytes->bytes codec (compressors, checksums).
@@ -293,6 +299,7 @@ pub fn from_v3(ext: &Extension, decoded: &ArrayRepr) -> Result<Option<Codec>> {
         "zstd" => Codec::BytesToBytes(Box::new(zstd::ZstdCodec::from_v3(cfg)?)),
         "blosc" => Codec::BytesToBytes(Box::new(blosc::BloscCodec::from_v3(cfg, decoded)?)),
         "crc32c" => Codec::BytesToBytes(Box::new(crc32c::Crc32cCodec::from_v3(cfg)?)),
+        "sharding_indexed" => Codec::ArrayToBytes(Box::new(sharding::ShardingCodec::from_v3(cfg, decoded)?)),
         name => {
             if !ext.must_understand {
                 return Ok(None);

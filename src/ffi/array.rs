@@ -256,6 +256,44 @@ pub unsafe extern "C" fn zarr_array_chunk_shape(
     guard(|| copy_dims(chunk_shape, rank, unsafe { array_ref(array) }?.metadata().chunk_shape(), "chunk_shape"))
 }
 
+/// The inner chunk shape of a sharded array: the `chunk_shape` of its `sharding_indexed` codec (the
+/// unit of encoding inside each shard). For an array without sharding this is the chunk shape.
+///
+/// @param inner_chunk_shape  receives `rank` values
+/// @param rank               must equal the array's rank
+/// @returns ZARR_OK; ZARR_ERR_INVALID_HANDLE; ZARR_ERR_INVALID_ARGUMENT.
+/// Thread-safe. Since: 0.1.
+///
+/// # Safety
+/// `array` is an open handle; `inner_chunk_shape` has room for `rank` values.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_inner_chunk_shape(
+    array: *const zarr_array,
+    inner_chunk_shape: *mut u64,
+    rank: usize,
+) -> zarr_status {
+    guard(|| {
+        let a = unsafe { array_ref(array) }?;
+        let shape = a.inner_chunk_shape().unwrap_or(a.metadata().chunk_shape());
+        copy_dims(inner_chunk_shape, rank, shape, "inner_chunk_shape")
+    })
+}
+
+/// Whether the array is sharded (its array -> bytes codec is `sharding_indexed`): 1 or 0.
+///
+/// @returns ZARR_OK; ZARR_ERR_INVALID_HANDLE; ZARR_ERR_INVALID_ARGUMENT.
+/// Thread-safe. Since: 0.1.
+///
+/// # Safety
+/// `array` is an open handle; `sharded` is valid for writing.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_is_sharded(array: *const zarr_array, sharded: *mut c_int) -> zarr_status {
+    guard(|| {
+        let a = unsafe { array_ref(array) }?;
+        unsafe { write_out(sharded, a.inner_chunk_shape().is_some() as c_int, "sharded") }
+    })
+}
+
 /// The element type and the size of one element in bytes. Either output may be NULL.
 ///
 /// @returns ZARR_OK; ZARR_ERR_INVALID_HANDLE.

@@ -1,0 +1,297 @@
+//! `sharding_indexed` codec (array -> bytes): a shard holds many inner chunks, each encoded with its
+//! own codec chain, plus an index of their byte ranges.
+//!
+//! Spec: <https://zarr-specs.readthedocs.io/en/latest/v3/codecs/sharding-indexed/index.html>
+//! v3 name: `sharding_indexed`. Configuration: `chunk_shape` (inner chunk shape, divides the shard
+//! shape), `codecs` (inner chain), `index_codecs` (fixed-size chain for the index),
+//! `index_location` ("start" or "end", default "end").
+//! Example: `{"name": "sharding_indexed", "configuration": {"chunk_shape": [32, 32],
+//! "codecs": [{"name": "bytes", "configuration": {"endian": "little"}}],
+//! "index_codecs": [{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "crc32c"}],
+//! "index_location": "end"}}`
+//!
+//! Reads fetch the index by byte range and then only the inner chunks a region touches (adjacent
+//! ranges coalesced into one read), decoding them in parallel. Writes encode all inner chunks in
+//! parallel; inner chunks equal to the fill value everywhere are not stored.
+
+pub mod index;
+
+use crate::chunk_grid::for_each_index;
+use crate::codec::chain::CodecChain;
+use crate::codec::{ArrayRepr, ArrayToBytesCodec, Config, Dest};
+use crate::error::Result;
+use crate::region::{all_equal, contiguous_span, copy_box, fill_box, Layout, RawBuf};
+use crate::store::{ByteSource, SliceSource};
+use index::{Entry, IndexCodec, IndexLocation};
+use serde_json::{json, Map, Value};
+
+/// Gap (bytes) up to which neighbouring inner chunk ranges are read as one.
+const COALESCE_GAP: u64 = 0;
+
+/// The `sharding_indexed` codec for one shard shape.
+#[derive(Debug)]
+pub struct ShardingCodec {
+    inner_shape: Vec<u64>,
+    chunks_per_shard: Vec<u64>,
+    inner: CodecChain,
+    index: IndexCodec,
+}
+
+impl ShardingCodec {
+    /// Parses the v3 configuration for shards of representation `shard`.
+    pub fn from_v3(cfg: Option<&Map<String, Value>>, shard: &ArrayRepr) -> Result<ShardingCodec> {
+        let c = Config::new("sharding_indexed", cfg, &["chunk_shape", "codecs", "index_codecs", "index_location"])?;
+        let cs = c.get("chunk_shape").ok_or_else(|| c.invalid("chunk_shape", "required"))?;
+        let inner_shape: Vec<u64> = cs
+            .as_array()
+            .ok_or_else(|| c.invalid("chunk_shape", "expected a list of integers"))?
+            .iter()
+            .map(|v| v.as_u64().filter(|&x| x > 0).ok_or_else(|| c.invalid("chunk_shape", "entries must be positive integers")))
+            .collect::<Result<_>>()?;
+        if inner_shape.len() != shard.shape.len() {
+            return Err(c.invalid(
+                "chunk_shape",
+                &format!("{inner_shape:?} has {} dimensions, the shard has {}", inner_shape.len(), shard.shape.len()),
+            ));
+        }
+        let mut chunks_per_shard = Vec::with_capacity(inner_shape.len());
+        for (s, i) in shard.shape.iter().zip(&inner_shape) {
+            if s % i != 0 {
+                return Err(c.invalid(
+                    "chunk_shape",
+                    &format!("inner chunk shape {inner_shape:?} does not divide the shard shape {:?}", shard.shape),
+                ));
+            }
+            chunks_per_shard.push(s / i);
+        }
+        let location = match c.choice("index_location", &["start", "end"], Some("end"))? {
+            "start" => IndexLocation::Start,
+            _ => IndexLocation::End,
+        };
+        let inner_repr = ArrayRepr { shape: inner_shape.clone(), ..shard.clone() };
+        let codecs = c.get("codecs").ok_or_else(|| c.invalid("codecs", "required"))?;
+        let inner = CodecChain::from_v3(codecs, &inner_repr).map_err(|e| e.context("codec 'sharding_indexed': codecs"))?;
+        let index_codecs = c.get("index_codecs").ok_or_else(|| c.invalid("index_codecs", "required"))?;
+        let index = IndexCodec::new(index_codecs, &chunks_per_shard, location)?;
+        Ok(ShardingCodec { inner_shape, chunks_per_shard, inner, index })
+    }
+
+    /// The inner chunk shape.
+    pub fn inner_chunk_shape(&self) -> &[u64] {
+        &self.inner_shape
+    }
+
+    /// The inner codec chain.
+    pub fn inner_chain(&self) -> &CodecChain {
+        &self.inner
+    }
+
+    fn linear(&self, idx: &[u64]) -> usize {
+        idx.iter().zip(&self.chunks_per_shard).fold(0u64, |a, (i, n)| a * n + i) as usize
+    }
+
+    /// Reads and validates the index of the shard held by `src`.
+    fn read_index(&self, src: &dyn ByteSource) -> Result<Vec<Entry>> {
+        let len = src.len();
+        let (off, n) = self.index.range_in(len)?;
+        let bytes = src.read_range(off, n)?;
+        self.index.decode(&bytes, len)
+    }
+}
+
+/// One inner chunk touched by a read: where it is stored and where its part of the region goes.
+struct Touched {
+    entry: Entry,
+    local: Vec<u64>,
+    count: Vec<u64>,
+    dest_start: Vec<u64>,
+}
+
+impl ArrayToBytesCodec for ShardingCodec {
+    fn encode(&self, data: Vec<u8>, repr: &ArrayRepr) -> Result<Vec<u8>> {
+        let elem = repr.data_type.size();
+        let shard_layout = repr.layout();
+        let inner_nbytes = self.inner.decoded_repr().nbytes();
+        let mut indices = Vec::with_capacity(self.index.num_chunks);
+        for_each_index(&self.chunks_per_shard.iter().map(|&n| (0, n - 1)).collect::<Vec<_>>(), |i| {
+            indices.push(i.to_vec())
+        });
+        // Encode the inner chunks in parallel (in index order); fill-only chunks are left out.
+        let encoded: Vec<Option<Vec<u8>>> = crate::threads::try_map(&indices, |ci| {
+            let origin: Vec<u64> = ci.iter().zip(&self.inner_shape).map(|(i, s)| i * s).collect();
+            let mut chunk = crate::error::try_alloc(inner_nbytes)?;
+            copy_box(
+                &data,
+                shard_layout,
+                &origin,
+                0,
+                RawBuf::new(&mut chunk),
+                Layout { shape: &self.inner_shape, elem },
+                &vec![0; origin.len()],
+                &self.inner_shape,
+                1,
+            );
+            if all_equal(&chunk, &repr.fill_value) {
+                return Ok(None);
+            }
+            self.inner.encode_chunk(chunk).map(Some)
+        })?;
+        let payload: usize = encoded.iter().flatten().map(Vec::len).sum();
+        let index_len = self.index.encoded_size as usize;
+        let mut out = Vec::with_capacity(payload + index_len);
+        if self.index.location == IndexLocation::Start {
+            out.resize(index_len, 0);
+        }
+        let mut entries = Vec::with_capacity(encoded.len());
+        for e in &encoded {
+            match e {
+                Some(bytes) => {
+                    entries.push(Some((out.len() as u64, bytes.len() as u64)));
+                    out.extend_from_slice(bytes);
+                }
+                None => entries.push(None),
+            }
+        }
+        let index_bytes = self.index.encode(&entries)?;
+        match self.index.location {
+            IndexLocation::Start => out[..index_len].copy_from_slice(&index_bytes),
+            IndexLocation::End => out.extend_from_slice(&index_bytes),
+        }
+        Ok(out)
+    }
+
+    fn decode_into(&self, encoded: &[u8], repr: &ArrayRepr, out: &mut [u8]) -> Result<()> {
+        let src = SliceSource(encoded);
+        let entries = self.read_index(&src)?;
+        IndexCodec::check_disjoint(&entries)?;
+        let zeros = vec![0; repr.shape.len()];
+        self.decode_region(&src, entries, repr, &zeros, &repr.shape, Dest { buf: RawBuf::new(out), shape: &repr.shape, start: &zeros })
+    }
+
+    fn encoded_size(&self, _repr: &ArrayRepr) -> Option<u64> {
+        None
+    }
+
+    fn partial_decode(
+        &self,
+        src: &dyn ByteSource,
+        repr: &ArrayRepr,
+        start: &[u64],
+        count: &[u64],
+        dest: Dest,
+    ) -> Result<()> {
+        let entries = self.read_index(src)?;
+        self.decode_region(src, entries, repr, start, count, dest)
+    }
+
+    fn inner_chunk_shape(&self) -> Option<&[u64]> {
+        Some(&self.inner_shape)
+    }
+
+    fn to_json(&self) -> Value {
+        json!({"name": "sharding_indexed", "configuration": {
+            "chunk_shape": self.inner_shape,
+            "codecs": self.inner.to_json(),
+            "index_codecs": self.index.to_json(),
+            "index_location": if self.index.location == IndexLocation::Start { "start" } else { "end" },
+        }})
+    }
+}
+
+impl ShardingCodec {
+    /// Decodes the region `start..start+count` of the shard in `src` (whose index is `entries`).
+    fn decode_region(
+        &self,
+        src: &dyn ByteSource,
+        entries: Vec<Entry>,
+        repr: &ArrayRepr,
+        start: &[u64],
+        count: &[u64],
+        dest: Dest,
+    ) -> Result<()> {
+        if count.contains(&0) {
+            return Ok(());
+        }
+        let elem = repr.data_type.size();
+        let dest_layout = Layout { shape: dest.shape, elem };
+        let ranges: Vec<(u64, u64)> = start
+            .iter()
+            .zip(count)
+            .zip(&self.inner_shape)
+            .map(|((&s, &n), &c)| (s / c, (s + n - 1) / c))
+            .collect();
+        let mut touched = Vec::new();
+        for_each_index(&ranges, |ci| {
+            let rank = ci.len();
+            let (mut local, mut n, mut ds) = (vec![0; rank], vec![0; rank], vec![0; rank]);
+            for d in 0..rank {
+                let origin = ci[d] * self.inner_shape[d];
+                let lo = start[d].max(origin);
+                let hi = (start[d] + count[d]).min(origin + self.inner_shape[d]);
+                local[d] = lo - origin;
+                n[d] = hi - lo;
+                ds[d] = dest.start[d] + (lo - start[d]);
+            }
+            touched.push(Touched { entry: entries[self.linear(ci)], local, count: n, dest_start: ds });
+        });
+        // Empty inner chunks: fill value.
+        for t in touched.iter().filter(|t| t.entry.is_none()) {
+            fill_box(dest.buf, dest_layout, &t.dest_start, &t.count, &repr.fill_value);
+        }
+        let stored: Vec<&Touched> = touched.iter().filter(|t| t.entry.is_some()).collect();
+        if stored.is_empty() {
+            return Ok(());
+        }
+        if self.inner.is_bare() {
+            // Uncompressed inner chunks: each reads just the byte span it needs.
+            return crate::threads::try_for_each(&stored, |t| {
+                let (offset, len) = t.entry.unwrap();
+                let sub = crate::store::SubSource { inner: src, offset, len };
+                self.decode_inner(&sub, t, repr, dest)
+            });
+        }
+        // Coalesce the byte ranges of the touched chunks into as few reads as possible.
+        let mut order: Vec<&Touched> = stored;
+        order.sort_by_key(|t| t.entry.unwrap().0);
+        let mut groups: Vec<(u64, u64, Vec<&Touched>)> = Vec::new();
+        for t in order {
+            let (o, n) = t.entry.unwrap();
+            match groups.last_mut() {
+                Some((_, ge, members)) if o <= *ge + COALESCE_GAP => {
+                    *ge = (*ge).max(o + n);
+                    members.push(t);
+                }
+                _ => groups.push((o, o + n, vec![t])),
+            }
+        }
+        crate::threads::try_for_each(&groups, |(gs, ge, members)| {
+            let bytes = src.read_range(*gs, ge - gs)?;
+            crate::threads::try_for_each(members, |t| {
+                let (o, n) = t.entry.unwrap();
+                let piece = &bytes[(o - gs) as usize..(o - gs + n) as usize];
+                self.decode_inner(&SliceSource(piece), t, repr, dest)
+            })
+        })
+    }
+
+    /// Decodes one stored inner chunk's part of the region into `dest`.
+    fn decode_inner(&self, src: &dyn ByteSource, t: &Touched, repr: &ArrayRepr, dest: Dest) -> Result<()> {
+        let inner_repr = self.inner.decoded_repr();
+        let dest_layout = Layout { shape: dest.shape, elem: repr.data_type.size() };
+        if t.count == self.inner_shape {
+            if let Some((off, len)) = contiguous_span(dest_layout, &t.dest_start, &t.count) {
+                let encoded = src.read_all()?;
+                // SAFETY: this inner chunk's box of the destination is written by this task only.
+                let out = unsafe { dest.buf.slice_mut(off, len) };
+                return self.inner.decode_chunk(&encoded, out);
+            }
+        }
+        self.inner.partial_decode(
+            src,
+            inner_repr,
+            &t.local,
+            &t.count,
+            Dest { buf: dest.buf, shape: dest.shape, start: &t.dest_start },
+        )
+    }
+}

@@ -1,0 +1,235 @@
+//! sharding_indexed: round trips, partial shard writes, empty inner chunks, hostile shards, and the
+//! proof that small reads fetch only the index and the inner chunks they touch.
+
+use serde_json::{json, Value};
+use std::sync::Arc;
+use zarr::store::memory::MemoryStore;
+use zarr::store::Store;
+use zarr::{Array, Error};
+
+fn meta(shape: &[u64], shard: &[u64], inner: &[u64], dtype: &str, fill: Value, inner_codecs: Value, location: &str) -> String {
+    json!({
+        "zarr_format": 3, "node_type": "array", "shape": shape, "data_type": dtype,
+        "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": shard}},
+        "chunk_key_encoding": {"name": "default", "configuration": {"separator": "/"}},
+        "fill_value": fill,
+        "codecs": [{"name": "sharding_indexed", "configuration": {
+            "chunk_shape": inner, "codecs": inner_codecs,
+            "index_codecs": [{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "crc32c"}],
+            "index_location": location}}],
+        "attributes": {}
+    })
+    .to_string()
+}
+
+fn gzip_codecs() -> Value {
+    json!([{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "gzip", "configuration": {"level": 1}}])
+}
+
+fn bytes_codecs() -> Value {
+    json!([{"name": "bytes", "configuration": {"endian": "little"}}])
+}
+
+fn values_u16(n: usize, seed: u32) -> Vec<u8> {
+    (0..n as u32).flat_map(|i| ((i.wrapping_mul(2654435761).wrapping_add(seed) >> 7) as u16 | 1).to_ne_bytes()).collect()
+}
+
+/// Parses a shard's index (bytes little + crc32c at the end or start) independently of the library.
+fn parse_index(shard: &[u8], n: usize, at_start: bool) -> Vec<(u64, u64)> {
+    let len = n * 16 + 4;
+    let idx = if at_start { &shard[..len] } else { &shard[shard.len() - len..] };
+    let payload = &idx[..n * 16];
+    assert_eq!(u32::from_le_bytes(idx[n * 16..].try_into().unwrap()), crc32c::crc32c(payload));
+    payload.chunks(16).map(|c| (u64::from_le_bytes(c[..8].try_into().unwrap()), u64::from_le_bytes(c[8..].try_into().unwrap()))).collect()
+}
+
+#[test]
+fn round_trip_regions_and_edges() {
+    for location in ["end", "start"] {
+        let store = Arc::new(MemoryStore::new());
+        let a = Array::create(store.clone(), "", &meta(&[30, 22], &[16, 12], &[4, 6], "uint16", json!(7), gzip_codecs(), location)).unwrap();
+        let data = values_u16(30 * 22, 1);
+        a.write_region(&[0, 0], &[30, 22], &data).unwrap();
+        let mut out = vec![0u8; data.len()];
+        a.read_region(&[0, 0], &[30, 22], &mut out).unwrap();
+        assert_eq!(out, data);
+        for (s, c) in [([3u64, 5u64], [9u64, 13u64]), ([15, 11], [2, 2]), ([29, 21], [1, 1]), ([0, 0], [16, 12])] {
+            let mut part = vec![0u8; (c[0] * c[1]) as usize * 2];
+            a.read_region(&s, &c, &mut part).unwrap();
+            for i in 0..c[0] as usize {
+                for j in 0..c[1] as usize {
+                    let src = ((s[0] as usize + i) * 22 + s[1] as usize + j) * 2;
+                    let dst = (i * c[1] as usize + j) * 2;
+                    assert_eq!(part[dst..dst + 2], data[src..src + 2]);
+                }
+            }
+        }
+        // Edge shard (1,1): rows 16..32 of 30, cols 12..24 of 22. Inner chunk grid 4x2 (4x6 chunks):
+        // every inner chunk still holds array elements, so all are stored.
+        let shard = store.get("c/1/1").unwrap().unwrap();
+        let entries = parse_index(&shard, 4 * 2, location == "start");
+        assert!(entries.iter().all(|e| e.0 != u64::MAX));
+    }
+}
+
+#[test]
+fn fill_inner_chunks_not_stored_and_empty_shard_deleted() {
+    let store = Arc::new(MemoryStore::new());
+    let a = Array::create(store.clone(), "", &meta(&[16, 16], &[8, 8], &[4, 4], "int32", json!(-1), gzip_codecs(), "end")).unwrap();
+    // one element in shard (0,0), inner chunk (1,0)
+    a.write_region(&[5, 2], &[1, 1], &42i32.to_ne_bytes()).unwrap();
+    let shard = store.get("c/0/0").unwrap().unwrap();
+    let e = parse_index(&shard, 4, false);
+    assert_eq!(e.iter().filter(|x| x.0 != u64::MAX).count(), 1, "only the written inner chunk is stored");
+    assert_ne!(e[2].0, u64::MAX);
+    assert_eq!(e[0], (u64::MAX, u64::MAX));
+    assert_eq!(store.keys(), vec!["c/0/0".to_string(), "zarr.json".to_string()]);
+    let mut v = [0u8; 4];
+    a.read_region(&[5, 3], &[1, 1], &mut v).unwrap();
+    assert_eq!(i32::from_ne_bytes(v), -1);
+    a.read_region(&[5, 2], &[1, 1], &mut v).unwrap();
+    assert_eq!(i32::from_ne_bytes(v), 42);
+    // writing the fill value back leaves the shard without inner chunks: it is deleted
+    a.write_region(&[5, 2], &[1, 1], &(-1i32).to_ne_bytes()).unwrap();
+    assert!(store.get("c/0/0").unwrap().is_none());
+}
+
+#[test]
+fn partial_shard_write_keeps_other_inner_chunks() {
+    let store = Arc::new(MemoryStore::new());
+    let a = Array::create(store.clone(), "", &meta(&[8, 8], &[8, 8], &[4, 4], "uint16", json!(0), gzip_codecs(), "end")).unwrap();
+    let data = values_u16(64, 9);
+    a.write_region(&[0, 0], &[8, 8], &data).unwrap();
+    let patch: Vec<u8> = (0..4u16).flat_map(|v| (1000 + v).to_ne_bytes()).collect();
+    a.write_region(&[1, 5], &[2, 2], &patch).unwrap();
+    let mut out = vec![0u8; 128];
+    a.read_region(&[0, 0], &[8, 8], &mut out).unwrap();
+    let mut want = data.clone();
+    for (k, (i, j)) in [(1, 5), (1, 6), (2, 5), (2, 6)].iter().enumerate() {
+        want[(i * 8 + j) * 2..(i * 8 + j) * 2 + 2].copy_from_slice(&(1000 + k as u16).to_ne_bytes());
+    }
+    assert_eq!(out, want);
+}
+
+#[test]
+fn nested_sharding_and_inner_transpose() {
+    let inner = json!([
+        {"name": "sharding_indexed", "configuration": {
+            "chunk_shape": [2, 3],
+            "codecs": [{"name": "transpose", "configuration": {"order": [1, 0]}}, {"name": "bytes", "configuration": {"endian": "big"}}, {"name": "zstd", "configuration": {"level": 1, "checksum": true}}],
+            "index_codecs": [{"name": "bytes", "configuration": {"endian": "little"}}],
+            "index_location": "start"}}
+    ]);
+    let store = Arc::new(MemoryStore::new());
+    let a = Array::create(store, "", &meta(&[13, 17], &[8, 12], &[4, 6], "float32", json!("NaN"), inner, "end")).unwrap();
+    let data: Vec<u8> = (0..13 * 17).flat_map(|i| (i as f32 * 0.5 - 3.0).to_ne_bytes()).collect();
+    a.write_region(&[0, 0], &[13, 17], &data).unwrap();
+    let mut out = vec![0u8; data.len()];
+    a.read_region(&[0, 0], &[13, 17], &mut out).unwrap();
+    assert_eq!(out, data);
+    let mut part = vec![0u8; 3 * 5 * 4];
+    a.read_region(&[6, 10], &[3, 5], &mut part).unwrap();
+    for i in 0..3 {
+        for j in 0..5 {
+            let v = ((6 + i) * 17 + 10 + j) as f32 * 0.5 - 3.0;
+            assert_eq!(part[(i * 5 + j) * 4..(i * 5 + j) * 4 + 4], v.to_ne_bytes());
+        }
+    }
+}
+
+#[test]
+fn small_reads_fetch_only_index_and_touched_inner_chunks() {
+    for (codecs, bare) in [(gzip_codecs(), false), (bytes_codecs(), true)] {
+        let store = Arc::new(MemoryStore::new());
+        let a = Array::create(store.clone(), "", &meta(&[64, 64], &[64, 64], &[8, 8], "uint16", json!(0), codecs, "end")).unwrap();
+        let data = values_u16(64 * 64, 3);
+        a.write_region(&[0, 0], &[64, 64], &data).unwrap();
+        let shard = store.get("c/0/0").unwrap().unwrap();
+        let entries = parse_index(&shard, 64, false);
+        let index_size = 64 * 16 + 4;
+        // A 2x2 box inside inner chunk (1,1) (rows 8..16, cols 8..16).
+        let before = store.bytes_read();
+        let mut out = vec![0u8; 8];
+        a.read_region(&[10, 10], &[2, 2], &mut out).unwrap();
+        let delivered = store.bytes_read() - before;
+        let inner_bytes = if bare {
+            // elements (2,2)..=(3,3) of an 8x8 u16 inner chunk: the span from element 18 to 27
+            ((3 * 8 + 3) - (2 * 8 + 2) + 1) * 2
+        } else {
+            entries[9].1
+        };
+        assert_eq!(delivered, index_size + inner_bytes, "bare={bare}");
+        assert!(delivered * 4 < shard.len() as u64);
+        // A 4x4 box at (14,6) touches inner chunks (1,0), (1,1), (2,0), (2,1).
+        let before = store.bytes_read();
+        let mut out = vec![0u8; 4 * 4 * 2];
+        a.read_region(&[14, 6], &[4, 4], &mut out).unwrap();
+        let delivered = store.bytes_read() - before;
+        if !bare {
+            let want: u64 = [8, 9, 16, 17].iter().map(|&k| entries[k].1).sum();
+            assert_eq!(delivered, index_size + want);
+        }
+        for i in 0..4 {
+            for j in 0..4 {
+                let s = ((14 + i) * 64 + 6 + j) * 2;
+                assert_eq!(out[(i * 4 + j) * 2..(i * 4 + j) * 2 + 2], data[s..s + 2]);
+            }
+        }
+    }
+}
+
+fn hostile(mutate: impl Fn(&mut Vec<u8>)) -> Error {
+    let store = Arc::new(MemoryStore::new());
+    let a = Array::create(store.clone(), "", &meta(&[8], &[8], &[2], "int16", json!(0), gzip_codecs(), "end")).unwrap();
+    let data: Vec<u8> = (1..=8i16).flat_map(|v| v.to_ne_bytes()).collect();
+    a.write_region(&[0], &[8], &data).unwrap();
+    let mut shard = store.get("c/0").unwrap().unwrap();
+    mutate(&mut shard);
+    store.set("c/0", &shard).unwrap();
+    let mut out = vec![0u8; 16];
+    a.read_region(&[0], &[8], &mut out).unwrap_err()
+}
+
+fn set_entry(shard: &mut [u8], i: usize, offset: u64, nbytes: u64) {
+    let n = 4;
+    let start = shard.len() - (n * 16 + 4);
+    shard[start + i * 16..start + i * 16 + 8].copy_from_slice(&offset.to_le_bytes());
+    shard[start + i * 16 + 8..start + i * 16 + 16].copy_from_slice(&nbytes.to_le_bytes());
+    let crc = crc32c::crc32c(&shard[start..start + n * 16]);
+    let l = shard.len();
+    shard[l - 4..].copy_from_slice(&crc.to_le_bytes());
+}
+
+#[test]
+fn hostile_shards_fail_cleanly() {
+    assert!(matches!(hostile(|s| set_entry(s, 1, 1 << 40, 10)), Error::Codec(_)), "entry beyond the end");
+    assert!(matches!(hostile(|s| set_entry(s, 1, 5, u64::MAX - 2)), Error::Codec(_)), "absurd size");
+    assert!(matches!(hostile(|s| set_entry(s, 1, 0, 30)), Error::Codec(_)), "overlapping entries");
+    assert!(matches!(hostile(|s| s.truncate(20)), Error::Codec(_)), "shorter than its index");
+    assert!(matches!(hostile(|s| { let l = s.len(); s[l - 10] ^= 0xff; }), Error::Checksum(_)), "index checksum");
+    assert!(matches!(hostile(|s| set_entry(s, 0, u64::MAX, 3)), Error::Codec(_)), "half-empty entry");
+    assert!(matches!(hostile(|s| s[3] ^= 0xff), Error::Codec(_)), "garbage inner chunk");
+}
+
+#[test]
+fn invalid_configurations() {
+    let bad = |cfg: Value| {
+        let m = json!({
+            "zarr_format": 3, "node_type": "array", "shape": [8, 8], "data_type": "uint8",
+            "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [8, 8]}},
+            "chunk_key_encoding": {"name": "default"}, "fill_value": 0,
+            "codecs": [{"name": "sharding_indexed", "configuration": cfg}]
+        });
+        Array::create(Arc::new(MemoryStore::new()), "", &m.to_string()).unwrap_err()
+    };
+    let idx = json!([{"name": "bytes", "configuration": {"endian": "little"}}]);
+    let inner = json!([{"name": "bytes"}]);
+    assert!(matches!(bad(json!({"chunk_shape": [3, 4], "codecs": inner, "index_codecs": idx})), Error::Metadata(_)));
+    assert!(matches!(bad(json!({"chunk_shape": [4], "codecs": inner, "index_codecs": idx})), Error::Metadata(_)));
+    assert!(matches!(bad(json!({"chunk_shape": [4, 4], "index_codecs": idx})), Error::Metadata(_)));
+    assert!(matches!(bad(json!({"chunk_shape": [4, 4], "codecs": inner, "index_codecs": idx, "index_location": "middle"})), Error::Metadata(_)));
+    assert!(matches!(
+        bad(json!({"chunk_shape": [4, 4], "codecs": inner, "index_codecs": [{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "zstd", "configuration": {"level": 1}}]})),
+        Error::Metadata(_)
+    ));
+}
