@@ -18,13 +18,6 @@ pub struct Group {
     writable: bool,
 }
 
-fn shown(path: &str) -> &str {
-    if path.is_empty() {
-        "/"
-    } else {
-        path
-    }
-}
 
 impl Group {
     /// Opens the group at node `path` of `store`.
@@ -33,9 +26,11 @@ impl Group {
         let meta = match node::read_node(store.as_ref(), &path)? {
             Some(NodeMetadata::Group(g)) => g,
             Some(NodeMetadata::Array(_)) => {
-                return Err(Error::NotFound(format!("'{}' is an array, not a group", shown(&path))))
+                return Err(Error::NotFound(format!("{} is an array, not a group", node::describe(store.as_ref(), &path))))
             }
-            None => return Err(Error::NotFound(format!("no group at '{}' (no zarr.json)", shown(&path)))),
+            None => {
+                return Err(Error::NotFound(format!("no group at {} (no zarr.json)", node::describe(store.as_ref(), &path))))
+            }
         };
         Ok(Group { store, path, attributes: Mutex::new(meta.attributes), document: meta.document, writable })
     }
@@ -68,7 +63,7 @@ impl Group {
     /// Replaces the attributes and rewrites the group document atomically.
     pub fn set_attributes(&self, attributes: Map<String, Value>) -> Result<()> {
         if !self.writable {
-            return Err(Error::ReadOnly(format!("group '{}' was opened read-only", shown(&self.path))));
+            return Err(Error::ReadOnly(format!("group {} was opened read-only", node::describe(self.store.as_ref(), &self.path))));
         }
         let mut guard = self.attributes.lock().unwrap_or_else(|e| e.into_inner());
         let mut doc = self.document.clone();
@@ -136,7 +131,7 @@ impl Group {
 
     fn check_writable(&self) -> Result<()> {
         if !self.writable {
-            return Err(Error::ReadOnly(format!("group '{}' was opened read-only", shown(&self.path))));
+            return Err(Error::ReadOnly(format!("group {} was opened read-only", node::describe(self.store.as_ref(), &self.path))));
         }
         Ok(())
     }

@@ -22,6 +22,7 @@ pub mod group;
 pub mod metadata;
 pub mod node;
 pub mod region;
+pub mod scratch;
 pub mod store;
 pub mod threads;
 

@@ -52,11 +52,15 @@ pub fn node_kind(store: &dyn Store, path: &str) -> Result<Option<NodeKind>> {
     }))
 }
 
+/// A node path described for messages: where it lives in the store (e.g. its directory).
+pub fn describe(store: &dyn Store, path: &str) -> String {
+    format!("'{}'", store.location(path))
+}
+
 /// Fails with [`Error::Exists`] when a node already exists at `path`.
 pub fn check_absent(store: &dyn Store, path: &str) -> Result<()> {
     if store.exists(&v3_key(path))? {
-        let shown = if path.is_empty() { "/" } else { path };
-        return Err(Error::Exists(format!("a node already exists at '{shown}'")));
+        return Err(Error::Exists(format!("an array or group already exists at {}", describe(store, path))));
     }
     Ok(())
 }

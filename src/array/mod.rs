@@ -30,9 +30,11 @@ impl Array {
         let meta = match node::read_node(store.as_ref(), &path)? {
             Some(NodeMetadata::Array(m)) => m,
             Some(NodeMetadata::Group(_)) => {
-                return Err(Error::NotFound(format!("'{}' is a group, not an array", shown(&path))))
+                return Err(Error::NotFound(format!("{} is a group, not an array", node::describe(store.as_ref(), &path))))
             }
-            None => return Err(Error::NotFound(format!("no array at '{}' (no zarr.json)", shown(&path)))),
+            None => {
+                return Err(Error::NotFound(format!("no array at {} (no zarr.json)", node::describe(store.as_ref(), &path))))
+            }
         };
         Ok(Array::from_parts(store, path, meta, writable))
     }
@@ -47,6 +49,10 @@ impl Array {
             Some(f) => return Err(Error::Unsupported(format!("cannot create arrays of zarr_format {f}"))),
             None => return Err(Error::Metadata("array metadata: missing integer zarr_format".into())),
         };
+        // Record the codecs as they will be applied, with every default made explicit (e.g. the blosc
+        // typesize chosen from the data type, as the blosc spec requires).
+        let mut meta = meta;
+        meta.document["codecs"] = meta.codecs.to_json();
         node::check_absent(store.as_ref(), &path)?;
         node::ensure_parents(store.as_ref(), &path)?;
         store.set(&node::v3_key(&path), &metadata::to_bytes(&meta.document))?;
@@ -118,7 +124,7 @@ impl Array {
 
     fn check_writable(&self) -> Result<()> {
         if !self.writable {
-            return Err(Error::ReadOnly(format!("array '{}' was opened read-only", shown(&self.path))));
+            return Err(Error::ReadOnly(format!("array {} was opened read-only", node::describe(self.store.as_ref(), &self.path))));
         }
         Ok(())
     }
@@ -165,7 +171,7 @@ impl Array {
         for d in 0..rank {
             let origin = ci[d] * cs[d];
             let lo = start[d].max(origin);
-            let hi = (start[d] + count[d]).min(origin + cs[d]);
+            let hi = (start[d] + count[d]).min(origin.saturating_add(cs[d]));
             local[d] = lo - origin;
             within[d] = lo - start[d];
             n[d] = hi - lo;
@@ -179,13 +185,5 @@ impl Array {
         let mut out = Vec::new();
         crate::chunk_grid::for_each_index(&ranges, |i| out.push(i.to_vec()));
         out
-    }
-}
-
-fn shown(path: &str) -> &str {
-    if path.is_empty() {
-        "/"
-    } else {
-        path
     }
 }

@@ -2,11 +2,13 @@
 //! before anything is stored, so a corrupt chunk fails the call without changing the array); then every
 //! touched chunk is merged, encoded and stored in parallel. A chunk equal to the fill value everywhere
 //! is not stored (an existing one is deleted). Edge chunks are stored at full size, with the fill value
-//! outside the array.
+//! outside the array. A fully covered chunk that is one contiguous run of the caller's buffer is encoded
+//! straight from it.
 
 use super::Array;
 use crate::error::{try_alloc, Result};
-use crate::region::{all_equal, copy_box, fill_elements, Layout, RawBuf};
+use crate::region::{all_equal, contiguous_span, copy_box, fill_elements, Layout, RawBuf};
+use crate::scratch::with_decoded;
 use std::collections::HashMap;
 use std::sync::Mutex;
 
@@ -28,9 +30,8 @@ impl Array {
             existing.lock().unwrap().insert(ci.to_vec(), buf);
             Ok(())
         })?;
-        let existing = existing.into_inner().unwrap();
         let existing: HashMap<Vec<u64>, Mutex<Option<Vec<u8>>>> =
-            existing.into_iter().map(|(k, v)| (k, Mutex::new(Some(v)))).collect();
+            existing.into_inner().unwrap().into_iter().map(|(k, v)| (k, Mutex::new(Some(v)))).collect();
         // Phase 2: merge, encode, store.
         crate::threads::try_for_each(&chunks, |ci| {
             let buf = existing.get(ci).and_then(|m| m.lock().unwrap().take());
@@ -48,7 +49,7 @@ impl Array {
         let shape = &self.meta.shape;
         (0..cs.len()).all(|d| {
             let origin = ci[d] * cs[d];
-            let end = (origin + cs[d]).min(shape[d]);
+            let end = origin.saturating_add(cs[d]).min(shape[d]);
             start[d] <= origin && start[d] + count[d] >= end
         })
     }
@@ -65,33 +66,37 @@ impl Array {
         let cs = self.meta.chunk_shape();
         let elem = self.meta.data_type.size();
         let fill = &self.meta.fill_value;
-        let mut chunk = match existing {
-            Some(buf) => buf,
-            None => {
-                let mut buf = try_alloc(self.chunk_nbytes())?;
+        let key = self.chunk_key(ci);
+        let store_chunk = |chunk: &[u8]| -> Result<()> {
+            if all_equal(chunk, fill) {
+                return self.store.delete(&key);
+            }
+            let encoded = self.meta.codecs.encode_chunk(chunk).map_err(|e| e.context(self.store.location(&key)))?;
+            self.store.set(&key, &encoded)
+        };
+        let src_layout = Layout { shape: count, elem };
+        if existing.is_none() && n == cs {
+            if let Some((off, len)) = contiguous_span(src_layout, &within, &n) {
+                return store_chunk(&data[off..off + len]);
+            }
+        }
+        let merge = |chunk: &mut [u8]| {
+            let chunk_layout = Layout { shape: cs, elem };
+            copy_box(data, src_layout, &within, 0, RawBuf::new(chunk), chunk_layout, &local, &n, 1);
+        };
+        match existing {
+            Some(mut chunk) => {
+                merge(&mut chunk);
+                store_chunk(&chunk)
+            }
+            None => with_decoded(self.chunk_nbytes(), |chunk| {
                 if n != cs {
                     // Edge chunk: the part outside the array holds the fill value.
-                    fill_elements(&mut buf, fill);
+                    fill_elements(chunk, fill);
                 }
-                buf
-            }
-        };
-        copy_box(
-            data,
-            Layout { shape: count, elem },
-            &within,
-            0,
-            RawBuf::new(&mut chunk),
-            Layout { shape: cs, elem },
-            &local,
-            &n,
-            1,
-        );
-        let key = self.chunk_key(ci);
-        if all_equal(&chunk, fill) {
-            return self.store.delete(&key);
+                merge(chunk);
+                store_chunk(chunk)
+            }),
         }
-        let encoded = self.meta.codecs.encode_chunk(chunk).map_err(|e| e.context(self.store.location(&key)))?;
-        self.store.set(&key, &encoded)
     }
 }

@@ -116,6 +116,40 @@ pub fn blosc_decompress_into(encoded: &[u8], out: &mut [u8]) -> Result<()> {
     Ok(())
 }
 
+/// Decodes only the blocks of a blosc frame holding the decoded bytes `start..end`, into the same
+/// positions of `out` (which has the frame's full decoded size).
+pub fn blosc_decompress_range(encoded: &[u8], start: usize, end: usize, out: &mut [u8]) -> Result<()> {
+    let nbytes = frame_nbytes(encoded)?;
+    if nbytes != out.len() || start > end || end > nbytes {
+        return Err(Error::Codec(format!("blosc: frame holds {nbytes} bytes, expected {}", out.len())));
+    }
+    if start == end {
+        return Ok(());
+    }
+    let typesize = (encoded[3] as usize).max(1);
+    let first = start / typesize;
+    let stop = end.div_ceil(typesize).min(nbytes / typesize);
+    if stop * typesize < end || nbytes > i32::MAX as usize {
+        // The tail is not a whole item: decode everything.
+        return blosc_decompress_into(encoded, out);
+    }
+    let n = stop - first;
+    // SAFETY: header validated against the length; items first..stop lie inside the frame's output and
+    // the destination has room for them at the same offsets.
+    let got = unsafe {
+        blosc_src::blosc_getitem(
+            encoded.as_ptr().cast(),
+            first as i32,
+            n as i32,
+            out.as_mut_ptr().add(first * typesize).cast(),
+        )
+    };
+    if got < 0 || got as usize != n * typesize {
+        return Err(Error::Codec(format!("blosc: corrupt frame (partial decompression returned {got})")));
+    }
+    Ok(())
+}
+
 /// Compresses `data` into one blosc frame.
 pub fn blosc_compress(
     data: &[u8],
@@ -158,8 +192,12 @@ pub fn blosc_compress(
 }
 
 impl BytesToBytesCodec for BloscCodec {
-    fn encode(&self, data: Vec<u8>) -> Result<Vec<u8>> {
-        blosc_compress(&data, self.cname, self.clevel, self.shuffle, self.typesize, self.blocksize)
+    fn encode(&self, data: &[u8]) -> Result<Vec<u8>> {
+        blosc_compress(data, self.cname, self.clevel, self.shuffle, self.typesize, self.blocksize)
+    }
+
+    fn decode_partial(&self, encoded: &[u8], start: usize, end: usize, out: &mut [u8]) -> Result<bool> {
+        blosc_decompress_range(encoded, start, end, out).map(|()| true)
     }
 
     fn decode<'a>(&self, encoded: &'a [u8], size: DecodedSize) -> Result<Cow<'a, [u8]>> {
@@ -197,14 +235,14 @@ mod tests {
         for cname in CNAMES {
             for shuffle in [Shuffle::None, Shuffle::Byte, Shuffle::Bit] {
                 let c = BloscCodec::new(cname, 5, shuffle, 4, 0).unwrap();
-                let e = c.encode(d.clone()).unwrap();
+                let e = c.encode(&d).unwrap();
                 let mut out = vec![0; d.len()];
                 c.decode_into(&e, &mut out).unwrap();
                 assert_eq!(out, d, "{cname} {shuffle:?}");
             }
         }
         let c = BloscCodec::new("blosclz", 9, Shuffle::Byte, 4, 256).unwrap();
-        let e = c.encode(d.clone()).unwrap();
+        let e = c.encode(&d).unwrap();
         assert_eq!(c.decode(&e, DecodedSize::Exact(d.len())).unwrap().as_ref(), &d[..]);
     }
 
@@ -212,7 +250,7 @@ mod tests {
     fn corrupt_frames() {
         let d: Vec<u8> = (0..4096u32).flat_map(|i| i.to_le_bytes()).collect();
         let c = BloscCodec::new("lz4", 5, Shuffle::Byte, 4, 0).unwrap();
-        let e = c.encode(d.clone()).unwrap();
+        let e = c.encode(&d).unwrap();
         let mut out = vec![0; d.len()];
         assert!(matches!(c.decode_into(&e[..e.len() - 1], &mut out), Err(Error::Codec(_))));
         assert!(matches!(c.decode_into(&e[..10], &mut out), Err(Error::Codec(_))));

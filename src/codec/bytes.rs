@@ -10,7 +10,8 @@
 use super::{ArrayRepr, ArrayToBytesCodec, Config, Dest};
 use crate::dtype::{swap_copy, swap_in_place, Endian};
 use crate::error::{Error, Result};
-use crate::region::{copy_box, Layout};
+use crate::region::copy_box;
+use std::borrow::Cow;
 use crate::store::ByteSource;
 use serde_json::{json, Map, Value};
 
@@ -62,9 +63,14 @@ impl BytesCodec {
 }
 
 impl ArrayToBytesCodec for BytesCodec {
-    fn encode(&self, mut data: Vec<u8>, repr: &ArrayRepr) -> Result<Vec<u8>> {
-        swap_in_place(&mut data, self.swap_unit(repr));
-        Ok(data)
+    fn encode<'a>(&self, data: Cow<'a, [u8]>, repr: &ArrayRepr) -> Result<Cow<'a, [u8]>> {
+        let unit = self.swap_unit(repr);
+        if unit == 1 {
+            return Ok(data);
+        }
+        let mut data = data.into_owned();
+        swap_in_place(&mut data, unit);
+        Ok(Cow::Owned(data))
     }
 
     fn decode_into(&self, encoded: &[u8], repr: &ArrayRepr, out: &mut [u8]) -> Result<()> {
@@ -75,6 +81,10 @@ impl ArrayToBytesCodec for BytesCodec {
 
     fn is_identity(&self, repr: &ArrayRepr) -> bool {
         self.swap_unit(repr) == 1
+    }
+
+    fn element_bytes(&self, repr: &ArrayRepr) -> Option<usize> {
+        Some(self.swap_unit(repr))
     }
 
     fn encoded_size(&self, repr: &ArrayRepr) -> Option<u64> {
@@ -93,20 +103,16 @@ impl ArrayToBytesCodec for BytesCodec {
         if count.contains(&0) {
             return Ok(());
         }
-        let layout = repr.layout();
-        let elem = layout.elem;
-        let last: Vec<u64> = start.iter().zip(count).map(|(s, c)| s + c - 1).collect();
-        let first_byte = layout.offset_of(start);
-        let end_byte = layout.offset_of(&last) + elem;
-        super::with_scratch(end_byte - first_byte, |window| {
+        let (first_byte, end_byte) = super::chain::byte_span(repr, start, count);
+        crate::scratch::with_decoded(end_byte - first_byte, |window| {
             src.read_into(first_byte as u64, window)?;
             copy_box(
                 window,
-                layout,
+                repr.layout(),
                 start,
                 first_byte,
                 dest.buf,
-                Layout { shape: dest.shape, elem },
+                dest.layout(repr),
                 dest.start,
                 count,
                 self.swap_unit(repr),
@@ -152,7 +158,7 @@ mod tests {
         let r = repr(&[2], DataType::Complex64);
         let c = BytesCodec::new(Some(Endian::Big));
         let data: Vec<u8> = [1.0f32, 2.0, 3.0, 4.0].iter().flat_map(|x| x.to_ne_bytes()).collect();
-        let enc = c.encode(data.clone(), &r).unwrap();
+        let enc = c.encode(Cow::Borrowed(&data[..]), &r).unwrap().into_owned();
         let want: Vec<u8> = [1.0f32, 2.0, 3.0, 4.0].iter().flat_map(|x| x.to_be_bytes()).collect();
         assert_eq!(enc, want);
         let mut out = vec![0; 16];

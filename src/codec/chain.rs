@@ -4,9 +4,11 @@
 //! Representations along the chain are computed once, when the chain is built for a chunk shape.
 
 use super::{
-    from_v3, with_scratch, ArrayRepr, ArrayToArrayCodec, ArrayToBytesCodec, BytesToBytesCodec, Codec,
-    DecodedSize, Dest, Extension,
+    from_v3, ArrayRepr, ArrayToArrayCodec, ArrayToBytesCodec, BytesToBytesCodec, Codec, DecodedSize, Dest,
+    Extension,
 };
+use crate::region::copy_box;
+use crate::scratch::{with_decoded, with_encoded};
 use crate::error::{Error, Result};
 use crate::store::ByteSource;
 use serde_json::Value;
@@ -154,15 +156,16 @@ impl CodecChain {
         self.array_to_array.is_empty() && self.bytes_to_bytes.is_empty()
     }
 
-    /// Encodes one chunk (C order, native-endian, the decoded representation's size).
-    pub fn encode_chunk(&self, data: Vec<u8>) -> Result<Vec<u8>> {
-        let mut data = data;
+    /// Encodes one chunk (C order, native-endian, the decoded representation's size). May return the
+    /// input itself (e.g. uncompressed, native byte order).
+    pub fn encode_chunk<'a>(&self, data: &'a [u8]) -> Result<Cow<'a, [u8]>> {
+        let mut cur: Cow<'a, [u8]> = Cow::Borrowed(data);
         for (c, repr) in self.array_to_array.iter().zip(&self.reprs) {
-            data = c.encode(data, repr)?;
+            cur = Cow::Owned(c.encode(&cur, repr)?);
         }
-        let mut bytes = self.array_to_bytes.encode(data, self.reprs.last().unwrap())?;
+        let mut bytes = self.array_to_bytes.encode(cur, self.reprs.last().unwrap())?;
         for c in &self.bytes_to_bytes {
-            bytes = c.encode(bytes)?;
+            bytes = Cow::Owned(c.encode(&bytes)?);
         }
         Ok(bytes)
     }
@@ -207,6 +210,36 @@ impl CodecChain {
         unreachable!()
     }
 
+    /// Decodes the box `start..start+count` of the chunk whose encoded bytes are `encoded` into `dest`.
+    /// When the chain is `bytes` + one compressor that can decode part of its output, only the byte
+    /// span the box needs is decoded; otherwise the whole chunk is decoded into a scratch buffer.
+    pub fn decode_region(&self, encoded: &[u8], start: &[u64], count: &[u64], dest: Dest) -> Result<()> {
+        if count.contains(&0) {
+            return Ok(());
+        }
+        let repr = &self.reprs[0];
+        let layout = repr.layout();
+        let dest_layout = dest.layout(repr);
+        with_decoded(repr.nbytes(), |chunk| {
+            if let (true, [b2b], Some(swap)) = (
+                self.array_to_array.is_empty(),
+                self.bytes_to_bytes.as_slice(),
+                self.array_to_bytes.element_bytes(repr),
+            ) {
+                let (first, end) = byte_span(repr, start, count);
+                if first > 0 || end < chunk.len() {
+                    if b2b.decode_partial(encoded, first, end, chunk)? {
+                        copy_box(chunk, layout, start, 0, dest.buf, dest_layout, dest.start, count, swap);
+                        return Ok(());
+                    }
+                }
+            }
+            self.decode_chunk(encoded, chunk)?;
+            copy_box(chunk, layout, start, 0, dest.buf, dest_layout, dest.start, count, 1);
+            Ok(())
+        })
+    }
+
     /// The v3 `codecs` list for this chain.
     pub fn to_json(&self) -> Value {
         let mut v: Vec<Value> = self.array_to_array.iter().map(|c| c.to_json()).collect();
@@ -217,8 +250,11 @@ impl CodecChain {
 }
 
 impl ArrayToBytesCodec for CodecChain {
-    fn encode(&self, data: Vec<u8>, _repr: &ArrayRepr) -> Result<Vec<u8>> {
-        self.encode_chunk(data)
+    fn encode<'a>(&self, data: Cow<'a, [u8]>, _repr: &ArrayRepr) -> Result<Cow<'a, [u8]>> {
+        match data {
+            Cow::Borrowed(d) => self.encode_chunk(d),
+            Cow::Owned(v) => Ok(Cow::Owned(self.encode_chunk(&v)?.into_owned())),
+        }
     }
 
     fn decode_into(&self, encoded: &[u8], _repr: &ArrayRepr, out: &mut [u8]) -> Result<()> {
@@ -240,22 +276,10 @@ impl ArrayToBytesCodec for CodecChain {
         if self.is_bare() {
             return self.array_to_bytes.partial_decode(src, repr, start, count, dest);
         }
-        let encoded = src.read_all()?;
-        with_scratch(repr.nbytes(), |chunk| {
-            self.decode_chunk(&encoded, chunk)?;
-            let elem = repr.data_type.size();
-            crate::region::copy_box(
-                chunk,
-                repr.layout(),
-                start,
-                0,
-                dest.buf,
-                crate::region::Layout { shape: dest.shape, elem },
-                dest.start,
-                count,
-                1,
-            );
-            Ok(())
+        with_encoded(|encoded| {
+            encoded.resize(src.len() as usize, 0);
+            src.read_into(0, encoded)?;
+            self.decode_region(encoded, start, count, dest)
         })
     }
 
@@ -266,6 +290,13 @@ impl ArrayToBytesCodec for CodecChain {
     fn inner_chunk_shape(&self) -> Option<&[u64]> {
         self.array_to_bytes.inner_chunk_shape()
     }
+}
+
+/// The byte span `[first, end)` of a C-order chunk of `repr` that holds the box `start..start+count`.
+pub fn byte_span(repr: &ArrayRepr, start: &[u64], count: &[u64]) -> (usize, usize) {
+    let layout = repr.layout();
+    let last: Vec<u64> = start.iter().zip(count).map(|(s, c)| s + c - 1).collect();
+    (layout.offset_of(start), layout.offset_of(&last) + layout.elem)
 }
 
 #[cfg(test)]
@@ -282,7 +313,7 @@ mod tests {
     fn round_trip(codecs: Value, r: &ArrayRepr) {
         let chain = CodecChain::from_v3(&codecs, r).unwrap();
         let data: Vec<u8> = (0..r.nbytes()).map(|i| (i * 7 % 251) as u8).collect();
-        let enc = chain.encode_chunk(data.clone()).unwrap();
+        let enc = chain.encode_chunk(&data).unwrap().into_owned();
         let mut out = vec![0; r.nbytes()];
         chain.decode_chunk(&enc, &mut out).unwrap();
         assert_eq!(out, data, "{codecs}");

@@ -38,10 +38,11 @@ impl Crc32cCodec {
 }
 
 impl BytesToBytesCodec for Crc32cCodec {
-    fn encode(&self, mut data: Vec<u8>) -> Result<Vec<u8>> {
-        let c = crc32c::crc32c(&data);
-        data.extend_from_slice(&c.to_le_bytes());
-        Ok(data)
+    fn encode(&self, data: &[u8]) -> Result<Vec<u8>> {
+        let mut out = Vec::with_capacity(data.len() + 4);
+        out.extend_from_slice(data);
+        out.extend_from_slice(&crc32c::crc32c(data).to_le_bytes());
+        Ok(out)
     }
 
     fn decode<'a>(&self, encoded: &'a [u8], size: DecodedSize) -> Result<Cow<'a, [u8]>> {
@@ -73,7 +74,7 @@ mod tests {
     #[test]
     fn known_value_and_mismatch() {
         // CRC-32C check value of "123456789" is 0xE3069283.
-        let e = Crc32cCodec.encode(b"123456789".to_vec()).unwrap();
+        let e = Crc32cCodec.encode(b"123456789").unwrap();
         assert_eq!(&e[9..], &0xE306_9283u32.to_le_bytes());
         assert_eq!(Crc32cCodec.decode(&e, DecodedSize::Exact(9)).unwrap().as_ref(), b"123456789");
         let mut bad = e.clone();

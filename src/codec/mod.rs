@@ -8,6 +8,7 @@ pub mod blosc;
 pub mod bytes;
 pub mod chain;
 pub mod crc32c;
+pub mod deflate;
 pub mod gzip;
 pub mod sharding;
 pub mod transpose;
@@ -59,6 +60,13 @@ pub struct Dest<'a> {
     pub start: &'a [u64],
 }
 
+impl Dest<'_> {
+    /// The destination's buffer layout for elements of `repr`.
+    pub fn layout(&self, repr: &ArrayRepr) -> Layout<'_> {
+        Layout { shape: self.shape, elem: repr.data_type.size() }
+    }
+}
+
 /// How large a bytes->bytes decoder's output must be.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DecodedSize {
@@ -95,7 +103,7 @@ pub trait ArrayToArrayCodec: Send + Sync + std::fmt::Debug {
     /// The representation this codec produces from `decoded`; fails if it cannot take `decoded`.
     fn encoded_repr(&self, decoded: &ArrayRepr) -> Result<ArrayRepr>;
     /// Encodes `data` (of representation `decoded`).
-    fn encode(&self, data: Vec<u8>, decoded: &ArrayRepr) -> Result<Vec<u8>>;
+    fn encode(&self, data: &[u8], decoded: &ArrayRepr) -> Result<Vec<u8>>;
     /// Decodes `encoded` into `out`, which has `decoded`'s size.
     fn decode_into(&self, encoded: &[u8], decoded: &ArrayRepr, out: &mut [u8]) -> Result<()>;
     /// The codec's metadata object.
@@ -104,8 +112,8 @@ pub trait ArrayToArrayCodec: Send + Sync + std::fmt::Debug {
 
 /// An array->bytes codec (bytes, sharding_indexed, or a whole chain).
 pub trait ArrayToBytesCodec: Send + Sync + std::fmt::Debug {
-    /// Encodes `data` (C order, native-endian, of representation `repr`).
-    fn encode(&self, data: Vec<u8>, repr: &ArrayRepr) -> Result<Vec<u8>>;
+    /// Encodes `data` (C order, native-endian, of representation `repr`); may return the input itself.
+    fn encode<'a>(&self, data: Cow<'a, [u8]>, repr: &ArrayRepr) -> Result<Cow<'a, [u8]>>;
 
     /// Decodes `encoded` into `out` (exactly `repr.nbytes()` bytes).
     fn decode_into(&self, encoded: &[u8], repr: &ArrayRepr, out: &mut [u8]) -> Result<()>;
@@ -114,6 +122,12 @@ pub trait ArrayToBytesCodec: Send + Sync + std::fmt::Debug {
     /// straight into the destination.
     fn is_identity(&self, _repr: &ArrayRepr) -> bool {
         false
+    }
+
+    /// For codecs whose output is the elements in C order (the `bytes` codec): the byte-swap unit to
+    /// apply when reading them back (1: none). Lets a chain map a region to the byte span it needs.
+    fn element_bytes(&self, _repr: &ArrayRepr) -> Option<usize> {
+        None
     }
 
     /// The encoded size when it does not depend on the values.
@@ -129,12 +143,14 @@ pub trait ArrayToBytesCodec: Send + Sync + std::fmt::Debug {
         count: &[u64],
         dest: Dest,
     ) -> Result<()> {
-        let encoded = src.read_all()?;
-        with_scratch(repr.nbytes(), |chunk| {
-            self.decode_into(&encoded, repr, chunk)?;
-            let elem = repr.data_type.size();
-            copy_box(chunk, repr.layout(), start, 0, dest.buf, Layout { shape: dest.shape, elem }, dest.start, count, 1);
-            Ok(())
+        crate::scratch::with_encoded(|encoded| {
+            encoded.resize(src.len() as usize, 0);
+            src.read_into(0, encoded)?;
+            crate::scratch::with_decoded(repr.nbytes(), |chunk| {
+                self.decode_into(encoded, repr, chunk)?;
+                copy_box(chunk, repr.layout(), start, 0, dest.buf, dest.layout(repr), dest.start, count, 1);
+                Ok(())
+            })
         })
     }
 
@@ -150,7 +166,7 @@ pub trait ArrayToBytesCodec: Send + Sync + std::fmt::Debug {
 /// A bytes->bytes codec (compressors, checksums).
 pub trait BytesToBytesCodec: Send + Sync + std::fmt::Debug {
     /// Encodes `data`.
-    fn encode(&self, data: Vec<u8>) -> Result<Vec<u8>>;
+    fn encode(&self, data: &[u8]) -> Result<Vec<u8>>;
     /// Decodes `encoded`; the result must satisfy `size`.
     fn decode<'a>(&self, encoded: &'a [u8], size: DecodedSize) -> Result<Cow<'a, [u8]>>;
     /// Decodes `encoded` into `out`, which must be filled exactly.
@@ -158,6 +174,13 @@ pub trait BytesToBytesCodec: Send + Sync + std::fmt::Debug {
         let v = self.decode(encoded, DecodedSize::Exact(out.len()))?;
         out.copy_from_slice(&v);
         Ok(())
+    }
+    /// Decodes at least the decoded bytes `start..end` of `encoded` into the same positions of `out`
+    /// (the full decoded size), doing less work than a full decode. `Ok(false)`: not possible here
+    /// (the caller decodes everything). Only codecs whose partial output is as trustworthy as a full
+    /// decode offer this (no skipped checksums).
+    fn decode_partial(&self, _encoded: &[u8], _start: usize, _end: usize, _out: &mut [u8]) -> Result<bool> {
+        Ok(false)
     }
     /// The encoded size for `decoded` input bytes, when it does not depend on the values.
     fn encoded_size(&self, _decoded: u64) -> Option<u64> {
@@ -310,28 +333,6 @@ pub fn from_v3(ext: &Extension, decoded: &ArrayRepr) -> Result<Option<Codec>> {
     Ok(Some(codec))
 }
 
-thread_local! {
-    static SCRATCH: std::cell::Cell<Vec<u8>> = const { std::cell::Cell::new(Vec::new()) };
-}
-
-/// Runs `f` with a per-thread scratch buffer of `n` bytes (contents unspecified), reusing its allocation.
-/// Nested calls get a fresh buffer.
-pub fn with_scratch<R>(n: usize, f: impl FnOnce(&mut [u8]) -> Result<R>) -> Result<R> {
-    let mut buf = SCRATCH.with(|c| c.take());
-    if buf.len() < n {
-        buf.clear();
-        buf.try_reserve_exact(n).map_err(|_| Error::Internal(format!("cannot allocate {n} bytes")))?;
-        buf.resize(n, 0);
-    }
-    let r = f(&mut buf[..n]);
-    // Keep the larger of the returned buffer and whatever a nested call left behind.
-    SCRATCH.with(|c| {
-        let other = c.take();
-        c.set(if other.capacity() > buf.capacity() { other } else { buf });
-    });
-    r
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -362,18 +363,5 @@ mod tests {
         let v = json!({"name": "zz_unknown", "must_understand": false});
         let e = Extension::parse(&v, "codec").unwrap();
         assert!(from_v3(&e, &repr).unwrap().is_none());
-    }
-
-    #[test]
-    fn scratch_nesting() {
-        let r = with_scratch(8, |a| {
-            a.fill(1);
-            with_scratch(4, |b| {
-                b.fill(2);
-                Ok(b.len())
-            })
-        })
-        .unwrap();
-        assert_eq!(r, 4);
     }
 }

@@ -143,12 +143,9 @@ impl ArrayToArrayCodec for TransposeCodec {
         Ok(ArrayRepr { shape: self.order.iter().map(|&o| decoded.shape[o]).collect(), ..decoded.clone() })
     }
 
-    fn encode(&self, data: Vec<u8>, decoded: &ArrayRepr) -> Result<Vec<u8>> {
-        if self.order.iter().enumerate().all(|(i, &o)| i == o) {
-            return Ok(data);
-        }
+    fn encode(&self, data: &[u8], decoded: &ArrayRepr) -> Result<Vec<u8>> {
         let mut out = crate::error::try_alloc(data.len())?;
-        permute(&data, &decoded.shape, &mut out, &self.order, decoded.data_type.size());
+        permute(data, &decoded.shape, &mut out, &self.order, decoded.data_type.size());
         Ok(out)
     }
 
@@ -188,7 +185,7 @@ mod tests {
         let r = ArrayRepr { shape: shape.to_vec(), data_type: DataType::UInt16, fill_value: vec![0, 0] };
         let c = TransposeCodec::new(order.clone()).unwrap();
         let a: Vec<u8> = (0..24u16).flat_map(|v| v.to_ne_bytes()).collect();
-        let b = c.encode(a.clone(), &r).unwrap();
+        let b = c.encode(&a, &r).unwrap();
         let bshape = c.encoded_repr(&r).unwrap().shape;
         assert_eq!(bshape, [4, 2, 3]);
         for i in 0..2 {
@@ -212,7 +209,7 @@ mod tests {
         let r = ArrayRepr { shape: vec![3, 2], data_type: DataType::Raw(3), fill_value: vec![0; 3] };
         let c = TransposeCodec::new(vec![1, 0]).unwrap();
         let a: Vec<u8> = (0..18).collect();
-        let b = c.encode(a.clone(), &r).unwrap();
+        let b = c.encode(&a, &r).unwrap();
         let mut back = vec![0; 18];
         c.decode_into(&b, &r, &mut back).unwrap();
         assert_eq!(back, a);

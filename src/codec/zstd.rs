@@ -54,6 +54,41 @@ fn decompress_into(encoded: &[u8], out: &mut [u8]) -> Result<usize> {
     })
 }
 
+thread_local! {
+    static STREAM: RefCell<Option<zstd::zstd_safe::DCtx<'static>>> = const { RefCell::new(None) };
+}
+
+/// Decodes the first `out.len()` bytes of the output of `encoded` (streaming, stopping early). Refuses
+/// (`Ok(false)`) frames carrying a content checksum: a prefix could not be verified against it.
+pub fn decode_prefix(encoded: &[u8], out: &mut [u8]) -> Result<bool> {
+    // Frame header: magic (4 bytes), then the descriptor whose bit 2 is Content_Checksum_flag.
+    if encoded.len() < 5 || encoded[..4] != [0x28, 0xb5, 0x2f, 0xfd] || encoded[4] & 0x04 != 0 {
+        return Ok(false);
+    }
+    STREAM.with(|cell| {
+        let mut slot = cell.borrow_mut();
+        let dctx = slot.get_or_insert_with(zstd::zstd_safe::DCtx::create);
+        dctx.reset(zstd::zstd_safe::ResetDirective::SessionOnly)
+            .map_err(|e| Error::Internal(format!("zstd: {}", zstd::zstd_safe::get_error_name(e))))?;
+        let mut input = zstd::zstd_safe::InBuffer::around(encoded);
+        let want = out.len();
+        let mut output = zstd::zstd_safe::OutBuffer::around(out);
+        while output.pos() < want {
+            let before = (input.pos(), output.pos());
+            let r = dctx
+                .decompress_stream(&mut output, &mut input)
+                .map_err(|e| Error::Codec(format!("zstd: {}", zstd::zstd_safe::get_error_name(e))))?;
+            if (input.pos(), output.pos()) == before {
+                if r == 0 && input.pos() == encoded.len() {
+                    return Err(Error::Codec(format!("zstd: frame decodes to only {} bytes", output.pos())));
+                }
+                return Err(Error::Codec("zstd: truncated frame".into()));
+            }
+        }
+        Ok(true)
+    })
+}
+
 /// Decodes zstd frames, checking the decoded size.
 pub fn decode_zstd(encoded: &[u8], size: DecodedSize) -> Result<Vec<u8>> {
     if let DecodedSize::Exact(n) = size {
@@ -93,8 +128,12 @@ pub fn encode_zstd(data: &[u8], level: i32, checksum: bool) -> Result<Vec<u8>> {
 }
 
 impl BytesToBytesCodec for ZstdCodec {
-    fn encode(&self, data: Vec<u8>) -> Result<Vec<u8>> {
-        encode_zstd(&data, self.level, self.checksum)
+    fn encode(&self, data: &[u8]) -> Result<Vec<u8>> {
+        encode_zstd(data, self.level, self.checksum)
+    }
+
+    fn decode_partial(&self, encoded: &[u8], _start: usize, end: usize, out: &mut [u8]) -> Result<bool> {
+        decode_prefix(encoded, &mut out[..end])
     }
 
     fn decode<'a>(&self, encoded: &'a [u8], size: DecodedSize) -> Result<Cow<'a, [u8]>> {
@@ -120,7 +159,7 @@ mod tests {
         let d: Vec<u8> = (0..50000u32).flat_map(|i| (i / 3).to_le_bytes()).collect();
         for (level, checksum) in [(0, false), (3, true), (-5, false), (19, true)] {
             let c = ZstdCodec::new(level, checksum);
-            let e = c.encode(d.clone()).unwrap();
+            let e = c.encode(&d).unwrap();
             let mut out = vec![0; d.len()];
             c.decode_into(&e, &mut out).unwrap();
             assert_eq!(out, d);
@@ -134,7 +173,7 @@ mod tests {
         }
         // A flipped bit in the payload of a checksummed frame is detected.
         let c = ZstdCodec::new(1, true);
-        let mut e = c.encode(d.clone()).unwrap();
+        let mut e = c.encode(&d).unwrap();
         let n = e.len();
         e[n - 2] ^= 0x55;
         let mut out = vec![0; d.len()];

@@ -1,7 +1,7 @@
 //! C functions on arrays: open, create, inspect, read and write regions.
 
 use super::status::*;
-use super::{clear_out, guard, slice_arg, slice_out, str_arg, write_out, write_string};
+use super::{clear_out, guard, need_out, slice_arg, slice_out, str_arg, write_out, write_string};
 use crate::array::Array;
 use crate::dtype::DataType;
 use crate::error::{Error, Result};
@@ -84,13 +84,20 @@ const ARRAY_MAGIC: u64 = 0x7a61_7272_4152_5259; // "zarrARRY"
 /// Thread-safety: a handle may be used from several threads at once for reads and for writes to
 /// distinct chunks; writes touching the same chunk, and zarr_close(), need external synchronisation.
 pub struct zarr_array {
+    _opaque: [u8; 0],
+}
+
+/// What a `zarr_array *` points to. Every handle kind starts with its magic number, so checking a
+/// handle of the wrong kind reads only its first 8 bytes.
+#[repr(C)]
+struct ArrayHandle {
     magic: u64,
     inner: Array,
 }
 
 impl zarr_array {
     pub(crate) fn into_raw(a: Array) -> *mut zarr_array {
-        Box::into_raw(Box::new(zarr_array { magic: ARRAY_MAGIC, inner: a }))
+        Box::into_raw(Box::new(ArrayHandle { magic: ARRAY_MAGIC, inner: a })).cast()
     }
 }
 
@@ -103,7 +110,7 @@ pub(crate) unsafe fn array_ref<'a>(p: *const zarr_array) -> Result<&'a Array> {
         return Err(Error::InvalidHandle("array handle is NULL".into()));
     }
     // SAFETY: caller's contract; the magic check catches closed or foreign handles (best effort).
-    let h = unsafe { &*p };
+    let h = unsafe { &*p.cast::<ArrayHandle>() };
     if h.magic != ARRAY_MAGIC {
         return Err(Error::InvalidHandle("not an open zarr_array handle (closed or corrupt?)".into()));
     }
@@ -141,6 +148,7 @@ pub unsafe extern "C" fn zarr_open(path: *const c_char, mode: c_int, out: *mut *
     // SAFETY (whole body): pointer arguments follow this function's documented contract.
     unsafe { clear_out(out) };
     guard(|| {
+        need_out(out, "out")?;
         let path = unsafe { str_arg(path, "path") }?;
         let writable = parse_mode(mode)?;
         let a = Array::open(fs_store(path)?, "", writable)?;
@@ -168,6 +176,7 @@ pub unsafe extern "C" fn zarr_create(
 ) -> zarr_status {
     unsafe { clear_out(out) };
     guard(|| {
+        need_out(out, "out")?;
         let path = unsafe { str_arg(path, "path") }?;
         let json = unsafe { str_arg(metadata_json, "metadata_json") }?;
         let a = Array::create(fs_store(path)?, "", json)?;
@@ -192,8 +201,9 @@ pub unsafe extern "C" fn zarr_close(array: *mut zarr_array) -> zarr_status {
         unsafe { array_ref(array) }?;
         // SAFETY: a live handle created by Box::into_raw; the magic is cleared to catch double closes.
         unsafe {
-            (*array).magic = 0;
-            drop(Box::from_raw(array));
+            let h = array.cast::<ArrayHandle>();
+            (*h).magic = 0;
+            drop(Box::from_raw(h));
         }
         Ok(())
     })
@@ -400,6 +410,7 @@ pub unsafe extern "C" fn zarr_array_dimension_name(
 pub unsafe extern "C" fn zarr_array_attributes(array: *const zarr_array, json: *mut *mut c_char) -> zarr_status {
     unsafe { clear_out(json) };
     guard(|| {
+        need_out(json, "json")?;
         let a = unsafe { array_ref(array) }?;
         let text = serde_json::Value::Object(a.attributes()).to_string();
         unsafe { write_string(json, text, "json") }
@@ -435,6 +446,7 @@ pub unsafe extern "C" fn zarr_array_set_attributes(array: *mut zarr_array, json:
 pub unsafe extern "C" fn zarr_array_metadata(array: *const zarr_array, json: *mut *mut c_char) -> zarr_status {
     unsafe { clear_out(json) };
     guard(|| {
+        need_out(json, "json")?;
         let a = unsafe { array_ref(array) }?;
         let text = serde_json::to_string_pretty(&a.document()).map_err(|e| Error::Internal(e.to_string()))?;
         unsafe { write_string(json, text, "json") }

@@ -2,7 +2,7 @@
 
 use super::array::{fs_store, parse_mode, zarr_array};
 use super::status::*;
-use super::{clear_out, guard, str_arg, write_out, write_string};
+use super::{clear_out, guard, need_out, str_arg, write_out, write_string};
 use crate::error::{Error, Result};
 use crate::group::Group;
 use crate::node::NodeKind;
@@ -35,18 +35,30 @@ const LIST_MAGIC: u64 = 0x7a61_7272_4c49_5354; // "zarrLIST"
 ///
 /// Thread-safety: a handle may be used from several threads at once, except zarr_group_close().
 pub struct zarr_group {
+    _opaque: [u8; 0],
+}
+
+/// What a `zarr_group *` points to (magic number first, as in every handle kind).
+#[repr(C)]
+struct GroupHandle {
     magic: u64,
     inner: Group,
 }
 
 /// A snapshot of a group's children (opaque), from zarr_group_list(); release with zarr_node_list_free().
 pub struct zarr_node_list {
+    _opaque: [u8; 0],
+}
+
+/// What a `zarr_node_list *` points to.
+#[repr(C)]
+struct NodeList {
     magic: u64,
     entries: Vec<(CString, zarr_node_type)>,
 }
 
 fn into_raw(g: Group) -> *mut zarr_group {
-    Box::into_raw(Box::new(zarr_group { magic: GROUP_MAGIC, inner: g }))
+    Box::into_raw(Box::new(GroupHandle { magic: GROUP_MAGIC, inner: g })).cast()
 }
 
 /// # Safety
@@ -56,7 +68,7 @@ unsafe fn group_ref<'a>(p: *const zarr_group) -> Result<&'a Group> {
         return Err(Error::InvalidHandle("group handle is NULL".into()));
     }
     // SAFETY: caller's contract; magic checked.
-    let h = unsafe { &*p };
+    let h = unsafe { &*p.cast::<GroupHandle>() };
     if h.magic != GROUP_MAGIC {
         return Err(Error::InvalidHandle("not an open zarr_group handle (closed or corrupt?)".into()));
     }
@@ -65,12 +77,12 @@ unsafe fn group_ref<'a>(p: *const zarr_group) -> Result<&'a Group> {
 
 /// # Safety
 /// `p` is NULL or a pointer returned by zarr_group_list().
-unsafe fn list_ref<'a>(p: *const zarr_node_list) -> Result<&'a zarr_node_list> {
+unsafe fn list_ref<'a>(p: *const zarr_node_list) -> Result<&'a NodeList> {
     if p.is_null() {
         return Err(Error::InvalidHandle("node list handle is NULL".into()));
     }
     // SAFETY: caller's contract; magic checked.
-    let h = unsafe { &*p };
+    let h = unsafe { &*p.cast::<NodeList>() };
     if h.magic != LIST_MAGIC {
         return Err(Error::InvalidHandle("not a live zarr_node_list (freed or corrupt?)".into()));
     }
@@ -100,6 +112,7 @@ pub unsafe extern "C" fn zarr_group_open(path: *const c_char, mode: i32, out: *m
     // SAFETY (whole body): pointer arguments follow the documented contract.
     unsafe { clear_out(out) };
     guard(|| {
+        need_out(out, "out")?;
         let path = unsafe { str_arg(path, "path") }?;
         let g = Group::open(fs_store(path)?, "", parse_mode(mode)?)?;
         unsafe { write_out(out, into_raw(g), "out") }
@@ -122,6 +135,7 @@ pub unsafe extern "C" fn zarr_group_create(
 ) -> zarr_status {
     unsafe { clear_out(out) };
     guard(|| {
+        need_out(out, "out")?;
         let path = unsafe { str_arg(path, "path") }?;
         let g = Group::create(fs_store(path)?, "", attributes_arg(attributes_json)?)?;
         unsafe { write_out(out, into_raw(g), "out") }
@@ -144,8 +158,9 @@ pub unsafe extern "C" fn zarr_group_close(group: *mut zarr_group) -> zarr_status
         unsafe { group_ref(group) }?;
         // SAFETY: live handle from Box::into_raw.
         unsafe {
-            (*group).magic = 0;
-            drop(Box::from_raw(group));
+            let h = group.cast::<GroupHandle>();
+            (*h).magic = 0;
+            drop(Box::from_raw(h));
         }
         Ok(())
     })
@@ -162,6 +177,7 @@ pub unsafe extern "C" fn zarr_group_close(group: *mut zarr_group) -> zarr_status
 pub unsafe extern "C" fn zarr_group_attributes(group: *const zarr_group, json: *mut *mut c_char) -> zarr_status {
     unsafe { clear_out(json) };
     guard(|| {
+        need_out(json, "json")?;
         let g = unsafe { group_ref(group) }?;
         unsafe { write_string(json, serde_json::Value::Object(g.attributes()).to_string(), "json") }
     })
@@ -194,6 +210,7 @@ pub unsafe extern "C" fn zarr_group_set_attributes(group: *mut zarr_group, json:
 pub unsafe extern "C" fn zarr_group_metadata(group: *const zarr_group, json: *mut *mut c_char) -> zarr_status {
     unsafe { clear_out(json) };
     guard(|| {
+        need_out(json, "json")?;
         let g = unsafe { group_ref(group) }?;
         let text = serde_json::to_string_pretty(&g.document()).map_err(|e| Error::Internal(e.to_string()))?;
         unsafe { write_string(json, text, "json") }
@@ -216,6 +233,7 @@ pub unsafe extern "C" fn zarr_group_open_array(
 ) -> zarr_status {
     unsafe { clear_out(out) };
     guard(|| {
+        need_out(out, "out")?;
         let g = unsafe { group_ref(group) }?;
         let a = g.open_array(unsafe { str_arg(name, "name") }?)?;
         unsafe { write_out(out, zarr_array::into_raw(a), "out") }
@@ -240,6 +258,7 @@ pub unsafe extern "C" fn zarr_group_create_array(
 ) -> zarr_status {
     unsafe { clear_out(out) };
     guard(|| {
+        need_out(out, "out")?;
         let g = unsafe { group_ref(group) }?;
         let name = unsafe { str_arg(name, "name") }?;
         let json = unsafe { str_arg(metadata_json, "metadata_json") }?;
@@ -264,6 +283,7 @@ pub unsafe extern "C" fn zarr_group_open_group(
 ) -> zarr_status {
     unsafe { clear_out(out) };
     guard(|| {
+        need_out(out, "out")?;
         let g = unsafe { group_ref(group) }?;
         let child = g.open_group(unsafe { str_arg(name, "name") }?)?;
         unsafe { write_out(out, into_raw(child), "out") }
@@ -288,6 +308,7 @@ pub unsafe extern "C" fn zarr_group_create_group(
 ) -> zarr_status {
     unsafe { clear_out(out) };
     guard(|| {
+        need_out(out, "out")?;
         let g = unsafe { group_ref(group) }?;
         let name = unsafe { str_arg(name, "name") }?;
         let child = g.create_group(name, attributes_arg(attributes_json)?)?;
@@ -308,14 +329,15 @@ pub unsafe extern "C" fn zarr_group_create_group(
 pub unsafe extern "C" fn zarr_group_list(group: *const zarr_group, out: *mut *mut zarr_node_list) -> zarr_status {
     unsafe { clear_out(out) };
     guard(|| {
+        need_out(out, "out")?;
         let g = unsafe { group_ref(group) }?;
         let entries = g
             .children()?
             .into_iter()
             .map(|(name, kind)| (CString::new(name).unwrap_or_default(), zarr_node_type::from(kind)))
             .collect();
-        let list = Box::into_raw(Box::new(zarr_node_list { magic: LIST_MAGIC, entries }));
-        unsafe { write_out(out, list, "out") }
+        let list = Box::into_raw(Box::new(NodeList { magic: LIST_MAGIC, entries }));
+        unsafe { write_out(out, list.cast::<zarr_node_list>(), "out") }
     })
 }
 
@@ -380,8 +402,9 @@ pub unsafe extern "C" fn zarr_node_list_free(list: *mut zarr_node_list) -> zarr_
         unsafe { list_ref(list) }?;
         // SAFETY: live list from Box::into_raw.
         unsafe {
-            (*list).magic = 0;
-            drop(Box::from_raw(list));
+            let h = list.cast::<NodeList>();
+            (*h).magic = 0;
+            drop(Box::from_raw(h));
         }
         Ok(())
     })

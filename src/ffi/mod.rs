@@ -97,6 +97,15 @@ pub(crate) unsafe fn write_out<T>(p: *mut T, v: T, what: &str) -> Result<()> {
     Ok(())
 }
 
+/// Fails unless the output pointer `p` is non-NULL; called before any work so that a NULL output
+/// never leaves a created node or a leaked object behind.
+pub(crate) fn need_out<T>(p: *mut T, what: &str) -> Result<()> {
+    if p.is_null() {
+        return Err(Error::InvalidArgument(format!("{what} is NULL")));
+    }
+    Ok(())
+}
+
 /// Hands a string to the caller as a `malloc`-free C string owned by libzarr (free it with
 /// `zarr_string_free`).
 ///

@@ -119,7 +119,7 @@ impl IndexCodec {
             raw.extend_from_slice(&o.to_ne_bytes());
             raw.extend_from_slice(&n.to_ne_bytes());
         }
-        let out = self.chain.encode_chunk(raw)?;
+        let out = self.chain.encode_chunk(&raw)?.into_owned();
         debug_assert_eq!(out.len() as u64, self.encoded_size);
         Ok(out)
     }

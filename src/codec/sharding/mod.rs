@@ -21,7 +21,9 @@ use crate::codec::chain::CodecChain;
 use crate::codec::{ArrayRepr, ArrayToBytesCodec, Config, Dest};
 use crate::error::Result;
 use crate::region::{all_equal, contiguous_span, copy_box, fill_box, Layout, RawBuf};
+use crate::scratch::{with_decoded, with_encoded};
 use crate::store::{ByteSource, SliceSource};
+use std::borrow::Cow;
 use index::{Entry, IndexCodec, IndexLocation};
 use serde_json::{json, Map, Value};
 
@@ -108,7 +110,7 @@ struct Touched {
 }
 
 impl ArrayToBytesCodec for ShardingCodec {
-    fn encode(&self, data: Vec<u8>, repr: &ArrayRepr) -> Result<Vec<u8>> {
+    fn encode<'a>(&self, data: Cow<'a, [u8]>, repr: &ArrayRepr) -> Result<Cow<'a, [u8]>> {
         let elem = repr.data_type.size();
         let shard_layout = repr.layout();
         let inner_nbytes = self.inner.decoded_repr().nbytes();
@@ -119,22 +121,23 @@ impl ArrayToBytesCodec for ShardingCodec {
         // Encode the inner chunks in parallel (in index order); fill-only chunks are left out.
         let encoded: Vec<Option<Vec<u8>>> = crate::threads::try_map(&indices, |ci| {
             let origin: Vec<u64> = ci.iter().zip(&self.inner_shape).map(|(i, s)| i * s).collect();
-            let mut chunk = crate::error::try_alloc(inner_nbytes)?;
-            copy_box(
-                &data,
-                shard_layout,
-                &origin,
-                0,
-                RawBuf::new(&mut chunk),
-                Layout { shape: &self.inner_shape, elem },
-                &vec![0; origin.len()],
-                &self.inner_shape,
-                1,
-            );
-            if all_equal(&chunk, &repr.fill_value) {
-                return Ok(None);
-            }
-            self.inner.encode_chunk(chunk).map(Some)
+            with_decoded(inner_nbytes, |chunk| {
+                copy_box(
+                    &data,
+                    shard_layout,
+                    &origin,
+                    0,
+                    RawBuf::new(chunk),
+                    Layout { shape: &self.inner_shape, elem },
+                    &vec![0; origin.len()],
+                    &self.inner_shape,
+                    1,
+                );
+                if all_equal(chunk, &repr.fill_value) {
+                    return Ok(None);
+                }
+                Ok(Some(self.inner.encode_chunk(chunk)?.into_owned()))
+            })
         })?;
         let payload: usize = encoded.iter().flatten().map(Vec::len).sum();
         let index_len = self.index.encoded_size as usize;
@@ -157,7 +160,7 @@ impl ArrayToBytesCodec for ShardingCodec {
             IndexLocation::Start => out[..index_len].copy_from_slice(&index_bytes),
             IndexLocation::End => out.extend_from_slice(&index_bytes),
         }
-        Ok(out)
+        Ok(Cow::Owned(out))
     }
 
     fn decode_into(&self, encoded: &[u8], repr: &ArrayRepr, out: &mut [u8]) -> Result<()> {
@@ -247,7 +250,7 @@ impl ShardingCodec {
             return crate::threads::try_for_each(&stored, |t| {
                 let (offset, len) = t.entry.unwrap();
                 let sub = crate::store::SubSource { inner: src, offset, len };
-                self.decode_inner(&sub, t, repr, dest)
+                self.decode_inner(&sub, t, dest)
             });
         }
         // Coalesce the byte ranges of the touched chunks into as few reads as possible.
@@ -265,33 +268,34 @@ impl ShardingCodec {
             }
         }
         crate::threads::try_for_each(&groups, |(gs, ge, members)| {
-            let bytes = src.read_range(*gs, ge - gs)?;
-            crate::threads::try_for_each(members, |t| {
-                let (o, n) = t.entry.unwrap();
-                let piece = &bytes[(o - gs) as usize..(o - gs + n) as usize];
-                self.decode_inner(&SliceSource(piece), t, repr, dest)
+            with_encoded(|bytes| {
+                bytes.resize((ge - gs) as usize, 0);
+                src.read_into(*gs, bytes)?;
+                let bytes = &*bytes;
+                crate::threads::try_for_each(members, |t| {
+                    let (o, n) = t.entry.unwrap();
+                    let piece = &bytes[(o - gs) as usize..(o - gs + n) as usize];
+                    self.decode_stored(piece, t, repr, dest)
+                })
             })
         })
     }
 
-    /// Decodes one stored inner chunk's part of the region into `dest`.
-    fn decode_inner(&self, src: &dyn ByteSource, t: &Touched, repr: &ArrayRepr, dest: Dest) -> Result<()> {
-        let inner_repr = self.inner.decoded_repr();
-        let dest_layout = Layout { shape: dest.shape, elem: repr.data_type.size() };
+    /// Decodes one inner chunk's part of the region (its encoded bytes are in memory) into `dest`.
+    fn decode_stored(&self, encoded: &[u8], t: &Touched, repr: &ArrayRepr, dest: Dest) -> Result<()> {
         if t.count == self.inner_shape {
-            if let Some((off, len)) = contiguous_span(dest_layout, &t.dest_start, &t.count) {
-                let encoded = src.read_all()?;
+            if let Some((off, len)) = contiguous_span(dest.layout(repr), &t.dest_start, &t.count) {
                 // SAFETY: this inner chunk's box of the destination is written by this task only.
                 let out = unsafe { dest.buf.slice_mut(off, len) };
-                return self.inner.decode_chunk(&encoded, out);
+                return self.inner.decode_chunk(encoded, out);
             }
         }
-        self.inner.partial_decode(
-            src,
-            inner_repr,
-            &t.local,
-            &t.count,
-            Dest { buf: dest.buf, shape: dest.shape, start: &t.dest_start },
-        )
+        self.inner.decode_region(encoded, &t.local, &t.count, Dest { buf: dest.buf, shape: dest.shape, start: &t.dest_start })
+    }
+
+    /// Decodes one inner chunk's part of the region, reading its bytes from `src` as needed.
+    fn decode_inner(&self, src: &dyn ByteSource, t: &Touched, dest: Dest) -> Result<()> {
+        let dest = Dest { buf: dest.buf, shape: dest.shape, start: &t.dest_start };
+        self.inner.partial_decode(src, self.inner.decoded_repr(), &t.local, &t.count, dest)
     }
 }

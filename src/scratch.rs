@@ -1,0 +1,69 @@
+//! Per-thread reusable buffers, so that decoding a chunk allocates (and page-faults) nothing in the
+//! steady state. A buffer is moved out of its slot while in use: nested users get a fresh one.
+
+use crate::error::{Error, Result};
+use std::cell::Cell;
+
+thread_local! {
+    static DECODED: Cell<Vec<u8>> = const { Cell::new(Vec::new()) };
+    static ENCODED: Cell<Vec<u8>> = const { Cell::new(Vec::new()) };
+}
+
+fn put_back(slot: &'static std::thread::LocalKey<Cell<Vec<u8>>>, buf: Vec<u8>) {
+    slot.with(|c| {
+        let other = c.take();
+        c.set(if other.capacity() > buf.capacity() { other } else { buf });
+    });
+}
+
+/// Runs `f` with a per-thread buffer of `n` bytes (contents unspecified: the bytes are initialised but
+/// may hold earlier data).
+pub fn with_decoded<R>(n: usize, f: impl FnOnce(&mut [u8]) -> Result<R>) -> Result<R> {
+    let mut buf = DECODED.with(|c| c.take());
+    // The Vec's length is its high-water mark, so growing zeroes only new bytes, once.
+    if buf.len() < n {
+        buf.try_reserve_exact(n - buf.len()).map_err(|_| Error::Internal(format!("cannot allocate {n} bytes")))?;
+        buf.resize(n, 0);
+    }
+    let r = f(&mut buf[..n]);
+    put_back(&DECODED, buf);
+    r
+}
+
+/// Runs `f` with a per-thread, empty `Vec` whose capacity is kept between uses (for encoded chunk bytes).
+pub fn with_encoded<R>(f: impl FnOnce(&mut Vec<u8>) -> Result<R>) -> Result<R> {
+    let mut buf = ENCODED.with(|c| c.take());
+    buf.clear();
+    let r = f(&mut buf);
+    put_back(&ENCODED, buf);
+    r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nesting_and_reuse() {
+        let r = with_decoded(8, |a| {
+            a.fill(1);
+            with_decoded(4, |b| {
+                b.fill(2);
+                Ok(b.len())
+            })
+        })
+        .unwrap();
+        assert_eq!(r, 4);
+        let cap = with_encoded(|v| {
+            v.extend_from_slice(&[1; 100]);
+            Ok(v.capacity())
+        })
+        .unwrap();
+        with_encoded(|v| {
+            assert!(v.is_empty());
+            assert!(v.capacity() >= cap.min(100));
+            Ok(())
+        })
+        .unwrap();
+    }
+}
