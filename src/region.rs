@@ -106,7 +106,9 @@ fn plan(src: Layout, dst: Layout, count: &[u64]) -> (usize, usize, Vec<usize>, V
     (run, k, src.strides(), dst.strides())
 }
 
-/// Calls `f(src_offset, dst_offset)` for each contiguous run of a box copy, `run` bytes long.
+/// Calls `f(src_offset, dst_offset, run)` for each contiguous run of a box copy, `run` bytes long.
+/// The innermost non-merged dimension is a tight loop; the odometer only advances the dimensions above it.
+#[inline(always)]
 fn for_each_run(
     src: Layout,
     src_start: &[u64],
@@ -125,24 +127,31 @@ fn for_each_run(
         f(so, dof, run);
         return;
     }
-    let mut idx = vec![0u64; outer];
+    let last = outer - 1;
+    let (n_in, ss_in, ds_in) = (count[last] as usize, ss[last], ds[last]);
+    let mut idx = vec![0u64; last];
     loop {
-        f(so, dof, run);
-        let mut d = outer;
+        let (mut s, mut d) = (so, dof);
+        for _ in 0..n_in {
+            f(s, d, run);
+            s += ss_in;
+            d += ds_in;
+        }
+        let mut k = last;
         loop {
-            if d == 0 {
+            if k == 0 {
                 return;
             }
-            d -= 1;
-            idx[d] += 1;
-            so += ss[d];
-            dof += ds[d];
-            if idx[d] < count[d] {
+            k -= 1;
+            idx[k] += 1;
+            so += ss[k];
+            dof += ds[k];
+            if idx[k] < count[k] {
                 break;
             }
-            so -= ss[d] * count[d] as usize;
-            dof -= ds[d] * count[d] as usize;
-            idx[d] = 0;
+            so -= ss[k] * count[k] as usize;
+            dof -= ds[k] * count[k] as usize;
+            idx[k] = 0;
         }
     }
 }
