@@ -4,6 +4,9 @@
 //! [`RawBuf`] lets the chunk tasks of one read write into disjoint boxes of the caller's buffer from
 //! several threads at once.
 
+
+use crate::dtype::SwapPlan;
+
 /// A destination buffer shared by tasks that write disjoint parts of it.
 #[derive(Clone, Copy, Debug)]
 pub struct RawBuf {
@@ -167,7 +170,7 @@ fn check_box(layout: Layout, start: &[u64], count: &[u64], len: usize, what: &st
 
 /// Copies the box `count` at `src_start` of the array in `src` to `dst_start` of the array in `dst`.
 /// `src_bias` is subtracted from every source byte offset (the source holds only a window of its array).
-/// With `swap_unit > 1`, each `swap_unit`-byte word is byte-reversed on the way.
+/// `swap` converts each element's byte order on the way.
 #[allow(clippy::too_many_arguments)]
 pub fn copy_box(
     src: &[u8],
@@ -178,7 +181,7 @@ pub fn copy_box(
     dst_layout: Layout,
     dst_start: &[u64],
     count: &[u64],
-    swap_unit: usize,
+    swap: &SwapPlan,
 ) {
     assert_eq!(src_layout.elem, dst_layout.elem);
     check_box(dst_layout, dst_start, count, dst.len, "copy_box destination");
@@ -187,10 +190,10 @@ pub fn copy_box(
         let s = &src[so - src_bias..so - src_bias + run];
         // SAFETY: the box lies inside dst's layout (checked above); disjointness is RawBuf's contract.
         let d = unsafe { dst.slice_mut(dof, run) };
-        if swap_unit > 1 {
-            crate::dtype::swap_copy(s, d, swap_unit);
-        } else {
+        if swap.is_identity() {
             d.copy_from_slice(s);
+        } else {
+            swap.apply_copy(s, d);
         }
     });
 }
@@ -241,6 +244,10 @@ pub fn all_equal(buf: &[u8], value: &[u8]) -> bool {
 mod tests {
     use super::*;
 
+    fn other_endian() -> crate::dtype::Endian {
+        if crate::dtype::Endian::NATIVE == crate::dtype::Endian::Little { crate::dtype::Endian::Big } else { crate::dtype::Endian::Little }
+    }
+
     fn arr(n: usize) -> Vec<u8> {
         (0..n as u32).map(|i| i as u8).collect()
     }
@@ -251,7 +258,7 @@ mod tests {
         let src = arr(20);
         let mut dst = vec![255u8; 12];
         let rb = RawBuf::new(&mut dst);
-        copy_box(&src, Layout { shape: &[4, 5], elem: 1 }, &[1, 2], 0, rb, Layout { shape: &[3, 4], elem: 1 }, &[0, 1], &[2, 3], 1);
+        copy_box(&src, Layout { shape: &[4, 5], elem: 1 }, &[1, 2], 0, rb, Layout { shape: &[3, 4], elem: 1 }, &[0, 1], &[2, 3], &SwapPlan::identity());
         assert_eq!(dst, [255, 7, 8, 9, 255, 12, 13, 14, 255, 255, 255, 255]);
     }
 
@@ -260,7 +267,7 @@ mod tests {
         let src: Vec<u8> = arr(24); // 3x4 of u16
         let mut dst = vec![0u8; 24];
         let rb = RawBuf::new(&mut dst);
-        copy_box(&src, Layout { shape: &[3, 4], elem: 2 }, &[0, 0], 0, rb, Layout { shape: &[3, 4], elem: 2 }, &[0, 0], &[3, 4], 2);
+        copy_box(&src, Layout { shape: &[3, 4], elem: 2 }, &[0, 0], 0, rb, Layout { shape: &[3, 4], elem: 2 }, &[0, 0], &[3, 4], &SwapPlan::for_type(&crate::dtype::DataType::UInt16, Some(other_endian())));
         let want: Vec<u8> = src.chunks(2).flat_map(|c| [c[1], c[0]]).collect();
         assert_eq!(dst, want);
     }
@@ -271,10 +278,10 @@ mod tests {
         let full = arr(10);
         let window = &full[5..];
         let mut dst = vec![0u8; 3];
-        copy_box(window, Layout { shape: &[10], elem: 1 }, &[6], 5, RawBuf::new(&mut dst), Layout { shape: &[3], elem: 1 }, &[0], &[3], 1);
+        copy_box(window, Layout { shape: &[10], elem: 1 }, &[6], 5, RawBuf::new(&mut dst), Layout { shape: &[3], elem: 1 }, &[0], &[3], &SwapPlan::identity());
         assert_eq!(dst, [6, 7, 8]);
         let mut d0 = vec![0u8; 4];
-        copy_box(&[1, 2, 3, 4], Layout { shape: &[], elem: 4 }, &[], 0, RawBuf::new(&mut d0), Layout { shape: &[], elem: 4 }, &[], &[], 1);
+        copy_box(&[1, 2, 3, 4], Layout { shape: &[], elem: 4 }, &[], 0, RawBuf::new(&mut d0), Layout { shape: &[], elem: 4 }, &[], &[], &SwapPlan::identity());
         assert_eq!(d0, [1, 2, 3, 4]);
     }
 

@@ -6,6 +6,7 @@
 //! straight from it.
 
 use super::Array;
+use crate::dtype::SwapPlan;
 use crate::error::{try_alloc, Result};
 use crate::region::{all_equal, contiguous_span, copy_box, fill_elements, Layout, RawBuf};
 use crate::scratch::with_decoded;
@@ -82,7 +83,7 @@ impl Array {
         }
         let merge = |chunk: &mut [u8]| {
             let chunk_layout = Layout { shape: cs, elem };
-            copy_box(data, src_layout, &within, 0, RawBuf::new(chunk), chunk_layout, &local, &n, 1);
+            copy_box(data, src_layout, &within, 0, RawBuf::new(chunk), chunk_layout, &local, &n, &SwapPlan::identity());
         };
         match existing {
             Some(mut chunk) => {

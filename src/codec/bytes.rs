@@ -5,26 +5,29 @@
 //! types whose byte order does not matter (1-byte types, `r<N>`).
 //! Example: `{"name": "bytes", "configuration": {"endian": "little"}}`
 //!
-//! Partial decoding reads only the byte span between the first and the last element of the region.
+//! Zarr v2 arrays use the same codec with the byte order of their dtype (per field for structured
+//! dtypes). Partial decoding reads only the byte span between the first and last element of a region.
 
 use super::{ArrayRepr, ArrayToBytesCodec, Config, Dest};
-use crate::dtype::{swap_copy, swap_in_place, Endian};
+use crate::dtype::{DataType, Endian, SwapPlan};
 use crate::error::{Error, Result};
 use crate::region::copy_box;
-use std::borrow::Cow;
 use crate::store::ByteSource;
 use serde_json::{json, Map, Value};
+use std::borrow::Cow;
 
 /// The `bytes` codec.
 #[derive(Debug, Clone)]
 pub struct BytesCodec {
     endian: Option<Endian>,
+    plan: SwapPlan,
 }
 
 impl BytesCodec {
-    /// A codec storing `endian` byte order (`None`: only valid for types without byte order).
-    pub fn new(endian: Option<Endian>) -> BytesCodec {
-        BytesCodec { endian }
+    /// A codec storing elements of `dtype` in byte order `endian` (`None`: only for types without byte
+    /// order, or structured types whose fields carry their own).
+    pub fn new(dtype: &DataType, endian: Option<Endian>) -> BytesCodec {
+        BytesCodec { endian, plan: SwapPlan::for_type(dtype, endian) }
     }
 
     /// Parses the v3 configuration for arrays of `decoded`.
@@ -43,14 +46,7 @@ impl BytesCodec {
                 decoded.data_type
             )));
         }
-        Ok(BytesCodec { endian })
-    }
-
-    fn swap_unit(&self, repr: &ArrayRepr) -> usize {
-        match self.endian {
-            Some(e) if !e.is_native() => repr.data_type.swap_unit(),
-            _ => 1,
-        }
+        Ok(BytesCodec::new(&decoded.data_type, endian))
     }
 
     fn check_len(n: u64, repr: &ArrayRepr) -> Result<()> {
@@ -63,28 +59,27 @@ impl BytesCodec {
 }
 
 impl ArrayToBytesCodec for BytesCodec {
-    fn encode<'a>(&self, data: Cow<'a, [u8]>, repr: &ArrayRepr) -> Result<Cow<'a, [u8]>> {
-        let unit = self.swap_unit(repr);
-        if unit == 1 {
+    fn encode<'a>(&self, data: Cow<'a, [u8]>, _repr: &ArrayRepr) -> Result<Cow<'a, [u8]>> {
+        if self.plan.is_identity() {
             return Ok(data);
         }
         let mut data = data.into_owned();
-        swap_in_place(&mut data, unit);
+        self.plan.apply_in_place(&mut data);
         Ok(Cow::Owned(data))
     }
 
     fn decode_into(&self, encoded: &[u8], repr: &ArrayRepr, out: &mut [u8]) -> Result<()> {
         Self::check_len(encoded.len() as u64, repr)?;
-        swap_copy(encoded, out, self.swap_unit(repr));
+        self.plan.apply_copy(encoded, out);
         Ok(())
     }
 
-    fn is_identity(&self, repr: &ArrayRepr) -> bool {
-        self.swap_unit(repr) == 1
+    fn is_identity(&self, _repr: &ArrayRepr) -> bool {
+        self.plan.is_identity()
     }
 
-    fn element_bytes(&self, repr: &ArrayRepr) -> Option<usize> {
-        Some(self.swap_unit(repr))
+    fn element_bytes(&self, _repr: &ArrayRepr) -> Option<SwapPlan> {
+        Some(self.plan.clone())
     }
 
     fn encoded_size(&self, repr: &ArrayRepr) -> Option<u64> {
@@ -106,17 +101,7 @@ impl ArrayToBytesCodec for BytesCodec {
         let (first_byte, end_byte) = super::chain::byte_span(repr, start, count);
         crate::scratch::with_decoded(end_byte - first_byte, |window| {
             src.read_into(first_byte as u64, window)?;
-            copy_box(
-                window,
-                repr.layout(),
-                start,
-                first_byte,
-                dest.buf,
-                dest.layout(repr),
-                dest.start,
-                count,
-                self.swap_unit(repr),
-            );
+            copy_box(window, repr.layout(), start, first_byte, dest.buf, dest.layout(repr), dest.start, count, &self.plan);
             Ok(())
         })
     }
@@ -133,7 +118,6 @@ impl ArrayToBytesCodec for BytesCodec {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dtype::DataType;
     use crate::region::RawBuf;
     use crate::store::SliceSource;
 
@@ -156,7 +140,7 @@ mod tests {
     #[test]
     fn big_endian_complex() {
         let r = repr(&[2], DataType::Complex64);
-        let c = BytesCodec::new(Some(Endian::Big));
+        let c = BytesCodec::new(&DataType::Complex64, Some(Endian::Big));
         let data: Vec<u8> = [1.0f32, 2.0, 3.0, 4.0].iter().flat_map(|x| x.to_ne_bytes()).collect();
         let enc = c.encode(Cow::Borrowed(&data[..]), &r).unwrap().into_owned();
         let want: Vec<u8> = [1.0f32, 2.0, 3.0, 4.0].iter().flat_map(|x| x.to_be_bytes()).collect();
@@ -170,7 +154,7 @@ mod tests {
     #[test]
     fn partial_reads_only_the_span() {
         let r = repr(&[4, 4], DataType::UInt16);
-        let c = BytesCodec::new(Some(Endian::Big));
+        let c = BytesCodec::new(&DataType::UInt16, Some(Endian::Big));
         let vals: Vec<u16> = (0..16).collect();
         let stored: Vec<u8> = vals.iter().flat_map(|v| v.to_be_bytes()).collect();
         let mut out = vec![0u8; 4 * 2];

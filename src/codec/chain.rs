@@ -7,6 +7,7 @@ use super::{
     from_v3, ArrayRepr, ArrayToArrayCodec, ArrayToBytesCodec, BytesToBytesCodec, Codec, DecodedSize, Dest,
     Extension,
 };
+use crate::dtype::SwapPlan;
 use crate::region::copy_box;
 use crate::scratch::{with_decoded, with_encoded};
 use crate::error::{Error, Result};
@@ -229,13 +230,13 @@ impl CodecChain {
                 let (first, end) = byte_span(repr, start, count);
                 if first > 0 || end < chunk.len() {
                     if b2b.decode_partial(encoded, first, end, chunk)? {
-                        copy_box(chunk, layout, start, 0, dest.buf, dest_layout, dest.start, count, swap);
+                        copy_box(chunk, layout, start, 0, dest.buf, dest_layout, dest.start, count, &swap);
                         return Ok(());
                     }
                 }
             }
             self.decode_chunk(encoded, chunk)?;
-            copy_box(chunk, layout, start, 0, dest.buf, dest_layout, dest.start, count, 1);
+            copy_box(chunk, layout, start, 0, dest.buf, dest_layout, dest.start, count, &SwapPlan::identity());
             Ok(())
         })
     }

@@ -10,11 +10,12 @@ pub mod chain;
 pub mod crc32c;
 pub mod deflate;
 pub mod gzip;
+pub mod numcodecs;
 pub mod sharding;
 pub mod transpose;
 pub mod zstd;
 
-use crate::dtype::DataType;
+use crate::dtype::{DataType, SwapPlan};
 use crate::error::{Error, Result};
 use crate::region::{copy_box, Layout, RawBuf};
 use crate::store::ByteSource;
@@ -124,9 +125,9 @@ pub trait ArrayToBytesCodec: Send + Sync + std::fmt::Debug {
         false
     }
 
-    /// For codecs whose output is the elements in C order (the `bytes` codec): the byte-swap unit to
-    /// apply when reading them back (1: none). Lets a chain map a region to the byte span it needs.
-    fn element_bytes(&self, _repr: &ArrayRepr) -> Option<usize> {
+    /// For codecs whose output is the elements in C order (the `bytes` codec): the byte-order
+    /// conversion to apply when reading them back. Lets a chain map a region to the byte span it needs.
+    fn element_bytes(&self, _repr: &ArrayRepr) -> Option<SwapPlan> {
         None
     }
 
@@ -148,7 +149,7 @@ pub trait ArrayToBytesCodec: Send + Sync + std::fmt::Debug {
             src.read_into(0, encoded)?;
             crate::scratch::with_decoded(repr.nbytes(), |chunk| {
                 self.decode_into(encoded, repr, chunk)?;
-                copy_box(chunk, repr.layout(), start, 0, dest.buf, dest.layout(repr), dest.start, count, 1);
+                copy_box(chunk, repr.layout(), start, 0, dest.buf, dest.layout(repr), dest.start, count, &SwapPlan::identity());
                 Ok(())
             })
         })

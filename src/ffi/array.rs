@@ -72,6 +72,7 @@ impl From<&DataType> for zarr_data_type {
             DataType::Complex64 => ZARR_COMPLEX64,
             DataType::Complex128 => ZARR_COMPLEX128,
             DataType::Raw(_) => ZARR_RAW,
+            DataType::Struct(_) => ZARR_STRUCT,
         }
     }
 }

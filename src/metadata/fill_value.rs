@@ -2,7 +2,7 @@
 //!
 //! The bytes are one element, native-endian, in the buffer layout of [`crate::dtype`].
 
-use crate::dtype::DataType;
+use crate::dtype::{DataType, Endian, SwapPlan};
 use crate::error::{Error, Result};
 use half::f16;
 use serde_json::Value;
@@ -57,6 +57,7 @@ pub fn parse_v3(dtype: &DataType, v: &Value) -> Result<Vec<u8>> {
             Value::Array(a) => Err(bad(dtype, v, &format!("expected {n} byte values, got {}", a.len()))),
             _ => Err(bad(dtype, v, &format!("expected an array of {n} integers in [0, 255]"))),
         },
+        DataType::Struct(_) => Err(Error::Unsupported(format!("structured fill value {v} in Zarr v3"))),
     }
 }
 
@@ -166,8 +167,53 @@ pub fn to_json_v3(dtype: &DataType, bytes: &[u8]) -> Value {
             float(u64::from_ne_bytes(bytes[..8].try_into().unwrap()), 64),
             float(u64::from_ne_bytes(bytes[8..16].try_into().unwrap()), 64),
         ]),
-        DataType::Raw(_) => Value::Array(bytes.iter().map(|b| Value::from(*b)).collect()),
+        DataType::Raw(_) | DataType::Struct(_) => Value::Array(bytes.iter().map(|b| Value::from(*b)).collect()),
     }
+}
+
+/// Parses a Zarr v2 `fill_value` for `dtype` (stored byte order `order`; structured fields carry
+/// their own). `null` gives `None` (missing chunks then read as zero bytes). Numbers for numeric types
+/// (integers may be written as floats with no fraction), "NaN"/"Infinity"/"-Infinity" for floats,
+/// `[re, im]` for complex, booleans or 0/1 for bool, base64 of the stored bytes for raw and
+/// structured types (and, as numcodecs allows, for any type).
+pub fn parse_v2(dtype: &DataType, order: Option<Endian>, v: &Value) -> Result<Option<Vec<u8>>> {
+    if v.is_null() {
+        return Ok(None);
+    }
+    let from_base64 = |s: &str| -> Result<Vec<u8>> {
+        let mut bytes = super::base64::decode(s)?;
+        if bytes.len() != dtype.size() {
+            return Err(bad(dtype, v, &format!("base64 value has {} bytes, the type has {}", bytes.len(), dtype.size())));
+        }
+        SwapPlan::for_type(dtype, order).apply_in_place(&mut bytes);
+        Ok(bytes)
+    };
+    let bytes = match (dtype, v) {
+        (DataType::Raw(_) | DataType::Struct(_), Value::String(s)) => from_base64(s)?,
+        (DataType::Raw(_) | DataType::Struct(_), Value::Number(n)) if n.as_u64() == Some(0) => vec![0; dtype.size()],
+        (DataType::Bool, Value::Number(n)) => match n.as_u64() {
+            Some(0) => vec![0],
+            Some(1) => vec![1],
+            _ => return Err(bad(dtype, v, "expected true, false, 0 or 1")),
+        },
+        (DataType::Complex64 | DataType::Complex128, Value::Number(_)) => {
+            parse_v3(dtype, &Value::Array(vec![v.clone(), Value::from(0)]))?
+        }
+        (d, Value::Number(n)) if !d.is_float() && !matches!(d, DataType::Bool) && n.as_f64().is_some_and(|x| x.fract() == 0.0) && n.as_i64().is_none() && n.as_u64().is_none() => {
+            // an integer written as a float (e.g. 0.0 or 1e3)
+            let x = n.as_f64().unwrap();
+            if x.abs() > 9.007_199_254_740_992e15 {
+                return Err(bad(dtype, v, "integer fill value written as an imprecise float"));
+            }
+            parse_v3(dtype, &Value::from(x as i64))?
+        }
+        (d, Value::String(s)) if !d.is_float() => match super::base64::decode(s) {
+            Ok(b) if b.len() == d.size() => from_base64(s)?,
+            _ => return Err(bad(dtype, v, "expected a number")),
+        },
+        _ => parse_v3(dtype, v)?,
+    };
+    Ok(Some(bytes))
 }
 
 #[cfg(test)]
@@ -225,6 +271,31 @@ mod tests {
         assert_eq!(p("r16", json!([1, 255])).unwrap(), [1, 255]);
         assert!(p("r16", json!([1, 256])).is_err());
         assert!(p("r16", json!([1])).is_err());
+    }
+
+    #[test]
+    fn v2_forms() {
+        let d = |t: &str| crate::dtype::v2::parse_typestr(t).unwrap();
+        let p2 = |t: &str, v: Value| { let t = d(t); parse_v2(&t.data_type, t.byte_order, &v) };
+        assert_eq!(p2("<f8", Value::Null).unwrap(), None);
+        assert_eq!(p2("<i4", json!(-99)).unwrap().unwrap(), (-99i32).to_ne_bytes());
+        assert_eq!(p2("<i4", json!(3.0)).unwrap().unwrap(), 3i32.to_ne_bytes());
+        assert!(p2("<i4", json!(3.5)).is_err());
+        assert_eq!(p2("<f4", json!("NaN")).unwrap().unwrap(), 0x7fc0_0000u32.to_ne_bytes());
+        assert_eq!(p2("|b1", json!(1)).unwrap().unwrap(), [1]);
+        assert_eq!(p2("|b1", json!(false)).unwrap().unwrap(), [0]);
+        assert_eq!(p2("|S3", json!("Zm9v")).unwrap().unwrap(), b"foo");
+        assert!(p2("|S4", json!("Zm9v")).is_err());
+        assert_eq!(p2("|S3", json!(0)).unwrap().unwrap(), [0, 0, 0]);
+        let mut want = 2.5f64.to_ne_bytes().to_vec();
+        want.extend(0f64.to_ne_bytes());
+        assert_eq!(p2("<c16", json!(2.5)).unwrap().unwrap(), want);
+        // big-endian base64 of a >u2 value 0x0102 gives native 258
+        assert_eq!(p2(">u2", json!(super::super::base64::encode(&[1, 2]))).unwrap().unwrap(), 258u16.to_ne_bytes());
+        let st = crate::dtype::v2::parse(&json!([["x", "<f4"], ["y", ">i2"]])).unwrap();
+        let b = parse_v2(&st.data_type, None, &json!(super::super::base64::encode(&[0, 0, 0x80, 0x3f, 0, 7]))).unwrap().unwrap();
+        assert_eq!(&b[..4], &1.0f32.to_ne_bytes());
+        assert_eq!(&b[4..], &7i16.to_ne_bytes());
     }
 
     #[test]

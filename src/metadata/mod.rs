@@ -3,7 +3,10 @@
 //! [`v3`] parses `zarr.json`. Later formats (v2 `.zarray`, v1 `meta`) normalise into the same
 //! [`ArrayMetadata`]: a data type, a regular grid, a chunk key encoding, a fill value and a codec chain.
 
+pub mod base64;
 pub mod fill_value;
+pub mod v1;
+pub mod v2;
 pub mod v3;
 
 use crate::chunk_grid::RegularGrid;

@@ -19,6 +19,7 @@ pub mod index;
 use crate::chunk_grid::for_each_index;
 use crate::codec::chain::CodecChain;
 use crate::codec::{ArrayRepr, ArrayToBytesCodec, Config, Dest};
+use crate::dtype::SwapPlan;
 use crate::error::Result;
 use crate::region::{all_equal, contiguous_span, copy_box, fill_box, Layout, RawBuf};
 use crate::scratch::{with_decoded, with_encoded};
@@ -131,7 +132,7 @@ impl ArrayToBytesCodec for ShardingCodec {
                     Layout { shape: &self.inner_shape, elem },
                     &vec![0; origin.len()],
                     &self.inner_shape,
-                    1,
+                    &SwapPlan::identity(),
                 );
                 if all_equal(chunk, &repr.fill_value) {
                     return Ok(None);

@@ -1,10 +1,18 @@
-//! Data types: the Zarr v3 core types, their sizes and names, and byte-order helpers.
+//! Data types: the Zarr v3 core types, structured types, their sizes and names, and byte order.
 //!
 //! Element buffers exchanged with callers are native-endian, C order. `bool` is one byte (0 or 1),
-//! `float16` is its two IEEE bytes, complex numbers are (real, imaginary) pairs, and `r<N>` is N/8
-//! opaque bytes that are never byte-swapped.
+//! `float16` is its two IEEE bytes, complex numbers are (real, imaginary) pairs, `r<N>` is N/8
+//! opaque bytes that are never byte-swapped, and a structured element is its fields packed in order.
+//! [`swap::SwapPlan`] says which bytes of a stored element are reversed to reach native order.
+
+pub mod structured;
+pub mod swap;
+pub mod v2;
 
 use crate::error::{Error, Result};
+use std::sync::Arc;
+pub use structured::{StructField, StructType};
+pub use swap::SwapPlan;
 
 /// The data type of an array's elements.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -39,6 +47,8 @@ pub enum DataType {
     Complex128,
     /// `r<N>`: N/8 raw bytes (the payload is the byte count, not the bit count).
     Raw(usize),
+    /// Packed fields (Zarr v2 structured dtypes).
+    Struct(Arc<StructType>),
 }
 
 /// Largest raw type accepted (`r<N>` with N/8 bytes at most this). Guards against absurd metadata.
@@ -109,6 +119,7 @@ impl DataType {
             DataType::Complex64 => "complex64".into(),
             DataType::Complex128 => "complex128".into(),
             DataType::Raw(n) => format!("r{}", n * 8),
+            DataType::Struct(_) => "struct".into(),
         }
     }
 
@@ -121,22 +132,35 @@ impl DataType {
             DataType::Int64 | DataType::UInt64 | DataType::Float64 | DataType::Complex64 => 8,
             DataType::Complex128 => 16,
             DataType::Raw(n) => *n,
+            DataType::Struct(s) => s.size,
         }
     }
 
     /// The size of the unit whose bytes are reversed when the byte order changes (1: never swapped).
+    /// For a structured type this is 1; its fields are described by [`SwapPlan::for_type`].
     pub fn swap_unit(&self) -> usize {
         match self {
             DataType::Complex64 => 4,
             DataType::Complex128 => 8,
-            DataType::Raw(_) => 1,
+            DataType::Raw(_) | DataType::Struct(_) => 1,
             other => other.size(),
         }
     }
 
     /// Whether the byte order matters for this type.
     pub fn has_endianness(&self) -> bool {
-        self.swap_unit() > 1
+        match self {
+            DataType::Struct(s) => s.fields.iter().any(|f| f.data_type.has_endianness()),
+            _ => self.swap_unit() > 1,
+        }
+    }
+
+    /// Whether this is a floating-point (or complex) type.
+    pub fn is_float(&self) -> bool {
+        matches!(
+            self,
+            DataType::Float16 | DataType::Float32 | DataType::Float64 | DataType::Complex64 | DataType::Complex128
+        )
     }
 }
 
@@ -147,7 +171,7 @@ impl std::fmt::Display for DataType {
 }
 
 /// Byte order of stored data.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Endian {
     /// Least significant byte first.
     Little,

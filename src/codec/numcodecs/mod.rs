@@ -1,0 +1,149 @@
+//! numcodecs codecs: the `compressor` and `filters` entries of Zarr v2 `.zarray` documents (and the
+//! `compression` of Zarr v1), built into the same bytes->bytes codecs as Zarr v3 chains.
+//!
+//! Every codec receives the description of the bytes it is given ([`V2Elem`]: element type and byte
+//! order); a filter also returns the description of what it produces (e.g. `astype` changes it).
+//! Configuration members not listed by a codec are ignored, as numcodecs ignores them.
+
+pub mod zlib;
+
+use super::blosc::{BloscCodec, Shuffle};
+use super::gzip::GzipCodec;
+use super::zstd::ZstdCodec;
+use super::BytesToBytesCodec;
+use crate::dtype::{DataType, Endian};
+use crate::error::{Error, Result};
+use serde_json::{Map, Value};
+
+/// The elements a numcodecs codec receives: their type and stored byte order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct V2Elem {
+    /// Element type.
+    pub data_type: DataType,
+    /// Byte order of the elements (`None` where it does not matter).
+    pub byte_order: Option<Endian>,
+}
+
+impl V2Elem {
+    /// Plain bytes (what a compressor produces).
+    pub fn bytes() -> V2Elem {
+        V2Elem { data_type: DataType::UInt8, byte_order: None }
+    }
+
+    /// Parses a numcodecs dtype string (e.g. `"<i4"`) as an element description.
+    pub fn parse(typestr: &str) -> Result<V2Elem> {
+        let t = crate::dtype::v2::parse_typestr(typestr)?;
+        Ok(V2Elem { data_type: t.data_type, byte_order: t.byte_order })
+    }
+}
+
+/// A numcodecs configuration object: `id` plus members.
+pub struct V2Config<'a> {
+    /// The codec id.
+    pub id: &'a str,
+    map: &'a Map<String, Value>,
+}
+
+impl<'a> V2Config<'a> {
+    /// Reads the `id` of a configuration object.
+    pub fn new(v: &'a Value) -> Result<V2Config<'a>> {
+        let map = v.as_object().ok_or_else(|| Error::Metadata(format!("numcodecs configuration {v} is not an object")))?;
+        let id = map
+            .get("id")
+            .and_then(Value::as_str)
+            .ok_or_else(|| Error::Metadata(format!("numcodecs configuration {v} has no string 'id'")))?;
+        Ok(V2Config { id, map })
+    }
+
+    /// The raw member `key`.
+    pub fn get(&self, key: &str) -> Option<&'a Value> {
+        self.map.get(key).filter(|v| !v.is_null())
+    }
+
+    /// An error about member `key`.
+    pub fn invalid(&self, key: &str, why: &str) -> Error {
+        Error::Metadata(format!("numcodecs '{}': invalid '{key}': {why}", self.id))
+    }
+
+    /// An integer member in `min..=max`, or `default` when absent (`None`: required).
+    pub fn int(&self, key: &str, min: i64, max: i64, default: Option<i64>) -> Result<i64> {
+        match self.get(key) {
+            None => default.ok_or_else(|| self.invalid(key, "required")),
+            Some(v) => match v.as_i64() {
+                Some(x) if x >= min && x <= max => Ok(x),
+                _ => Err(self.invalid(key, &format!("expected an integer in [{min}, {max}], got {v}"))),
+            },
+        }
+    }
+
+    /// A number member, or `default` when absent (`None`: required).
+    pub fn float(&self, key: &str, default: Option<f64>) -> Result<f64> {
+        match self.get(key) {
+            None => default.ok_or_else(|| self.invalid(key, "required")),
+            Some(v) => v.as_f64().ok_or_else(|| self.invalid(key, &format!("expected a number, got {v}"))),
+        }
+    }
+
+    /// A string member, or `default` when absent (`None`: required).
+    pub fn string(&self, key: &str, default: Option<&'a str>) -> Result<&'a str> {
+        match self.get(key) {
+            None => default.ok_or_else(|| self.invalid(key, "required")),
+            Some(v) => v.as_str().ok_or_else(|| self.invalid(key, &format!("expected a string, got {v}"))),
+        }
+    }
+
+    /// A boolean member, or `default` when absent.
+    pub fn bool(&self, key: &str, default: bool) -> Result<bool> {
+        match self.get(key) {
+            None => Ok(default),
+            Some(v) => v.as_bool().ok_or_else(|| self.invalid(key, &format!("expected a boolean, got {v}"))),
+        }
+    }
+
+    /// A dtype-string member parsed as an element description (`default` when absent).
+    pub fn elem(&self, key: &str, default: Option<&V2Elem>) -> Result<V2Elem> {
+        match self.get(key) {
+            None => default.cloned().ok_or_else(|| self.invalid(key, "required")),
+            Some(Value::String(s)) => V2Elem::parse(s).map_err(|e| e.context(format!("numcodecs '{}' {key}", self.id))),
+            Some(v) => Err(self.invalid(key, &format!("expected a dtype string, got {v}"))),
+        }
+    }
+}
+
+/// Builds a v2 `compressor` for bytes described by `input` (the typesize of blosc comes from it).
+pub fn compressor(cfg: &Value, input: &V2Elem) -> Result<Box<dyn BytesToBytesCodec>> {
+    let c = V2Config::new(cfg)?;
+    Ok(match c.id {
+        "zlib" => Box::new(zlib::ZlibCodec::new(c.int("level", -1, 9, Some(1))? as i32)?),
+        "gzip" => Box::new(GzipCodec::new(c.int("level", -1, 9, Some(1))?.clamp(0, 9) as u32)?),
+        "zstd" => Box::new(ZstdCodec::new(c.int("level", -131072, 22, Some(1))? as i32, c.bool("checksum", false)?)),
+        "blosc" => {
+            let elem = input.data_type.size();
+            let shuffle = match c.int("shuffle", -1, 2, Some(1))? {
+                0 => Shuffle::None,
+                1 => Shuffle::Byte,
+                2 => Shuffle::Bit,
+                // AUTOSHUFFLE: bit shuffle for 1-byte items, byte shuffle otherwise (numcodecs rule)
+                _ => if elem == 1 { Shuffle::Bit } else { Shuffle::Byte },
+            };
+            Box::new(BloscCodec::new(
+                c.string("cname", Some("lz4"))?,
+                c.int("clevel", 0, 9, Some(5))? as u8,
+                shuffle,
+                elem,
+                c.int("blocksize", 0, i64::from(i32::MAX), Some(0))? as usize,
+            )?)
+        }
+        id => return Err(Error::Unsupported(format!("unsupported v2 compressor '{id}'"))),
+    })
+}
+
+/// Builds a v2 filter receiving `input`; returns it with the description of what it produces.
+pub fn filter(cfg: &Value, input: &V2Elem) -> Result<(Box<dyn BytesToBytesCodec>, V2Elem)> {
+    let c = V2Config::new(cfg)?;
+    match c.id {
+        // Compressors may also be listed as filters.
+        "zlib" | "gzip" | "zstd" | "blosc" => Ok((compressor(cfg, input)?, V2Elem::bytes())),
+        id => Err(Error::Unsupported(format!("unsupported v2 filter '{id}'"))),
+    }
+}

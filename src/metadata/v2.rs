@@ -1,0 +1,161 @@
+//! Zarr v2 `.zarray` documents, normalised into [`ArrayMetadata`]: `order: "F"` becomes a transpose
+//! codec, the dtype's byte order the `bytes` codec, then the filters and the compressor follow as
+//! bytes->bytes codecs; chunk keys use the `v2` encoding with the document's `dimension_separator`.
+//! Attributes live in `.zattrs`; groups are `.zgroup`.
+
+use super::{fill_value, ArrayMetadata, GroupMetadata};
+use crate::chunk_grid::RegularGrid;
+use crate::chunk_key::ChunkKeyEncoding;
+use crate::codec::bytes::BytesCodec;
+use crate::codec::chain::CodecChain;
+use crate::codec::numcodecs::{self, V2Elem};
+use crate::codec::transpose::TransposeCodec;
+use crate::codec::{ArrayRepr, Codec};
+use crate::dtype::v2 as dtv2;
+use crate::error::{Error, Result};
+use serde_json::{Map, Value};
+use std::sync::Arc;
+
+fn meta_err(msg: impl Into<String>) -> Error {
+    Error::Metadata(msg.into())
+}
+
+fn dims(v: Option<&Value>, what: &str) -> Result<Vec<u64>> {
+    let v = v.ok_or_else(|| meta_err(format!("missing required member '{what}'")))?;
+    let list = v.as_array().ok_or_else(|| meta_err(format!("{what} must be a list of integers, got {v}")))?;
+    list.iter()
+        .map(|x| x.as_u64().ok_or_else(|| meta_err(format!("{what} entries must be non-negative integers, got {x}"))))
+        .collect()
+}
+
+/// Parses and validates a `.zarray` document; `attributes` come from `.zattrs`.
+pub fn parse_array(doc: &Value, attributes: Map<String, Value>) -> Result<ArrayMetadata> {
+    let obj = doc.as_object().ok_or_else(|| meta_err("expected a JSON object"))?;
+    match obj.get("zarr_format") {
+        Some(v) if v.as_u64() == Some(2) => {}
+        Some(v) => return Err(meta_err(format!("zarr_format must be 2, got {v}"))),
+        None => return Err(meta_err("missing zarr_format")),
+    }
+    let shape = dims(obj.get("shape"), "shape")?;
+    let chunks = dims(obj.get("chunks"), "chunks")?;
+    if chunks.len() != shape.len() {
+        return Err(meta_err(format!("chunks {chunks:?} has {} dimensions, shape has {}", chunks.len(), shape.len())));
+    }
+    let grid = RegularGrid::new(chunks)?;
+    let dtype_v = obj.get("dtype").ok_or_else(|| meta_err("missing required member 'dtype'"))?;
+    let v2t = dtv2::parse(dtype_v)?;
+    let data_type = v2t.data_type.clone();
+    let fill = fill_value::parse_v2(&data_type, v2t.byte_order, obj.get("fill_value").unwrap_or(&Value::Null))?
+        .unwrap_or_else(|| vec![0; data_type.size()]);
+    let separator = match obj.get("dimension_separator") {
+        None | Some(Value::Null) => '.',
+        Some(Value::String(s)) if s == "." => '.',
+        Some(Value::String(s)) if s == "/" => '/',
+        Some(v) => return Err(meta_err(format!("dimension_separator must be \".\" or \"/\", got {v}"))),
+    };
+    let order = match obj.get("order") {
+        None | Some(Value::Null) => "C",
+        Some(Value::String(s)) if s == "C" || s == "F" => s.as_str(),
+        Some(v) => return Err(meta_err(format!("order must be \"C\" or \"F\", got {v}"))),
+    };
+    let rank = shape.len();
+    let mut codecs = Vec::new();
+    if order == "F" && rank > 1 {
+        codecs.push(Codec::ArrayToArray(Box::new(TransposeCodec::new((0..rank).rev().collect())?)));
+    }
+    codecs.push(Codec::ArrayToBytes(Box::new(BytesCodec::new(&data_type, v2t.byte_order))));
+    let mut elem = V2Elem { data_type: data_type.clone(), byte_order: v2t.byte_order };
+    match obj.get("filters") {
+        None | Some(Value::Null) => {}
+        Some(Value::Array(list)) => {
+            for f in list {
+                let (codec, out) = numcodecs::filter(f, &elem)?;
+                codecs.push(Codec::BytesToBytes(codec));
+                elem = out;
+            }
+        }
+        Some(v) => return Err(meta_err(format!("filters must be a list or null, got {v}"))),
+    }
+    match obj.get("compressor") {
+        None | Some(Value::Null) => {}
+        Some(c @ Value::Object(_)) => codecs.push(Codec::BytesToBytes(numcodecs::compressor(c, &elem)?)),
+        Some(v) => return Err(meta_err(format!("compressor must be an object or null, got {v}"))),
+    }
+    let repr = ArrayRepr { shape: grid.chunk_shape.clone(), data_type: data_type.clone(), fill_value: fill.clone() };
+    let chain = CodecChain::new(codecs, &repr)?;
+    Ok(ArrayMetadata {
+        zarr_format: 2,
+        shape,
+        data_type,
+        grid,
+        chunk_key_encoding: ChunkKeyEncoding::V2 { separator },
+        fill_value: fill,
+        codecs: Arc::new(chain),
+        dimension_names: None,
+        attributes,
+        document: doc.clone(),
+    })
+}
+
+/// Parses a `.zgroup` document; `attributes` come from `.zattrs`.
+pub fn parse_group(doc: &Value, attributes: Map<String, Value>) -> Result<GroupMetadata> {
+    let obj = doc.as_object().ok_or_else(|| meta_err("expected a JSON object"))?;
+    match obj.get("zarr_format") {
+        Some(v) if v.as_u64() == Some(2) => {}
+        Some(v) => return Err(meta_err(format!("zarr_format must be 2, got {v}"))),
+        None => return Err(meta_err("missing zarr_format")),
+    }
+    Ok(GroupMetadata { zarr_format: 2, attributes, document: doc.clone() })
+}
+
+/// A new `.zgroup` document.
+pub fn group_document() -> Value {
+    serde_json::json!({"zarr_format": 2})
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dtype::DataType;
+    use serde_json::json;
+
+    fn base() -> Value {
+        json!({"zarr_format": 2, "shape": [10, 7], "chunks": [4, 3], "dtype": ">i2", "fill_value": -5,
+               "order": "F", "filters": null, "compressor": {"id": "zlib", "level": 1}, "dimension_separator": "/"})
+    }
+
+    #[test]
+    fn parses_and_round_trips() {
+        let m = parse_array(&base(), Map::new()).unwrap();
+        assert_eq!(m.data_type, DataType::Int16);
+        assert_eq!(m.fill_value, (-5i16).to_ne_bytes());
+        assert_eq!(m.chunk_key_encoding.key(&[1, 2]), "1/2");
+        // F order + big-endian: encoding a chunk puts element (i, j) at i + 4 j, big-endian
+        let data: Vec<u8> = (0..12i16).flat_map(|v| v.to_ne_bytes()).collect();
+        let enc = m.codecs.encode_chunk(&data).unwrap().into_owned();
+        let mut raw = vec![0u8; 24];
+        crate::codec::deflate::inflate_into(crate::codec::deflate::Framing::Zlib, "zlib", &enc, &mut raw, true).unwrap();
+        let stored: Vec<i16> = raw.chunks(2).map(|c| i16::from_be_bytes([c[0], c[1]])).collect();
+        assert_eq!(stored, [0, 3, 6, 9, 1, 4, 7, 10, 2, 5, 8, 11]);
+        let mut back = vec![0u8; 24];
+        m.codecs.decode_chunk(&enc, &mut back).unwrap();
+        assert_eq!(back, data);
+    }
+
+    #[test]
+    fn errors() {
+        let with = |k: &str, v: Value| {
+            let mut d = base();
+            d[k] = v;
+            parse_array(&d, Map::new())
+        };
+        assert!(matches!(with("zarr_format", json!(3)), Err(Error::Metadata(_))));
+        assert!(matches!(with("chunks", json!([4])), Err(Error::Metadata(_))));
+        assert!(matches!(with("order", json!("X")), Err(Error::Metadata(_))));
+        assert!(matches!(with("compressor", json!({"id": "zz_comp"})), Err(Error::Unsupported(m)) if m.contains("zz_comp")));
+        assert!(matches!(with("filters", json!([{"id": "zz_filter"}])), Err(Error::Unsupported(m)) if m.contains("zz_filter")));
+        assert!(matches!(with("dtype", json!("|O")), Err(_)));
+        assert!(matches!(with("dimension_separator", json!("-")), Err(Error::Metadata(_))));
+        assert!(with("fill_value", Value::Null).is_ok());
+    }
+}
