@@ -205,7 +205,7 @@ mod tests {
         assert!(parse(&json!([])).is_err());
         assert!(parse(&json!([["x"]])).is_err());
         assert!(parse(&json!([["x", "<f4"], ["x", "<f4"]])).is_err());
-        assert!(parse(&json!([["x", "<f4", [1 << 40, 1 << 40]]])).is_err());
+        assert!(parse(&json!([["x", "<f4", [1u64 << 40, 1u64 << 40]]])).is_err());
         assert!(parse(&json!(5)).is_err());
     }
 }
