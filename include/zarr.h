@@ -360,6 +360,59 @@ zarr_status zarr_array_data_type(const struct zarr_array *array,
                                  size_t *element_size);
 
 /**
+ * The number of fields of a structured data type (ZARR_STRUCT); 0 for other types.
+ *
+ * @returns ZARR_OK; ZARR_ERR_INVALID_HANDLE; ZARR_ERR_INVALID_ARGUMENT.
+ * Thread-safe. Since: 0.1.
+ *
+ * # Safety
+ * `array` is an open handle; `count` is valid for writing.
+ */
+zarr_status zarr_array_num_fields(const struct zarr_array *array, size_t *count);
+
+/**
+ * Field `index` of a structured data type. In read and write buffers each element is its fields
+ * packed in order (no padding), each native-endian; a field holding a subarray stores its items in
+ * C order, so `size` is the item count times the size of `dtype`. A nested structure reports
+ * ZARR_STRUCT. Any output may be NULL.
+ *
+ * @param name    receives the field name, owned by the array handle (valid until zarr_close())
+ * @param dtype   receives the field's element type
+ * @param offset  receives the field's byte offset within an element
+ * @param size    receives the field's size in bytes
+ * @returns ZARR_OK; ZARR_ERR_INVALID_HANDLE; ZARR_ERR_INVALID_ARGUMENT (`index` out of range, or the
+ *          array is not structured).
+ * Thread-safe. Since: 0.1.
+ *
+ * # Safety
+ * `array` is an open handle; non-NULL outputs are valid for writing.
+ */
+zarr_status zarr_array_field(const struct zarr_array *array,
+                             size_t index,
+                             const char **name,
+                             enum zarr_data_type *dtype,
+                             size_t *offset,
+                             size_t *size);
+
+/**
+ * Rewrites the Zarr v2 array in the directory `path` as Zarr v3, in place: `zarr.json` is written
+ * with the `v2` chunk key encoding, so no chunk is moved or rewritten, and `.zarray`/`.zattrs` are
+ * removed. Works when every part has a Zarr v3 core equivalent: a core data type (`S<n>`/`V<n>`
+ * become `r<8n>`), no filters, a compressor among blosc, gzip and zstd (or none); `order` "F" becomes
+ * a transpose codec and a `null` fill value becomes zero. Otherwise nothing is changed and the
+ * error names the part without an equivalent.
+ *
+ * @returns ZARR_OK; ZARR_ERR_INVALID_ARGUMENT; ZARR_ERR_NOT_FOUND (no v2 array there);
+ *          ZARR_ERR_EXISTS (already has zarr.json); ZARR_ERR_UNSUPPORTED (no v3 equivalent);
+ *          ZARR_ERR_METADATA; ZARR_ERR_IO.
+ * Not safe while other handles have the array open. Since: 0.1.
+ *
+ * # Safety
+ * `path` is a NUL-terminated string.
+ */
+zarr_status zarr_convert_v2_to_v3(const char *path);
+
+/**
  * The Zarr format version of the array's metadata (3; 2 or 1 for older formats).
  *
  * @returns ZARR_OK; ZARR_ERR_INVALID_HANDLE; ZARR_ERR_INVALID_ARGUMENT.
@@ -501,6 +554,35 @@ zarr_status zarr_group_open(const char *path, int32_t mode, struct zarr_group **
 zarr_status zarr_group_create(const char *path,
                               const char *attributes_json,
                               struct zarr_group **out);
+
+/**
+ * Creates a group of the given Zarr format (2: `.zgroup` + `.zattrs`; 3: `zarr.json`) in the directory
+ * `path` and opens it for reading and writing. Groups and arrays created through it get the same
+ * format for their implicit parents; child groups take this group's format.
+ *
+ * @param attributes_json  a JSON object, or NULL for none
+ * @param zarr_format      2 or 3
+ * @returns ZARR_OK; ZARR_ERR_INVALID_ARGUMENT (bad format or JSON); ZARR_ERR_EXISTS; ZARR_ERR_IO.
+ * Thread-safe. Since: 0.1.
+ *
+ * # Safety
+ * `path` is a NUL-terminated string, `attributes_json` NULL or one; `out` is valid for writing.
+ */
+zarr_status zarr_group_create_ex(const char *path,
+                                 const char *attributes_json,
+                                 int zarr_format,
+                                 struct zarr_group **out);
+
+/**
+ * The Zarr format of the group's metadata (2 or 3).
+ *
+ * @returns ZARR_OK; ZARR_ERR_INVALID_HANDLE; ZARR_ERR_INVALID_ARGUMENT.
+ * Thread-safe. Since: 0.1.
+ *
+ * # Safety
+ * `group` is an open handle; `format` is valid for writing.
+ */
+zarr_status zarr_group_zarr_format(const struct zarr_group *group, int *format);
 
 /**
  * Closes a group handle. NULL is a no-op. Arrays and groups opened through it stay valid.

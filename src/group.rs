@@ -2,7 +2,7 @@
 
 use crate::array::Array;
 use crate::error::{Error, Result};
-use crate::metadata::{self, v3};
+use crate::metadata::{self, v2, v3};
 use crate::node::{self, NodeKind, NodeMetadata};
 use crate::store::{node_prefix, normalize_node_path, Store};
 use serde_json::{Map, Value};
@@ -13,6 +13,7 @@ use std::sync::{Arc, Mutex};
 pub struct Group {
     store: Arc<dyn Store>,
     path: String,
+    zarr_format: u8,
     attributes: Mutex<Map<String, Value>>,
     document: Value,
     writable: bool,
@@ -32,17 +33,37 @@ impl Group {
                 return Err(Error::NotFound(format!("no group at {} (no zarr.json)", node::describe(store.as_ref(), &path))))
             }
         };
-        Ok(Group { store, path, attributes: Mutex::new(meta.attributes), document: meta.document, writable })
+        Ok(Group {
+            store,
+            path,
+            zarr_format: meta.zarr_format,
+            attributes: Mutex::new(meta.attributes),
+            document: meta.document,
+            writable,
+        })
     }
 
-    /// Creates a group at `path` with `attributes`; missing parent groups are created too.
-    pub fn create(store: Arc<dyn Store>, path: &str, attributes: Map<String, Value>) -> Result<Group> {
+    /// Creates a group of `zarr_format` (2 or 3) at `path` with `attributes`; missing parent groups are
+    /// created too, in the same format.
+    pub fn create(store: Arc<dyn Store>, path: &str, attributes: Map<String, Value>, zarr_format: u8) -> Result<Group> {
         let path = normalize_node_path(path)?;
+        let doc = match zarr_format {
+            3 => v3::group_document(&attributes),
+            2 => v2::group_document(),
+            f => return Err(Error::InvalidArgument(format!("groups can be created as Zarr format 2 or 3, not {f}"))),
+        };
         node::check_absent(store.as_ref(), &path)?;
-        node::ensure_parents(store.as_ref(), &path)?;
-        let doc = v3::group_document(&attributes);
-        store.set(&node::v3_key(&path), &metadata::to_bytes(&doc))?;
-        Ok(Group { store, path, attributes: Mutex::new(attributes), document: doc, writable: true })
+        node::ensure_parents(store.as_ref(), &path, zarr_format)?;
+        store.set(&node::metadata_key(&path, zarr_format, NodeKind::Group), &metadata::to_bytes(&doc))?;
+        if zarr_format == 2 && !attributes.is_empty() {
+            store.set(&node::key(&path, ".zattrs"), &metadata::to_bytes(&Value::Object(attributes.clone())))?;
+        }
+        Ok(Group { store, path, zarr_format, attributes: Mutex::new(attributes), document: doc, writable: true })
+    }
+
+    /// The Zarr format of the group (2 or 3).
+    pub fn zarr_format(&self) -> u8 {
+        self.zarr_format
     }
 
     /// The node path within the store.
@@ -66,17 +87,24 @@ impl Group {
             return Err(Error::ReadOnly(format!("group {} was opened read-only", node::describe(self.store.as_ref(), &self.path))));
         }
         let mut guard = self.attributes.lock().unwrap_or_else(|e| e.into_inner());
-        let mut doc = self.document.clone();
-        doc["attributes"] = Value::Object(attributes.clone());
-        self.store.set(&node::v3_key(&self.path), &metadata::to_bytes(&doc))?;
+        match node::attributes_key(&self.path, self.zarr_format) {
+            None => {
+                let mut doc = self.document.clone();
+                doc["attributes"] = Value::Object(attributes.clone());
+                self.store.set(&node::v3_key(&self.path), &metadata::to_bytes(&doc))?
+            }
+            Some(key) => self.store.set(&key, &metadata::to_bytes(&Value::Object(attributes.clone())))?,
+        }
         *guard = attributes;
         Ok(())
     }
 
-    /// The metadata document (with the current attributes).
+    /// The metadata document (for v3 with the current attributes; for v2 the `.zgroup` document).
     pub fn document(&self) -> Value {
         let mut doc = self.document.clone();
-        doc["attributes"] = Value::Object(self.attributes());
+        if self.zarr_format == 3 {
+            doc["attributes"] = Value::Object(self.attributes());
+        }
         doc
     }
 
@@ -100,7 +128,7 @@ impl Group {
             if crate::store::validate_key(&child).is_err() {
                 continue;
             }
-            if let Some(kind) = node::node_kind(self.store.as_ref(), &child)? {
+            if let Some((kind, _)) = node::node_kind(self.store.as_ref(), &child)? {
                 out.push((name, kind));
             }
         }
@@ -123,10 +151,10 @@ impl Group {
         Array::create(self.store.clone(), &self.child_path(name)?, document)
     }
 
-    /// Creates the group `name` below this group.
+    /// Creates the group `name` below this group, in this group's format.
     pub fn create_group(&self, name: &str, attributes: Map<String, Value>) -> Result<Group> {
         self.check_writable()?;
-        Group::create(self.store.clone(), &self.child_path(name)?, attributes)
+        Group::create(self.store.clone(), &self.child_path(name)?, attributes, self.zarr_format)
     }
 
     fn check_writable(&self) -> Result<()> {

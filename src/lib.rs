@@ -15,6 +15,7 @@ pub mod array;
 pub mod chunk_grid;
 pub mod chunk_key;
 pub mod codec;
+pub mod convert;
 pub mod dtype;
 pub mod error;
 pub mod ffi;

@@ -1,8 +1,13 @@
-//! Finding out what node (array or group) lives at a path of a store, and creating implicit parents.
+//! Finding out what node (array or group, of which Zarr format) lives at a path of a store, reading
+//! its metadata, and creating implicit parent groups.
+//!
+//! Metadata keys: v3 `zarr.json`; v2 `.zarray` / `.zgroup` with attributes in `.zattrs`; v1 `meta`
+//! with attributes in `attrs`. When several exist, v3 wins, then v2, then v1.
 
 use crate::error::{Error, Result};
-use crate::metadata::{self, v3, ArrayMetadata, GroupMetadata};
+use crate::metadata::{self, v1, v2, v3, ArrayMetadata, GroupMetadata};
 use crate::store::{node_prefix, Store};
+use serde_json::{Map, Value};
 
 /// The kind of a node.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -27,29 +32,98 @@ pub fn v3_key(path: &str) -> String {
     format!("{}zarr.json", node_prefix(path))
 }
 
-/// Reads and parses the metadata of the node at `path`; `None` when there is no node.
-pub fn read_node(store: &dyn Store, path: &str) -> Result<Option<NodeMetadata>> {
-    let key = v3_key(path);
-    let Some(bytes) = store.get(&key)? else { return Ok(None) };
-    let loc = store.location(&key);
-    let ctx = |e: Error| e.context(&loc);
-    let doc = metadata::parse_json(&bytes).map_err(ctx)?;
-    Ok(Some(match v3::node_type(&doc).map_err(ctx)? {
-        v3::NodeType::Array => NodeMetadata::Array(v3::parse_array(&doc).map_err(ctx)?),
-        v3::NodeType::Group => NodeMetadata::Group(v3::parse_group(&doc).map_err(ctx)?),
-    }))
+/// The key `name` (e.g. `.zarray`) inside the node at `path`.
+pub fn key(path: &str, name: &str) -> String {
+    format!("{}{name}", node_prefix(path))
 }
 
-/// The kind of node at `path` (only its node type is checked); `None` when there is none.
-pub fn node_kind(store: &dyn Store, path: &str) -> Result<Option<NodeKind>> {
-    let key = v3_key(path);
-    let Some(bytes) = store.get(&key)? else { return Ok(None) };
-    let loc = store.location(&key);
-    let doc = metadata::parse_json(&bytes).map_err(|e| e.context(&loc))?;
-    Ok(Some(match v3::node_type(&doc).map_err(|e| e.context(&loc))? {
-        v3::NodeType::Array => NodeKind::Array,
-        v3::NodeType::Group => NodeKind::Group,
-    }))
+/// The key holding a node's metadata document for `zarr_format`, and for v2 the array/group variant.
+pub fn metadata_key(path: &str, zarr_format: u8, kind: NodeKind) -> String {
+    match (zarr_format, kind) {
+        (3, _) => v3_key(path),
+        (2, NodeKind::Array) => key(path, ".zarray"),
+        (2, NodeKind::Group) => key(path, ".zgroup"),
+        _ => key(path, "meta"),
+    }
+}
+
+/// The key holding a node's attributes when they live in their own document (v2 `.zattrs`, v1 `attrs`).
+pub fn attributes_key(path: &str, zarr_format: u8) -> Option<String> {
+    match zarr_format {
+        2 => Some(key(path, ".zattrs")),
+        1 => Some(key(path, "attrs")),
+        _ => None,
+    }
+}
+
+fn read_doc(store: &dyn Store, key: &str) -> Result<Option<Value>> {
+    match store.get(key)? {
+        None => Ok(None),
+        Some(bytes) => metadata::parse_json(&bytes).map(Some).map_err(|e| e.context(store.location(key))),
+    }
+}
+
+fn read_attributes(store: &dyn Store, key: &str) -> Result<Map<String, Value>> {
+    match read_doc(store, key)? {
+        None => Ok(Map::new()),
+        Some(Value::Object(m)) => Ok(m),
+        Some(_) => Err(Error::Metadata(format!("{}: attributes must be a JSON object", store.location(key)))),
+    }
+}
+
+/// Reads and parses the metadata of the node at `path`; `None` when there is no node.
+pub fn read_node(store: &dyn Store, path: &str) -> Result<Option<NodeMetadata>> {
+    let k = v3_key(path);
+    if let Some(doc) = read_doc(store, &k)? {
+        let ctx = |e: Error| e.context(store.location(&k));
+        return Ok(Some(match v3::node_type(&doc).map_err(ctx)? {
+            v3::NodeType::Array => NodeMetadata::Array(v3::parse_array(&doc).map_err(ctx)?),
+            v3::NodeType::Group => NodeMetadata::Group(v3::parse_group(&doc).map_err(ctx)?),
+        }));
+    }
+    let k = key(path, ".zarray");
+    if let Some(doc) = read_doc(store, &k)? {
+        let attrs = read_attributes(store, &key(path, ".zattrs"))?;
+        return v2::parse_array(&doc, attrs).map(|m| Some(NodeMetadata::Array(m))).map_err(|e| e.context(store.location(&k)));
+    }
+    let k = key(path, ".zgroup");
+    if let Some(doc) = read_doc(store, &k)? {
+        let attrs = read_attributes(store, &key(path, ".zattrs"))?;
+        return v2::parse_group(&doc, attrs).map(|m| Some(NodeMetadata::Group(m))).map_err(|e| e.context(store.location(&k)));
+    }
+    let k = key(path, "meta");
+    if let Some(doc) = read_doc(store, &k)? {
+        if doc.get("zarr_format").and_then(Value::as_u64) == Some(1) {
+            let attrs = read_attributes(store, &key(path, "attrs"))?;
+            return v1::parse_array(&doc, attrs).map(|m| Some(NodeMetadata::Array(m))).map_err(|e| e.context(store.location(&k)));
+        }
+    }
+    Ok(None)
+}
+
+/// The kind and format of the node at `path` (metadata not fully parsed); `None` when there is none.
+pub fn node_kind(store: &dyn Store, path: &str) -> Result<Option<(NodeKind, u8)>> {
+    let k = v3_key(path);
+    if let Some(doc) = read_doc(store, &k)? {
+        return Ok(Some(match v3::node_type(&doc).map_err(|e| e.context(store.location(&k)))? {
+            v3::NodeType::Array => (NodeKind::Array, 3),
+            v3::NodeType::Group => (NodeKind::Group, 3),
+        }));
+    }
+    if store.exists(&key(path, ".zarray"))? {
+        return Ok(Some((NodeKind::Array, 2)));
+    }
+    if store.exists(&key(path, ".zgroup"))? {
+        return Ok(Some((NodeKind::Group, 2)));
+    }
+    if store.exists(&key(path, "meta"))? {
+        if let Some(doc) = read_doc(store, &key(path, "meta"))? {
+            if doc.get("zarr_format").and_then(Value::as_u64) == Some(1) {
+                return Ok(Some((NodeKind::Array, 1)));
+            }
+        }
+    }
+    Ok(None)
 }
 
 /// A node path described for messages: where it lives in the store (e.g. its directory).
@@ -57,17 +131,19 @@ pub fn describe(store: &dyn Store, path: &str) -> String {
     format!("'{}'", store.location(path))
 }
 
-/// Fails with [`Error::Exists`] when a node already exists at `path`.
+/// Fails with [`Error::Exists`] when a node of any format already exists at `path`.
 pub fn check_absent(store: &dyn Store, path: &str) -> Result<()> {
-    if store.exists(&v3_key(path))? {
-        return Err(Error::Exists(format!("an array or group already exists at {}", describe(store, path))));
+    for name in ["zarr.json", ".zarray", ".zgroup"] {
+        if store.exists(&key(path, name))? {
+            return Err(Error::Exists(format!("an array or group already exists at {}", describe(store, path))));
+        }
     }
     Ok(())
 }
 
-/// Makes sure every ancestor of `path` is a group, creating empty groups where there is no node.
-/// An ancestor that is an array is an error.
-pub fn ensure_parents(store: &dyn Store, path: &str) -> Result<()> {
+/// Makes sure every ancestor of `path` is a group, creating empty groups of `zarr_format` (2 or 3)
+/// where there is no node. An ancestor that is an array is an error.
+pub fn ensure_parents(store: &dyn Store, path: &str, zarr_format: u8) -> Result<()> {
     if path.is_empty() {
         return Ok(());
     }
@@ -75,12 +151,14 @@ pub fn ensure_parents(store: &dyn Store, path: &str) -> Result<()> {
     for n in 0..parts.len() {
         let parent = parts[..n].join("/");
         match node_kind(store, &parent)? {
-            Some(NodeKind::Group) => {}
-            Some(NodeKind::Array) => {
+            Some((NodeKind::Group, _)) => {}
+            Some((NodeKind::Array, _)) => {
                 return Err(Error::InvalidArgument(format!(
-                    "cannot create '{path}': its ancestor '{parent}' is an array"
+                    "cannot create '{path}': its ancestor {} is an array",
+                    describe(store, &parent)
                 )))
             }
+            None if zarr_format == 2 => store.set(&key(&parent, ".zgroup"), &metadata::to_bytes(&v2::group_document()))?,
             None => store.set(&v3_key(&parent), &metadata::to_bytes(&v3::group_document(&Default::default())))?,
         }
     }

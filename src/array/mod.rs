@@ -28,6 +28,12 @@ impl Array {
     pub fn open(store: Arc<dyn Store>, path: &str, writable: bool) -> Result<Array> {
         let path = normalize_node_path(path)?;
         let meta = match node::read_node(store.as_ref(), &path)? {
+            Some(NodeMetadata::Array(m)) if m.zarr_format == 1 && writable => {
+                return Err(Error::Unsupported(format!(
+                    "{} is a Zarr v1 array: v1 arrays can only be opened for reading",
+                    node::describe(store.as_ref(), &path)
+                )))
+            }
             Some(NodeMetadata::Array(m)) => m,
             Some(NodeMetadata::Group(_)) => {
                 return Err(Error::NotFound(format!("{} is a group, not an array", node::describe(store.as_ref(), &path))))
@@ -39,23 +45,29 @@ impl Array {
         Ok(Array::from_parts(store, path, meta, writable))
     }
 
-    /// Creates an array at node `path` from a complete metadata document (v3 `zarr.json`).
-    /// Fails with [`Error::Exists`] if a node is already there; missing parent groups are created.
+    /// Creates an array at node `path` from a complete metadata document: a v3 `zarr.json` or a v2
+    /// `.zarray` (told apart by `zarr_format`). Fails with [`Error::Exists`] if a node is already there;
+    /// missing parent groups (of the same format) are created.
     pub fn create(store: Arc<dyn Store>, path: &str, document: &str) -> Result<Array> {
         let path = normalize_node_path(path)?;
         let doc = metadata::parse_json(document.as_bytes()).map_err(|e| e.context("array metadata"))?;
         let meta = match doc.get("zarr_format").and_then(Value::as_u64) {
-            Some(3) => metadata::v3::parse_array(&doc)?,
-            Some(f) => return Err(Error::Unsupported(format!("cannot create arrays of zarr_format {f}"))),
+            Some(3) => {
+                let mut meta = metadata::v3::parse_array(&doc).map_err(|e| e.context("array metadata"))?;
+                // Record the codecs as they will be applied, with every default made explicit (e.g. the
+                // blosc typesize chosen from the data type, as the blosc spec requires).
+                meta.document["codecs"] = meta.codecs.to_json();
+                meta
+            }
+            Some(2) => metadata::v2::parse_array(&doc, Map::new()).map_err(|e| e.context("array metadata (.zarray)"))?,
+            Some(1) => return Err(Error::Unsupported("Zarr v1 arrays can be read but not created".into())),
+            Some(f) => return Err(Error::Metadata(format!("array metadata: unknown zarr_format {f}"))),
             None => return Err(Error::Metadata("array metadata: missing integer zarr_format".into())),
         };
-        // Record the codecs as they will be applied, with every default made explicit (e.g. the blosc
-        // typesize chosen from the data type, as the blosc spec requires).
-        let mut meta = meta;
-        meta.document["codecs"] = meta.codecs.to_json();
         node::check_absent(store.as_ref(), &path)?;
-        node::ensure_parents(store.as_ref(), &path)?;
-        store.set(&node::v3_key(&path), &metadata::to_bytes(&meta.document))?;
+        node::ensure_parents(store.as_ref(), &path, meta.zarr_format)?;
+        let key = node::metadata_key(&path, meta.zarr_format, node::NodeKind::Array);
+        store.set(&key, &metadata::to_bytes(&meta.document))?;
         Ok(Array::from_parts(store, path, meta, true))
     }
 
@@ -95,17 +107,28 @@ impl Array {
         self.attributes.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
-    /// The current metadata document (with the current attributes).
+    /// The current metadata document: for v3 `zarr.json` with the current attributes; for v2 and v1
+    /// the `.zarray` / `meta` document (their attributes live apart).
     pub fn document(&self) -> Value {
-        self.meta.document_with_attributes(&self.attributes())
+        if self.meta.zarr_format == 3 {
+            self.meta.document_with_attributes(&self.attributes())
+        } else {
+            self.meta.document.clone()
+        }
     }
 
-    /// Replaces the attributes and rewrites the metadata document atomically.
+    /// Replaces the attributes and rewrites their document atomically (`zarr.json` for v3,
+    /// `.zattrs` for v2).
     pub fn set_attributes(&self, attributes: Map<String, Value>) -> Result<()> {
         self.check_writable()?;
         let mut guard = self.attributes.lock().unwrap_or_else(|e| e.into_inner());
-        let doc = self.meta.document_with_attributes(&attributes);
-        self.store.set(&node::v3_key(&self.path), &metadata::to_bytes(&doc))?;
+        match node::attributes_key(&self.path, self.meta.zarr_format) {
+            None => {
+                let doc = self.meta.document_with_attributes(&attributes);
+                self.store.set(&node::v3_key(&self.path), &metadata::to_bytes(&doc))?
+            }
+            Some(key) => self.store.set(&key, &metadata::to_bytes(&Value::Object(attributes.clone())))?,
+        }
         *guard = attributes;
         Ok(())
     }

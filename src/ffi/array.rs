@@ -6,7 +6,7 @@ use crate::array::Array;
 use crate::dtype::DataType;
 use crate::error::{Error, Result};
 use crate::store::filesystem::{path_from_location, FilesystemStore};
-use std::ffi::{c_char, c_int, c_void};
+use std::ffi::{c_char, c_int, c_void, CString};
 use std::sync::Arc;
 
 /// Open for reading only.
@@ -94,12 +94,29 @@ pub struct zarr_array {
 struct ArrayHandle {
     magic: u64,
     inner: Array,
+    /// NUL-terminated field names of a structured type (owned here for zarr_array_field()).
+    field_names: Vec<CString>,
 }
 
 impl zarr_array {
     pub(crate) fn into_raw(a: Array) -> *mut zarr_array {
-        Box::into_raw(Box::new(ArrayHandle { magic: ARRAY_MAGIC, inner: a })).cast()
+        let field_names = match &a.metadata().data_type {
+            DataType::Struct(s) => {
+                s.fields.iter().map(|f| CString::new(f.name.replace('\0', "")).unwrap_or_default()).collect()
+            }
+            _ => Vec::new(),
+        };
+        Box::into_raw(Box::new(ArrayHandle { magic: ARRAY_MAGIC, inner: a, field_names })).cast()
     }
+}
+
+/// The handle behind a pointer (after the checks of `array_ref`).
+///
+/// # Safety
+/// `p` passed `array_ref`.
+unsafe fn handle_ref<'a>(p: *const zarr_array) -> &'a ArrayHandle {
+    // SAFETY: caller's contract.
+    unsafe { &*p.cast::<ArrayHandle>() }
 }
 
 /// The array behind a handle.
@@ -328,6 +345,94 @@ pub unsafe extern "C" fn zarr_array_data_type(
             unsafe { write_out(element_size, dt.size(), "element_size") }?;
         }
         Ok(())
+    })
+}
+
+/// The number of fields of a structured data type (ZARR_STRUCT); 0 for other types.
+///
+/// @returns ZARR_OK; ZARR_ERR_INVALID_HANDLE; ZARR_ERR_INVALID_ARGUMENT.
+/// Thread-safe. Since: 0.1.
+///
+/// # Safety
+/// `array` is an open handle; `count` is valid for writing.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_num_fields(array: *const zarr_array, count: *mut usize) -> zarr_status {
+    guard(|| {
+        unsafe { array_ref(array) }?;
+        let n = unsafe { handle_ref(array) }.field_names.len();
+        unsafe { write_out(count, n, "count") }
+    })
+}
+
+/// Field `index` of a structured data type. In read and write buffers each element is its fields
+/// packed in order (no padding), each native-endian; a field holding a subarray stores its items in
+/// C order, so `size` is the item count times the size of `dtype`. A nested structure reports
+/// ZARR_STRUCT. Any output may be NULL.
+///
+/// @param name    receives the field name, owned by the array handle (valid until zarr_close())
+/// @param dtype   receives the field's element type
+/// @param offset  receives the field's byte offset within an element
+/// @param size    receives the field's size in bytes
+/// @returns ZARR_OK; ZARR_ERR_INVALID_HANDLE; ZARR_ERR_INVALID_ARGUMENT (`index` out of range, or the
+///          array is not structured).
+/// Thread-safe. Since: 0.1.
+///
+/// # Safety
+/// `array` is an open handle; non-NULL outputs are valid for writing.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_field(
+    array: *const zarr_array,
+    index: usize,
+    name: *mut *const c_char,
+    dtype: *mut zarr_data_type,
+    offset: *mut usize,
+    size: *mut usize,
+) -> zarr_status {
+    guard(|| {
+        let a = unsafe { array_ref(array) }?;
+        let DataType::Struct(st) = &a.metadata().data_type else {
+            return Err(Error::InvalidArgument("the array's data type is not structured".into()));
+        };
+        let f = st.fields.get(index).ok_or_else(|| {
+            Error::InvalidArgument(format!("field {index} is not below the field count {}", st.fields.len()))
+        })?;
+        if !name.is_null() {
+            let n = &unsafe { handle_ref(array) }.field_names[index];
+            unsafe { write_out(name, n.as_ptr(), "name") }?;
+        }
+        if !dtype.is_null() {
+            unsafe { write_out(dtype, zarr_data_type::from(&f.data_type), "dtype") }?;
+        }
+        if !offset.is_null() {
+            unsafe { write_out(offset, f.offset, "offset") }?;
+        }
+        if !size.is_null() {
+            unsafe { write_out(size, f.size(), "size") }?;
+        }
+        Ok(())
+    })
+}
+
+/// Rewrites the Zarr v2 array in the directory `path` as Zarr v3, in place: `zarr.json` is written
+/// with the `v2` chunk key encoding, so no chunk is moved or rewritten, and `.zarray`/`.zattrs` are
+/// removed. Works when every part has a Zarr v3 core equivalent: a core data type (`S<n>`/`V<n>`
+/// become `r<8n>`), no filters, a compressor among blosc, gzip and zstd (or none); `order` "F" becomes
+/// a transpose codec and a `null` fill value becomes zero. Otherwise nothing is changed and the
+/// error names the part without an equivalent.
+///
+/// @returns ZARR_OK; ZARR_ERR_INVALID_ARGUMENT; ZARR_ERR_NOT_FOUND (no v2 array there);
+///          ZARR_ERR_EXISTS (already has zarr.json); ZARR_ERR_UNSUPPORTED (no v3 equivalent);
+///          ZARR_ERR_METADATA; ZARR_ERR_IO.
+/// Not safe while other handles have the array open. Since: 0.1.
+///
+/// # Safety
+/// `path` is a NUL-terminated string.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_convert_v2_to_v3(path: *const c_char) -> zarr_status {
+    guard(|| {
+        let path = unsafe { str_arg(path, "path") }?;
+        let store = fs_store(path)?;
+        crate::convert::v2_to_v3(store.as_ref(), "")
     })
 }
 

@@ -6,7 +6,7 @@ use super::{clear_out, guard, need_out, str_arg, write_out, write_string};
 use crate::error::{Error, Result};
 use crate::group::Group;
 use crate::node::NodeKind;
-use std::ffi::{c_char, CString};
+use std::ffi::{c_char, c_int, CString};
 
 /// Kind of a hierarchy node.
 #[repr(C)]
@@ -137,8 +137,53 @@ pub unsafe extern "C" fn zarr_group_create(
     guard(|| {
         need_out(out, "out")?;
         let path = unsafe { str_arg(path, "path") }?;
-        let g = Group::create(fs_store(path)?, "", attributes_arg(attributes_json)?)?;
+        let g = Group::create(fs_store(path)?, "", attributes_arg(attributes_json)?, 3)?;
         unsafe { write_out(out, into_raw(g), "out") }
+    })
+}
+
+/// Creates a group of the given Zarr format (2: `.zgroup` + `.zattrs`; 3: `zarr.json`) in the directory
+/// `path` and opens it for reading and writing. Groups and arrays created through it get the same
+/// format for their implicit parents; child groups take this group's format.
+///
+/// @param attributes_json  a JSON object, or NULL for none
+/// @param zarr_format      2 or 3
+/// @returns ZARR_OK; ZARR_ERR_INVALID_ARGUMENT (bad format or JSON); ZARR_ERR_EXISTS; ZARR_ERR_IO.
+/// Thread-safe. Since: 0.1.
+///
+/// # Safety
+/// `path` is a NUL-terminated string, `attributes_json` NULL or one; `out` is valid for writing.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_group_create_ex(
+    path: *const c_char,
+    attributes_json: *const c_char,
+    zarr_format: c_int,
+    out: *mut *mut zarr_group,
+) -> zarr_status {
+    unsafe { clear_out(out) };
+    guard(|| {
+        need_out(out, "out")?;
+        let path = unsafe { str_arg(path, "path") }?;
+        let format = u8::try_from(zarr_format).ok().filter(|f| *f == 2 || *f == 3).ok_or_else(|| {
+            Error::InvalidArgument(format!("zarr_format must be 2 or 3, got {zarr_format}"))
+        })?;
+        let g = Group::create(fs_store(path)?, "", attributes_arg(attributes_json)?, format)?;
+        unsafe { write_out(out, into_raw(g), "out") }
+    })
+}
+
+/// The Zarr format of the group's metadata (2 or 3).
+///
+/// @returns ZARR_OK; ZARR_ERR_INVALID_HANDLE; ZARR_ERR_INVALID_ARGUMENT.
+/// Thread-safe. Since: 0.1.
+///
+/// # Safety
+/// `group` is an open handle; `format` is valid for writing.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_group_zarr_format(group: *const zarr_group, format: *mut c_int) -> zarr_status {
+    guard(|| {
+        let g = unsafe { group_ref(group) }?;
+        unsafe { write_out(format, g.zarr_format() as c_int, "format") }
     })
 }
 
@@ -423,7 +468,7 @@ pub unsafe extern "C" fn zarr_node_type_at(path: *const c_char, node_type: *mut 
         let path = unsafe { str_arg(path, "path") }?;
         let store = fs_store(path)?;
         match crate::node::node_kind(store.as_ref(), "")? {
-            Some(k) => unsafe { write_out(node_type, zarr_node_type::from(k), "node_type") },
+            Some((k, _)) => unsafe { write_out(node_type, zarr_node_type::from(k), "node_type") },
             None => Err(Error::NotFound(format!("no array or group at '{path}'"))),
         }
     })
