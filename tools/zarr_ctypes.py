@@ -42,6 +42,7 @@ def load(path=None):
         "zarr_array_data_type": [vp, ctypes.POINTER(ctypes.c_int), ctypes.POINTER(ctypes.c_size_t)],
         "zarr_array_zarr_format": [vp, ctypes.POINTER(ctypes.c_int)],
         "zarr_array_fill_value": [vp, vp, ctypes.c_size_t],
+        "zarr_array_dimension_name": [vp, ctypes.c_size_t, ctypes.POINTER(vp)],
         "zarr_array_attributes": [vp, ctypes.POINTER(vp)],
         "zarr_array_set_attributes": [vp, c],
         "zarr_array_metadata": [vp, ctypes.POINTER(vp)],
@@ -51,12 +52,17 @@ def load(path=None):
         "zarr_group_create": [c, c, ctypes.POINTER(vp)],
         "zarr_group_close": [vp],
         "zarr_group_attributes": [vp, ctypes.POINTER(vp)],
+        "zarr_group_set_attributes": [vp, c],
+        "zarr_group_metadata": [vp, ctypes.POINTER(vp)],
+        "zarr_group_create_array": [vp, c, c, ctypes.POINTER(vp)],
+        "zarr_group_create_group": [vp, c, c, ctypes.POINTER(vp)],
         "zarr_group_list": [vp, ctypes.POINTER(vp)],
         "zarr_group_open_array": [vp, c, ctypes.POINTER(vp)],
         "zarr_group_open_group": [vp, c, ctypes.POINTER(vp)],
         "zarr_node_list_size": [vp, ctypes.POINTER(ctypes.c_size_t)],
         "zarr_node_list_get": [vp, ctypes.c_size_t, ctypes.POINTER(c), ctypes.POINTER(ctypes.c_int)],
         "zarr_node_list_free": [vp],
+        "zarr_node_type_at": [c, ctypes.POINTER(ctypes.c_int)],
         "zarr_string_free": [vp],
     }
     for name, args in sigs.items():
@@ -150,6 +156,27 @@ class Array:
         check(lib().zarr_array_attributes(self.h, ctypes.byref(p)))
         return _take_string(p)
 
+    def set_attributes(self, json_text):
+        check(lib().zarr_array_set_attributes(self.h, json_text.encode()))
+
+    @property
+    def metadata(self):
+        p = ctypes.c_void_p()
+        check(lib().zarr_array_metadata(self.h, ctypes.byref(p)))
+        return _take_string(p)
+
+    @property
+    def fill_value(self):
+        size = self.dtype[1]
+        buf = ctypes.create_string_buffer(max(size, 1))
+        check(lib().zarr_array_fill_value(self.h, buf, size))
+        return buf.raw[:size]
+
+    def dimension_name(self, dim):
+        p = ctypes.c_void_p()
+        check(lib().zarr_array_dimension_name(self.h, dim, ctypes.byref(p)))
+        return None if not p.value else _take_string(p)
+
     def read(self, start=None, count=None):
         start = start if start is not None else [0] * self.rank
         count = count if count is not None else self.shape
@@ -178,6 +205,13 @@ class Group:
         check(lib().zarr_group_open(str(path).encode(), mode, ctypes.byref(h)))
         return cls(h)
 
+    @classmethod
+    def create(cls, path, attributes_json=None):
+        h = ctypes.c_void_p()
+        attrs = attributes_json.encode() if attributes_json is not None else None
+        check(lib().zarr_group_create(str(path).encode(), attrs, ctypes.byref(h)))
+        return cls(h)
+
     def close(self):
         if self.h:
             check(lib().zarr_group_close(self.h))
@@ -195,6 +229,36 @@ class Group:
         check(lib().zarr_group_attributes(self.h, ctypes.byref(p)))
         return _take_string(p)
 
+    def set_attributes(self, json_text):
+        check(lib().zarr_group_set_attributes(self.h, json_text.encode()))
+
+    @property
+    def metadata(self):
+        p = ctypes.c_void_p()
+        check(lib().zarr_group_metadata(self.h, ctypes.byref(p)))
+        return _take_string(p)
+
+    def open_array(self, name):
+        h = ctypes.c_void_p()
+        check(lib().zarr_group_open_array(self.h, name.encode(), ctypes.byref(h)))
+        return Array(h)
+
+    def open_group(self, name):
+        h = ctypes.c_void_p()
+        check(lib().zarr_group_open_group(self.h, name.encode(), ctypes.byref(h)))
+        return Group(h)
+
+    def create_array(self, name, metadata_json):
+        h = ctypes.c_void_p()
+        check(lib().zarr_group_create_array(self.h, name.encode(), metadata_json.encode(), ctypes.byref(h)))
+        return Array(h)
+
+    def create_group(self, name, attributes_json=None):
+        h = ctypes.c_void_p()
+        attrs = attributes_json.encode() if attributes_json is not None else None
+        check(lib().zarr_group_create_group(self.h, name.encode(), attrs, ctypes.byref(h)))
+        return Group(h)
+
     def children(self):
         lst = ctypes.c_void_p()
         check(lib().zarr_group_list(self.h, ctypes.byref(lst)))
@@ -209,3 +273,10 @@ class Group:
             return out
         finally:
             lib().zarr_node_list_free(lst)
+
+
+def node_type(path):
+    """'array' or 'group' for the node stored at the directory `path`."""
+    t = ctypes.c_int()
+    check(lib().zarr_node_type_at(str(path).encode(), ctypes.byref(t)))
+    return "array" if t.value == 1 else "group"

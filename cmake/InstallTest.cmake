@@ -1,0 +1,162 @@
+# The install.downstream test (cmake -P): installs the build into a scratch prefix, moves the prefix
+# (the package must be relocatable), checks the installed tree, then builds and runs
+# c_tests/downstream/main.c against it four ways:
+#   CMake find_package(zarr) -> zarr::zarr, shared and static (zarr_USE_STATIC=ON);
+#   a plain C compiler line from pkg-config (shared), and the static archive plus Libs.private.
+# Every program writes an array, reads it back and compares the bytes.
+#
+# Inputs (-D): BUILD_DIR SOURCE_DIR CONFIG GENERATOR C_COMPILER READELF PKG_CONFIG VERSION SONAME
+#              LIBDIR INCLUDEDIR; the scratch directory is $ZARR_TEST_TMPDIR.
+cmake_minimum_required(VERSION 3.16)
+
+if(DEFINED ENV{ZARR_TEST_TMPDIR})
+  set(work "$ENV{ZARR_TEST_TMPDIR}")
+else()
+  set(work "${BUILD_DIR}/install_test")
+endif()
+set(stage "${work}/stage")
+set(prefix "${work}/prefix")
+set(downstream "${SOURCE_DIR}/c_tests/downstream")
+file(REMOVE_RECURSE "${stage}" "${prefix}")
+
+function(run)
+  string(REPLACE ";" " " shown "${ARGN}")
+  message(STATUS "$ ${shown}")
+  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "failed (${rc}): ${shown}")
+  endif()
+endfunction()
+
+# readelf -d FILE: sets <var> to the dynamic section text (empty without readelf).
+function(dynamic_section file var)
+  set(${var} "" PARENT_SCOPE)
+  if(READELF)
+    execute_process(COMMAND "${READELF}" -d "${file}" OUTPUT_VARIABLE out RESULT_VARIABLE rc)
+    if(NOT rc EQUAL 0)
+      message(FATAL_ERROR "readelf -d ${file} failed")
+    endif()
+    set(${var} "${out}" PARENT_SCOPE)
+  endif()
+endfunction()
+
+# The program links libzarr dynamically (through its soname) or not at all.
+function(check_linkage exe kind)
+  dynamic_section("${exe}" dyn)
+  if(NOT dyn)
+    return()
+  endif()
+  if(kind STREQUAL "shared" AND NOT dyn MATCHES "NEEDED[^\n]*\\[${SONAME}\\]")
+    message(FATAL_ERROR "${exe} does not load ${SONAME}:\n${dyn}")
+  elseif(kind STREQUAL "static" AND dyn MATCHES "libzarr")
+    message(FATAL_ERROR "${exe} should have libzarr linked in statically:\n${dyn}")
+  endif()
+  message(STATUS "${exe}: ${kind} libzarr, as expected")
+endfunction()
+
+function(run_program exe name)
+  set(dir "${work}/run-${name}")
+  file(REMOVE_RECURSE "${dir}")
+  file(MAKE_DIRECTORY "${dir}")
+  run("${exe}" "${dir}")
+endfunction()
+
+# 1. Install, then move the prefix: nothing may point back to where it was installed.
+if(CONFIG)
+  set(config_args --config "${CONFIG}")
+endif()
+run("${CMAKE_COMMAND}" --install "${BUILD_DIR}" --prefix "${stage}" ${config_args})
+file(RENAME "${stage}" "${prefix}")
+set(lib "${prefix}/${LIBDIR}")
+
+# 2. The installed tree.
+foreach(f "${lib}/libzarr.so.${VERSION}" "${lib}/libzarr.a" "${prefix}/${INCLUDEDIR}/zarr.h"
+          "${lib}/cmake/zarr/zarrConfig.cmake" "${lib}/cmake/zarr/zarrConfigVersion.cmake"
+          "${lib}/pkgconfig/zarr.pc")
+  if(NOT EXISTS "${f}" OR IS_SYMLINK "${f}")
+    message(FATAL_ERROR "not installed (or not a plain file): ${f}")
+  endif()
+endforeach()
+foreach(link_target "${SONAME}:libzarr.so.${VERSION}" "libzarr.so:${SONAME}")
+  string(REPLACE ":" ";" pair "${link_target}")
+  list(GET pair 0 link)
+  list(GET pair 1 want)
+  if(NOT IS_SYMLINK "${lib}/${link}")
+    message(FATAL_ERROR "${lib}/${link} is not a symbolic link")
+  endif()
+  file(READ_SYMLINK "${lib}/${link}" got)
+  if(NOT got STREQUAL want)
+    message(FATAL_ERROR "${lib}/${link} points to ${got}, not ${want}")
+  endif()
+endforeach()
+dynamic_section("${lib}/libzarr.so.${VERSION}" dyn)
+if(dyn AND NOT dyn MATCHES "SONAME[^\n]*\\[${SONAME}\\]")
+  message(FATAL_ERROR "the soname of libzarr.so.${VERSION} is not ${SONAME}:\n${dyn}")
+endif()
+message(STATUS "installed tree complete: ${prefix}")
+
+# 3. A downstream CMake project: find_package(zarr CONFIG REQUIRED) + zarr::zarr.
+set(ENV{LD_LIBRARY_PATH} "")
+foreach(kind shared static)
+  if(kind STREQUAL "static")
+    set(use_static ON)
+  else()
+    set(use_static OFF)
+  endif()
+  set(bin "${work}/build-${kind}")
+  file(REMOVE_RECURSE "${bin}")
+  run("${CMAKE_COMMAND}" -S "${downstream}" -B "${bin}" -G "${GENERATOR}"
+      "-DCMAKE_C_COMPILER=${C_COMPILER}" "-DCMAKE_BUILD_TYPE=Release"
+      "-DCMAKE_PREFIX_PATH=${prefix}" "-Dzarr_USE_STATIC=${use_static}")
+  file(STRINGS "${bin}/CMakeCache.txt" zarr_dir REGEX "^zarr_DIR:")
+  if(NOT zarr_dir MATCHES "=${lib}/cmake/zarr$")
+    message(FATAL_ERROR "the downstream project found another zarr package: ${zarr_dir}")
+  endif()
+  run("${CMAKE_COMMAND}" --build "${bin}" --config Release)   # --config matters to multi-config generators only
+  if(EXISTS "${bin}/Release/zarr_downstream")
+    set(exe "${bin}/Release/zarr_downstream")
+  else()
+    set(exe "${bin}/zarr_downstream")
+  endif()
+  check_linkage("${exe}" ${kind})
+  run_program("${exe}" cmake-${kind})
+endforeach()
+
+# 4. pkg-config and a plain compiler line.
+if(NOT PKG_CONFIG)
+  message(WARNING "pkg-config not found: the pkg-config checks were skipped")
+  return()
+endif()
+set(ENV{PKG_CONFIG_PATH} "${lib}/pkgconfig")
+execute_process(COMMAND "${PKG_CONFIG}" --modversion zarr OUTPUT_VARIABLE pc_version
+                OUTPUT_STRIP_TRAILING_WHITESPACE RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0 OR NOT pc_version STREQUAL VERSION)
+  message(FATAL_ERROR "pkg-config --modversion zarr: '${pc_version}', expected ${VERSION}")
+endif()
+function(pkg_config var)
+  execute_process(COMMAND "${PKG_CONFIG}" ${ARGN} zarr OUTPUT_VARIABLE out
+                  OUTPUT_STRIP_TRAILING_WHITESPACE RESULT_VARIABLE rc)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "pkg-config ${ARGN} zarr failed")
+  endif()
+  separate_arguments(out UNIX_COMMAND "${out}")
+  set(${var} ${out} PARENT_SCOPE)
+endfunction()
+pkg_config(pc_shared_flags --cflags --libs)
+pkg_config(pc_cflags --cflags)
+pkg_config(pc_static_libs --static --libs-only-l)
+list(REMOVE_ITEM pc_static_libs -lzarr)
+string(REPLACE ";" " " shown "${pc_shared_flags}")
+message(STATUS "pkg-config --cflags --libs zarr: ${shown}")
+
+run("${C_COMPILER}" -std=c99 -o "${work}/pc_shared" "${downstream}/main.c" ${pc_shared_flags})
+set(ENV{LD_LIBRARY_PATH} "${lib}")
+check_linkage("${work}/pc_shared" shared)
+run_program("${work}/pc_shared" pkg-config-shared)
+set(ENV{LD_LIBRARY_PATH} "")
+
+run("${C_COMPILER}" -std=c99 -o "${work}/pc_static" "${downstream}/main.c" ${pc_cflags}
+    "${lib}/libzarr.a" ${pc_static_libs})
+check_linkage("${work}/pc_static" static)
+run_program("${work}/pc_static" pkg-config-static)
+message(STATUS "install.downstream: all four downstream builds ran correctly")
