@@ -8,7 +8,9 @@
 use super::Array;
 use crate::dtype::SwapPlan;
 use crate::error::{try_alloc, Result};
-use crate::region::{all_equal, contiguous_span, copy_box, fill_elements, Layout, RawBuf};
+use crate::codec::ArrayToBytesCodec;
+use crate::region::{copy_box, fill_elements, Layout, RawBuf};
+use std::borrow::Cow;
 use crate::scratch::with_decoded;
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -66,38 +68,39 @@ impl Array {
         let (local, within, n) = self.intersect(ci, start, count);
         let cs = self.meta.chunk_shape();
         let elem = self.meta.data_type.size();
-        let fill = &self.meta.fill_value;
         let key = self.chunk_key(ci);
-        let store_chunk = |chunk: &[u8]| -> Result<()> {
-            if all_equal(chunk, fill) {
-                return self.store.delete(&key);
+        let chain = &self.meta.codecs;
+        let repr = chain.decoded_repr();
+        let mut sink = |encoded: Option<Cow<[u8]>>| -> Result<()> {
+            match encoded {
+                None => self.store.delete(&key),
+                Some(bytes) => self.store.set(&key, &bytes),
             }
-            let encoded = self.meta.codecs.encode_chunk(chunk).map_err(|e| e.context(self.store.location(&key)))?;
-            self.store.set(&key, &encoded)
         };
+        let ctx = |e: crate::Error| e.context(self.store.location(&key));
         let src_layout = Layout { shape: count, elem };
         if existing.is_none() && n == cs {
-            if let Some((off, len)) = contiguous_span(src_layout, &within, &n) {
-                return store_chunk(&data[off..off + len]);
-            }
+            // Fully covered: encode straight from the caller's buffer.
+            return chain.encode_box(data, src_layout, &within, repr, &mut sink).map_err(ctx);
         }
         let merge = |chunk: &mut [u8]| {
             let chunk_layout = Layout { shape: cs, elem };
             copy_box(data, src_layout, &within, 0, RawBuf::new(chunk), chunk_layout, &local, &n, &SwapPlan::identity());
         };
+        let zeros = vec![0; cs.len()];
+        let encode = |chunk: &[u8], sink: crate::codec::Sink| chain.encode_box(chunk, repr.layout(), &zeros, repr, sink);
         match existing {
             Some(mut chunk) => {
                 merge(&mut chunk);
-                store_chunk(&chunk)
+                encode(&chunk, &mut sink).map_err(ctx)
             }
             None => with_decoded(self.chunk_nbytes(), |chunk| {
-                if n != cs {
-                    // Edge chunk: the part outside the array holds the fill value.
-                    fill_elements(chunk, fill);
-                }
+                // Edge chunk: the part outside the array holds the fill value.
+                fill_elements(chunk, &self.meta.fill_value);
                 merge(chunk);
-                store_chunk(chunk)
-            }),
+                encode(chunk, &mut sink)
+            })
+            .map_err(ctx),
         }
     }
 }

@@ -258,6 +258,19 @@ impl ArrayToBytesCodec for CodecChain {
         }
     }
 
+    fn encode_box(&self, src: &[u8], layout: crate::region::Layout, start: &[u64], repr: &ArrayRepr, sink: super::Sink) -> Result<()> {
+        if self.is_bare() {
+            // e.g. sharding: it gathers its inner chunks straight from `src`.
+            return self.array_to_bytes.encode_box(src, layout, start, repr, sink);
+        }
+        super::with_box(src, layout, start, repr, |data| {
+            if crate::region::all_equal(data, &repr.fill_value) {
+                return sink(None);
+            }
+            sink(Some(self.encode_chunk(data)?))
+        })
+    }
+
     fn decode_into(&self, encoded: &[u8], _repr: &ArrayRepr, out: &mut [u8]) -> Result<()> {
         self.decode_chunk(encoded, out)
     }

@@ -111,10 +111,38 @@ pub trait ArrayToArrayCodec: Send + Sync + std::fmt::Debug {
     fn to_json(&self) -> Value;
 }
 
+/// Receives an encoded chunk: `None` when every element is the fill value (nothing needs storing).
+pub type Sink<'s> = &'s mut dyn FnMut(Option<Cow<'_, [u8]>>) -> Result<()>;
+
+/// Runs `f` on the box `start..start+repr.shape` of the C-order array in `src` as one contiguous slice:
+/// the slice itself when the box is a contiguous run of `src`, otherwise a gathered per-thread copy.
+pub fn with_box<R>(src: &[u8], layout: Layout, start: &[u64], repr: &ArrayRepr, f: impl FnOnce(&[u8]) -> Result<R>) -> Result<R> {
+    if let Some((off, len)) = crate::region::contiguous_span(layout, start, &repr.shape) {
+        return f(&src[off..off + len]);
+    }
+    crate::scratch::with_decoded(repr.nbytes(), |chunk| {
+        let zeros = vec![0; start.len()];
+        copy_box(src, layout, start, 0, RawBuf::new(chunk), repr.layout(), &zeros, &repr.shape, &SwapPlan::identity());
+        f(chunk)
+    })
+}
+
 /// An array->bytes codec (bytes, sharding_indexed, or a whole chain).
 pub trait ArrayToBytesCodec: Send + Sync + std::fmt::Debug {
     /// Encodes `data` (C order, native-endian, of representation `repr`); may return the input itself.
     fn encode<'a>(&self, data: Cow<'a, [u8]>, repr: &ArrayRepr) -> Result<Cow<'a, [u8]>>;
+
+    /// Encodes the chunk held as the box `start..start+repr.shape` of the C-order array in `src`
+    /// (layout `layout`) and hands the result to `sink` (`None` when every element equals the fill
+    /// value). The default gathers the box when it is not contiguous and calls `encode`.
+    fn encode_box(&self, src: &[u8], layout: Layout, start: &[u64], repr: &ArrayRepr, sink: Sink) -> Result<()> {
+        with_box(src, layout, start, repr, |data| {
+            if crate::region::all_equal(data, &repr.fill_value) {
+                return sink(None);
+            }
+            sink(Some(self.encode(Cow::Borrowed(data), repr)?))
+        })
+    }
 
     /// Decodes `encoded` into `out` (exactly `repr.nbytes()` bytes).
     fn decode_into(&self, encoded: &[u8], repr: &ArrayRepr, out: &mut [u8]) -> Result<()>;

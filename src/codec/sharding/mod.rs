@@ -19,10 +19,9 @@ pub mod index;
 use crate::chunk_grid::for_each_index;
 use crate::codec::chain::CodecChain;
 use crate::codec::{ArrayRepr, ArrayToBytesCodec, Config, Dest};
-use crate::dtype::SwapPlan;
 use crate::error::Result;
-use crate::region::{all_equal, contiguous_span, copy_box, fill_box, Layout, RawBuf};
-use crate::scratch::{with_decoded, with_encoded};
+use crate::region::{contiguous_span, fill_box, Layout, RawBuf};
+use crate::scratch::with_encoded;
 use crate::store::{ByteSource, SliceSource};
 use std::borrow::Cow;
 use index::{Entry, IndexCodec, IndexLocation};
@@ -112,56 +111,40 @@ struct Touched {
 
 impl ArrayToBytesCodec for ShardingCodec {
     fn encode<'a>(&self, data: Cow<'a, [u8]>, repr: &ArrayRepr) -> Result<Cow<'a, [u8]>> {
-        let elem = repr.data_type.size();
-        let shard_layout = repr.layout();
-        let inner_nbytes = self.inner.decoded_repr().nbytes();
+        let zeros = vec![0; repr.shape.len()];
+        let mut shard = None;
+        self.encode_box(&data, repr.layout(), &zeros, repr, &mut |e| {
+            shard = e.map(Cow::into_owned);
+            Ok(())
+        })?;
+        // A shard without inner chunks is just its index of empty entries.
+        Ok(Cow::Owned(match shard {
+            Some(s) => s,
+            None => self.assemble(vec![None; self.index.num_chunks])?,
+        }))
+    }
+
+    fn encode_box(&self, src: &[u8], layout: Layout, start: &[u64], _repr: &ArrayRepr, sink: crate::codec::Sink) -> Result<()> {
         let mut indices = Vec::with_capacity(self.index.num_chunks);
         for_each_index(&self.chunks_per_shard.iter().map(|&n| (0, n - 1)).collect::<Vec<_>>(), |i| {
             indices.push(i.to_vec())
         });
-        // Encode the inner chunks in parallel (in index order); fill-only chunks are left out.
+        let inner_repr = self.inner.decoded_repr();
+        // Encode the inner chunks in parallel (in index order), each gathered straight from `src`;
+        // chunks equal to the fill value everywhere are left out.
         let encoded: Vec<Option<Vec<u8>>> = crate::threads::try_map(&indices, |ci| {
-            let origin: Vec<u64> = ci.iter().zip(&self.inner_shape).map(|(i, s)| i * s).collect();
-            with_decoded(inner_nbytes, |chunk| {
-                copy_box(
-                    &data,
-                    shard_layout,
-                    &origin,
-                    0,
-                    RawBuf::new(chunk),
-                    Layout { shape: &self.inner_shape, elem },
-                    &vec![0; origin.len()],
-                    &self.inner_shape,
-                    &SwapPlan::identity(),
-                );
-                if all_equal(chunk, &repr.fill_value) {
-                    return Ok(None);
-                }
-                Ok(Some(self.inner.encode_chunk(chunk)?.into_owned()))
-            })
+            let inner_start: Vec<u64> = ci.iter().zip(&self.inner_shape).zip(start).map(|((i, s), o)| o + i * s).collect();
+            let mut out = None;
+            self.inner.encode_box(src, layout, &inner_start, inner_repr, &mut |e| {
+                out = e.map(Cow::into_owned);
+                Ok(())
+            })?;
+            Ok(out)
         })?;
-        let payload: usize = encoded.iter().flatten().map(Vec::len).sum();
-        let index_len = self.index.encoded_size as usize;
-        let mut out = Vec::with_capacity(payload + index_len);
-        if self.index.location == IndexLocation::Start {
-            out.resize(index_len, 0);
+        if encoded.iter().all(Option::is_none) {
+            return sink(None);
         }
-        let mut entries = Vec::with_capacity(encoded.len());
-        for e in &encoded {
-            match e {
-                Some(bytes) => {
-                    entries.push(Some((out.len() as u64, bytes.len() as u64)));
-                    out.extend_from_slice(bytes);
-                }
-                None => entries.push(None),
-            }
-        }
-        let index_bytes = self.index.encode(&entries)?;
-        match self.index.location {
-            IndexLocation::Start => out[..index_len].copy_from_slice(&index_bytes),
-            IndexLocation::End => out.extend_from_slice(&index_bytes),
-        }
-        Ok(Cow::Owned(out))
+        sink(Some(Cow::Owned(self.assemble(encoded)?)))
     }
 
     fn decode_into(&self, encoded: &[u8], repr: &ArrayRepr, out: &mut [u8]) -> Result<()> {
@@ -203,6 +186,32 @@ impl ArrayToBytesCodec for ShardingCodec {
 }
 
 impl ShardingCodec {
+    /// Lays out encoded inner chunks (in index order) and the index into one shard.
+    fn assemble(&self, encoded: Vec<Option<Vec<u8>>>) -> Result<Vec<u8>> {
+        let payload: usize = encoded.iter().flatten().map(Vec::len).sum();
+        let index_len = self.index.encoded_size as usize;
+        let mut out = Vec::with_capacity(payload + index_len);
+        if self.index.location == IndexLocation::Start {
+            out.resize(index_len, 0);
+        }
+        let mut entries = Vec::with_capacity(encoded.len());
+        for e in &encoded {
+            match e {
+                Some(bytes) => {
+                    entries.push(Some((out.len() as u64, bytes.len() as u64)));
+                    out.extend_from_slice(bytes);
+                }
+                None => entries.push(None),
+            }
+        }
+        let index_bytes = self.index.encode(&entries)?;
+        match self.index.location {
+            IndexLocation::Start => out[..index_len].copy_from_slice(&index_bytes),
+            IndexLocation::End => out.extend_from_slice(&index_bytes),
+        }
+        Ok(out)
+    }
+
     /// Decodes the region `start..start+count` of the shard in `src` (whose index is `entries`).
     fn decode_region(
         &self,
