@@ -7,6 +7,7 @@
 
 pub mod bz2;
 pub mod lz4;
+pub mod lzma;
 #[cfg(test)]
 mod test_vectors;
 pub mod zlib;
@@ -123,6 +124,7 @@ pub fn compressor(cfg: &Value, input: &V2Elem) -> Result<Box<dyn BytesToBytesCod
         "zstd" => Box::new(ZstdCodec::new(c.int("level", -131072, 22, Some(1))? as i32, c.bool("checksum", false)?)),
         "lz4" => Box::new(lz4::Lz4Codec::new(c.int("acceleration", i64::from(i32::MIN), i64::from(i32::MAX), Some(1))? as i32)),
         "bz2" => Box::new(bz2::Bz2Codec::new(c.int("level", 1, 9, Some(1))? as u32)?),
+        "lzma" => Box::new(lzma::LzmaCodec::from_v2(&c)?),
         "blosc" => {
             let elem = input.data_type.size();
             let shuffle = match c.int("shuffle", -1, 2, Some(1))? {
@@ -149,7 +151,7 @@ pub fn filter(cfg: &Value, input: &V2Elem) -> Result<(Box<dyn BytesToBytesCodec>
     let c = V2Config::new(cfg)?;
     match c.id {
         // Compressors may also be listed as filters.
-        "zlib" | "gzip" | "zstd" | "blosc" | "lz4" | "bz2" => Ok((compressor(cfg, input)?, V2Elem::bytes())),
+        "zlib" | "gzip" | "zstd" | "blosc" | "lz4" | "bz2" | "lzma" => Ok((compressor(cfg, input)?, V2Elem::bytes())),
         id => Err(Error::Unsupported(format!("unsupported v2 filter '{id}'"))),
     }
 }
