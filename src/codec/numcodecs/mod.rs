@@ -5,6 +5,11 @@
 //! order); a filter also returns the description of what it produces (e.g. `astype` changes it).
 //! Configuration members not listed by a codec are ignored, as numcodecs ignores them.
 
+pub mod bz2;
+pub mod lz4;
+pub mod lzma;
+#[cfg(test)]
+mod test_vectors;
 pub mod zlib;
 
 use super::blosc::{BloscCodec, Shuffle};
@@ -117,6 +122,9 @@ pub fn compressor(cfg: &Value, input: &V2Elem) -> Result<Box<dyn BytesToBytesCod
         "zlib" => Box::new(zlib::ZlibCodec::new(c.int("level", -1, 9, Some(1))? as i32)?),
         "gzip" => Box::new(GzipCodec::new(c.int("level", -1, 9, Some(1))?.clamp(0, 9) as u32)?),
         "zstd" => Box::new(ZstdCodec::new(c.int("level", -131072, 22, Some(1))? as i32, c.bool("checksum", false)?)),
+        "lz4" => Box::new(lz4::Lz4Codec::new(c.int("acceleration", i64::from(i32::MIN), i64::from(i32::MAX), Some(1))? as i32)),
+        "bz2" => Box::new(bz2::Bz2Codec::new(c.int("level", 1, 9, Some(1))? as u32)?),
+        "lzma" => Box::new(lzma::LzmaCodec::from_v2(&c)?),
         "blosc" => {
             let elem = input.data_type.size();
             let shuffle = match c.int("shuffle", -1, 2, Some(1))? {
@@ -143,7 +151,7 @@ pub fn filter(cfg: &Value, input: &V2Elem) -> Result<(Box<dyn BytesToBytesCodec>
     let c = V2Config::new(cfg)?;
     match c.id {
         // Compressors may also be listed as filters.
-        "zlib" | "gzip" | "zstd" | "blosc" => Ok((compressor(cfg, input)?, V2Elem::bytes())),
+        "zlib" | "gzip" | "zstd" | "blosc" | "lz4" | "bz2" | "lzma" => Ok((compressor(cfg, input)?, V2Elem::bytes())),
         id => Err(Error::Unsupported(format!("unsupported v2 filter '{id}'"))),
     }
 }
