@@ -12,7 +12,7 @@ pub struct RegularGrid {
 impl RegularGrid {
     /// A grid with the given chunk shape; every extent must be positive.
     pub fn new(chunk_shape: Vec<u64>) -> Result<RegularGrid> {
-        if chunk_shape.iter().any(|&c| c == 0) {
+        if chunk_shape.contains(&0) {
             return Err(Error::Metadata(format!("chunk_shape {chunk_shape:?} has a zero extent")));
         }
         Ok(RegularGrid { chunk_shape })

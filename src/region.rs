@@ -39,6 +39,7 @@ impl RawBuf {
     ///
     /// # Safety
     /// No other task may access these bytes while the slice lives.
+    #[allow(clippy::mut_from_ref)]
     pub unsafe fn slice_mut(&self, offset: usize, len: usize) -> &mut [u8] {
         assert!(offset.checked_add(len).is_some_and(|e| e <= self.len), "RawBuf slice out of range");
         // SAFETY: in range (asserted); exclusivity is the caller's promise.

@@ -228,12 +228,11 @@ impl CodecChain {
                 self.array_to_bytes.element_bytes(repr),
             ) {
                 let (first, end) = byte_span(repr, start, count);
-                if first > 0 || end < chunk.len() {
-                    if b2b.decode_partial(encoded, first, end, chunk)? {
+                if (first > 0 || end < chunk.len())
+                    && b2b.decode_partial(encoded, first, end, chunk)? {
                         copy_box(chunk, layout, start, 0, dest.buf, dest_layout, dest.start, count, &swap);
                         return Ok(());
                     }
-                }
             }
             self.decode_chunk(encoded, chunk)?;
             copy_box(chunk, layout, start, 0, dest.buf, dest_layout, dest.start, count, &SwapPlan::identity());
