@@ -898,8 +898,8 @@ def hw2(g: Generator, name, kind, data, chunks, notes, *, fill=None, compressor=
     g.add(name, kind, manifest_type(dt), data.shape, le_bytes(expected), HW, notes, element_size=dt.itemsize,
           path=rel, zarr_format=2, source_dtype=zarray["dtype"], fields=manifest_fields(dt),
           readers=readers or {"zarr-python": "no: zarr-python 3.1.6 has no data type for structured dtypes with "
-                                             "subarray or nested fields (verified with make_fixtures.py's own "
-                                             "numpy/numcodecs reader instead)"})
+                                             "subarray or nested fields (verified with the independent "
+                                             "numpy + numcodecs reader tools/np_zarr.py instead)"})
     return expected
 
 
@@ -1128,10 +1128,10 @@ def cases_v2_compressor(g: Generator):
         ("none", None, "float64"),
     ]
     for i, (tag, comp, dt) in enumerate(others):
-        data = smooth(dt, (20, 30), seed=2600 + i)
+        data = smooth(dt, (12, 20), seed=2600 + i)
         cfg = json.dumps(comp.get_config()) if comp is not None else "null"
         zp2(g, f"v2_compressor_{tag}", "v2-compressor", data, (8, 16),
-            f"compressor {cfg}; <{np.dtype(dt).str[1:]} 20x30 in 8x16 chunks (edge chunks)", compressor=comp)
+            f"compressor {cfg}; <{np.dtype(dt).str[1:]} 12x20 in 8x16 chunks (edge chunks)", compressor=comp)
 
 
 def cases_v2_blosc_snappy(g: Generator):
@@ -1372,8 +1372,8 @@ def v1_case(g: Generator, name, data, chunks, compression, opts, order, fill, no
           "hand-written per the v1 spec (zarr-python 3 can neither write nor read v1): 'meta' and 'attrs' keys, "
           "'.'-joined chunk keys, full-size edge chunks padded with the fill value; " + notes,
           element_size=dt.itemsize, zarr_format=1, source_dtype=meta["dtype"], fields=manifest_fields(dt),
-          readers={"zarr-python": "no: zarr-python 3 dropped Zarr v1 (verified with make_fixtures.py's own numpy/"
-                                  "numcodecs reader)", "tensorstore": "no: no v1 driver"})
+          readers={"zarr-python": "no: zarr-python 3 dropped Zarr v1 (verified with the independent numpy + "
+                                  "numcodecs reader tools/np_zarr.py)", "tensorstore": "no: no v1 driver"})
 
 
 def cases_v1(g: Generator):
