@@ -41,6 +41,10 @@ def load(path=None):
         "zarr_array_chunk_shape": [vp, u64p, ctypes.c_size_t],
         "zarr_array_data_type": [vp, ctypes.POINTER(ctypes.c_int), ctypes.POINTER(ctypes.c_size_t)],
         "zarr_array_zarr_format": [vp, ctypes.POINTER(ctypes.c_int)],
+        "zarr_array_num_fields": [vp, ctypes.POINTER(ctypes.c_size_t)],
+        "zarr_array_field": [vp, ctypes.c_size_t, ctypes.POINTER(c), ctypes.POINTER(ctypes.c_int),
+                             ctypes.POINTER(ctypes.c_size_t), ctypes.POINTER(ctypes.c_size_t)],
+        "zarr_convert_v2_to_v3": [c],
         "zarr_array_fill_value": [vp, vp, ctypes.c_size_t],
         "zarr_array_dimension_name": [vp, ctypes.c_size_t, ctypes.POINTER(vp)],
         "zarr_array_attributes": [vp, ctypes.POINTER(vp)],
@@ -50,6 +54,8 @@ def load(path=None):
         "zarr_write_region": [vp, u64p, u64p, vp, ctypes.c_size_t],
         "zarr_group_open": [c, ctypes.c_int, ctypes.POINTER(vp)],
         "zarr_group_create": [c, c, ctypes.POINTER(vp)],
+        "zarr_group_create_ex": [c, c, ctypes.c_int, ctypes.POINTER(vp)],
+        "zarr_group_zarr_format": [vp, ctypes.POINTER(ctypes.c_int)],
         "zarr_group_close": [vp],
         "zarr_group_attributes": [vp, ctypes.POINTER(vp)],
         "zarr_group_set_attributes": [vp, c],
@@ -151,6 +157,25 @@ class Array:
         return DTYPES[d.value], s.value
 
     @property
+    def zarr_format(self):
+        f = ctypes.c_int()
+        check(lib().zarr_array_zarr_format(self.h, ctypes.byref(f)))
+        return f.value
+
+    @property
+    def fields(self):
+        """A structured array's fields as [(name, dtype name, offset, size)]; [] for other types."""
+        n = ctypes.c_size_t()
+        check(lib().zarr_array_num_fields(self.h, ctypes.byref(n)))
+        out = []
+        for i in range(n.value):
+            name, dt, off, size = ctypes.c_char_p(), ctypes.c_int(), ctypes.c_size_t(), ctypes.c_size_t()
+            check(lib().zarr_array_field(self.h, i, ctypes.byref(name), ctypes.byref(dt), ctypes.byref(off),
+                                         ctypes.byref(size)))
+            out.append((name.value.decode(), DTYPES[dt.value], off.value, size.value))
+        return out
+
+    @property
     def attributes(self):
         p = ctypes.c_void_p()
         check(lib().zarr_array_attributes(self.h, ctypes.byref(p)))
@@ -206,11 +231,21 @@ class Group:
         return cls(h)
 
     @classmethod
-    def create(cls, path, attributes_json=None):
+    def create(cls, path, attributes_json=None, zarr_format=None):
+        """zarr_group_create, or zarr_group_create_ex when `zarr_format` is given."""
         h = ctypes.c_void_p()
         attrs = attributes_json.encode() if attributes_json is not None else None
-        check(lib().zarr_group_create(str(path).encode(), attrs, ctypes.byref(h)))
+        if zarr_format is None:
+            check(lib().zarr_group_create(str(path).encode(), attrs, ctypes.byref(h)))
+        else:
+            check(lib().zarr_group_create_ex(str(path).encode(), attrs, zarr_format, ctypes.byref(h)))
         return cls(h)
+
+    @property
+    def zarr_format(self):
+        f = ctypes.c_int()
+        check(lib().zarr_group_zarr_format(self.h, ctypes.byref(f)))
+        return f.value
 
     def close(self):
         if self.h:
@@ -280,3 +315,8 @@ def node_type(path):
     t = ctypes.c_int()
     check(lib().zarr_node_type_at(str(path).encode(), ctypes.byref(t)))
     return "array" if t.value == 1 else "group"
+
+
+def convert_v2_to_v3(path):
+    """zarr_convert_v2_to_v3: rewrites the v2 array at `path` as v3 in place."""
+    check(lib().zarr_convert_v2_to_v3(str(path).encode()))
