@@ -79,16 +79,25 @@ impl Array {
         };
         let ctx = |e: crate::Error| e.context(self.store.location(&key));
         let src_layout = Layout { shape: count, elem };
+        let zeros = vec![0; cs.len()];
+        let encode = |src: &[u8], layout: Layout, start: &[u64], sink: crate::codec::Sink| {
+            if self.meta.fill_defined {
+                chain.encode_box(src, layout, start, repr, sink)
+            } else {
+                // No fill value: every chunk is stored, whatever it holds.
+                crate::codec::with_box(src, layout, start, repr, |data| sink(Some(chain.encode_chunk(data)?)))
+            }
+        };
         if existing.is_none() && n == cs {
             // Fully covered: encode straight from the caller's buffer.
-            return chain.encode_box(data, src_layout, &within, repr, &mut sink).map_err(ctx);
+            return encode(data, src_layout, &within, &mut sink).map_err(ctx);
         }
         let merge = |chunk: &mut [u8]| {
             let chunk_layout = Layout { shape: cs, elem };
             copy_box(data, src_layout, &within, 0, RawBuf::new(chunk), chunk_layout, &local, &n, &SwapPlan::identity());
         };
-        let zeros = vec![0; cs.len()];
-        let encode = |chunk: &[u8], sink: crate::codec::Sink| chain.encode_box(chunk, repr.layout(), &zeros, repr, sink);
+        let chunk_layout = Layout { shape: cs, elem };
+        let encode = |chunk: &[u8], sink: crate::codec::Sink| encode(chunk, chunk_layout, &zeros, sink);
         match existing {
             Some(mut chunk) => {
                 merge(&mut chunk);

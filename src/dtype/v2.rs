@@ -16,6 +16,8 @@ pub struct V2Type {
     pub data_type: DataType,
     /// Stored byte order of a non-structured multi-byte type.
     pub byte_order: Option<Endian>,
+    /// For `U<n>` (fixed-length UTF-32 text read as raw bytes): the byte order of its code units.
+    pub text: Option<Endian>,
 }
 
 fn bad(v: &str, why: &str) -> Error {
@@ -25,6 +27,11 @@ fn bad(v: &str, why: &str) -> Error {
 /// Parses a simple typestr such as `"<f8"`.
 pub fn parse_typestr(s: &str) -> Result<V2Type> {
     let b = s.as_bytes();
+    if b.len() >= 2 && b[1] == b'O' {
+        return Err(Error::Unsupported(format!(
+            "v2 object dtype '{s}' (variable-length values such as Python strings) is not supported"
+        )));
+    }
     if b.len() < 3 {
         return Err(bad(s, "too short"));
     }
@@ -82,7 +89,8 @@ pub fn parse_typestr(s: &str) -> Result<V2Type> {
         return Err(bad(s, "a multi-byte number needs byte order '<' or '>'"));
     }
     let byte_order = if dt.has_endianness() { order } else { None };
-    Ok(V2Type { data_type: dt, byte_order })
+    let text = if kind == 'U' { Some(order.unwrap_or(Endian::Little)) } else { None };
+    Ok(V2Type { data_type: dt, byte_order, text })
 }
 
 /// Parses a v2 `dtype` value: a typestr or a structured list.
@@ -131,7 +139,7 @@ fn parse_depth(v: &Value, depth: usize) -> Result<V2Type> {
             if st.size == 0 || st.size > super::MAX_RAW_BYTES {
                 return Err(Error::Metadata(format!("v2 structured dtype of {} bytes", st.size)));
             }
-            Ok(V2Type { data_type: DataType::Struct(Arc::new(st)), byte_order: None })
+            Ok(V2Type { data_type: DataType::Struct(Arc::new(st)), byte_order: None, text: None })
         }
         _ => Err(Error::Metadata(format!("v2 dtype must be a string or a list, got {v}"))),
     }
@@ -187,7 +195,7 @@ mod tests {
         for bad in ["i4", "<i3", "<f16", "|i4", "<M8", "<M8[xs]", "<x4", "<i", "=i4", "<S0"] {
             assert!(parse_typestr(bad).is_err(), "{bad}");
         }
-        assert!(matches!(parse_typestr("|O"), Err(Error::Unsupported(_)) | Err(Error::Metadata(_))));
+        assert!(matches!(parse_typestr("|O"), Err(Error::Unsupported(_))));
         assert!(matches!(parse_typestr("|O8"), Err(Error::Unsupported(_))));
         assert_eq!(typestr(&DataType::Float64, Endian::Big).unwrap(), ">f8");
         assert_eq!(typestr(&DataType::UInt8, Endian::Big).unwrap(), "|u1");

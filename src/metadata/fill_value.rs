@@ -177,11 +177,34 @@ pub fn to_json_v3(dtype: &DataType, bytes: &[u8]) -> Value {
 /// `[re, im]` for complex, booleans or 0/1 for bool, base64 of the stored bytes for raw and
 /// structured types (and, as numcodecs allows, for any type).
 pub fn parse_v2(dtype: &DataType, order: Option<Endian>, v: &Value) -> Result<Option<Vec<u8>>> {
+    parse_v2_typed(dtype, order, None, v)
+}
+
+/// [`parse_v2`] for a dtype that may be `U<n>` text (`text`: the byte order of its UTF-32 code units):
+/// its fill value is a plain string, stored as UTF-32 padded with NULs. Byte strings (`S<n>`) may be
+/// given by shorter base64 values, padded with NULs as numpy does.
+pub fn parse_v2_typed(dtype: &DataType, order: Option<Endian>, text: Option<Endian>, v: &Value) -> Result<Option<Vec<u8>>> {
     if v.is_null() {
         return Ok(None);
     }
+    if let (Some(e), DataType::Raw(n), Value::String(s)) = (text, dtype, v) {
+        let mut out = Vec::with_capacity(*n);
+        for c in s.chars() {
+            let u = c as u32;
+            out.extend_from_slice(&if e == Endian::Big { u.to_be_bytes() } else { u.to_le_bytes() });
+        }
+        if out.len() > *n {
+            return Err(bad(dtype, v, &format!("text of {} characters does not fit {} bytes", s.chars().count(), n)));
+        }
+        out.resize(*n, 0);
+        return Ok(Some(out));
+    }
     let from_base64 = |s: &str| -> Result<Vec<u8>> {
         let mut bytes = super::base64::decode(s)?;
+        let short_raw = matches!(dtype, DataType::Raw(_)) && bytes.len() < dtype.size();
+        if short_raw {
+            bytes.resize(dtype.size(), 0);
+        }
         if bytes.len() != dtype.size() {
             return Err(bad(dtype, v, &format!("base64 value has {} bytes, the type has {}", bytes.len(), dtype.size())));
         }
@@ -285,8 +308,15 @@ mod tests {
         assert_eq!(p2("|b1", json!(1)).unwrap().unwrap(), [1]);
         assert_eq!(p2("|b1", json!(false)).unwrap().unwrap(), [0]);
         assert_eq!(p2("|S3", json!("Zm9v")).unwrap().unwrap(), b"foo");
-        assert!(p2("|S4", json!("Zm9v")).is_err());
+        assert_eq!(p2("|S4", json!("Zm9v")).unwrap().unwrap(), b"foo\0");
+        assert!(p2("|S2", json!("Zm9v")).is_err());
         assert_eq!(p2("|S3", json!(0)).unwrap().unwrap(), [0, 0, 0]);
+        assert_eq!(p2("|S5", json!("YWI=")).unwrap().unwrap(), b"ab\0\0\0");
+        assert_eq!(p2("|S5", json!("")).unwrap().unwrap(), [0; 5]);
+        let u = d("<U3");
+        assert_eq!(parse_v2_typed(&u.data_type, u.byte_order, u.text, &json!("ab")).unwrap().unwrap(), [97, 0, 0, 0, 98, 0, 0, 0, 0, 0, 0, 0]);
+        assert_eq!(parse_v2_typed(&u.data_type, u.byte_order, u.text, &json!("")).unwrap().unwrap(), [0; 12]);
+        assert!(parse_v2_typed(&u.data_type, u.byte_order, u.text, &json!("abcd")).is_err());
         let mut want = 2.5f64.to_ne_bytes().to_vec();
         want.extend(0f64.to_ne_bytes());
         assert_eq!(p2("<c16", json!(2.5)).unwrap().unwrap(), want);

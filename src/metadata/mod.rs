@@ -40,6 +40,10 @@ pub struct ArrayMetadata {
     pub attributes: Map<String, Value>,
     /// The metadata document as stored.
     pub document: Value,
+    /// `false` for a v2/v1 `null` fill value: missing chunks then read as zero bytes, and chunks are
+    /// always stored (never dropped for equalling the fill value), since other readers leave missing
+    /// chunks undefined.
+    pub fill_defined: bool,
 }
 
 impl ArrayMetadata {

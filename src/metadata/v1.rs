@@ -41,8 +41,9 @@ pub fn parse_array(doc: &Value, attributes: Map<String, Value>) -> Result<ArrayM
     let grid = RegularGrid::new(chunks)?;
     let v2t = dtv2::parse(obj.get("dtype").ok_or_else(|| meta_err("missing required member 'dtype'"))?)?;
     let data_type = v2t.data_type.clone();
-    let fill = fill_value::parse_v2(&data_type, v2t.byte_order, obj.get("fill_value").unwrap_or(&Value::Null))?
-        .unwrap_or_else(|| vec![0; data_type.size()]);
+    let fill_given = fill_value::parse_v2_typed(&data_type, v2t.byte_order, v2t.text, obj.get("fill_value").unwrap_or(&Value::Null))?;
+    let fill_defined = fill_given.is_some();
+    let fill = fill_given.unwrap_or_else(|| vec![0; data_type.size()]);
     let rank = shape.len();
     let mut codecs = Vec::new();
     match obj.get("order").and_then(Value::as_str) {
@@ -89,5 +90,6 @@ pub fn parse_array(doc: &Value, attributes: Map<String, Value>) -> Result<ArrayM
         dimension_names: None,
         attributes,
         document: doc.clone(),
+        fill_defined,
     })
 }

@@ -45,8 +45,9 @@ pub fn parse_array(doc: &Value, attributes: Map<String, Value>) -> Result<ArrayM
     let dtype_v = obj.get("dtype").ok_or_else(|| meta_err("missing required member 'dtype'"))?;
     let v2t = dtv2::parse(dtype_v)?;
     let data_type = v2t.data_type.clone();
-    let fill = fill_value::parse_v2(&data_type, v2t.byte_order, obj.get("fill_value").unwrap_or(&Value::Null))?
-        .unwrap_or_else(|| vec![0; data_type.size()]);
+    let fill_given = fill_value::parse_v2_typed(&data_type, v2t.byte_order, v2t.text, obj.get("fill_value").unwrap_or(&Value::Null))?;
+    let fill_defined = fill_given.is_some();
+    let fill = fill_given.unwrap_or_else(|| vec![0; data_type.size()]);
     let separator = match obj.get("dimension_separator") {
         None | Some(Value::Null) => '.',
         Some(Value::String(s)) if s == "." => '.',
@@ -93,8 +94,21 @@ pub fn parse_array(doc: &Value, attributes: Map<String, Value>) -> Result<ArrayM
         codecs: Arc::new(chain),
         dimension_names: None,
         attributes,
-        document: doc.clone(),
+        document: complete(doc),
+        fill_defined,
     })
+}
+
+/// The `.zarray` document with every member the v2 spec requires present (absent optional ones
+/// filled with their defaults), as libzarr stores it: readers such as zarr-python need them all.
+fn complete(doc: &Value) -> Value {
+    let mut out = doc.clone();
+    if let Value::Object(o) = &mut out {
+        for (k, default) in [("compressor", Value::Null), ("fill_value", Value::Null), ("order", Value::from("C")), ("filters", Value::Null)] {
+            o.entry(k).or_insert(default);
+        }
+    }
+    out
 }
 
 /// Parses a `.zgroup` document; `attributes` come from `.zattrs`.

@@ -156,6 +156,7 @@ pub fn parse_array(doc: &Value) -> Result<ArrayMetadata> {
         dimension_names,
         attributes,
         document: doc.clone(),
+        fill_defined: true,
     })
 }
 
