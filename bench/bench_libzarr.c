@@ -1,0 +1,407 @@
+/*
+ * bench_libzarr: times one benchmark workload (bench/README.md, WORKLOADS.md) with libzarr's public
+ * C API and prints one JSON line of results on stdout.
+ *
+ *   bench_libzarr --op W|R|Rinto|S|P --layout LAYOUT.json --array DIR --data volume_u16_512.bin
+ *                 [--regions regions_16.txt] [--reps N] [--name LABEL] [--threads N]
+ *
+ * W      write the whole 512^3 uint16 volume from memory into a new array; before each repetition
+ *        (untimed) DIR is removed and the array is created from LAYOUT.json; after it (untimed) the
+ *        array is re-read and compared with the volume. One untimed warm-up repetition comes first.
+ * R      read the whole array into a buffer malloc'ed inside the timed part (its page faults count).
+ * Rinto  read the whole array into one pre-allocated, pre-touched buffer reused by every repetition
+ *        (overwritten with a sentinel between repetitions, untimed, so a no-op read cannot pass).
+ * S      1000 reads of 16^3 boxes, one zarr_read_region() call each, origins from --regions.
+ * P      read the plane [:, :, 200] (count 512 x 512 x 1).
+ *
+ * For R/Rinto/S/P the array in DIR must already exist (the zarr-python copy); one untimed full read
+ * warms the page cache before the timed repetitions. Every repetition's result is checked against
+ * the volume outside the timed part; a mismatch is fatal (exit 1, status "error").
+ *
+ * Threads: ZARR_NUM_THREADS from the environment (applied with zarr_set_num_threads too), or
+ * --threads N. Exit status: 0 ok, 1 error, 3 libzarr returned ZARR_ERR_UNSUPPORTED (status "unsupported").
+ *
+ * Build: cc -O2 -I include bench/bench_libzarr.c -L target/release -lzarr -Wl,-rpath,$PWD/target/release
+ */
+#define _GNU_SOURCE
+#define _XOPEN_SOURCE 700
+#include <errno.h>
+#include <ftw.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "zarr.h"
+
+#define N 512
+#define NDIM 3
+#define ELEM 2
+#define VOL_BYTES ((size_t)N * N * N * ELEM)
+#define BOX 16
+#define BOX_BYTES ((size_t)BOX * BOX * BOX * ELEM)
+#define PLANE_X 200
+#define MAX_REPS 1000
+
+static const char *g_op = "?";
+static const char *g_name = "?";
+
+/* ---------------------------------------------------------------- output, errors */
+
+static void json_str(FILE *f, const char *s) {
+    fputc('"', f);
+    for (; s && *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            fprintf(f, "\\%c", c);
+        else if (c < 0x20)
+            fprintf(f, "\\u%04x", c);
+        else
+            fputc(c, f);
+    }
+    fputc('"', f);
+}
+
+static void fail_json(const char *status, int code, const char *fmt, ...) {
+    char msg[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "bench_libzarr: %s\n", msg);
+    printf("{\"impl\": \"libzarr\", \"layout\": ");
+    json_str(stdout, g_name);
+    printf(", \"op\": ");
+    json_str(stdout, g_op);
+    printf(", \"status\": ");
+    json_str(stdout, status);
+    printf(", \"error\": ");
+    json_str(stdout, msg);
+    printf("}\n");
+    fflush(stdout);
+    exit(code);
+}
+
+#define die(...) fail_json("error", 1, __VA_ARGS__)
+
+/* A failed libzarr call: ZARR_ERR_UNSUPPORTED is reported as such (exit 3), anything else is fatal. */
+static void check(zarr_status st, const char *what) {
+    if (st == ZARR_OK) return;
+    if (st == ZARR_ERR_UNSUPPORTED)
+        fail_json("unsupported", 3, "%s: %s: %s", what, zarr_status_name(st), zarr_last_error());
+    die("%s: %s: %s", what, zarr_status_name(st), zarr_last_error());
+}
+
+/* ---------------------------------------------------------------- helpers */
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* CPU seconds (user + system) of the whole process, all threads */
+static double cpu_s(void) {
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec * 1e-6 + (double)ru.ru_stime.tv_sec +
+           (double)ru.ru_stime.tv_usec * 1e-6;
+}
+
+static void *xmalloc(size_t n) {
+    void *p = malloc(n);
+    if (!p) die("out of memory (%zu bytes)", n);
+    return p;
+}
+
+static char *read_file(const char *path, size_t *len_out) {
+    FILE *f = fopen(path, "rb");
+    if (!f) die("cannot open %s: %s", path, strerror(errno));
+    if (fseek(f, 0, SEEK_END) != 0) die("cannot seek %s", path);
+    long len = ftell(f);
+    if (len < 0) die("cannot size %s", path);
+    rewind(f);
+    char *buf = xmalloc((size_t)len + 1);
+    if (len > 0 && fread(buf, 1, (size_t)len, f) != (size_t)len) die("short read of %s", path);
+    buf[len] = '\0';
+    fclose(f);
+    if (len_out) *len_out = (size_t)len;
+    return buf;
+}
+
+static int rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw) {
+    (void)sb; (void)flag; (void)ftw;
+    return remove(path);
+}
+
+/* Removes the array directory DIR; refuses a directory that does not look like an array. */
+static void remove_array_dir(const char *dir) {
+    struct stat st;
+    if (lstat(dir, &st) != 0) {
+        if (errno == ENOENT) return;
+        die("cannot stat %s: %s", dir, strerror(errno));
+    }
+    char meta[4096];
+    snprintf(meta, sizeof meta, "%s/zarr.json", dir);
+    if (!S_ISDIR(st.st_mode) || access(meta, F_OK) != 0)
+        die("refusing to remove %s: not an array directory (no zarr.json)", dir);
+    if (nftw(dir, rm_entry, 32, FTW_DEPTH | FTW_PHYS) != 0) die("cannot remove %s: %s", dir, strerror(errno));
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(const double *t, int n) {
+    double s[MAX_REPS];
+    memcpy(s, t, (size_t)n * sizeof *s);
+    qsort(s, (size_t)n, sizeof *s, cmp_double);
+    return n % 2 ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
+}
+
+static zarr_array *open_checked(const char *dir, int mode) {
+    zarr_array *a = NULL;
+    check(zarr_open(dir, mode, &a), "zarr_open");
+    uint64_t shape[NDIM];
+    check(zarr_array_shape(a, shape, NDIM), "zarr_array_shape");
+    zarr_data_type dt;
+    size_t es;
+    check(zarr_array_data_type(a, &dt, &es), "zarr_array_data_type");
+    if (shape[0] != N || shape[1] != N || shape[2] != N || dt != ZARR_UINT16 || es != ELEM)
+        die("%s: expected a 512^3 uint16 array", dir);
+    return a;
+}
+
+static void read_all(zarr_array *a, void *buf) {
+    const uint64_t start[NDIM] = {0, 0, 0}, count[NDIM] = {N, N, N};
+    check(zarr_read_region(a, start, count, buf, VOL_BYTES), "zarr_read_region (whole array)");
+}
+
+static void verify_all(const uint16_t *got, const uint16_t *vol, const char *what, int rep) {
+    if (memcmp(got, vol, VOL_BYTES) == 0) return;
+    size_t i = 0;
+    while (got[i] == vol[i]) i++;
+    die("%s rep %d: mismatch at element %zu (z=%zu y=%zu x=%zu): got %u, expected %u", what, rep, i,
+        i / (N * N), (i / N) % N, i % N, got[i], vol[i]);
+}
+
+/* ---------------------------------------------------------------- main */
+
+static void usage(void) {
+    fprintf(stderr,
+            "usage: bench_libzarr --op W|R|Rinto|S|P --layout LAYOUT.json --array DIR --data VOLUME.bin\n"
+            "                     [--regions REGIONS.txt] [--reps N] [--name LABEL] [--threads N]\n");
+    exit(2);
+}
+
+int main(int argc, char **argv) {
+    const char *op = NULL, *layout = NULL, *dir = NULL, *data = NULL, *regions = NULL, *name = NULL;
+    int reps = 0;
+    long threads = -1;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (i + 1 >= argc) usage();
+        const char *v = argv[++i];
+        if (!strcmp(a, "--op")) op = v;
+        else if (!strcmp(a, "--layout")) layout = v;
+        else if (!strcmp(a, "--array")) dir = v;
+        else if (!strcmp(a, "--data")) data = v;
+        else if (!strcmp(a, "--regions")) regions = v;
+        else if (!strcmp(a, "--reps")) reps = atoi(v);
+        else if (!strcmp(a, "--name")) name = v;
+        else if (!strcmp(a, "--threads")) threads = atol(v);
+        else usage();
+    }
+    if (!op || !dir || !data) usage();
+    g_op = op;
+    /* the label defaults to the layout file's base name without ".json" ("A" for layouts/A.json) */
+    static char label[256];
+    if (name) {
+        snprintf(label, sizeof label, "%s", name);
+    } else if (layout) {
+        const char *b = strrchr(layout, '/');
+        snprintf(label, sizeof label, "%s", b ? b + 1 : layout);
+        char *dot = strstr(label, ".json");
+        if (dot) *dot = '\0';
+    } else {
+        snprintf(label, sizeof label, "%s", dir);
+    }
+    g_name = label;
+
+    enum { OP_W, OP_R, OP_RINTO, OP_S, OP_P } kind;
+    if (!strcmp(op, "W")) kind = OP_W;
+    else if (!strcmp(op, "R")) kind = OP_R;
+    else if (!strcmp(op, "Rinto")) kind = OP_RINTO;
+    else if (!strcmp(op, "S")) kind = OP_S;
+    else if (!strcmp(op, "P")) kind = OP_P;
+    else die("unknown --op %s", op);
+    if (kind == OP_W && !layout) die("--op W needs --layout");
+    if (kind == OP_S && !regions) die("--op S needs --regions");
+    if (reps <= 0) reps = kind == OP_P ? 10 : 5;
+    if (reps > MAX_REPS) die("--reps at most %d", MAX_REPS);
+
+    { /* buffers hold native-endian elements; the volume file is little-endian */
+        uint16_t one = 1;
+        if (*(uint8_t *)&one != 1) die("big-endian hosts are not supported by this benchmark");
+    }
+
+    /* threads: --threads wins, else ZARR_NUM_THREADS (the pool reads it too; applied explicitly) */
+    if (threads < 0) {
+        const char *env = getenv("ZARR_NUM_THREADS");
+        if (env && *env) threads = atol(env);
+    }
+    if (threads > 0) check(zarr_set_num_threads((size_t)threads), "zarr_set_num_threads");
+    size_t nthreads = 0;
+    check(zarr_get_num_threads(&nthreads), "zarr_get_num_threads");
+
+    /* the source volume */
+    size_t vlen = 0;
+    uint16_t *vol = (uint16_t *)read_file(data, &vlen);
+    if (vlen != VOL_BYTES) die("%s: %zu bytes, expected %zu", data, vlen, VOL_BYTES);
+
+    double t[MAX_REPS], cpu[MAX_REPS];
+    uint64_t bytes_per_rep = VOL_BYTES;
+
+    if (kind == OP_W) {
+        char *meta = read_file(layout, NULL);
+        uint16_t *check_buf = xmalloc(VOL_BYTES);
+        memset(check_buf, 0, VOL_BYTES);
+        const uint64_t start[NDIM] = {0, 0, 0}, count[NDIM] = {N, N, N};
+        for (int r = -1; r < reps; r++) { /* r = -1: untimed warm-up repetition */
+            remove_array_dir(dir);
+            zarr_array *a = NULL;
+            check(zarr_create(dir, meta, &a), "zarr_create");
+            sync(); /* settle the file system before timing (the old copy's pages are gone) */
+            double t0 = now_s(), c0 = cpu_s();
+            check(zarr_write_region(a, start, count, vol, VOL_BYTES), "zarr_write_region");
+            check(zarr_close(a), "zarr_close");
+            if (r >= 0) t[r] = now_s() - t0, cpu[r] = cpu_s() - c0;
+            /* untimed check: reopen read-only and compare everything */
+            zarr_array *b = open_checked(dir, ZARR_READ);
+            memset(check_buf, 0xA5, VOL_BYTES);
+            read_all(b, check_buf);
+            verify_all(check_buf, vol, "W", r);
+            check(zarr_close(b), "zarr_close");
+        }
+        free(check_buf);
+        free(meta);
+    } else {
+        zarr_array *a = open_checked(dir, ZARR_READ);
+        /* untimed warm-up: one full read brings every chunk file into the page cache */
+        {
+            uint16_t *w = xmalloc(VOL_BYTES);
+            read_all(a, w);
+            verify_all(w, vol, "warm-up", -1);
+            free(w);
+        }
+        if (kind == OP_R) {
+            for (int r = 0; r < reps; r++) {
+                double t0 = now_s(), c0 = cpu_s();
+                uint16_t *buf = malloc(VOL_BYTES); /* fresh, untouched pages: their faults are timed */
+                if (!buf) die("out of memory");
+                read_all(a, buf);
+                t[r] = now_s() - t0;
+                cpu[r] = cpu_s() - c0;
+                verify_all(buf, vol, "R", r);
+                free(buf);
+            }
+        } else if (kind == OP_RINTO) {
+            uint16_t *buf = xmalloc(VOL_BYTES);
+            for (int r = 0; r < reps; r++) {
+                memset(buf, 0xA5, VOL_BYTES); /* pre-touched, and a stale result cannot pass */
+                double t0 = now_s(), c0 = cpu_s();
+                read_all(a, buf);
+                t[r] = now_s() - t0;
+                cpu[r] = cpu_s() - c0;
+                verify_all(buf, vol, "Rinto", r);
+            }
+            free(buf);
+        } else if (kind == OP_P) {
+            const uint64_t start[NDIM] = {0, 0, PLANE_X}, count[NDIM] = {N, N, 1};
+            const size_t pbytes = (size_t)N * N * ELEM;
+            uint16_t *buf = xmalloc(pbytes);
+            bytes_per_rep = pbytes;
+            for (int r = 0; r < reps; r++) {
+                memset(buf, 0xA5, pbytes);
+                double t0 = now_s(), c0 = cpu_s();
+                check(zarr_read_region(a, start, count, buf, pbytes), "zarr_read_region (plane)");
+                t[r] = now_s() - t0;
+                cpu[r] = cpu_s() - c0;
+                for (size_t z = 0; z < N; z++)
+                    for (size_t y = 0; y < N; y++) {
+                        uint16_t got = buf[z * N + y], want = vol[(z * N + y) * N + PLANE_X];
+                        if (got != want) die("P rep %d: mismatch at z=%zu y=%zu: got %u, expected %u", r, z, y, got, want);
+                    }
+            }
+            free(buf);
+        } else { /* OP_S */
+            size_t rlen;
+            char *text = read_file(regions, &rlen);
+            uint64_t (*org)[3] = xmalloc(sizeof(*org) * 4096);
+            size_t nreg = 0;
+            for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+                while (*line == ' ' || *line == '\t') line++;
+                if (*line == '#' || *line == '\0' || *line == '\r') continue;
+                unsigned long long z, y, x;
+                if (sscanf(line, "%llu %llu %llu", &z, &y, &x) != 3) die("bad line in %s: %s", regions, line);
+                if (z + BOX > N || y + BOX > N || x + BOX > N) die("region out of range in %s: %s", regions, line);
+                if (nreg == 4096) die("too many regions in %s", regions);
+                org[nreg][0] = z, org[nreg][1] = y, org[nreg][2] = x;
+                nreg++;
+            }
+            free(text);
+            if (nreg != 1000) die("%s: %zu regions, expected 1000", regions, nreg);
+            /* every box goes to its own slot, so all 1000 results are checked after the repetition */
+            uint8_t *boxes = xmalloc(nreg * BOX_BYTES);
+            const uint64_t count[NDIM] = {BOX, BOX, BOX};
+            bytes_per_rep = nreg * BOX_BYTES;
+            for (int r = 0; r < reps; r++) {
+                memset(boxes, 0xA5, nreg * BOX_BYTES);
+                double t0 = now_s(), c0 = cpu_s();
+                for (size_t i = 0; i < nreg; i++)
+                    check(zarr_read_region(a, org[i], count, boxes + i * BOX_BYTES, BOX_BYTES), "zarr_read_region (box)");
+                t[r] = now_s() - t0;
+                cpu[r] = cpu_s() - c0;
+                for (size_t i = 0; i < nreg; i++) {
+                    const uint16_t *b = (const uint16_t *)(boxes + i * BOX_BYTES);
+                    for (size_t z = 0; z < BOX; z++)
+                        for (size_t y = 0; y < BOX; y++) {
+                            const uint16_t *want = vol + ((org[i][0] + z) * N + (org[i][1] + y)) * N + org[i][2];
+                            if (memcmp(b + (z * BOX + y) * BOX, want, BOX * ELEM) != 0)
+                                die("S rep %d: box %zu (origin %llu %llu %llu) differs at z+%zu y+%zu", r, i,
+                                    (unsigned long long)org[i][0], (unsigned long long)org[i][1],
+                                    (unsigned long long)org[i][2], z, y);
+                        }
+                }
+            }
+            free(boxes);
+            free(org);
+        }
+        check(zarr_close(a), "zarr_close");
+    }
+    free(vol);
+
+    double tmin = t[0];
+    for (int r = 1; r < reps; r++)
+        if (t[r] < tmin) tmin = t[r];
+    double tmed = median(t, reps);
+    printf("{\"impl\": \"libzarr\", \"version\": ");
+    json_str(stdout, zarr_version());
+    printf(", \"layout\": ");
+    json_str(stdout, g_name);
+    printf(", \"op\": ");
+    json_str(stdout, op);
+    printf(", \"status\": \"ok\", \"threads\": %zu, \"reps\": %d, \"times_s\": [", nthreads, reps);
+    for (int r = 0; r < reps; r++) printf("%s%.6f", r ? ", " : "", t[r]);
+    printf("], \"min_s\": %.6f, \"median_s\": %.6f, \"cpu_s\": [", tmin, tmed);
+    for (int r = 0; r < reps; r++) printf("%s%.6f", r ? ", " : "", cpu[r]);
+    printf("], \"cpu_median_s\": %.6f, \"bytes_per_rep\": %llu}\n", median(cpu, reps),
+           (unsigned long long)bytes_per_rep);
+    return 0;
+}

@@ -1,0 +1,355 @@
+#!/usr/bin/env python3
+"""Peer side of the libzarr benchmark: the workloads of bench_libzarr.c with tensorstore, zarr-python
+and zarrs (the zarrs-python codec pipeline for zarr-python), each limited to 2 threads.
+
+    python3 bench/peers.py --impl tensorstore|zarr-python|zarrs --op W|R|Rinto|S|P \
+        --layout LAYOUT.json --array DIR --data volume_u16_512.bin [--regions regions_16.txt] \
+        [--reps N] [--threads 2] [--name LABEL]
+
+prints one JSON line, with the same keys as bench_libzarr. `--op prepare` (zarr-python only) writes
+the reference copy that every implementation's R/Rinto/S/P reads: the array DIR with LAYOUT.json as
+its metadata, filled with the volume, verified by reading it back.
+
+Operations (WORKLOADS.md; each repetition checked against the volume outside the timed part):
+  W      write the whole volume into a new array (DIR removed and zarr.json = LAYOUT.json written
+         before each repetition, untimed; re-read and compared after it; one untimed warm-up
+         repetition first)
+  R      read everything into a freshly allocated array (the allocation is part of the timing)
+  Rinto  read everything into one pre-allocated, pre-touched array reused by every repetition
+  S      1000 reads of 16^3 boxes, one call each, origins from --regions
+  P      read the plane [:, :, 200]
+Threads: tensorstore: context data_copy_concurrency/file_io_concurrency limit N, cache_pool 0,
+file_io_sync false (libzarr, zarr-python and zarrs do not fsync either); zarr-python:
+threading.max_workers N (the executor behind every asyncio.to_thread: store I/O and codecs),
+numcodecs blosc internal threads off; zarrs: threading.max_workers N (its rayon pool size), strict
+(no silent fallback to the Python pipeline). Exit status: 0 ok, 1 error, 3 unsupported.
+"""
+import argparse
+import gc
+import importlib.metadata
+import json
+import os
+import resource
+import shutil
+import statistics
+import sys
+import time
+import traceback
+
+import numpy as np
+
+N = 512
+BOX = 16
+PLANE_X = 200
+VOL_BYTES = N * N * N * 2
+
+
+class Unsupported(Exception):
+    pass
+
+
+class BenchError(Exception):
+    pass
+
+
+def emit(obj):
+    sys.stdout.write(json.dumps(obj) + "\n")
+    sys.stdout.flush()
+
+
+def read_regions(path):
+    out = []
+    with open(path) as f:
+        for line in f:
+            line = line.strip()
+            if not line or line.startswith("#"):
+                continue
+            z, y, x = (int(v) for v in line.split())
+            if max(z, y, x) + BOX > N or min(z, y, x) < 0:
+                raise BenchError(f"region out of range in {path}: {line}")
+            out.append((z, y, x))
+    if len(out) != 1000:
+        raise BenchError(f"{path}: {len(out)} regions, expected 1000")
+    return out
+
+
+def fresh_array_dir(path, layout_text):
+    """Removes DIR (only if it is an array directory) and writes LAYOUT.json as DIR/zarr.json."""
+    if os.path.lexists(path):
+        if not (os.path.isdir(path) and os.path.exists(os.path.join(path, "zarr.json"))):
+            raise BenchError(f"refusing to remove {path}: not an array directory (no zarr.json)")
+        shutil.rmtree(path)
+    os.makedirs(path)
+    with open(os.path.join(path, "zarr.json"), "w") as f:
+        f.write(layout_text)
+
+
+def check_equal(got, want, what):
+    if got.shape != want.shape or got.dtype != want.dtype:
+        raise BenchError(f"{what}: got shape {got.shape} {got.dtype}, expected {want.shape} {want.dtype}")
+    if not np.array_equal(got, want):
+        idx = tuple(int(i[0]) for i in np.nonzero(got != want))
+        raise BenchError(f"{what}: mismatch at {idx}: got {got[idx]}, expected {want[idx]}")
+
+
+# ------------------------------------------------------------------ implementations
+
+class TensorStoreImpl:
+    name = "tensorstore"
+
+    def __init__(self, threads, fsync):
+        import tensorstore as ts
+        self.ts = ts
+        self.version = importlib.metadata.version("tensorstore")
+        self.ctx = ts.Context({
+            "data_copy_concurrency": {"limit": threads},
+            "file_io_concurrency": {"limit": threads},
+            "cache_pool": {"total_bytes_limit": 0},
+            "file_io_sync": fsync,
+        })
+
+    def _spec(self, path):
+        return {"driver": "zarr3", "kvstore": {"driver": "file", "path": os.path.abspath(path) + "/"}}
+
+    def open(self, path, write=False):
+        try:
+            return self.ts.open(self._spec(path), open=True, read=True, write=write, context=self.ctx).result()
+        except ValueError as e:  # tensorstore reports unknown codecs etc. as ValueError
+            if "not supported" in str(e).lower() or "unsupported" in str(e).lower():
+                raise Unsupported(str(e)) from e
+            raise
+
+    def read_all(self, a):
+        return a.read().result()
+
+    def read_into(self, a, buf):
+        # the closest tensorstore has to "read into this buffer": copy into an array-backed TensorStore
+        dst = self.ts.array(buf, copy=False, write=True, context=self.ctx)
+        dst.write(a).result()
+
+    def read_box(self, a, z, y, x):
+        return a[z:z + BOX, y:y + BOX, x:x + BOX].read().result()
+
+    def read_plane(self, a):
+        return a[:, :, PLANE_X].read().result()
+
+    def write_all(self, a, vol):
+        a.write(vol).result()  # waits for the commit (everything stored)
+
+    def close(self, a):
+        pass
+
+
+class ZarrPythonImpl:
+    name = "zarr-python"
+
+    def __init__(self, threads, zarrs=False, async_concurrency=None):
+        import zarr
+        import numcodecs.blosc
+        self.zarr = zarr
+        cfg = {"threading.max_workers": threads}
+        if async_concurrency:
+            cfg["async.concurrency"] = async_concurrency
+        if zarrs:
+            import zarrs  # noqa: F401  (registers nothing; the path below selects its pipeline)
+            self.name = "zarrs"
+            self.version = "zarrs-python " + importlib.metadata.version("zarrs") + ", zarr " + zarr.__version__
+            # max_workers is also zarrs' rayon pool size (num_threads); strict: error instead of a
+            # silent fallback to zarr-python's own pipeline for metadata zarrs cannot handle
+            cfg.update({"codec_pipeline.path": "zarrs.ZarrsCodecPipeline", "codec_pipeline.strict": True})
+        else:
+            self.version = zarr.__version__
+        zarr.config.set(cfg)
+        # c-blosc's own threads would come on top of the executor's (numcodecs only uses them on the
+        # main thread anyway, and zarr-python decodes in worker threads)
+        numcodecs.blosc.use_threads = False
+        from zarr.core.buffer.cpu import NDBuffer
+        self.NDBuffer = NDBuffer
+
+    def open(self, path, write=False):
+        try:
+            a = self.zarr.open_array(store=path, mode="r+" if write else "r")
+        except NotImplementedError as e:
+            raise Unsupported(str(e)) from e
+        if self.name == "zarrs":
+            import zarrs
+            if not isinstance(a._async_array.codec_pipeline, zarrs.ZarrsCodecPipeline) or \
+                    a._async_array.codec_pipeline.impl is None:
+                raise Unsupported("the zarrs codec pipeline is not in use for this array")
+        return a
+
+    def read_all(self, a):
+        return a[...]
+
+    def read_into(self, a, buf):
+        a.get_basic_selection(Ellipsis, out=self.NDBuffer.from_numpy_array(buf))
+
+    def read_box(self, a, z, y, x):
+        return a[z:z + BOX, y:y + BOX, x:x + BOX]
+
+    def read_plane(self, a):
+        return a[:, :, PLANE_X]
+
+    def write_all(self, a, vol):
+        a[...] = vol
+
+    def close(self, a):
+        pass
+
+
+def make_impl(args):
+    if args.impl == "tensorstore":
+        return TensorStoreImpl(args.threads, args.ts_file_io_sync)
+    if args.impl == "zarr-python":
+        return ZarrPythonImpl(args.threads, async_concurrency=args.zarr_async_concurrency)
+    if args.impl == "zarrs":
+        return ZarrPythonImpl(args.threads, zarrs=True, async_concurrency=args.zarr_async_concurrency)
+    raise BenchError(f"unknown implementation {args.impl}")
+
+
+# ------------------------------------------------------------------ workloads
+
+def cpu_s():
+    """CPU seconds (user + system) of the whole process, all threads."""
+    ru = resource.getrusage(resource.RUSAGE_SELF)
+    return ru.ru_utime + ru.ru_stime
+
+
+CPU = []  # CPU seconds of each timed call, in order
+
+
+def timed(fn):
+    gc.collect()
+    gc.disable()
+    try:
+        t0, c0 = time.perf_counter(), cpu_s()  # perf_counter: CLOCK_MONOTONIC on Linux
+        r = fn()
+        t = time.perf_counter() - t0
+        CPU.append(cpu_s() - c0)
+        return t, r
+    finally:
+        gc.enable()
+
+
+def run(args, impl, vol):
+    times = []
+    bytes_per_rep = VOL_BYTES
+    if args.op == "prepare":
+        if impl.name != "zarr-python":
+            raise BenchError("--op prepare is for --impl zarr-python")
+        with open(args.layout) as f:
+            layout_text = f.read()
+        fresh_array_dir(args.array, layout_text)
+        a = impl.open(args.array, write=True)
+        t, _ = timed(lambda: impl.write_all(a, vol))
+        times.append(t)
+        check_equal(impl.read_all(impl.open(args.array)), vol, "prepare (read back)")
+    elif args.op == "W":
+        with open(args.layout) as f:
+            layout_text = f.read()
+        for r in range(-1, args.reps):  # r = -1: untimed warm-up repetition
+            fresh_array_dir(args.array, layout_text)
+            a = impl.open(args.array, write=True)
+            os.sync()
+            t, _ = timed(lambda: impl.write_all(a, vol))
+            if r >= 0:
+                times.append(t)
+            else:
+                CPU.pop()
+            impl.close(a)
+            del a
+            check_equal(impl.read_all(impl.open(args.array)), vol, f"W rep {r} (read back)")
+    else:
+        a = impl.open(args.array)
+        if tuple(a.shape) != (N, N, N) or np.dtype(a.dtype.numpy_dtype if hasattr(a.dtype, "numpy_dtype") else a.dtype) != np.uint16:
+            raise BenchError(f"{args.array}: expected a 512^3 uint16 array, got {a.shape} {a.dtype}")
+        warm = impl.read_all(a)  # untimed warm-up: page cache
+        check_equal(warm, vol, "warm-up")
+        del warm
+        if args.op == "R":
+            for r in range(args.reps):
+                t, out = timed(lambda: impl.read_all(a))
+                times.append(t)
+                check_equal(out, vol, f"R rep {r}")
+                del out
+        elif args.op == "Rinto":
+            buf = np.empty((N, N, N), dtype=np.uint16)
+            for r in range(args.reps):
+                buf.fill(0xA5A5)  # pre-touched, and a stale result cannot pass
+                t, _ = timed(lambda: impl.read_into(a, buf))
+                times.append(t)
+                check_equal(buf, vol, f"Rinto rep {r}")
+        elif args.op == "P":
+            bytes_per_rep = N * N * 2
+            want = vol[:, :, PLANE_X]
+            for r in range(args.reps):
+                t, out = timed(lambda: impl.read_plane(a))
+                times.append(t)
+                check_equal(np.asarray(out), want, f"P rep {r}")
+        elif args.op == "S":
+            regions = read_regions(args.regions)
+            bytes_per_rep = len(regions) * BOX ** 3 * 2
+            for r in range(args.reps):
+                def boxes():
+                    return [impl.read_box(a, z, y, x) for (z, y, x) in regions]
+                t, outs = timed(boxes)
+                times.append(t)
+                for i, ((z, y, x), got) in enumerate(zip(regions, outs)):
+                    check_equal(np.asarray(got), vol[z:z + BOX, y:y + BOX, x:x + BOX],
+                                f"S rep {r} box {i} (origin {z} {y} {x})")
+                del outs
+        else:
+            raise BenchError(f"unknown --op {args.op}")
+        impl.close(a)
+    return times, bytes_per_rep
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--impl", required=True, choices=["tensorstore", "zarr-python", "zarrs"])
+    ap.add_argument("--op", required=True, choices=["W", "R", "Rinto", "S", "P", "prepare"])
+    ap.add_argument("--layout")
+    ap.add_argument("--array", required=True)
+    ap.add_argument("--data", required=True)
+    ap.add_argument("--regions")
+    ap.add_argument("--reps", type=int, default=0, help="default 5 (10 for P)")
+    ap.add_argument("--threads", type=int, default=int(os.environ.get("ZARR_NUM_THREADS", "2") or 2))
+    ap.add_argument("--name", help="layout label in the output (default: the layout file's base name)")
+    ap.add_argument("--ts-file-io-sync", action="store_true",
+                    help="tensorstore: keep its default fsync on write (off by default here)")
+    ap.add_argument("--zarr-async-concurrency", type=int, default=None,
+                    help="zarr-python/zarrs: async.concurrency (default: zarr's own, 10)")
+    args = ap.parse_args()
+    if args.reps <= 0:
+        args.reps = 10 if args.op == "P" else 5
+    if args.op in ("W", "prepare") and not args.layout:
+        ap.error("--op W needs --layout")
+    if args.op == "S" and not args.regions:
+        ap.error("--op S needs --regions")
+    label = args.name or (os.path.basename(args.layout).removesuffix(".json") if args.layout else args.array)
+    base = {"impl": args.impl, "layout": label, "op": args.op}
+    try:
+        if sys.byteorder != "little":
+            raise BenchError("big-endian hosts are not supported by this benchmark")
+        impl = make_impl(args)
+        base["version"] = impl.version
+        if os.path.getsize(args.data) != VOL_BYTES:
+            raise BenchError(f"{args.data}: expected {VOL_BYTES} bytes")
+        vol = np.fromfile(args.data, dtype="<u2").reshape(N, N, N)
+        times, nbytes = run(args, impl, vol)
+    except Unsupported as e:
+        emit({**base, "status": "unsupported", "error": str(e)})
+        return 3
+    except Exception as e:  # noqa: BLE001  (report every failure as one JSON line)
+        traceback.print_exc(file=sys.stderr)
+        emit({**base, "status": "error", "error": f"{type(e).__name__}: {e}"})
+        return 1
+    emit({**base, "status": "ok", "threads": args.threads, "reps": len(times),
+          "times_s": [round(t, 6) for t in times], "min_s": round(min(times), 6),
+          "median_s": round(statistics.median(times), 6), "cpu_s": [round(c, 6) for c in CPU],
+          "cpu_median_s": round(statistics.median(CPU), 6), "bytes_per_rep": nbytes})
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,377 @@
+#!/usr/bin/env python3
+"""Runs the whole libzarr benchmark (bench/README.md) and prints one markdown table.
+
+    python3 bench/run_all.py [--perf-dir ../shared/perf] [--layouts A,B,C,D,E] [--ops W,R,Rinto,S,P]
+                             [--impls libzarr,tensorstore,zarrs,zarr-python] [--reps N] [--quick]
+
+1. dataset: <perf-dir>/gen_data.py --datadir <data-dir> (kept when present), SHA-256 checked;
+2. reference arrays: for every layout, the copy written by zarr-python (<out>/ref/<L>), which the
+   R/Rinto/S/P cells of every implementation read (W writes each implementation's own copy);
+3. bench_libzarr.c built against a snapshot of the library (<out>/lib), so a rebuild of
+   target/release by someone else in the middle of a run changes nothing;
+4. every (layout x op x implementation) cell in its own process, 2 threads each, the order of the
+   implementations rotating from cell to cell;
+5. the table on stdout (medians in seconds; ratio = best peer median / libzarr median) and the raw
+   results in <out>/results.json. A cell that fails or is unsupported shows n/a or ERR; the run goes on.
+"""
+import argparse
+import datetime
+import hashlib
+import json
+import os
+import platform
+import re
+import shutil
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+ALL_LAYOUTS = ["A", "B", "C", "D", "E"]
+ALL_OPS = ["W", "R", "Rinto", "S", "P"]
+ALL_IMPLS = ["libzarr", "tensorstore", "zarrs", "zarr-python"]
+PEERS = ["tensorstore", "zarrs", "zarr-python"]
+VOLUME = "volume_u16_512.bin"
+# WORKLOADS.md's figure; the one read from WORKLOADS.md wins when it can be found there
+DEFAULT_SHA256 = "8e5ea26051a4258c196130ef11df10b98ab4091400cc78fac3c5a030d1408aad"
+
+
+def log(msg):
+    print(msg, file=sys.stderr, flush=True)
+
+
+def sha256_file(path):
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 24), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def expected_sha256(perf_dir):
+    try:
+        with open(os.path.join(perf_dir, "WORKLOADS.md")) as f:
+            m = re.search(r"SHA-256\s*`([0-9a-f]{64})`", f.read())
+        if m:
+            return m.group(1)
+    except OSError:
+        pass
+    return DEFAULT_SHA256
+
+
+def prepare_dataset(perf_dir, data_dir):
+    os.makedirs(data_dir, exist_ok=True)
+    vol = os.path.join(data_dir, VOLUME)
+    # gen_data.py regenerates only a missing or wrongly sized file
+    subprocess.run([sys.executable, os.path.join(perf_dir, "gen_data.py"), "--datadir", data_dir],
+                   check=True, stdout=sys.stderr)
+    want = expected_sha256(perf_dir)
+    got = sha256_file(vol)
+    if got != want:
+        log(f"{vol}: SHA-256 {got} differs from {want}; regenerating")
+        subprocess.run([sys.executable, os.path.join(perf_dir, "gen_data.py"), "--datadir", data_dir, "--force",
+                        "--regions", os.path.join(data_dir, "regions_regenerated.txt")], check=True, stdout=sys.stderr)
+        got = sha256_file(vol)
+        if got != want:
+            sys.exit(f"run_all: {vol}: SHA-256 {got}, expected {want} (WORKLOADS.md)")
+    return vol, got
+
+
+def find_library(lib_dir):
+    for name in ("libzarr.so", "libzarr.so.0"):
+        p = os.path.join(lib_dir, name)
+        if os.path.exists(p):
+            return os.path.realpath(p)
+    return None
+
+
+def build_bench(args):
+    """Snapshots the library into <out>/lib (libzarr.so.0 + libzarr.so link) and compiles bench_libzarr.c."""
+    if args.cargo_build:
+        subprocess.run(["cargo", "build", "--release"], cwd=REPO, check=True, stdout=sys.stderr)
+    lib = find_library(args.lib_dir)
+    if lib is None:
+        if args.lib_dir != os.path.join(REPO, "target", "release"):
+            sys.exit(f"run_all: no libzarr.so in {args.lib_dir}")
+        log("run_all: target/release/libzarr.so missing: cargo build --release")
+        subprocess.run(["cargo", "build", "--release"], cwd=REPO, check=True, stdout=sys.stderr)
+        lib = find_library(args.lib_dir)
+        if lib is None:
+            sys.exit("run_all: cargo build --release made no libzarr.so")
+    snap = os.path.join(args.out, "lib")
+    os.makedirs(snap, exist_ok=True)
+    shutil.copyfile(lib, os.path.join(snap, "libzarr.so.0.tmp"))
+    os.replace(os.path.join(snap, "libzarr.so.0.tmp"), os.path.join(snap, "libzarr.so.0"))
+    link = os.path.join(snap, "libzarr.so")
+    if os.path.lexists(link):
+        os.remove(link)
+    os.symlink("libzarr.so.0", link)
+    exe = os.path.join(args.out, "bench_libzarr")
+    cmd = [args.cc, "-O2", "-I", os.path.join(REPO, "include"), os.path.join(HERE, "bench_libzarr.c"),
+           "-o", exe, "-L", snap, "-lzarr", "-Wl,-rpath," + snap]
+    log("run_all: " + " ".join(cmd))
+    subprocess.run(cmd, check=True)
+    st = os.stat(lib)
+    info = {"path": lib, "sha256": sha256_file(lib),
+            "mtime": datetime.datetime.fromtimestamp(st.st_mtime).isoformat(timespec="seconds")}
+    try:
+        info["git"] = subprocess.run(["git", "-C", REPO, "describe", "--always", "--dirty"],
+                                     capture_output=True, text=True).stdout.strip()
+    except OSError:
+        pass
+    return exe, info
+
+
+def run_cell(cmd, env, timeout):
+    """Runs one benchmark process and returns its JSON result (status ok/unsupported/error/timeout)."""
+    t0 = time.time()
+    try:
+        p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return {"status": "timeout", "error": f"over {timeout} s"}
+    res = None
+    for line in reversed(p.stdout.splitlines()):
+        line = line.strip()
+        if line.startswith("{"):
+            try:
+                res = json.loads(line)
+                break
+            except json.JSONDecodeError:
+                pass
+    if res is None:
+        tail = (p.stderr or p.stdout).strip().splitlines()[-3:]
+        res = {"status": "error", "error": f"exit {p.returncode}, no result: " + " | ".join(tail)}
+    elif res.get("status") == "ok" and p.returncode != 0:
+        res = {**res, "status": "error", "error": f"exit {p.returncode}"}
+    res["wall_s"] = round(time.time() - t0, 2)
+    return res
+
+
+def remove_array(path):
+    if os.path.isdir(path) and os.path.exists(os.path.join(path, "zarr.json")):
+        shutil.rmtree(path)
+
+
+def prepare_reference(args, layout, layout_path, vol, data_sha, env):
+    """The zarr-python copy of LAYOUT (<out>/ref/<L>), rewritten only when the layout or data changed."""
+    ref = os.path.join(args.out, "ref", layout)
+    marker = ref + ".ok.json"
+    with open(layout_path, "rb") as f:
+        layout_sha = hashlib.sha256(f.read()).hexdigest()
+    stamp = {"layout_sha256": layout_sha, "data_sha256": data_sha}
+    try:
+        with open(marker) as f:
+            if json.load(f) == stamp and os.path.exists(os.path.join(ref, "zarr.json")):
+                return ref, None
+    except (OSError, ValueError):
+        pass
+    if os.path.exists(marker):
+        os.remove(marker)
+    os.makedirs(os.path.dirname(ref), exist_ok=True)
+    log(f"run_all: writing the zarr-python reference copy of layout {layout} -> {ref}")
+    res = run_cell([sys.executable, os.path.join(HERE, "peers.py"), "--impl", "zarr-python", "--op", "prepare",
+                    "--layout", layout_path, "--array", ref, "--data", vol, "--threads", str(args.threads)],
+                   env, args.timeout)
+    if res.get("status") != "ok":
+        return None, res.get("error", "prepare failed")
+    with open(marker, "w") as f:
+        json.dump(stamp, f)
+    return ref, None
+
+
+def reps_for(args, op):
+    if args.reps:
+        return args.reps
+    if args.quick:
+        return 3 if op == "P" else 2
+    return 10 if op == "P" else 5
+
+
+def fmt_time(res, key):
+    if res is None:
+        return "-"
+    st = res.get("status")
+    if st == "ok":
+        v = res[key]
+        return f"{v:.4f}" if v < 10 else f"{v:.2f}"
+    if st == "unsupported":
+        return "n/a"
+    if st == "skipped":
+        return "n/a"
+    return "ERR"
+
+
+def make_table(results, layouts, ops, impls, target, key="median_s"):
+    cols = [i for i in ALL_IMPLS if i in impls]
+    head = ["layout", "op"] + cols + ["best peer", "ratio"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    notes = []
+    for layout in layouts:
+        for op in ops:
+            cell = {i: results.get(f"{layout}/{op}/{i}") for i in cols}
+            row = [layout, op] + [fmt_time(cell[i], key) for i in cols]
+            peers = [(cell[i][key], i) for i in cols if i in PEERS and cell[i] and cell[i].get("status") == "ok"]
+            best = min(peers) if peers else None
+            lz = cell.get("libzarr")
+            if best:
+                row.append(f"{best[1]} {best[0]:.4f}" if best[0] < 10 else f"{best[1]} {best[0]:.2f}")
+            else:
+                row.append("-")
+            if best and lz and lz.get("status") == "ok":
+                ratio = best[0] / lz[key]
+                mark = "" if ratio >= target else " ✗"
+                row.append(f"{ratio:.2f}{mark}")
+            elif "libzarr" in cols:
+                row.append("n/a")
+            else:
+                row.append("-")
+            lines.append("| " + " | ".join(row) + " |")
+            for i in cols:
+                r = cell[i]
+                if r and r.get("status") not in ("ok", None):
+                    notes.append(f"{layout}/{op}/{i}: {r.get('status')}: {r.get('error', '')[:200]}")
+    return "\n".join(lines), notes
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--perf-dir", default=os.path.join(REPO, "..", "shared", "perf"),
+                    help="WORKLOADS.md, gen_data.py, layouts/, regions_16.txt (default: ../shared/perf)")
+    ap.add_argument("--out", default=os.path.join(HERE, "out"), help="work directory (default bench/out)")
+    ap.add_argument("--data-dir", help="dataset directory (default <out>/data)")
+    ap.add_argument("--lib-dir", default=os.path.join(REPO, "target", "release"),
+                    help="directory with libzarr.so (default target/release)")
+    ap.add_argument("--cargo-build", action="store_true", help="run cargo build --release first")
+    ap.add_argument("--cc", default=os.environ.get("CC", "cc"))
+    ap.add_argument("--layouts", default=",".join(ALL_LAYOUTS))
+    ap.add_argument("--ops", default=",".join(ALL_OPS))
+    ap.add_argument("--impls", default=",".join(ALL_IMPLS))
+    ap.add_argument("--reps", type=int, default=0, help="repetitions per cell (default 5, P 10)")
+    ap.add_argument("--quick", action="store_true", help="fewer repetitions (2, P 3): a smoke test, not a figure")
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--target", type=float, default=1.2,
+                    help="speed target: cells with ratio below it are marked (default 1.2)")
+    ap.add_argument("--metric", choices=["wall", "cpu"], default="wall",
+                    help="table of median wall-clock seconds (default) or of median CPU seconds (user+system, "
+                         "all threads; steadier on a busy machine); both are in results.json")
+    ap.add_argument("--table-only", action="store_true",
+                    help="print the table of an existing <out>/results.json and exit (nothing is run)")
+    ap.add_argument("--timeout", type=int, default=3600, help="seconds per cell")
+    args = ap.parse_args()
+    args.out = os.path.abspath(args.out)
+    args.perf_dir = os.path.abspath(args.perf_dir)
+    args.lib_dir = os.path.abspath(args.lib_dir)
+    data_dir = os.path.abspath(args.data_dir or os.path.join(args.out, "data"))
+    layouts = [x for x in args.layouts.split(",") if x]
+    ops = [x for x in args.ops.split(",") if x]
+    impls = [x for x in args.impls.split(",") if x]
+    for x in ops:
+        if x not in ALL_OPS:
+            ap.error(f"unknown op {x} (choose from {','.join(ALL_OPS)})")
+    for x in impls:
+        if x not in ALL_IMPLS:
+            ap.error(f"unknown implementation {x} (choose from {','.join(ALL_IMPLS)})")
+    if not os.path.exists(os.path.join(args.perf_dir, "gen_data.py")):
+        sys.exit(f"run_all: no gen_data.py in {args.perf_dir}: pass --perf-dir (the directory with WORKLOADS.md)")
+    regions = os.path.join(args.perf_dir, "regions_16.txt")
+    layout_paths = {}
+    for L in layouts:
+        p = os.path.join(args.perf_dir, "layouts", L + ".json")
+        if not os.path.exists(p):
+            ap.error(f"no layout {p}")
+        layout_paths[L] = p
+    os.makedirs(args.out, exist_ok=True)
+    key = "median_s" if args.metric == "wall" else "cpu_median_s"
+    if args.table_only:
+        with open(os.path.join(args.out, "results.json")) as f:
+            saved = json.load(f)
+        table, notes = make_table(saved["results"], layouts, ops, impls, args.target, key)
+        print(table)
+        for x in notes:
+            print(f"- {x}")
+        return 0
+
+    env = dict(os.environ)
+    n = str(args.threads)
+    env.update({"ZARR_NUM_THREADS": n, "RAYON_NUM_THREADS": n, "OMP_NUM_THREADS": "1",
+                "OPENBLAS_NUM_THREADS": "1", "PYTHONWARNINGS": "ignore"})
+
+    t_start = time.time()
+    vol, data_sha = prepare_dataset(args.perf_dir, data_dir)
+    exe, libinfo = build_bench(args) if "libzarr" in impls else (None, None)
+
+    needs_ref = any(op != "W" for op in ops)
+    refs, ref_errors = {}, {}
+    if needs_ref:
+        for L in layouts:
+            refs[L], ref_errors[L] = prepare_reference(args, L, layout_paths[L], vol, data_sha, env)
+
+    results = {}
+    out_json = os.path.join(args.out, "results.json")
+    meta = {"started": datetime.datetime.now().isoformat(timespec="seconds"), "host": platform.node(),
+            "cpus": os.cpu_count(), "threads": args.threads, "python": platform.python_version(),
+            "library": libinfo, "data_sha256": data_sha, "perf_dir": args.perf_dir, "target": args.target}
+
+    def save():
+        with open(out_json + ".tmp", "w") as f:
+            json.dump({"meta": meta, "results": results}, f, indent=1)
+        os.replace(out_json + ".tmp", out_json)
+
+    k = 0
+    for L in layouts:
+        for op in ops:
+            order = impls[k % len(impls):] + impls[:k % len(impls)]  # rotate: no implementation always first
+            k += 1
+            for impl in order:
+                cell = f"{L}/{op}/{impl}"
+                reps = reps_for(args, op)
+                if op == "W":
+                    array = os.path.join(args.out, "w", impl, L)
+                    os.makedirs(os.path.dirname(array), exist_ok=True)
+                    remove_array(array)
+                else:
+                    array = refs.get(L)
+                    if array is None:
+                        results[cell] = {"status": "error", "impl": impl, "layout": L, "op": op,
+                                         "error": f"no reference copy: {ref_errors.get(L)}"}
+                        continue
+                common = ["--op", op, "--layout", layout_paths[L], "--array", array, "--data", vol,
+                          "--regions", regions, "--reps", str(reps), "--name", L]
+                if impl == "libzarr":
+                    cmd = [exe, *common, "--threads", n]
+                else:
+                    cmd = [sys.executable, os.path.join(HERE, "peers.py"), "--impl", impl, *common, "--threads", n]
+                res = run_cell(cmd, env, args.timeout)
+                res.update({"impl": impl, "layout": L, "op": op})
+                results[cell] = res
+                if op == "W":
+                    remove_array(array)
+                if res["status"] == "ok":
+                    log(f"{cell:24s} median {res['median_s']:.4f} s  min {res['min_s']:.4f} s  "
+                        f"cpu {res.get('cpu_median_s', float('nan')):.4f} s  ({res['reps']} reps)")
+                else:
+                    log(f"{cell:24s} {res['status']}: {res.get('error', '')[:300]}")
+                save()
+
+    meta["finished"] = datetime.datetime.now().isoformat(timespec="seconds")
+    meta["elapsed_s"] = round(time.time() - t_start, 1)
+    save()
+    table, notes = make_table(results, layouts, ops, impls, args.target, key)
+    print(f"libzarr benchmark: {args.threads} threads per implementation, median "
+          f"{'wall-clock' if args.metric == 'wall' else 'CPU'} seconds over "
+          f"{'--reps ' + str(args.reps) if args.reps else ('quick reps' if args.quick else '5 reps (P: 10)')}; "
+          f"ratio = best peer / libzarr (>1: libzarr faster), ✗ = below the {args.target}x target")
+    print()
+    print(table)
+    if notes:
+        print()
+        for x in notes:
+            print(f"- {x}")
+    print()
+    print(f"raw results: {out_json}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
