@@ -5,6 +5,7 @@
 //! order); a filter also returns the description of what it produces (e.g. `astype` changes it).
 //! Configuration members not listed by a codec are ignored, as numcodecs ignores them.
 
+pub mod filters;
 pub mod zlib;
 
 use super::blosc::{BloscCodec, Shuffle};
