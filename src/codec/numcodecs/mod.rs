@@ -139,12 +139,17 @@ pub fn compressor(cfg: &Value, input: &V2Elem) -> Result<Box<dyn BytesToBytesCod
     })
 }
 
+fn boxed<C: BytesToBytesCodec + 'static>(r: Result<(C, V2Elem)>) -> Result<(Box<dyn BytesToBytesCodec>, V2Elem)> {
+    r.map(|(c, e)| (Box::new(c) as Box<dyn BytesToBytesCodec>, e))
+}
+
 /// Builds a v2 filter receiving `input`; returns it with the description of what it produces.
 pub fn filter(cfg: &Value, input: &V2Elem) -> Result<(Box<dyn BytesToBytesCodec>, V2Elem)> {
     let c = V2Config::new(cfg)?;
     match c.id {
         // Compressors may also be listed as filters.
         "zlib" | "gzip" | "zstd" | "blosc" => Ok((compressor(cfg, input)?, V2Elem::bytes())),
+        "delta" => boxed(filters::delta::DeltaCodec::from_config(&c, input)),
         id => Err(Error::Unsupported(format!("unsupported v2 filter '{id}'"))),
     }
 }

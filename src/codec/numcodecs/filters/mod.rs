@@ -22,6 +22,8 @@
 //!   array's type (numpy raises `OverflowError`); a python float with an integer array makes the
 //!   operation `float64`; any python number with a float array is converted to the array's type.
 
+pub mod delta;
+
 use super::{V2Config, V2Elem};
 use crate::dtype::{DataType, Endian};
 use crate::error::{Error, Result};
