@@ -23,6 +23,7 @@
 //!   operation `float64`; any python number with a float array is converted to the array's type.
 
 pub mod delta;
+pub mod fixedscaleoffset;
 
 use super::{V2Config, V2Elem};
 use crate::dtype::{DataType, Endian};
