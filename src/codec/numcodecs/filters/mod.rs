@@ -24,6 +24,7 @@
 
 pub mod delta;
 pub mod fixedscaleoffset;
+pub mod quantize;
 
 use super::{V2Config, V2Elem};
 use crate::dtype::{DataType, Endian};
