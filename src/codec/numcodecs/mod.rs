@@ -152,6 +152,7 @@ pub fn filter(cfg: &Value, input: &V2Elem) -> Result<(Box<dyn BytesToBytesCodec>
         "delta" => boxed(filters::delta::DeltaCodec::from_config(&c, input)),
         "fixedscaleoffset" => boxed(filters::fixedscaleoffset::FixedScaleOffsetCodec::from_config(&c, input)),
         "quantize" => boxed(filters::quantize::QuantizeCodec::from_config(&c, input)),
+        "bitround" => boxed(filters::bitround::BitRoundCodec::from_config(&c, input)),
         id => Err(Error::Unsupported(format!("unsupported v2 filter '{id}'"))),
     }
 }
