@@ -153,6 +153,7 @@ pub fn filter(cfg: &Value, input: &V2Elem) -> Result<(Box<dyn BytesToBytesCodec>
         "fixedscaleoffset" => boxed(filters::fixedscaleoffset::FixedScaleOffsetCodec::from_config(&c, input)),
         "quantize" => boxed(filters::quantize::QuantizeCodec::from_config(&c, input)),
         "bitround" => boxed(filters::bitround::BitRoundCodec::from_config(&c, input)),
+        "astype" => boxed(filters::astype::AsTypeCodec::from_config(&c, input)),
         id => Err(Error::Unsupported(format!("unsupported v2 filter '{id}'"))),
     }
 }

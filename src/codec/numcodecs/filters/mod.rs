@@ -22,6 +22,7 @@
 //!   array's type (numpy raises `OverflowError`); a python float with an integer array makes the
 //!   operation `float64`; any python number with a float array is converted to the array's type.
 
+pub mod astype;
 pub mod bitround;
 pub mod delta;
 pub mod fixedscaleoffset;
