@@ -26,6 +26,7 @@ pub mod astype;
 pub mod bitround;
 pub mod delta;
 pub mod fixedscaleoffset;
+pub mod packbits;
 pub mod quantize;
 
 use super::{V2Config, V2Elem};
