@@ -155,6 +155,7 @@ pub fn filter(cfg: &Value, input: &V2Elem) -> Result<(Box<dyn BytesToBytesCodec>
         "bitround" => boxed(filters::bitround::BitRoundCodec::from_config(&c, input)),
         "astype" => boxed(filters::astype::AsTypeCodec::from_config(&c, input)),
         "packbits" => boxed(filters::packbits::PackBitsCodec::from_config(&c, input)),
+        "shuffle" => boxed(filters::shuffle::ShuffleCodec::from_config(&c, input)),
         id => Err(Error::Unsupported(format!("unsupported v2 filter '{id}'"))),
     }
 }

@@ -28,6 +28,7 @@ pub mod delta;
 pub mod fixedscaleoffset;
 pub mod packbits;
 pub mod quantize;
+pub mod shuffle;
 
 use super::{V2Config, V2Elem};
 use crate::dtype::{DataType, Endian};
