@@ -144,6 +144,8 @@ fn boxed<C: BytesToBytesCodec + 'static>(r: Result<(C, V2Elem)>) -> Result<(Box<
 }
 
 /// Builds a v2 filter receiving `input`; returns it with the description of what it produces.
+/// Filters: `delta`, `fixedscaleoffset`, `quantize`, `bitround`, `astype`, `packbits`, `shuffle`,
+/// `categorize` (see [`filters`]), and the compressors.
 pub fn filter(cfg: &Value, input: &V2Elem) -> Result<(Box<dyn BytesToBytesCodec>, V2Elem)> {
     let c = V2Config::new(cfg)?;
     match c.id {
@@ -156,6 +158,7 @@ pub fn filter(cfg: &Value, input: &V2Elem) -> Result<(Box<dyn BytesToBytesCodec>
         "astype" => boxed(filters::astype::AsTypeCodec::from_config(&c, input)),
         "packbits" => boxed(filters::packbits::PackBitsCodec::from_config(&c, input)),
         "shuffle" => boxed(filters::shuffle::ShuffleCodec::from_config(&c, input)),
+        "categorize" => boxed(filters::categorize::CategorizeCodec::from_config(&c, input)),
         id => Err(Error::Unsupported(format!("unsupported v2 filter '{id}'"))),
     }
 }

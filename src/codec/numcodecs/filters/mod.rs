@@ -24,6 +24,7 @@
 
 pub mod astype;
 pub mod bitround;
+pub mod categorize;
 pub mod delta;
 pub mod fixedscaleoffset;
 pub mod packbits;
