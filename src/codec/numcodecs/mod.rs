@@ -6,6 +6,7 @@
 //! Configuration members not listed by a codec are ignored, as numcodecs ignores them.
 
 pub mod bz2;
+pub mod filters;
 pub mod lz4;
 pub mod lzma;
 #[cfg(test)]
@@ -146,12 +147,26 @@ pub fn compressor(cfg: &Value, input: &V2Elem) -> Result<Box<dyn BytesToBytesCod
     })
 }
 
+fn boxed<C: BytesToBytesCodec + 'static>(r: Result<(C, V2Elem)>) -> Result<(Box<dyn BytesToBytesCodec>, V2Elem)> {
+    r.map(|(c, e)| (Box::new(c) as Box<dyn BytesToBytesCodec>, e))
+}
+
 /// Builds a v2 filter receiving `input`; returns it with the description of what it produces.
+/// Filters: `delta`, `fixedscaleoffset`, `quantize`, `bitround`, `astype`, `packbits`, `shuffle`,
+/// `categorize` (see [`filters`]), and the compressors.
 pub fn filter(cfg: &Value, input: &V2Elem) -> Result<(Box<dyn BytesToBytesCodec>, V2Elem)> {
     let c = V2Config::new(cfg)?;
     match c.id {
         // Compressors may also be listed as filters.
         "zlib" | "gzip" | "zstd" | "blosc" | "lz4" | "bz2" | "lzma" => Ok((compressor(cfg, input)?, V2Elem::bytes())),
+        "delta" => boxed(filters::delta::DeltaCodec::from_config(&c, input)),
+        "fixedscaleoffset" => boxed(filters::fixedscaleoffset::FixedScaleOffsetCodec::from_config(&c, input)),
+        "quantize" => boxed(filters::quantize::QuantizeCodec::from_config(&c, input)),
+        "bitround" => boxed(filters::bitround::BitRoundCodec::from_config(&c, input)),
+        "astype" => boxed(filters::astype::AsTypeCodec::from_config(&c, input)),
+        "packbits" => boxed(filters::packbits::PackBitsCodec::from_config(&c, input)),
+        "shuffle" => boxed(filters::shuffle::ShuffleCodec::from_config(&c, input)),
+        "categorize" => boxed(filters::categorize::CategorizeCodec::from_config(&c, input)),
         id => Err(Error::Unsupported(format!("unsupported v2 filter '{id}'"))),
     }
 }

@@ -1,0 +1,164 @@
+//! numcodecs `shuffle` (bytes -> bytes): the bytes of all elements grouped by byte position.
+//!
+//! numcodecs id: `shuffle`. Configuration: `elementsize` (integer, default 4).
+//! Example: `{"id": "shuffle", "elementsize": 4}`
+//!
+//! For `n` elements of `elementsize` bytes, encoded byte `j * n + i` is byte `j` of element `i`;
+//! decode is the inverse. `elementsize` is independent of the elements received (numcodecs shuffles
+//! whatever buffer it gets); an `elementsize` of 1 or less (0 and negative included, as numcodecs
+//! accepts them) is a plain copy. Like numcodecs, a buffer whose length is not a multiple of
+//! `elementsize` is refused in both directions (`Error::Codec`; numcodecs raises ValueError) — there
+//! is no trailing partial element. numcodecs returns a `uint8` array, so what follows sees plain bytes
+//! (blosc's typesize 1).
+
+use crate::codec::numcodecs::{V2Config, V2Elem};
+use crate::codec::{BytesToBytesCodec, DecodedSize};
+use crate::error::{Error, Result};
+use serde_json::{json, Value};
+use std::borrow::Cow;
+
+/// The numcodecs `shuffle` filter.
+#[derive(Debug, Clone)]
+pub struct ShuffleCodec {
+    /// As configured (for `to_json`).
+    elementsize: i64,
+}
+
+impl ShuffleCodec {
+    /// A codec shuffling `elementsize`-byte elements.
+    pub fn new(elementsize: i64) -> ShuffleCodec {
+        ShuffleCodec { elementsize }
+    }
+
+    /// Builds the filter from its configuration; returns what it produces (plain bytes).
+    pub fn from_config(c: &V2Config, _input: &V2Elem) -> Result<(ShuffleCodec, V2Elem)> {
+        Ok((ShuffleCodec::new(c.int("elementsize", i64::MIN, i64::MAX, Some(4))?), V2Elem::bytes()))
+    }
+
+    /// The element size when shuffling applies (`None`: a copy).
+    fn size(&self) -> Option<usize> {
+        (self.elementsize > 1).then(|| usize::try_from(self.elementsize).unwrap_or(usize::MAX))
+    }
+
+    fn check(&self, len: usize) -> Result<()> {
+        match self.size() {
+            Some(e) if len % e != 0 => Err(Error::Codec(format!(
+                "shuffle: a buffer of {len} bytes is not a whole number of {e}-byte elements"
+            ))),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// `out[j * n + i] = data[i * e + j]` (`encode`) or its inverse.
+fn shuffle(data: &[u8], e: usize, out: &mut [u8], encode: bool) {
+    let n = data.len() / e;
+    if n == 0 {
+        return; // (and `e` may be huge)
+    }
+    for j in 0..e {
+        let plane = j * n..(j + 1) * n;
+        if encode {
+            for (o, el) in out[plane].iter_mut().zip(data.chunks_exact(e)) {
+                *o = el[j];
+            }
+        } else {
+            for (el, &b) in out.chunks_exact_mut(e).zip(&data[plane]) {
+                el[j] = b;
+            }
+        }
+    }
+}
+
+impl BytesToBytesCodec for ShuffleCodec {
+    fn encode(&self, data: &[u8]) -> Result<Vec<u8>> {
+        self.check(data.len())?;
+        let mut out = vec![0; data.len()];
+        match self.size() {
+            Some(e) => shuffle(data, e, &mut out, true),
+            None => out.copy_from_slice(data),
+        }
+        Ok(out)
+    }
+
+    fn decode<'a>(&self, encoded: &'a [u8], size: DecodedSize) -> Result<Cow<'a, [u8]>> {
+        self.check(encoded.len())?;
+        size.check(encoded.len(), "shuffle")?;
+        if self.size().is_none() {
+            return Ok(Cow::Borrowed(encoded));
+        }
+        let mut out = vec![0; encoded.len()];
+        self.decode_into(encoded, &mut out)?;
+        Ok(Cow::Owned(out))
+    }
+
+    fn decode_into(&self, encoded: &[u8], out: &mut [u8]) -> Result<()> {
+        self.check(encoded.len())?;
+        super::check_out(out, encoded.len(), "shuffle")?;
+        match self.size() {
+            Some(e) => shuffle(encoded, e, out, false),
+            None => out.copy_from_slice(encoded),
+        }
+        Ok(())
+    }
+
+    fn encoded_size(&self, decoded: u64) -> Option<u64> {
+        Some(decoded)
+    }
+
+    fn to_json(&self) -> Value {
+        json!({"id": "shuffle", "elementsize": self.elementsize})
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::codec::numcodecs::filter;
+
+    fn codec(cfg: Value) -> Box<dyn BytesToBytesCodec> {
+        filter(&cfg, &V2Elem::parse("<i4").unwrap()).unwrap().0
+    }
+
+    #[test]
+    fn known_values() {
+        let d: Vec<u8> = (0..12).collect();
+        let c = codec(json!({"id": "shuffle"}));
+        assert_eq!(c.encode(&d).unwrap(), [0, 4, 8, 1, 5, 9, 2, 6, 10, 3, 7, 11]);
+        let c3 = codec(json!({"id": "shuffle", "elementsize": 3}));
+        assert_eq!(c3.encode(&d).unwrap(), [0, 3, 6, 9, 1, 4, 7, 10, 2, 5, 8, 11]);
+        for c in [&c, &c3] {
+            let e = c.encode(&d).unwrap();
+            let mut out = vec![0; 12];
+            c.decode_into(&e, &mut out).unwrap();
+            assert_eq!(out, d);
+            assert_eq!(c.decode(&e, DecodedSize::Exact(12)).unwrap().as_ref(), d.as_slice());
+        }
+        for es in [0, 1, -3] {
+            let c = codec(json!({"id": "shuffle", "elementsize": es}));
+            assert_eq!(c.encode(&d[..10]).unwrap(), &d[..10]);
+            assert_eq!(c.decode(&d[..10], DecodedSize::Exact(10)).unwrap().as_ref(), &d[..10]);
+        }
+        assert_eq!(c.encode(&[]).unwrap(), Vec::<u8>::new());
+        // a single element is unchanged
+        assert_eq!(codec(json!({"id": "shuffle", "elementsize": 12})).encode(&d).unwrap(), d);
+        assert_eq!(c.to_json(), json!({"id": "shuffle", "elementsize": 4}));
+    }
+
+    #[test]
+    fn errors() {
+        let c = codec(json!({"id": "shuffle", "elementsize": 4}));
+        assert!(matches!(c.encode(&[0; 10]), Err(Error::Codec(_))));
+        assert!(matches!(c.decode(&[0; 10], DecodedSize::AtMost(100)), Err(Error::Codec(_))));
+        let mut out = [0; 8];
+        assert!(matches!(c.decode_into(&[0; 12], &mut out), Err(Error::Codec(_))));
+        assert!(matches!(c.decode(&[0; 12], DecodedSize::Exact(8)), Err(Error::Codec(_))));
+        let huge = codec(json!({"id": "shuffle", "elementsize": i64::MAX}));
+        assert!(matches!(huge.encode(&[0; 10]), Err(Error::Codec(_))));
+        assert_eq!(huge.encode(&[]).unwrap(), Vec::<u8>::new());
+        let input = V2Elem::parse("<i4").unwrap();
+        assert!(matches!(filter(&json!({"id": "shuffle", "elementsize": "4"}), &input), Err(Error::Metadata(_))));
+        assert!(matches!(filter(&json!({"id": "shuffle", "elementsize": 2.5}), &input), Err(Error::Metadata(_))));
+        assert_eq!(filter(&json!({"id": "shuffle"}), &input).unwrap().1, V2Elem::bytes());
+    }
+}
