@@ -10,7 +10,6 @@ use crate::dtype::SwapPlan;
 use crate::error::{try_alloc, Result};
 use crate::codec::ArrayToBytesCodec;
 use crate::region::{copy_box, fill_elements, Layout, RawBuf};
-use std::borrow::Cow;
 use crate::scratch::with_decoded;
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -71,10 +70,13 @@ impl Array {
         let key = self.chunk_key(ci);
         let chain = &self.meta.codecs;
         let repr = chain.decoded_repr();
-        let mut sink = |encoded: Option<Cow<[u8]>>| -> Result<()> {
+        let mut sink = |encoded: Option<crate::codec::Parts>| -> Result<()> {
             match encoded {
                 None => self.store.delete(&key),
-                Some(bytes) => self.store.set(&key, &bytes),
+                Some(parts) => {
+                    let slices: Vec<&[u8]> = parts.iter().map(|p| p.as_ref()).collect();
+                    self.store.set_parts(&key, &slices)
+                }
             }
         };
         let ctx = |e: crate::Error| e.context(self.store.location(&key));
@@ -85,7 +87,7 @@ impl Array {
                 chain.encode_box(src, layout, start, repr, sink)
             } else {
                 // No fill value: every chunk is stored, whatever it holds.
-                crate::codec::with_box(src, layout, start, repr, |data| sink(Some(chain.encode_chunk(data)?)))
+                crate::codec::with_box(src, layout, start, repr, |data| sink(Some(vec![chain.encode_chunk(data)?])))
             }
         };
         if existing.is_none() && n == cs {

@@ -266,7 +266,7 @@ impl ArrayToBytesCodec for CodecChain {
             if crate::region::all_equal(data, &repr.fill_value) {
                 return sink(None);
             }
-            sink(Some(self.encode_chunk(data)?))
+            sink(Some(vec![self.encode_chunk(data)?]))
         })
     }
 

@@ -121,8 +121,12 @@ pub fn inflate_to_vec(framing: Framing, name: &str, encoded: &[u8], size: Decode
     Ok(out)
 }
 
-/// Compresses `data` at `level` (0-12; 0 stores) in the given framing.
+/// Compresses `data` at `level` (0-12; 0 stores) in the given framing. Level 1 uses miniz_oxide's
+/// greedy parser (faster than libdeflate's level 1); other levels use libdeflate.
 pub fn deflate(framing: Framing, level: i32, data: &[u8]) -> Result<Vec<u8>> {
+    if level == 1 {
+        return Ok(deflate_fast(framing, data));
+    }
     COMPRESSOR.with(|cell| {
         let mut slot = cell.borrow_mut();
         if !matches!(&*slot, Some(c) if c.0 == level) {
@@ -168,6 +172,25 @@ pub fn deflate(framing: Framing, level: i32, data: &[u8]) -> Result<Vec<u8>> {
     })
 }
 
+/// Level-1 deflate with miniz_oxide, framed as gzip (header, stream, CRC-32, size) or zlib.
+fn deflate_fast(framing: Framing, data: &[u8]) -> Vec<u8> {
+    match framing {
+        Framing::Zlib => miniz_oxide::deflate::compress_to_vec_zlib(data, 1),
+        Framing::Gzip => {
+            let body = miniz_oxide::deflate::compress_to_vec(data, 1);
+            let mut out = Vec::with_capacity(body.len() + 18);
+            // magic, deflate, no flags, mtime 0, extra flags 4 (fastest), OS 255 (unknown)
+            out.extend_from_slice(&[0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 4, 0xff]);
+            out.extend_from_slice(&body);
+            // SAFETY: plain checksum over a live slice.
+            let crc = unsafe { ld::libdeflate_crc32(0, data.as_ptr() as *const c_void, data.len()) };
+            out.extend_from_slice(&crc.to_le_bytes());
+            out.extend_from_slice(&(data.len() as u32).to_le_bytes());
+            out
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -183,6 +206,15 @@ mod tests {
         for level in [0, 1, 6, 9, 12] {
             let e = deflate(Framing::Gzip, level, &d).unwrap();
             assert_eq!(inflate_to_vec(Framing::Gzip, "gzip", &e, DecodedSize::Exact(d.len())).unwrap(), d);
+            let z = deflate(Framing::Zlib, level, &d).unwrap();
+            assert_eq!(inflate_to_vec(Framing::Zlib, "zlib", &z, DecodedSize::Exact(d.len())).unwrap(), d);
+            // an independent decoder (flate2/zlib-rs) reads both framings
+            let mut back = Vec::new();
+            std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(&e[..]), &mut back).unwrap();
+            assert_eq!(back, d, "gzip level {level}");
+            let mut back = Vec::new();
+            std::io::Read::read_to_end(&mut flate2::read::ZlibDecoder::new(&z[..]), &mut back).unwrap();
+            assert_eq!(back, d, "zlib level {level}");
         }
         // streams made by zlib (flate2) decode here, and the other way round
         let mut enc = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::new(5));

@@ -111,8 +111,19 @@ pub trait ArrayToArrayCodec: Send + Sync + std::fmt::Debug {
     fn to_json(&self) -> Value;
 }
 
+/// An encoded chunk as consecutive parts (a shard: its inner chunks and index), stored back to back.
+pub type Parts<'a> = Vec<Cow<'a, [u8]>>;
+
 /// Receives an encoded chunk: `None` when every element is the fill value (nothing needs storing).
-pub type Sink<'s> = &'s mut dyn FnMut(Option<Cow<'_, [u8]>>) -> Result<()>;
+pub type Sink<'s> = &'s mut dyn FnMut(Option<Parts<'_>>) -> Result<()>;
+
+/// The parts joined into one owned buffer (a single owned part is moved, not copied).
+pub fn join_parts(mut parts: Parts) -> Vec<u8> {
+    if parts.len() == 1 {
+        return parts.pop().unwrap().into_owned();
+    }
+    parts.concat()
+}
 
 /// Runs `f` on the box `start..start+repr.shape` of the C-order array in `src` as one contiguous slice:
 /// the slice itself when the box is a contiguous run of `src`, otherwise a gathered per-thread copy.
@@ -140,7 +151,7 @@ pub trait ArrayToBytesCodec: Send + Sync + std::fmt::Debug {
             if crate::region::all_equal(data, &repr.fill_value) {
                 return sink(None);
             }
-            sink(Some(self.encode(Cow::Borrowed(data), repr)?))
+            sink(Some(vec![self.encode(Cow::Borrowed(data), repr)?]))
         })
     }
 
@@ -247,14 +258,20 @@ impl<'a> Extension<'a> {
         match v {
             Value::String(name) => Ok(Extension { name, configuration: None, must_understand: true }),
             Value::Object(obj) => {
+                // The 2020 codec draft names a codec with "codec" (a URI) instead of "name".
+                let name_key = if what == "codec" && !obj.contains_key("name") && obj.contains_key("codec") {
+                    "codec"
+                } else {
+                    "name"
+                };
                 let name = obj
-                    .get("name")
+                    .get(name_key)
                     .and_then(Value::as_str)
                     .ok_or_else(|| Error::Metadata(format!("{what} object {v} has no string member 'name'")))?;
                 let mut ext = Extension { name, configuration: None, must_understand: true };
                 for (k, val) in obj {
                     match k.as_str() {
-                        "name" => {}
+                        k if k == name_key => {}
                         "configuration" => {
                             ext.configuration = Some(val.as_object().ok_or_else(|| {
                                 Error::Metadata(format!("{what} '{name}': configuration must be an object"))
@@ -339,6 +356,12 @@ impl<'a> Config<'a> {
     }
 }
 
+/// URI name of gzip in the 2020 codec draft (accepted as an alias of `gzip`).
+pub const GZIP_URI: &str = "https://purl.org/zarr/spec/codec/gzip";
+/// URI name of blosc in the 2020 codec draft (accepted as an alias of `blosc`, with its integer
+/// `shuffle`).
+pub const BLOSC_URI: &str = "https://purl.org/zarr/spec/codec/blosc";
+
 /// Builds one v3 codec from its extension object. `decoded` is the representation it receives when
 /// encoding (needed to validate it and to pick defaults). `Ok(None)`: an unknown codec marked
 /// `"must_understand": false`, which is skipped.
@@ -347,7 +370,14 @@ pub fn from_v3(ext: &Extension, decoded: &ArrayRepr) -> Result<Option<Codec>> {
     let codec = match ext.name {
         "bytes" => Codec::ArrayToBytes(Box::new(bytes::BytesCodec::from_v3(cfg, decoded)?)),
         "transpose" => Codec::ArrayToArray(Box::new(transpose::TransposeCodec::from_v3(cfg, decoded)?)),
-        "gzip" => Codec::BytesToBytes(Box::new(gzip::GzipCodec::from_v3(cfg)?)),
+        "gzip" | GZIP_URI => Codec::BytesToBytes(Box::new(gzip::GzipCodec::from_v3(cfg)?)),
+        BLOSC_URI => {
+            // The 2020 draft's configuration is numcodecs' (integer shuffle, -1 = automatic).
+            let mut v2 = cfg.cloned().unwrap_or_default();
+            v2.insert("id".into(), Value::from("blosc"));
+            let elem = numcodecs::V2Elem { data_type: decoded.data_type.clone(), byte_order: None };
+            Codec::BytesToBytes(numcodecs::compressor(&Value::Object(v2), &elem)?)
+        }
         "zstd" => Codec::BytesToBytes(Box::new(zstd::ZstdCodec::from_v3(cfg)?)),
         "blosc" => Codec::BytesToBytes(Box::new(blosc::BloscCodec::from_v3(cfg, decoded)?)),
         "crc32c" => Codec::BytesToBytes(Box::new(crc32c::Crc32cCodec::from_v3(cfg)?)),
@@ -381,6 +411,25 @@ mod tests {
         assert!(Extension::parse(&json!({"name": "x", "configuration": 3}), "codec").is_err());
         assert!(Extension::parse(&json!({"name": "x", "extra": 3}), "codec").is_err());
         assert!(Extension::parse(&json!(5), "codec").is_err());
+    }
+
+    #[test]
+    fn draft_uri_names() {
+        let repr = ArrayRepr { shape: vec![64], data_type: DataType::Int32, fill_value: vec![0; 4] };
+        let data: Vec<u8> = (0..64i32).flat_map(|v| (v / 3).to_ne_bytes()).collect();
+        for v in [
+            json!({"codec": GZIP_URI, "configuration": {"level": 1}}),
+            json!({"name": GZIP_URI, "configuration": {"level": 9}}),
+            json!({"codec": BLOSC_URI, "configuration": {"cname": "lz4", "clevel": 1, "shuffle": 1, "blocksize": 0}}),
+            json!({"codec": BLOSC_URI, "configuration": {"cname": "zstd", "clevel": 3, "shuffle": -1, "blocksize": 0}}),
+        ] {
+            let e = Extension::parse(&v, "codec").unwrap();
+            let Some(Codec::BytesToBytes(c)) = from_v3(&e, &repr).unwrap() else { panic!("{v}") };
+            let enc = c.encode(&data).unwrap();
+            assert_eq!(c.decode(&enc, DecodedSize::Exact(data.len())).unwrap().as_ref(), &data[..], "{v}");
+        }
+        let bad = json!({"codec": BLOSC_URI, "configuration": {"cname": "lz4", "clevel": 1, "shuffle": 7}});
+        assert!(from_v3(&Extension::parse(&bad, "codec").unwrap(), &repr).is_err());
     }
 
     #[test]

@@ -170,6 +170,44 @@ impl std::fmt::Display for DataType {
     }
 }
 
+/// `float64 -> float16`, rounded once to nearest, ties to even (numpy's `npy_double_to_half`; the
+/// `half` crate may round through `float32` on some CPUs, which double-rounds). NaN keeps its sign and
+/// the top of its payload, and stays a NaN.
+pub fn f16_from_f64(x: f64) -> half::f16 {
+    use half::f16;
+    let b = x.to_bits();
+    let sign = ((b >> 48) & 0x8000) as u16;
+    let exp = ((b >> 52) & 0x7ff) as i32;
+    let sig = b & 0x000f_ffff_ffff_ffff;
+    if exp == 0x7ff {
+        if sig == 0 {
+            return f16::from_bits(sign | 0x7c00);
+        }
+        let m = (sig >> 42) as u16;
+        return f16::from_bits(sign | 0x7c00 | if m == 0 { 1 } else { m });
+    }
+    if exp == 0 {
+        return f16::from_bits(sign); // zero or a float64 subnormal: far below half the smallest float16
+    }
+    let e = exp - 1023;
+    if e >= 16 {
+        return f16::from_bits(sign | 0x7c00);
+    }
+    let m = sig | (1u64 << 52);
+    // units of the result: 2^(e-10) for normal results, 2^-24 for subnormal ones
+    let shift = if e >= -14 { 42 } else { 28 - e };
+    if shift > 53 {
+        return f16::from_bits(sign);
+    }
+    let q = m >> shift;
+    let rem = m & ((1u64 << shift) - 1);
+    let half = 1u64 << (shift - 1);
+    let q = if rem > half || (rem == half && q & 1 == 1) { q + 1 } else { q };
+    // a carry out of the significand moves into the exponent (up to infinity)
+    let bits = if e >= -14 { (((e + 14) as u64) << 10) + q } else { q };
+    f16::from_bits(sign | bits as u16)
+}
+
 /// Byte order of stored data.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Endian {

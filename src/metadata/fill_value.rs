@@ -83,7 +83,7 @@ fn int(dtype: &DataType, v: &Value, min: i128, max: i128) -> Result<i128> {
 fn float_bits(dtype: &DataType, v: &Value, bits: u32) -> Result<u64> {
     let from_f64 = |x: f64| -> u64 {
         match bits {
-            16 => f16::from_f64(x).to_bits() as u64,
+            16 => crate::dtype::f16_from_f64(x).to_bits() as u64,
             32 => (x as f32).to_bits() as u64,
             _ => x.to_bits(),
         }

@@ -153,9 +153,12 @@ impl Store for FilesystemStore {
     }
 
     fn set(&self, key: &str, value: &[u8]) -> Result<()> {
+        self.set_parts(key, &[value])
+    }
+
+    fn set_parts(&self, key: &str, parts: &[&[u8]]) -> Result<()> {
         let path = self.path_of(key)?;
         let dir = path.parent().expect("a key has a parent directory");
-        fs::create_dir_all(dir).map_err(|e| Error::io(dir.display(), e))?;
         let name = path.file_name().expect("validated key").to_string_lossy();
         let tmp = dir.join(format!(
             ".{name}.{}.{}.tmp",
@@ -163,8 +166,18 @@ impl Store for FilesystemStore {
             TEMP_COUNTER.fetch_add(1, Ordering::Relaxed)
         ));
         let write = || -> std::io::Result<()> {
-            let mut f = OpenOptions::new().write(true).create_new(true).open(&tmp)?;
-            f.write_all(value)?;
+            let open = || OpenOptions::new().write(true).create_new(true).open(&tmp);
+            // Directories are created only when missing (no mkdir per write in the common case).
+            let mut f = match open() {
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    fs::create_dir_all(dir)?;
+                    open()?
+                }
+                other => other?,
+            };
+            for part in parts {
+                f.write_all(part)?;
+            }
             if self.fsync {
                 f.sync_all()?;
             }

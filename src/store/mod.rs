@@ -111,6 +111,15 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     /// Stores `value` at `key` atomically: a reader sees the old value or the new one, never a mix.
     fn set(&self, key: &str, value: &[u8]) -> Result<()>;
 
+    /// Stores the concatenation of `parts` at `key` atomically (e.g. a shard's inner chunks and index,
+    /// without joining them in memory first).
+    fn set_parts(&self, key: &str, parts: &[&[u8]]) -> Result<()> {
+        match parts {
+            [one] => self.set(key, one),
+            _ => self.set(key, &parts.concat()),
+        }
+    }
+
     /// Removes `key`; removing an absent key succeeds.
     fn delete(&self, key: &str) -> Result<()>;
 

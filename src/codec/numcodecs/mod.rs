@@ -116,8 +116,19 @@ impl<'a> V2Config<'a> {
     }
 }
 
-/// Builds a v2 `compressor` for bytes described by `input` (the typesize of blosc comes from it).
+/// Builds a v2 `compressor` for bytes described by `input` (the typesize of blosc comes from it). The
+/// 2020 codec draft's form `{"codec": URI, "configuration": {...}}` is accepted for gzip and blosc.
 pub fn compressor(cfg: &Value, input: &V2Elem) -> Result<Box<dyn BytesToBytesCodec>> {
+    if let Some(uri) = cfg.get("codec").and_then(Value::as_str) {
+        let id = match uri {
+            super::GZIP_URI => "gzip",
+            super::BLOSC_URI => "blosc",
+            other => return Err(Error::Unsupported(format!("unsupported compressor '{other}'"))),
+        };
+        let mut m = cfg.get("configuration").and_then(Value::as_object).cloned().unwrap_or_default();
+        m.insert("id".into(), Value::from(id));
+        return compressor(&Value::Object(m), input);
+    }
     let c = V2Config::new(cfg)?;
     Ok(match c.id {
         "zlib" => Box::new(zlib::ZlibCodec::new(c.int("level", -1, 9, Some(1))? as i32)?),

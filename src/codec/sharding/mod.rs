@@ -114,13 +114,13 @@ impl ArrayToBytesCodec for ShardingCodec {
         let zeros = vec![0; repr.shape.len()];
         let mut shard = None;
         self.encode_box(&data, repr.layout(), &zeros, repr, &mut |e| {
-            shard = e.map(Cow::into_owned);
+            shard = e.map(crate::codec::join_parts);
             Ok(())
         })?;
         // A shard without inner chunks is just its index of empty entries.
         Ok(Cow::Owned(match shard {
             Some(s) => s,
-            None => self.assemble(vec![None; self.index.num_chunks])?,
+            None => crate::codec::join_parts(self.layout_parts(&vec![None; self.index.num_chunks])?),
         }))
     }
 
@@ -136,7 +136,7 @@ impl ArrayToBytesCodec for ShardingCodec {
             let inner_start: Vec<u64> = ci.iter().zip(&self.inner_shape).zip(start).map(|((i, s), o)| o + i * s).collect();
             let mut out = None;
             self.inner.encode_box(src, layout, &inner_start, inner_repr, &mut |e| {
-                out = e.map(Cow::into_owned);
+                out = e.map(crate::codec::join_parts);
                 Ok(())
             })?;
             Ok(out)
@@ -144,7 +144,8 @@ impl ArrayToBytesCodec for ShardingCodec {
         if encoded.iter().all(Option::is_none) {
             return sink(None);
         }
-        sink(Some(Cow::Owned(self.assemble(encoded)?)))
+        // The inner chunks and the index go to the sink as parts: no shard-sized copy.
+        sink(Some(self.layout_parts(&encoded)?))
     }
 
     fn decode_into(&self, encoded: &[u8], repr: &ArrayRepr, out: &mut [u8]) -> Result<()> {
@@ -186,30 +187,29 @@ impl ArrayToBytesCodec for ShardingCodec {
 }
 
 impl ShardingCodec {
-    /// Lays out encoded inner chunks (in index order) and the index into one shard.
-    fn assemble(&self, encoded: Vec<Option<Vec<u8>>>) -> Result<Vec<u8>> {
-        let payload: usize = encoded.iter().flatten().map(Vec::len).sum();
-        let index_len = self.index.encoded_size as usize;
-        let mut out = Vec::with_capacity(payload + index_len);
-        if self.index.location == IndexLocation::Start {
-            out.resize(index_len, 0);
-        }
+    /// The parts of a shard holding `encoded` inner chunks (in index order): the inner chunks back to
+    /// back, with the index before or after them.
+    fn layout_parts<'a>(&self, encoded: &'a [Option<Vec<u8>>]) -> Result<crate::codec::Parts<'a>> {
+        let index_len = self.index.encoded_size;
+        let mut offset = if self.index.location == IndexLocation::Start { index_len } else { 0 };
         let mut entries = Vec::with_capacity(encoded.len());
-        for e in &encoded {
+        let mut parts: crate::codec::Parts<'a> = Vec::with_capacity(encoded.len() + 1);
+        for e in encoded {
             match e {
                 Some(bytes) => {
-                    entries.push(Some((out.len() as u64, bytes.len() as u64)));
-                    out.extend_from_slice(bytes);
+                    entries.push(Some((offset, bytes.len() as u64)));
+                    offset += bytes.len() as u64;
+                    parts.push(Cow::Borrowed(bytes));
                 }
                 None => entries.push(None),
             }
         }
-        let index_bytes = self.index.encode(&entries)?;
+        let index_bytes = Cow::Owned(self.index.encode(&entries)?);
         match self.index.location {
-            IndexLocation::Start => out[..index_len].copy_from_slice(&index_bytes),
-            IndexLocation::End => out.extend_from_slice(&index_bytes),
+            IndexLocation::Start => parts.insert(0, index_bytes),
+            IndexLocation::End => parts.push(index_bytes),
         }
-        Ok(out)
+        Ok(parts)
     }
 
     /// Decodes the region `start..start+count` of the shard in `src` (whose index is `entries`).
