@@ -294,10 +294,12 @@ impl<'a> Extension<'a> {
     }
 }
 
-/// Reads codec configurations: typed getters that reject unknown members.
+/// Reads codec configurations: typed getters with messages naming the codec. Zarr v3 configurations
+/// are strict (unknown members are refused); numcodecs ones are lenient (see [`Config::lenient`]).
 pub struct Config<'a> {
-    codec: &'a str,
+    what: String,
     map: Option<&'a Map<String, Value>>,
+    null_is_absent: bool,
 }
 
 impl<'a> Config<'a> {
@@ -308,17 +310,23 @@ impl<'a> Config<'a> {
                 return Err(Error::Metadata(format!("codec '{codec}': unknown configuration member '{k}'")));
             }
         }
-        Ok(Config { codec, map })
+        Ok(Config { what: format!("codec '{codec}'"), map: Some(map).flatten(), null_is_absent: false })
+    }
+
+    /// Wraps a configuration whose unknown members are ignored and whose `null` members count as absent
+    /// (numcodecs' conventions); `what` names it in messages.
+    pub fn lenient(what: String, map: &'a Map<String, Value>) -> Config<'a> {
+        Config { what, map: Some(map), null_is_absent: true }
     }
 
     /// The raw value of `key`.
     pub fn get(&self, key: &str) -> Option<&'a Value> {
-        self.map.and_then(|m| m.get(key))
+        self.map.and_then(|m| m.get(key)).filter(|v| !(self.null_is_absent && v.is_null()))
     }
 
     /// An error about `key`.
     pub fn invalid(&self, key: &str, why: &str) -> Error {
-        Error::Metadata(format!("codec '{}': invalid '{key}': {why}", self.codec))
+        Error::Metadata(format!("{}: invalid '{key}': {why}", self.what))
     }
 
     /// An integer member in `min..=max`, or `default` when absent (`None`: required).
@@ -329,6 +337,22 @@ impl<'a> Config<'a> {
                 Some(x) if x >= min && x <= max => Ok(x),
                 _ => Err(self.invalid(key, &format!("expected an integer in [{min}, {max}], got {v}"))),
             },
+        }
+    }
+
+    /// A number member, or `default` when absent (`None`: required).
+    pub fn float(&self, key: &str, default: Option<f64>) -> Result<f64> {
+        match self.get(key) {
+            None => default.ok_or_else(|| self.invalid(key, "required")),
+            Some(v) => v.as_f64().ok_or_else(|| self.invalid(key, &format!("expected a number, got {v}"))),
+        }
+    }
+
+    /// A string member, or `default` when absent (`None`: required).
+    pub fn string(&self, key: &str, default: Option<&'a str>) -> Result<&'a str> {
+        match self.get(key) {
+            None => default.ok_or_else(|| self.invalid(key, "required")),
+            Some(v) => v.as_str().ok_or_else(|| self.invalid(key, &format!("expected a string, got {v}"))),
         }
     }
 

@@ -69,54 +69,30 @@ pub fn permute(src: &[u8], src_shape: &[u64], dst: &mut [u8], map: &[usize], ele
     let dst_shape: Vec<usize> = map.iter().map(|&m| src_shape[m] as usize).collect();
     let steps: Vec<usize> = map.iter().map(|&m| src_strides[m]).collect();
     match elem {
-        1 => permute_n::<1>(src, dst, &dst_shape, &steps),
-        2 => permute_n::<2>(src, dst, &dst_shape, &steps),
-        4 => permute_n::<4>(src, dst, &dst_shape, &steps),
-        8 => permute_n::<8>(src, dst, &dst_shape, &steps),
-        16 => permute_n::<16>(src, dst, &dst_shape, &steps),
-        _ => permute_dyn(src, dst, &dst_shape, &steps, elem),
+        1 => permute_n::<1>(src, dst, &dst_shape, &steps, 1),
+        2 => permute_n::<2>(src, dst, &dst_shape, &steps, 2),
+        4 => permute_n::<4>(src, dst, &dst_shape, &steps, 4),
+        8 => permute_n::<8>(src, dst, &dst_shape, &steps, 8),
+        16 => permute_n::<16>(src, dst, &dst_shape, &steps, 16),
+        _ => permute_n::<0>(src, dst, &dst_shape, &steps, elem),
     }
 }
 
-fn permute_n<const N: usize>(src: &[u8], dst: &mut [u8], dst_shape: &[usize], steps: &[usize]) {
+/// The permutation loop; `N` is the element size when known at compile time (0: use `elem`).
+fn permute_n<const N: usize>(src: &[u8], dst: &mut [u8], dst_shape: &[usize], steps: &[usize], elem: usize) {
+    let e = if N == 0 { elem } else { N };
     let rank = dst_shape.len();
     let inner = dst_shape[rank - 1];
     let inner_step = steps[rank - 1];
     let mut idx = vec![0usize; rank - 1];
     let mut base = 0usize;
-    for row in dst.chunks_exact_mut(inner * N) {
+    for row in dst.chunks_exact_mut(inner * e) {
         let mut s = base;
-        for out in row.chunks_exact_mut(N) {
-            out.copy_from_slice(&src[s..s + N]);
+        for out in row.chunks_exact_mut(e) {
+            out.copy_from_slice(&src[s..s + e]);
             s += inner_step;
         }
         // advance the outer odometer
-        let mut d = rank - 1;
-        while d > 0 {
-            d -= 1;
-            idx[d] += 1;
-            base += steps[d];
-            if idx[d] < dst_shape[d] {
-                break;
-            }
-            base -= steps[d] * dst_shape[d];
-            idx[d] = 0;
-        }
-    }
-}
-
-fn permute_dyn(src: &[u8], dst: &mut [u8], dst_shape: &[usize], steps: &[usize], elem: usize) {
-    let rank = dst_shape.len();
-    let inner = dst_shape[rank - 1];
-    let inner_step = steps[rank - 1];
-    let mut idx = vec![0usize; rank - 1];
-    let mut base = 0usize;
-    for row in dst.chunks_exact_mut(inner * elem) {
-        let mut s = base;
-        for out in row.chunks_exact_mut(elem) {
-            out.copy_from_slice(&src[s..s + elem]);
-            s += inner_step;
-        }
         let mut d = rank - 1;
         while d > 0 {
             d -= 1;

@@ -98,21 +98,13 @@ impl BytesToBytesCodec for Bz2Codec {
     fn encode(&self, data: &[u8]) -> Result<Vec<u8>> {
         let mut c = Compress::new(Compression::new(self.level), 0);
         // bzip2 grows incompressible data by about 1%, plus the header and trailer.
-        let mut out = Vec::new();
-        let mut cap = data.len() + data.len() / 100 + 600;
-        let mut inp = 0usize;
-        loop {
-            out.try_reserve(cap - out.len()).map_err(|_| Error::Internal(format!("cannot allocate {cap} bytes")))?;
+        super::compress_streaming(data, data.len() + data.len() / 100 + 600, |input, out| {
             let in0 = c.total_in();
             let status = c
-                .compress_vec(&data[inp..], &mut out, Action::Finish)
+                .compress_vec(input, out, Action::Finish)
                 .map_err(|e| Error::Internal(format!("bz2 compression failed: {e}")))?;
-            inp += (c.total_in() - in0) as usize;
-            if let Status::StreamEnd = status {
-                return Ok(out);
-            }
-            cap = out.len() + out.len() / 2 + 1024;
-        }
+            Ok(((c.total_in() - in0) as usize, matches!(status, Status::StreamEnd)))
+        })
     }
 
     fn decode<'a>(&self, encoded: &'a [u8], size: DecodedSize) -> Result<Cow<'a, [u8]>> {

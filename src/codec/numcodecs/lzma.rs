@@ -468,21 +468,13 @@ impl LzmaCodec {
 impl BytesToBytesCodec for LzmaCodec {
     fn encode(&self, data: &[u8]) -> Result<Vec<u8>> {
         let mut stream = self.encoder()?;
-        let mut out = Vec::new();
-        let mut cap = data.len() + data.len() / 64 + 256;
-        let mut inp = 0usize;
-        loop {
-            out.try_reserve(cap - out.len()).map_err(|_| Error::Internal(format!("cannot allocate {cap} bytes")))?;
+        super::compress_streaming(data, data.len() + data.len() / 64 + 256, |input, out| {
             let in0 = stream.total_in();
             let status = stream
-                .process_vec(&data[inp..], &mut out, Action::Finish)
+                .process_vec(input, out, Action::Finish)
                 .map_err(|e| Error::Internal(format!("lzma compression failed: {e}")))?;
-            inp += (stream.total_in() - in0) as usize;
-            if let Status::StreamEnd = status {
-                return Ok(out);
-            }
-            cap = out.len() + out.len() / 2 + 4096;
-        }
+            Ok(((stream.total_in() - in0) as usize, matches!(status, Status::StreamEnd)))
+        })
     }
 
     fn decode<'a>(&self, encoded: &'a [u8], size: DecodedSize) -> Result<Cow<'a, [u8]>> {

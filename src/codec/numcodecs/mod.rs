@@ -16,10 +16,10 @@ pub mod zlib;
 use super::blosc::{BloscCodec, Shuffle};
 use super::gzip::GzipCodec;
 use super::zstd::ZstdCodec;
-use super::BytesToBytesCodec;
+use super::{BytesToBytesCodec, Config};
 use crate::dtype::{DataType, Endian};
 use crate::error::{Error, Result};
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 /// The elements a numcodecs codec receives: their type and stored byte order.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -43,11 +43,18 @@ impl V2Elem {
     }
 }
 
-/// A numcodecs configuration object: `id` plus members.
+/// A numcodecs configuration object: `id` plus members, read leniently (see [`Config::lenient`]).
 pub struct V2Config<'a> {
     /// The codec id.
     pub id: &'a str,
-    map: &'a Map<String, Value>,
+    config: Config<'a>,
+}
+
+impl<'a> std::ops::Deref for V2Config<'a> {
+    type Target = Config<'a>;
+    fn deref(&self) -> &Config<'a> {
+        &self.config
+    }
 }
 
 impl<'a> V2Config<'a> {
@@ -58,52 +65,7 @@ impl<'a> V2Config<'a> {
             .get("id")
             .and_then(Value::as_str)
             .ok_or_else(|| Error::Metadata(format!("numcodecs configuration {v} has no string 'id'")))?;
-        Ok(V2Config { id, map })
-    }
-
-    /// The raw member `key`.
-    pub fn get(&self, key: &str) -> Option<&'a Value> {
-        self.map.get(key).filter(|v| !v.is_null())
-    }
-
-    /// An error about member `key`.
-    pub fn invalid(&self, key: &str, why: &str) -> Error {
-        Error::Metadata(format!("numcodecs '{}': invalid '{key}': {why}", self.id))
-    }
-
-    /// An integer member in `min..=max`, or `default` when absent (`None`: required).
-    pub fn int(&self, key: &str, min: i64, max: i64, default: Option<i64>) -> Result<i64> {
-        match self.get(key) {
-            None => default.ok_or_else(|| self.invalid(key, "required")),
-            Some(v) => match v.as_i64() {
-                Some(x) if x >= min && x <= max => Ok(x),
-                _ => Err(self.invalid(key, &format!("expected an integer in [{min}, {max}], got {v}"))),
-            },
-        }
-    }
-
-    /// A number member, or `default` when absent (`None`: required).
-    pub fn float(&self, key: &str, default: Option<f64>) -> Result<f64> {
-        match self.get(key) {
-            None => default.ok_or_else(|| self.invalid(key, "required")),
-            Some(v) => v.as_f64().ok_or_else(|| self.invalid(key, &format!("expected a number, got {v}"))),
-        }
-    }
-
-    /// A string member, or `default` when absent (`None`: required).
-    pub fn string(&self, key: &str, default: Option<&'a str>) -> Result<&'a str> {
-        match self.get(key) {
-            None => default.ok_or_else(|| self.invalid(key, "required")),
-            Some(v) => v.as_str().ok_or_else(|| self.invalid(key, &format!("expected a string, got {v}"))),
-        }
-    }
-
-    /// A boolean member, or `default` when absent.
-    pub fn bool(&self, key: &str, default: bool) -> Result<bool> {
-        match self.get(key) {
-            None => Ok(default),
-            Some(v) => v.as_bool().ok_or_else(|| self.invalid(key, &format!("expected a boolean, got {v}"))),
-        }
+        Ok(V2Config { id, config: Config::lenient(format!("numcodecs '{id}'"), map) })
     }
 
     /// A dtype-string member parsed as an element description (`default` when absent).
@@ -113,6 +75,29 @@ impl<'a> V2Config<'a> {
             Some(Value::String(s)) => V2Elem::parse(s).map_err(|e| e.context(format!("numcodecs '{}' {key}", self.id))),
             Some(v) => Err(self.invalid(key, &format!("expected a dtype string, got {v}"))),
         }
+    }
+}
+
+/// Runs a streaming compressor to the end of its stream: `step(input, out)` feeds the rest of the input,
+/// appends to `out` and returns (input bytes consumed, stream finished). The output starts with
+/// `first_capacity` bytes of room and grows by half when full.
+pub fn compress_streaming(
+    data: &[u8],
+    first_capacity: usize,
+    mut step: impl FnMut(&[u8], &mut Vec<u8>) -> Result<(usize, bool)>,
+) -> Result<Vec<u8>> {
+    let mut out = Vec::new();
+    let mut cap = first_capacity;
+    let mut consumed = 0usize;
+    loop {
+        out.try_reserve(cap.saturating_sub(out.len()))
+            .map_err(|_| Error::Internal(format!("cannot allocate {cap} bytes")))?;
+        let (used, done) = step(&data[consumed..], &mut out)?;
+        consumed += used;
+        if done {
+            return Ok(out);
+        }
+        cap = out.len() + out.len() / 2 + 4096;
     }
 }
 
