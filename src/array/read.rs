@@ -11,11 +11,15 @@ use crate::scratch::with_encoded;
 
 impl Array {
     /// Reads the region `start..start+count` into `out` (C order, native-endian, exactly the region's size).
+    /// A destination of 8 MiB or more is advised to use transparent huge pages (as numpy does for its
+    /// large arrays): when it is freshly allocated, the kernel then faults it in 2 MiB at a time.
+    /// `ZARR_HUGEPAGES=0` in the environment turns this off.
     pub fn read_region(&self, start: &[u64], count: &[u64], out: &mut [u8]) -> Result<()> {
         let n = self.check_region(start, count, out.len())?;
         if n == 0 {
             return Ok(());
         }
+        advise_huge_pages(out);
         let chunks = self.chunks_of(start, count);
         let dest = RawBuf::new(out);
         crate::threads::try_for_each(&chunks, |ci| self.read_chunk_part(ci, start, count, dest))
@@ -54,6 +58,27 @@ impl Array {
         .map_err(ctx)
     }
 
+}
+
+/// Asks for transparent huge pages on the page-aligned interior of a large buffer (a hint; errors such
+/// as a file-backed mapping are ignored).
+fn advise_huge_pages(buf: &mut [u8]) {
+    const MIN: usize = 8 << 20;
+    const PAGE: usize = 4096;
+    static ENABLED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    let enabled = *ENABLED.get_or_init(|| std::env::var("ZARR_HUGEPAGES").map(|v| v != "0").unwrap_or(true));
+    if !enabled || buf.len() < MIN {
+        return;
+    }
+    let begin = (buf.as_mut_ptr() as usize).next_multiple_of(PAGE);
+    let end = (buf.as_mut_ptr() as usize + buf.len()) & !(PAGE - 1);
+    if end > begin {
+        // SAFETY: the range lies inside `buf`, which we may write; madvise only changes paging policy.
+        unsafe { libc::madvise(begin as *mut libc::c_void, end - begin, libc::MADV_HUGEPAGE) };
+    }
+}
+
+impl Array {
     /// Decodes the whole chunk `ci` into `out` (the chunk's decoded size); `false` when it is missing
     /// (then `out` holds the fill value).
     pub fn read_chunk(&self, ci: &[u64], out: &mut [u8]) -> Result<bool> {

@@ -6,9 +6,9 @@
 //! straight from it.
 
 use super::Array;
+use crate::codec::ArrayToBytesCodec;
 use crate::dtype::SwapPlan;
 use crate::error::{try_alloc, Result};
-use crate::codec::ArrayToBytesCodec;
 use crate::region::{copy_box, fill_elements, Layout, RawBuf};
 use crate::scratch::with_decoded;
 use std::collections::HashMap;
@@ -24,19 +24,17 @@ impl Array {
         }
         let chunks = self.chunks_of(start, count);
         // Phase 1: decode the chunks the region covers only in part.
-        let partial: Vec<&Vec<u64>> = chunks.iter().filter(|ci| !self.covers_chunk(ci, start, count)).collect();
-        let existing: Mutex<HashMap<Vec<u64>, Vec<u8>>> = Mutex::new(HashMap::new());
-        crate::threads::try_for_each(&partial, |ci| {
+        let partial: Vec<&[u64]> =
+            chunks.iter().map(Vec::as_slice).filter(|ci| !self.covers_chunk(ci, start, count)).collect();
+        let decoded = crate::threads::try_map(&partial, |ci| {
             let mut buf = try_alloc(self.chunk_nbytes())?;
             self.read_chunk(ci, &mut buf)?;
-            existing.lock().unwrap().insert(ci.to_vec(), buf);
-            Ok(())
+            Ok(Mutex::new(Some(buf)))
         })?;
-        let existing: HashMap<Vec<u64>, Mutex<Option<Vec<u8>>>> =
-            existing.into_inner().unwrap().into_iter().map(|(k, v)| (k, Mutex::new(Some(v)))).collect();
+        let existing: HashMap<&[u64], Mutex<Option<Vec<u8>>>> = partial.into_iter().zip(decoded).collect();
         // Phase 2: merge, encode, store.
         crate::threads::try_for_each(&chunks, |ci| {
-            let buf = existing.get(ci).and_then(|m| m.lock().unwrap().take());
+            let buf = existing.get(ci.as_slice()).and_then(|m| m.lock().unwrap().take());
             self.write_chunk_part(ci, start, count, data, buf)
         })
     }
@@ -94,22 +92,18 @@ impl Array {
             // Fully covered: encode straight from the caller's buffer.
             return encode(data, src_layout, &within, &mut sink).map_err(ctx);
         }
-        let merge = |chunk: &mut [u8]| {
-            let chunk_layout = Layout { shape: cs, elem };
-            copy_box(data, src_layout, &within, 0, RawBuf::new(chunk), chunk_layout, &local, &n, &SwapPlan::identity());
-        };
+        // Otherwise the region is merged into a whole-chunk buffer first.
         let chunk_layout = Layout { shape: cs, elem };
-        let encode = |chunk: &[u8], sink: crate::codec::Sink| encode(chunk, chunk_layout, &zeros, sink);
+        let merge_and_encode = |chunk: &mut [u8], sink: crate::codec::Sink| {
+            copy_box(data, src_layout, &within, 0, RawBuf::new(chunk), chunk_layout, &local, &n, &SwapPlan::identity());
+            encode(chunk, chunk_layout, &zeros, sink)
+        };
         match existing {
-            Some(mut chunk) => {
-                merge(&mut chunk);
-                encode(&chunk, &mut sink).map_err(ctx)
-            }
+            Some(mut chunk) => merge_and_encode(&mut chunk, &mut sink).map_err(ctx),
             None => with_decoded(self.chunk_nbytes(), |chunk| {
-                // Edge chunk: the part outside the array holds the fill value.
+                // An edge chunk covered in full: the part outside the array holds the fill value.
                 fill_elements(chunk, &self.meta.fill_value);
-                merge(chunk);
-                encode(chunk, &mut sink)
+                merge_and_encode(chunk, &mut sink)
             })
             .map_err(ctx),
         }
