@@ -9,6 +9,8 @@
 //!   streamed zstd prefix, a shard's untouched inner chunks), returns exactly the original values:
 //!   truncation never produces wrong values silently;
 //! - a flipped bit in an array whose codec chain ends with `crc32c` fails with `Error::Checksum`;
+//! - a write (read-modify-write of the chunks holding the first and last elements) over the damaged
+//!   array either succeeds or fails leaving every stored file exactly as it was;
 //! - no allocation while reading damaged chunks exceeds 64 MiB (the fixtures' chunks are tiny, so a
 //!   larger request could only come from trusting damaged bytes).
 //!
@@ -238,6 +240,82 @@ fn open_and_read(dir: &Path) -> Result<Result<Vec<u8>, Error>, String> {
     })
 }
 
+/// Every file under `dir` with its bytes.
+fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut files = Vec::new();
+    files_under(dir, &mut files);
+    files
+        .into_iter()
+        .map(|p| {
+            let b = std::fs::read(&p).unwrap();
+            (p, b)
+        })
+        .collect()
+}
+
+/// Puts `dir` back exactly as `snap` recorded it.
+fn restore(dir: &Path, snap: &[(PathBuf, Vec<u8>)]) {
+    let _ = std::fs::remove_dir_all(dir);
+    for (p, b) in snap {
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, b).unwrap();
+    }
+}
+
+/// Opens the array in `dir` for writing and writes `first` and `last` (one element each, the values
+/// already there) to its first and last elements, one call each: a read-modify-write of the chunks
+/// holding them. Returns how many calls failed, and what went wrong: a panic, a failed call that
+/// changed a stored file, or (when `unreadable` names the damaged chunk file of an unsharded array
+/// that could not be read) a call that replaced that chunk although it wrote only part of it.
+fn write_corners(
+    dir: &Path,
+    first: &[u8],
+    last: &[u8],
+    unreadable: Option<&Path>,
+) -> (usize, Vec<String>) {
+    let store = Arc::new(FilesystemStore::new(dir));
+    let Ok(a) = Array::open(store, "", true) else {
+        return (1, vec![]);
+    };
+    let shape = a.shape().to_vec();
+    let ones = vec![1u64; shape.len()];
+    let end: Vec<u64> = shape.iter().map(|&n| n - 1).collect();
+    let (mut failed, mut problems) = (0, Vec::new());
+    for (at, value) in [(vec![0u64; shape.len()], first), (end, last)] {
+        let before = snapshot(dir);
+        match catch_unwind(AssertUnwindSafe(|| a.write_region(&at, &ones, value))) {
+            Err(p) => problems.push(format!("write at {at:?}: PANIC {p:?}")),
+            Ok(Err(e)) => {
+                failed += 1;
+                if snapshot(dir) != before {
+                    problems.push(format!(
+                        "a failed write at {at:?} ({e}) changed stored files"
+                    ));
+                }
+            }
+            Ok(Ok(())) => {
+                let chunk = a.metadata().chunk_shape();
+                let whole_chunk = at
+                    .iter()
+                    .zip(chunk)
+                    .zip(&shape)
+                    .all(|((&i, &c), &n)| (n - i / c * c).min(c) == 1);
+                let file_of = |snap: &[(PathBuf, Vec<u8>)], p: &Path| {
+                    snap.iter().find(|(q, _)| q == p).map(|(_, b)| b.clone())
+                };
+                if let Some(bad) = unreadable {
+                    if !whole_chunk && file_of(&before, bad) != file_of(&snapshot(dir), bad) {
+                        problems.push(format!(
+                            "a write at {at:?} replaced a chunk it could not decode"
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    (failed, problems)
+}
+
 /// Readable fixture cases (name, path, whether the codec chain ends with crc32c, whether sharded).
 fn readable_cases() -> Vec<(String, PathBuf)> {
     let text = std::fs::read_to_string(fixtures_dir().join("manifest.json"))
@@ -370,6 +448,8 @@ fn damaged_chunks_fail_cleanly() {
     let root = scratch("chunks");
     let mut failures = Vec::new();
     let mut runs = 0usize;
+    let mut writes = 0usize;
+    let mut failed_writes = 0usize;
     let mut largest = 0usize;
     for (name, src) in readable_cases() {
         let work = root.join(&name);
@@ -384,6 +464,19 @@ fn damaged_chunks_fail_cleanly() {
             Ok(Ok(bytes)) => bytes,
             other => panic!("{name}: the intact fixture does not read: {other:?}"),
         };
+        // The values of the first and last elements, for the write check (v1 is read-only; 0-size
+        // arrays have no elements).
+        let es = Array::open(Arc::new(FilesystemStore::new(&work)), "", false)
+            .unwrap()
+            .metadata()
+            .data_type
+            .size();
+        let corners = (!baseline.is_empty() && !work.join("meta").exists()).then(|| {
+            (
+                baseline[..es].to_vec(),
+                baseline[baseline.len() - es..].to_vec(),
+            )
+        });
         let mut rng = Rng(seed_of(&name));
         // At most three chunk files per case, each damaged every way.
         for _ in 0..chunk_files.len().min(3) {
@@ -408,7 +501,7 @@ fn damaged_chunks_fail_cleanly() {
                 let peak = LARGEST.load(Ordering::Relaxed);
                 largest = largest.max(peak);
                 runs += 1;
-                match got {
+                match &got {
                     Err(panic) => failures.push(format!("{what}: PANIC {panic}")),
                     Ok(res) => {
                         if peak > CHUNK_PHASE_ALLOC_LIMIT {
@@ -428,6 +521,18 @@ fn damaged_chunks_fail_cleanly() {
                         }
                     }
                 }
+                // A write over the damaged array either succeeds or changes nothing at all.
+                if let Some((first, last)) = corners.as_ref() {
+                    let before = snapshot(&work);
+                    dog.step(format!("{what}, then a write"));
+                    let read_failed = matches!(got, Ok(Err(_)));
+                    let unreadable = (read_failed && !sharded).then_some(file.as_path());
+                    let (failed, problems) = write_corners(&work, first, last, unreadable);
+                    failed_writes += failed;
+                    failures.extend(problems.into_iter().map(|p| format!("{what}: {p}")));
+                    restore(&work, &before);
+                    writes += 1;
+                }
             }
             std::fs::write(&file, &orig).unwrap();
         }
@@ -435,12 +540,16 @@ fn damaged_chunks_fail_cleanly() {
     }
     let _ = std::fs::remove_dir_all(&root);
     eprintln!(
-        "damaged chunks: {runs} reads, largest allocation {largest} bytes, {} failures",
+        "damaged chunks: {runs} reads, {writes} writes ({failed_writes} calls refused), largest allocation {largest} bytes, {} failures",
         failures.len()
     );
     assert!(
         runs > 1000,
         "only {runs} damaged reads ran: are the fixtures present?"
+    );
+    assert!(
+        failed_writes > 1000,
+        "only {failed_writes} writes over damaged chunks failed: the write check proves little"
     );
     assert!(
         failures.is_empty(),
