@@ -37,7 +37,8 @@ import numpy as np
 try:
     import numcodecs
     import zarr
-    from zarr.codecs import BloscCodec, BytesCodec, Crc32cCodec, GzipCodec, TransposeCodec, ZstdCodec
+    from zarr.codecs import (BloscCodec, BytesCodec, Crc32cCodec, GzipCodec, ShardingCodec, TransposeCodec,
+                             ZstdCodec)
     from zarr.storage import LocalStore
 except ImportError as e:  # pragma: no cover
     sys.exit(f"make_fixtures.py needs zarr-python 3.1.6: {e}")
@@ -718,6 +719,67 @@ def cases_corrupt(g: Generator):
             "bytes codec only; chunk c/0/0 is 68 bytes instead of 64 (wrong decoded length)", "codec")
     corrupt("v3_corrupt_gzip_garbage", "uint16", [GzipCodec(level=5)], "c/0/0", lambda b: b"not a gzip stream",
             "gzip chunk c/0/0 replaced by non-gzip bytes", "codec")
+
+
+def cases_sharding(g: Generator):
+    """sharding_indexed written by zarr-python: index at either end, several inner chains, edge shards,
+    empty inner chunks and missing shards, nested sharding; then damaged shards."""
+    le, be = BytesCodec(endian="little"), BytesCodec(endian="big")
+    crc_index = [le, Crc32cCodec()]
+
+    def shard(inner, codecs, location="end", index_codecs=None):
+        return ShardingCodec(chunk_shape=inner, codecs=codecs, index_codecs=index_codecs or crc_index,
+                             index_location=location)
+
+    g.zp("v3_shard_end_gzip", "v3-sharding", smooth("int32", (23, 17), 2000), (10, 10),
+         "sharding_indexed: shards 10x10 of inner 5x5 [bytes, gzip(1)], index [bytes, crc32c] at the end; "
+         "int32 23x17 (edge shards with inner chunks wholly outside the array)",
+         serializer=shard((5, 5), [le, GzipCodec(level=1)]), compressors=None)
+    g.zp("v3_shard_start_zstd", "v3-sharding", smooth("uint16", (32, 32), 2001), (16, 16),
+         "sharding_indexed: shards 16x16 of inner 4x8 [bytes, zstd(3)], index [bytes, crc32c] at the start; uint16 32x32",
+         serializer=shard((4, 8), [le, ZstdCodec(level=3)], "start"), compressors=None)
+    data = smooth("float64", (20, 20), 2002)
+    g.zp("v3_shard_partial", "v3-sharding", data, (10, 10),
+         "sharding_indexed: shards 10x10 of inner 5x5 [bytes, zstd(1)]; only [0:5, 0:5] and [12:14, 3:17] written: "
+         "empty inner chunks (offset = nbytes = 2^64-1), one shard never stored; fill value -1.5",
+         serializer=shard((5, 5), [le, ZstdCodec(level=1)]), compressors=None, fill=-1.5,
+         regions=[np.s_[0:5, 0:5], np.s_[12:14, 3:17]])
+    g.zp("v3_shard_transpose_blosc", "v3-sharding", smooth("int16", (12, 10, 8), 2003), (6, 10, 8),
+         "sharding_indexed: shards 6x10x8 of inner 3x5x4 [transpose (2,0,1), bytes, blosc lz4 shuffle]; int16 12x10x8",
+         serializer=shard((3, 5, 4), [TransposeCodec(order=(2, 0, 1)), le,
+                                      BloscCodec(cname="lz4", clevel=5, shuffle="shuffle", typesize=2)]),
+         compressors=None)
+    g.zp("v3_shard_raw_bigendian", "v3-sharding", mixed("uint32", (9, 9), 2004), (9, 9),
+         "sharding_indexed: one 9x9 shard of inner 3x3 [bytes big, crc32c] (uncompressed inner chunks), "
+         "index [bytes little] with no checksum at the start; uint32",
+         serializer=shard((3, 3), [be, Crc32cCodec()], "start", [le]), compressors=None)
+    g.zp("v3_shard_nested", "v3-sharding", smooth("uint8", (16, 16), 2005), (16, 16),
+         "nested sharding_indexed: a 16x16 shard of 8x8 inner shards, each of 4x4 inner chunks [bytes, gzip(5)]",
+         serializer=shard((8, 8), [shard((4, 4), [le, GzipCodec(level=5)])]), compressors=None)
+
+    base = "(base array written by zarr-python 3.1.6, shard damaged by make_fixtures.py)"
+
+    def corrupt(name, location, how, what, err):
+        data = smooth("int32", (8, 8), 2100 + len(g.cases))
+        g.zp(name, "v3-corrupt", data, (8, 8), "", serializer=shard((4, 4), [le, GzipCodec(level=1)], location),
+             compressors=None, register=False)
+        key = "c/0/0"
+        p = g.dir(name) / key
+        p.write_bytes(how(p.read_bytes()))
+        g.add(name, "v3-corrupt", "int32", (8, 8), le_bytes(data), HW, f"{what} {base}",
+              element_size=4, expect_error=err, corrupt_keys=[key])
+
+    def flip_index_byte(b):
+        return b[:-10] + bytes([b[-10] ^ 0x01]) + b[-9:]
+
+    corrupt("v3_corrupt_shard_index_crc", "end", flip_index_byte,
+            "sharded (index [bytes, crc32c] at the end): one byte of the index altered, stored crc32c intact", "checksum")
+    corrupt("v3_corrupt_shard_truncated", "end", lambda b: b[: len(b) // 2],
+            "sharded (index [bytes, crc32c] at the end): shard file truncated to half its length, so the "
+            "bytes where its index should be fail the index crc32c", "checksum")
+    corrupt("v3_corrupt_shard_inner_truncated", "start", lambda b: b[:-3],
+            "sharded (index at the start): the last inner chunk cut short by 3 bytes, so its index entry "
+            "points beyond the end of the shard file", "codec")
 
 
 def cases_group(g: Generator):
@@ -1523,7 +1585,8 @@ def main():
     g = Generator(out)
     for fn in (cases_dtype, cases_codec, cases_stream_variants, cases_fill, cases_shape, cases_chunk_key, cases_metadata,
                cases_extension, cases_corrupt, cases_group, cases_v2_dtype, cases_v2_order, cases_v2_dimsep,
-               cases_v2_fill, cases_v2_compressor, cases_v2_filter, cases_v2_group, cases_v2_corrupt, cases_v1):
+               cases_v2_fill, cases_v2_compressor, cases_v2_filter, cases_v2_group, cases_v2_corrupt, cases_v1,
+               cases_sharding):
         fn(g)
     bad = verify(g)
     manifest = {"corpus_set": "libzarr-fixtures", "format_version": 1, "cases": g.cases, "groups": g.groups}
