@@ -276,8 +276,16 @@ fn write_corners(
     unreadable: Option<&Path>,
 ) -> (usize, Vec<String>) {
     let store = Arc::new(FilesystemStore::new(dir));
-    let Ok(a) = Array::open(store, "", true) else {
-        return (1, vec![]);
+    let a = match Array::open(store, "", true) {
+        Ok(a) => a,
+        Err(e) => {
+            return (
+                0,
+                vec![format!(
+                    "the intact metadata no longer opens for writing: {e}"
+                )],
+            )
+        }
     };
     let shape = a.shape().to_vec();
     let ones = vec![1u64; shape.len()];
