@@ -28,17 +28,14 @@ zarr-python 3.1.6 has no data type for structured dtypes with subarray or nested
 are read back with tools/np_zarr.py (numpy + numcodecs' codec classes) instead.
 Cases needing codecs this build lacks fail (with the library's message): nothing is skipped.
 """
-import argparse
 import base64
 import hashlib
 import json
-import os
 import re
 import shutil
 import sys
 import tempfile
 import time
-import traceback
 import warnings
 from pathlib import Path
 
@@ -54,6 +51,8 @@ except ImportError as e:
     print(f"SKIP: zarr-python / numcodecs / numpy not importable ({e})")
     sys.exit(77)
 
+import harness  # noqa: E402  (tests/interop/harness.py)
+from harness import Runner  # noqa: E402
 import zarr_ctypes as zc  # noqa: E402
 from np_zarr import np_read  # noqa: E402  (independent numpy/numcodecs v2 reader)
 
@@ -242,45 +241,7 @@ def roundtrip_filters(data, filters):
 
 
 # ------------------------------------------------------------------------------------------------
-# harness
-
-
-class Runner:
-    def __init__(self, tmp: Path, verbose: bool, only: str):
-        self.tmp = tmp
-        self.verbose = verbose
-        self.only = only
-        self.passed = 0
-        self.failed = []
-        self.n = 0
-
-    def path(self, tag):
-        self.n += 1
-        return self.tmp / f"{self.n:04d}_{tag}"
-
-    def run(self, name, fn, *args):
-        if self.only and self.only not in name:
-            return
-        try:
-            fn(*args)
-        except AssertionError as e:
-            self.fail(name, str(e))
-            return
-        except zc.ZarrError as e:
-            self.fail(name, f"libzarr: {e}")
-            return
-        except Exception as e:  # noqa: BLE001 - a reader's exception is a test failure
-            self.fail(name, f"{type(e).__name__}: {e}")
-            if self.verbose:
-                traceback.print_exc()
-            return
-        self.passed += 1
-        if self.verbose:
-            print(f"PASS {name}")
-
-    def fail(self, name, msg):
-        self.failed.append((name, msg))
-        print(f"FAIL {name}: {msg}")
+# readers
 
 
 def zp_open(path, zarr_format=2):
@@ -798,18 +759,11 @@ def t_convert_errors(r: Runner):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("-v", "--verbose", action="store_true")
-    ap.add_argument("-k", default="", help="run only tests whose name contains this")
-    args = ap.parse_args()
-    lib_path = os.environ.get("ZARR_LIB") or str(ROOT / "target" / "release" / "libzarr.so")
-    if not Path(lib_path).exists():
-        print(f"FAIL: library not found at {lib_path} (build it or set ZARR_LIB)")
-        sys.exit(1)
-    zc._LIB = zc.load(lib_path)
+    args = harness.parse_args(__doc__)
+    harness.load_library()
     t0 = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="libzarr_v2_interop_") as tmp:
-        r = Runner(Path(tmp), args.verbose, args.k)
+        r = harness.Runner(Path(tmp), args.verbose, args.k)
         for i, dtype_json in enumerate(ALL_TYPES):
             for j, (cname, comp) in enumerate(COMPRESSORS.items()):
                 r.run(f"matrix/{type_tag(dtype_json)}/{cname}", t_matrix, r, dtype_json, cname, comp, 1000 + 50 * i + j)

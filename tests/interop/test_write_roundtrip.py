@@ -15,14 +15,11 @@ groups and attributes; and lightly the other direction (zarr-python writes, libz
 overwrites). Comparisons are bit-exact: floats are compared as unsigned integers, so NaN payloads
 and -0.0 count.
 """
-import argparse
 import gzip
 import json
-import os
 import sys
 import tempfile
 import time
-import traceback
 import warnings
 from pathlib import Path
 
@@ -37,6 +34,8 @@ except ImportError as e:
     print(f"SKIP: zarr-python / numpy not importable ({e})")
     sys.exit(77)
 
+import harness  # noqa: E402  (tests/interop/harness.py)
+from harness import Runner  # noqa: E402
 import zarr_ctypes as zc  # noqa: E402
 
 warnings.filterwarnings("ignore")
@@ -193,44 +192,7 @@ def chains(es, ndim):
 
 
 # ------------------------------------------------------------------------------------------------
-# harness
-
-
-class Runner:
-    def __init__(self, tmp: Path, verbose: bool, only: str):
-        self.tmp = tmp
-        self.verbose = verbose
-        self.only = only
-        self.passed = 0
-        self.failed = []
-        self.n = 0
-
-    def path(self, tag):
-        self.n += 1
-        return self.tmp / f"{self.n:04d}_{tag}"
-
-    def run(self, name, fn, *args):
-        if self.only and self.only not in name:
-            return
-        try:
-            fn(*args)
-        except AssertionError as e:
-            self.failed.append((name, str(e)))
-            print(f"FAIL {name}: {e}")
-            return
-        except zc.ZarrError as e:
-            self.failed.append((name, f"libzarr: {e}"))
-            print(f"FAIL {name}: libzarr: {e}")
-            return
-        except Exception as e:  # noqa: BLE001 - a reader's exception is a test failure
-            self.failed.append((name, f"{type(e).__name__}: {e}"))
-            print(f"FAIL {name}: {type(e).__name__}: {e}")
-            if self.verbose:
-                traceback.print_exc()
-            return
-        self.passed += 1
-        if self.verbose:
-            print(f"PASS {name}")
+# readers
 
 
 def zp_open(path):
@@ -609,18 +571,11 @@ def t_zp_to_lib(r: Runner):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("-v", "--verbose", action="store_true")
-    ap.add_argument("-k", default="", help="run only tests whose name contains this")
-    args = ap.parse_args()
-    lib_path = os.environ.get("ZARR_LIB") or str(ROOT / "target" / "release" / "libzarr.so")
-    if not Path(lib_path).exists():
-        print(f"FAIL: library not found at {lib_path} (build it or set ZARR_LIB)")
-        sys.exit(1)
-    zc._LIB = zc.load(lib_path)  # fail early on a broken library
+    args = harness.parse_args(__doc__)
+    harness.load_library()
     t0 = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="libzarr_interop_") as tmp:
-        r = Runner(Path(tmp), args.verbose, args.k)
+        r = harness.Runner(Path(tmp), args.verbose, args.k)
         for i, dtype in enumerate(CORE_TYPES):
             es = np.dtype(dtype).itemsize
             for j, (cname, codecs) in enumerate(chains(es, 2).items()):

@@ -1,0 +1,67 @@
+"""The interop test scripts' shared harness: command line, library loading, and a runner that
+counts passes and collects failures (an assertion, a libzarr error or a reader's exception)."""
+
+import argparse
+import os
+import sys
+import traceback
+from pathlib import Path
+
+import zarr_ctypes as zc
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+
+
+def parse_args(doc):
+    ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("-v", "--verbose", action="store_true")
+    ap.add_argument("-k", default="", help="run only tests whose name contains this")
+    return ap.parse_args()
+
+
+def load_library():
+    """Loads libzarr from $ZARR_LIB (default target/release/libzarr.so), exiting when it is missing."""
+    lib_path = os.environ.get("ZARR_LIB") or str(ROOT / "target" / "release" / "libzarr.so")
+    if not Path(lib_path).exists():
+        print(f"FAIL: library not found at {lib_path} (build it or set ZARR_LIB)")
+        sys.exit(1)
+    zc._LIB = zc.load(lib_path)  # fail early on a broken library
+
+
+class Runner:
+    def __init__(self, tmp: Path, verbose: bool, only: str):
+        self.tmp = tmp
+        self.verbose = verbose
+        self.only = only
+        self.passed = 0
+        self.failed = []
+        self.n = 0
+
+    def path(self, tag):
+        """A fresh path under the scratch directory."""
+        self.n += 1
+        return self.tmp / f"{self.n:04d}_{tag}"
+
+    def run(self, name, fn, *args):
+        if self.only and self.only not in name:
+            return
+        try:
+            fn(*args)
+        except AssertionError as e:
+            self.fail(name, str(e))
+            return
+        except zc.ZarrError as e:
+            self.fail(name, f"libzarr: {e}")
+            return
+        except Exception as e:  # noqa: BLE001 - a reader's exception is a test failure
+            self.fail(name, f"{type(e).__name__}: {e}")
+            if self.verbose:
+                traceback.print_exc()
+            return
+        self.passed += 1
+        if self.verbose:
+            print(f"PASS {name}")
+
+    def fail(self, name, msg):
+        self.failed.append((name, msg))
+        print(f"FAIL {name}: {msg}")
