@@ -1,6 +1,44 @@
-//! The regular chunk grid: every chunk has the same shape; edge chunks extend past the array.
+//! Chunk grids: how an array's index space is cut into chunks. [`ChunkGrid`] is what the selection
+//! engine asks of a grid; [`RegularGrid`] (every chunk the same shape, edge chunks extending past the
+//! array) implements it.
 
 use crate::error::{Error, Result};
+
+/// A chunk grid, dimension by dimension: which chunk holds an index, and where each chunk lies.
+pub trait ChunkGrid: std::fmt::Debug + Send + Sync {
+    /// Number of dimensions.
+    fn rank(&self) -> usize;
+    /// Number of chunks along each dimension for an array of `shape`.
+    fn grid_shape(&self, shape: &[u64]) -> Vec<u64>;
+    /// The chunk holding index `i` along dimension `d`.
+    fn chunk_index(&self, d: usize, i: u64) -> u64;
+    /// The first index and the extent of chunk `c` along dimension `d` (the extent may reach past the
+    /// array's end: edge chunks are stored whole).
+    fn chunk_span(&self, d: usize, c: u64) -> (u64, u64);
+    /// The shape of the chunk at grid coordinates `chunk`.
+    fn chunk_shape_at(&self, chunk: &[u64]) -> Vec<u64> {
+        chunk.iter().enumerate().map(|(d, &c)| self.chunk_span(d, c).1).collect()
+    }
+}
+
+impl ChunkGrid for RegularGrid {
+    fn rank(&self) -> usize {
+        self.chunk_shape.len()
+    }
+
+    fn grid_shape(&self, shape: &[u64]) -> Vec<u64> {
+        RegularGrid::grid_shape(self, shape)
+    }
+
+    fn chunk_index(&self, d: usize, i: u64) -> u64 {
+        i / self.chunk_shape[d]
+    }
+
+    fn chunk_span(&self, d: usize, c: u64) -> (u64, u64) {
+        let n = self.chunk_shape[d];
+        (c.saturating_mul(n), n)
+    }
+}
 
 /// A regular grid of chunks of `chunk_shape` over an array of `array_shape`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -21,16 +59,6 @@ impl RegularGrid {
     /// Number of chunks along each dimension for an array of `shape`.
     pub fn grid_shape(&self, shape: &[u64]) -> Vec<u64> {
         shape.iter().zip(&self.chunk_shape).map(|(&s, &c)| s.div_ceil(c)).collect()
-    }
-
-    /// For a region `[start, start+count)` (count all > 0), the inclusive range of chunk indices per dimension.
-    pub fn chunk_range(&self, start: &[u64], count: &[u64]) -> Vec<(u64, u64)> {
-        start
-            .iter()
-            .zip(count)
-            .zip(&self.chunk_shape)
-            .map(|((&s, &n), &c)| (s / c, (s + n - 1) / c))
-            .collect()
     }
 }
 
@@ -66,7 +94,8 @@ mod tests {
         let g = RegularGrid::new(vec![5, 6]).unwrap();
         assert_eq!(g.grid_shape(&[13, 17]), [3, 3]);
         assert_eq!(g.grid_shape(&[0, 17]), [0, 3]);
-        assert_eq!(g.chunk_range(&[4, 6], &[2, 6]), [(0, 1), (1, 1)]);
+        assert_eq!(ChunkGrid::chunk_span(&g, 1, 2), (12, 6));
+        assert_eq!(g.chunk_index(0, 14), 2);
         assert!(RegularGrid::new(vec![1, 0]).is_err());
     }
 

@@ -12,6 +12,7 @@
 #![warn(missing_docs)]
 
 pub mod array;
+pub mod buffer;
 pub mod chunk_grid;
 pub mod chunk_key;
 pub mod codec;
@@ -22,7 +23,7 @@ pub mod ffi;
 pub mod group;
 pub mod metadata;
 pub mod node;
-pub mod region;
+pub mod selection;
 pub mod scratch;
 pub mod store;
 pub mod threads;

@@ -7,6 +7,7 @@ mod write;
 use crate::error::{Error, Result};
 use crate::metadata::{self, ArrayMetadata};
 use crate::node::{self, NodeMetadata};
+use crate::selection::{Layout, Selection};
 use crate::store::{normalize_node_path, node_prefix, Store};
 use serde_json::{Map, Value};
 use std::sync::{Arc, Mutex};
@@ -152,61 +153,26 @@ impl Array {
         Ok(())
     }
 
-    /// Validates a region against the array and a buffer of `buffer_len` bytes for it; returns the
-    /// number of elements.
-    fn check_region(&self, start: &[u64], count: &[u64], buffer_len: usize) -> Result<u64> {
-        let shape = &self.meta.shape;
-        let rank = shape.len();
-        if start.len() != rank || count.len() != rank {
-            return Err(Error::InvalidArgument(format!(
-                "region has rank {}/{} but the array has rank {rank}",
-                start.len(),
-                count.len()
-            )));
-        }
-        for d in 0..rank {
-            let end = start[d].checked_add(count[d]);
-            if end.is_none_or(|e| e > shape[d]) {
-                return Err(Error::OutOfBounds(format!(
-                    "region start {start:?} count {count:?} exceeds the array shape {shape:?} in dimension {d}"
-                )));
-            }
-        }
-        let elem = self.meta.data_type.size() as u64;
-        let n = count.iter().try_fold(1u64, |a, &c| a.checked_mul(c));
-        let bytes = n.and_then(|n| n.checked_mul(elem));
-        match bytes {
-            Some(b) if b == buffer_len as u64 => Ok(n.unwrap()),
+    /// The chunk grid.
+    pub fn grid(&self) -> &dyn crate::chunk_grid::ChunkGrid {
+        &self.meta.grid
+    }
+
+    /// Validates a selection against the array, and the caller's buffer of `buffer_len` bytes against
+    /// `layout`: exactly the selection's size when `exact` (the dense region calls), else at least the
+    /// span its strides reach.
+    fn check_selection(&self, sel: &Selection, layout: &Layout, buffer_len: usize, exact: bool) -> Result<()> {
+        sel.check_within(&self.meta.shape)?;
+        let n = sel.num_elements().ok_or_else(|| Error::BufferSize("selection size overflows 64 bits".into()))?;
+        let elem = layout.elem as u64;
+        let need = if exact { n.checked_mul(elem) } else { layout.span(&sel.count).map(|s| s as u64) };
+        match need {
+            Some(b) if (exact && b == buffer_len as u64) || (!exact && b <= buffer_len as u64) => Ok(()),
             Some(b) => Err(Error::BufferSize(format!(
-                "buffer has {buffer_len} bytes, the region needs {b} ({} elements of {elem} bytes)",
-                n.unwrap()
+                "buffer has {buffer_len} bytes, the selection needs {b} ({n} elements of {elem} bytes{})",
+                if exact { "" } else { " at the given strides" }
             ))),
-            None => Err(Error::BufferSize("region size overflows 64 bits".into())),
+            None => Err(Error::BufferSize("selection size overflows 64 bits".into())),
         }
-    }
-
-    /// For chunk `ci` and region `start/count`: the part of the chunk inside the region as
-    /// (start within chunk, start within region, extent).
-    fn intersect(&self, ci: &[u64], start: &[u64], count: &[u64]) -> (Vec<u64>, Vec<u64>, Vec<u64>) {
-        let cs = self.meta.chunk_shape();
-        let rank = cs.len();
-        let (mut local, mut within, mut n) = (vec![0; rank], vec![0; rank], vec![0; rank]);
-        for d in 0..rank {
-            let origin = ci[d] * cs[d];
-            let lo = start[d].max(origin);
-            let hi = (start[d] + count[d]).min(origin.saturating_add(cs[d]));
-            local[d] = lo - origin;
-            within[d] = lo - start[d];
-            n[d] = hi - lo;
-        }
-        (local, within, n)
-    }
-
-    /// The grid indices of every chunk the region touches (count all non-zero).
-    fn chunks_of(&self, start: &[u64], count: &[u64]) -> Vec<Vec<u64>> {
-        let ranges = self.meta.grid.chunk_range(start, count);
-        let mut out = Vec::new();
-        crate::chunk_grid::for_each_index(&ranges, |i| out.push(i.to_vec()));
-        out
     }
 }

@@ -1,13 +1,17 @@
-//! Region reads: every chunk the region touches is decoded in parallel, straight into the caller's
-//! buffer when the chunk is one contiguous run of it, otherwise through per-thread scratch buffers.
+//! Reads: the selection is cut along the chunk grid and every chunk it touches is decoded in parallel,
+//! straight into the caller's buffer when the chunk is one contiguous, unconverted run of it, otherwise
+//! through per-thread scratch buffers, with striding and type conversion inside the one copy out.
 //! Chains without compression (plain `bytes`, or sharding) read only the byte ranges they need.
 //! Missing chunks become the fill value.
 
 use super::Array;
+use crate::buffer::RawBuf;
 use crate::codec::{ArrayToBytesCodec, Dest};
+use crate::dtype::DataType;
 use crate::error::Result;
-use crate::region::{contiguous_span, fill_box, Layout, RawBuf};
 use crate::scratch::with_encoded;
+use crate::selection::convert::Conv;
+use crate::selection::{ChunkPart, Layout, Selection};
 
 impl Array {
     /// Reads the region `start..start+count` into `out` (C order, native-endian, exactly the region's size).
@@ -15,49 +19,62 @@ impl Array {
     /// large arrays): when it is freshly allocated, the kernel then faults it in 2 MiB at a time.
     /// `ZARR_HUGEPAGES=0` in the environment turns this off.
     pub fn read_region(&self, start: &[u64], count: &[u64], out: &mut [u8]) -> Result<()> {
-        let n = self.check_region(start, count, out.len())?;
-        if n == 0 {
+        let sel = Selection::new(start, count, None)?;
+        let layout = Layout::c_order(count, self.meta.data_type.size());
+        self.check_selection(&sel, &layout, out.len(), true)?;
+        self.read_selection(&sel, &layout, &Conv::identity(&self.meta.data_type), out)
+    }
+
+    /// Reads the strided selection `start, count, step` (`step` `None`: all 1) into `out`, whose
+    /// elements are of `buffer_type` at the element strides `buffer_stride` (`None`: C order over
+    /// `count`), converting from the array's type by the rule of [`crate::selection::convert`].
+    pub fn read_hyperslab(
+        &self,
+        start: &[u64],
+        count: &[u64],
+        step: Option<&[u64]>,
+        buffer_stride: Option<&[i64]>,
+        buffer_type: &DataType,
+        out: &mut [u8],
+    ) -> Result<()> {
+        let sel = Selection::new(start, count, step)?;
+        let conv = Conv::new(&self.meta.data_type, buffer_type)?;
+        let layout = Layout::from_caller(count, buffer_type.size(), buffer_stride, true)?;
+        self.check_selection(&sel, &layout, out.len(), false)?;
+        self.read_selection(&sel, &layout, &conv, out)
+    }
+
+    /// Reads a checked selection into `out` laid out as `layout`, converting with `conv`.
+    fn read_selection(&self, sel: &Selection, layout: &Layout, conv: &Conv, out: &mut [u8]) -> Result<()> {
+        if sel.is_empty() {
             return Ok(());
         }
         advise_huge_pages(out);
-        let chunks = self.chunks_of(start, count);
-        let dest = RawBuf::new(out);
-        crate::threads::try_for_each(&chunks, |ci| self.read_chunk_part(ci, start, count, dest))
+        let fill = conv.convert_one(&self.meta.fill_value).ok();
+        let dest = Dest { buf: RawBuf::new(out), offset: 0, layout, conv, fill: fill.as_deref() };
+        let parts = sel.project(self.grid());
+        crate::threads::try_for_each(&parts, |part| self.read_chunk_part(part, dest.at(&part.out)))
     }
 
-    /// Decodes the part of chunk `ci` inside the region into `dest` (the region's buffer).
-    fn read_chunk_part(&self, ci: &[u64], start: &[u64], count: &[u64], dest: RawBuf) -> Result<()> {
-        let (local, within, n) = self.intersect(ci, start, count);
-        let key = self.chunk_key(ci);
+    /// Decodes the part of one chunk that a selection touches into `dest`.
+    fn read_chunk_part(&self, part: &ChunkPart, dest: Dest) -> Result<()> {
+        let key = self.chunk_key(&part.chunk);
         let chain = &self.meta.codecs;
-        let dest_layout = Layout { shape: count, elem: self.meta.data_type.size() };
-        let fill = || fill_box(dest, dest_layout, &within, &n, &self.meta.fill_value);
-        let region = Dest { buf: dest, shape: count, start: &within };
-        // The whole chunk as one run of the destination: decode into it directly.
-        let direct = if n == self.meta.chunk_shape() { contiguous_span(dest_layout, &within, &n) } else { None };
         let ctx = |e: crate::Error| e.context(self.store.location(&key));
-        if chain.is_bare() && direct.is_none() {
-            let Some(src) = self.store.open(&key)? else {
-                fill();
-                return Ok(());
+        if chain.is_bare() && !dest.is_direct(chain.decoded_repr(), &part.local) {
+            let Some(src) = self.store.open(&key).map_err(ctx)? else {
+                return dest.fill_box(&part.local.count);
             };
-            return chain.partial_decode(src.as_ref(), chain.decoded_repr(), &local, &n, region).map_err(ctx);
+            return chain.partial_decode(src.as_ref(), chain.decoded_repr(), &part.local, dest).map_err(ctx);
         }
         with_encoded(|encoded| {
             if !self.store.get_into(&key, encoded)? {
-                fill();
-                return Ok(());
+                return dest.fill_box(&part.local.count);
             }
-            if let Some((off, len)) = direct {
-                // SAFETY: this chunk's box of the destination is written by this task only.
-                let out = unsafe { dest.slice_mut(off, len) };
-                return chain.decode_chunk(encoded, out);
-            }
-            chain.decode_region(encoded, &local, &n, region)
+            chain.decode_region(encoded, &part.local, dest)
         })
         .map_err(ctx)
     }
-
 }
 
 /// Asks for transparent huge pages on the page-aligned interior of a large buffer (a hint; errors such
@@ -85,7 +102,7 @@ impl Array {
         let key = self.chunk_key(ci);
         with_encoded(|encoded| {
             if !self.store.get_into(&key, encoded)? {
-                crate::region::fill_elements(out, &self.meta.fill_value);
+                crate::buffer::fill_elements(out, &self.meta.fill_value);
                 return Ok(false);
             }
             self.meta.codecs.decode_chunk(encoded, out)?;

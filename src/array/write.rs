@@ -1,41 +1,76 @@
-//! Region writes. Chunks only partly covered by the region are first read and decoded (all of them,
-//! before anything is stored, so a corrupt chunk fails the call without changing the array); then every
-//! touched chunk is merged, encoded and stored in parallel. A chunk equal to the fill value everywhere
-//! is not stored (an existing one is deleted). Edge chunks are stored at full size, with the fill value
-//! outside the array. A fully covered chunk that is one contiguous run of the caller's buffer is encoded
-//! straight from it.
+//! Writes. The selection is cut along the chunk grid. Chunks it covers only in part are first read and
+//! decoded (all of them, before anything is stored, so a corrupt chunk fails the call without changing
+//! the array); then every touched chunk is merged, encoded and stored in parallel. A conversion from the
+//! caller's type that can fail is checked over the whole selection first, so that a value out of range
+//! stores nothing. A chunk equal to the fill value everywhere is not stored (an existing one is
+//! deleted). Edge chunks are stored at full size, with the fill value outside the array. A fully
+//! covered chunk whose elements need no conversion is encoded straight from the caller's buffer.
 
 use super::Array;
+use crate::buffer::{fill_elements, RawBuf};
 use crate::codec::ArrayToBytesCodec;
-use crate::dtype::SwapPlan;
+use crate::dtype::DataType;
 use crate::error::{try_alloc, Result};
-use crate::region::{copy_box, fill_elements, Layout, RawBuf};
 use crate::scratch::with_decoded;
-use std::collections::HashMap;
+use crate::selection::convert::Conv;
+use crate::selection::{copy, ChunkPart, Layout, Selection};
 use std::sync::Mutex;
 
 impl Array {
     /// Writes `data` (C order, native-endian, exactly the region's size) to the region `start..start+count`.
     pub fn write_region(&self, start: &[u64], count: &[u64], data: &[u8]) -> Result<()> {
         self.check_writable()?;
-        let n = self.check_region(start, count, data.len())?;
-        if n == 0 {
+        let sel = Selection::new(start, count, None)?;
+        let layout = Layout::c_order(count, self.meta.data_type.size());
+        self.check_selection(&sel, &layout, data.len(), true)?;
+        self.write_selection(&sel, &layout, &Conv::identity(&self.meta.data_type), data)
+    }
+
+    /// Writes the strided selection `start, count, step` (`step` `None`: all 1) from `data`, whose
+    /// elements are of `buffer_type` at the element strides `buffer_stride` (`None`: C order over
+    /// `count`), converting to the array's type. A value that does not convert fails the call with
+    /// nothing stored.
+    pub fn write_hyperslab(
+        &self,
+        start: &[u64],
+        count: &[u64],
+        step: Option<&[u64]>,
+        buffer_stride: Option<&[i64]>,
+        buffer_type: &DataType,
+        data: &[u8],
+    ) -> Result<()> {
+        self.check_writable()?;
+        let sel = Selection::new(start, count, step)?;
+        let conv = Conv::new(buffer_type, &self.meta.data_type)?;
+        let layout = Layout::from_caller(count, buffer_type.size(), buffer_stride, false)?;
+        self.check_selection(&sel, &layout, data.len(), false)?;
+        self.write_selection(&sel, &layout, &conv, data)
+    }
+
+    fn write_selection(&self, sel: &Selection, layout: &Layout, conv: &Conv, data: &[u8]) -> Result<()> {
+        if sel.is_empty() {
             return Ok(());
         }
-        let chunks = self.chunks_of(start, count);
-        // Phase 1: decode the chunks the region covers only in part.
-        let partial: Vec<&[u64]> =
-            chunks.iter().map(Vec::as_slice).filter(|ci| !self.covers_chunk(ci, start, count)).collect();
-        let decoded = crate::threads::try_map(&partial, |ci| {
+        if conv.can_fail() {
+            copy::check(data, 0, layout, &sel.count, conv)?;
+        }
+        let parts = sel.project(self.grid());
+        // Phase 1: decode the chunks the selection covers only in part.
+        let partial: Vec<usize> = (0..parts.len()).filter(|&i| !self.covers_chunk(&parts[i])).collect();
+        let decoded = crate::threads::try_map(&partial, |&i| {
             let mut buf = try_alloc(self.chunk_nbytes())?;
-            self.read_chunk(ci, &mut buf)?;
-            Ok(Mutex::new(Some(buf)))
+            self.read_chunk(&parts[i].chunk, &mut buf)?;
+            Ok(buf)
         })?;
-        let existing: HashMap<&[u64], Mutex<Option<Vec<u8>>>> = partial.into_iter().zip(decoded).collect();
+        let mut existing: Vec<Mutex<Option<Vec<u8>>>> = (0..parts.len()).map(|_| Mutex::new(None)).collect();
+        for (i, buf) in partial.into_iter().zip(decoded) {
+            existing[i] = Mutex::new(Some(buf));
+        }
         // Phase 2: merge, encode, store.
-        crate::threads::try_for_each(&chunks, |ci| {
-            let buf = existing.get(ci.as_slice()).and_then(|m| m.lock().unwrap().take());
-            self.write_chunk_part(ci, start, count, data, buf)
+        let indices: Vec<usize> = (0..parts.len()).collect();
+        crate::threads::try_for_each(&indices, |&i| {
+            let buf = existing[i].lock().unwrap_or_else(|e| e.into_inner()).take();
+            self.write_chunk_part(&parts[i], layout, conv, data, buf)
         })
     }
 
@@ -43,29 +78,25 @@ impl Array {
         self.meta.codecs.decoded_repr().nbytes()
     }
 
-    /// Whether the region covers every element of chunk `ci` that lies inside the array.
-    fn covers_chunk(&self, ci: &[u64], start: &[u64], count: &[u64]) -> bool {
-        let cs = self.meta.chunk_shape();
-        let shape = &self.meta.shape;
-        (0..cs.len()).all(|d| {
-            let origin = ci[d] * cs[d];
-            let end = origin.saturating_add(cs[d]).min(shape[d]);
-            start[d] <= origin && start[d] + count[d] >= end
+    /// Whether the part covers every element of its chunk that lies inside the array.
+    fn covers_chunk(&self, part: &ChunkPart) -> bool {
+        let grid = self.grid();
+        (0..part.chunk.len()).all(|d| {
+            let (origin, extent) = grid.chunk_span(d, part.chunk[d]);
+            let inside = origin.saturating_add(extent).min(self.meta.shape[d]) - origin;
+            part.local.count[d] == inside
         })
     }
 
     fn write_chunk_part(
         &self,
-        ci: &[u64],
-        start: &[u64],
-        count: &[u64],
+        part: &ChunkPart,
+        layout: &Layout,
+        conv: &Conv,
         data: &[u8],
         existing: Option<Vec<u8>>,
     ) -> Result<()> {
-        let (local, within, n) = self.intersect(ci, start, count);
-        let cs = self.meta.chunk_shape();
-        let elem = self.meta.data_type.size();
-        let key = self.chunk_key(ci);
+        let key = self.chunk_key(&part.chunk);
         let chain = &self.meta.codecs;
         let repr = chain.decoded_repr();
         let mut sink = |encoded: Option<crate::codec::Parts>| -> Result<()> {
@@ -78,25 +109,26 @@ impl Array {
             }
         };
         let ctx = |e: crate::Error| e.context(self.store.location(&key));
-        let src_layout = Layout { shape: count, elem };
-        let zeros = vec![0; cs.len()];
-        let encode = |src: &[u8], layout: Layout, start: &[u64], sink: crate::codec::Sink| {
+        let encode = |src: &[u8], layout: &Layout, offset: usize, sink: crate::codec::Sink| {
             if self.meta.fill_defined {
-                chain.encode_box(src, layout, start, repr, sink)
+                chain.encode_box(src, layout, offset, repr, sink)
             } else {
                 // No fill value: every chunk is stored, whatever it holds.
-                crate::codec::with_box(src, layout, start, repr, |data| sink(Some(vec![chain.encode_chunk(data)?])))
+                crate::codec::with_box(src, layout, offset, repr, |data| sink(Some(vec![chain.encode_chunk(data)?])))
             }
         };
-        if existing.is_none() && n == cs {
+        let src_offset = layout.offset_of(&part.out);
+        if existing.is_none() && conv.is_identity() && part.local.is_dense() && part.local.count == repr.shape {
             // Fully covered: encode straight from the caller's buffer.
-            return encode(data, src_layout, &within, &mut sink).map_err(ctx);
+            return encode(data, layout, src_offset, &mut sink).map_err(ctx);
         }
-        // Otherwise the region is merged into a whole-chunk buffer first.
-        let chunk_layout = Layout { shape: cs, elem };
+        // Otherwise the selection is merged into a whole-chunk buffer first.
+        let chunk_layout = repr.layout();
         let merge_and_encode = |chunk: &mut [u8], sink: crate::codec::Sink| {
-            copy_box(data, src_layout, &within, 0, RawBuf::new(chunk), chunk_layout, &local, &n, &SwapPlan::identity());
-            encode(chunk, chunk_layout, &zeros, sink)
+            let at = chunk_layout.offset_of(&part.local.start);
+            let into = chunk_layout.stepped(&part.local.step);
+            copy::copy(data, src_offset, layout, RawBuf::new(chunk), at, &into, &part.local.count, conv)?;
+            encode(chunk, &chunk_layout, 0, sink)
         };
         match existing {
             Some(mut chunk) => merge_and_encode(&mut chunk, &mut sink).map_err(ctx),

@@ -11,7 +11,7 @@
 use super::{ArrayRepr, ArrayToBytesCodec, Config, Dest};
 use crate::dtype::{DataType, Endian, SwapPlan};
 use crate::error::{Error, Result};
-use crate::region::copy_box;
+use crate::selection::Selection;
 use crate::store::ByteSource;
 use serde_json::{json, Map, Value};
 use std::borrow::Cow;
@@ -86,23 +86,15 @@ impl ArrayToBytesCodec for BytesCodec {
         Some(repr.nbytes() as u64)
     }
 
-    fn partial_decode(
-        &self,
-        src: &dyn ByteSource,
-        repr: &ArrayRepr,
-        start: &[u64],
-        count: &[u64],
-        dest: Dest,
-    ) -> Result<()> {
+    fn partial_decode(&self, src: &dyn ByteSource, repr: &ArrayRepr, sel: &Selection, dest: Dest) -> Result<()> {
         Self::check_len(src.len(), repr)?;
-        if count.contains(&0) {
+        if sel.is_empty() {
             return Ok(());
         }
-        let (first_byte, end_byte) = super::chain::byte_span(repr, start, count);
+        let (first_byte, end_byte) = super::chain::byte_span(repr, sel);
         crate::scratch::with_decoded(end_byte - first_byte, |window| {
             src.read_into(first_byte as u64, window)?;
-            copy_box(window, repr.layout(), start, first_byte, dest.buf, dest.layout(repr), dest.start, count, &self.plan);
-            Ok(())
+            dest.copy_from(window, first_byte, repr, sel, &self.plan)
         })
     }
 
@@ -118,7 +110,9 @@ impl ArrayToBytesCodec for BytesCodec {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::region::RawBuf;
+    use crate::buffer::RawBuf;
+    use crate::selection::convert::Conv;
+    use crate::selection::Layout;
     use crate::store::SliceSource;
 
     fn repr(shape: &[u64], dt: DataType) -> ArrayRepr {
@@ -158,9 +152,19 @@ mod tests {
         let vals: Vec<u16> = (0..16).collect();
         let stored: Vec<u8> = vals.iter().flat_map(|v| v.to_be_bytes()).collect();
         let mut out = vec![0u8; 4 * 2];
-        c.partial_decode(&SliceSource(&stored), &r, &[1, 1], &[2, 2], Dest { buf: RawBuf::new(&mut out), shape: &[2, 2], start: &[0, 0] }).unwrap();
+        let (layout, conv) = (Layout::c_order(&[2, 2], 2), Conv::identity(&DataType::UInt16));
+        let dest = Dest { buf: RawBuf::new(&mut out), offset: 0, layout: &layout, conv: &conv, fill: None };
+        c.partial_decode(&SliceSource(&stored), &r, &Selection::dense(&[1, 1], &[2, 2]), dest).unwrap();
         let got: Vec<u16> = out.chunks(2).map(|b| u16::from_ne_bytes([b[0], b[1]])).collect();
         assert_eq!(got, [5, 6, 9, 10]);
-        assert!(c.partial_decode(&SliceSource(&stored[..30]), &r, &[0, 0], &[1, 1], Dest { buf: RawBuf::new(&mut out), shape: &[2, 2], start: &[0, 0] }).is_err());
+        // Every other element of rows 1 and 3, into float32.
+        let mut out = vec![0u8; 4 * 4];
+        let (layout, conv) = (Layout::c_order(&[2, 2], 4), Conv::new(&DataType::UInt16, &DataType::Float32).unwrap());
+        let dest = Dest { buf: RawBuf::new(&mut out), offset: 0, layout: &layout, conv: &conv, fill: None };
+        c.partial_decode(&SliceSource(&stored), &r, &Selection::new(&[1, 0], &[2, 2], Some(&[2, 2])).unwrap(), dest).unwrap();
+        let got: Vec<f32> = out.chunks(4).map(|b| f32::from_ne_bytes(b.try_into().unwrap())).collect();
+        assert_eq!(got, [4.0, 6.0, 12.0, 14.0]);
+        let dest = Dest { buf: RawBuf::new(&mut out), offset: 0, layout: &layout, conv: &conv, fill: None };
+        assert!(c.partial_decode(&SliceSource(&stored[..30]), &r, &Selection::dense(&[0, 0], &[1, 1]), dest).is_err());
     }
 }

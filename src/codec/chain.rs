@@ -8,8 +8,8 @@ use super::{
     Extension,
 };
 use crate::dtype::SwapPlan;
-use crate::region::copy_box;
 use crate::scratch::{with_decoded, with_encoded};
+use crate::selection::{Layout, Selection};
 use crate::error::{Error, Result};
 use crate::store::ByteSource;
 use serde_json::Value;
@@ -211,32 +211,32 @@ impl CodecChain {
         unreachable!()
     }
 
-    /// Decodes the box `start..start+count` of the chunk whose encoded bytes are `encoded` into `dest`.
-    /// When the chain is `bytes` + one compressor that can decode part of its output, only the byte
-    /// span the box needs is decoded; otherwise the whole chunk is decoded into a scratch buffer.
-    pub fn decode_region(&self, encoded: &[u8], start: &[u64], count: &[u64], dest: Dest) -> Result<()> {
-        if count.contains(&0) {
+    /// Decodes the selection `sel` (chunk-local) of the chunk whose encoded bytes are `encoded` into
+    /// `dest`. When the chain is `bytes` + one compressor that can decode part of its output, only the
+    /// byte span the selection needs is decoded; otherwise the whole chunk is decoded into a scratch
+    /// buffer (or straight into the destination when the selection is the whole chunk, unconverted
+    /// and contiguous there).
+    pub fn decode_region(&self, encoded: &[u8], sel: &Selection, dest: Dest) -> Result<()> {
+        if sel.is_empty() {
             return Ok(());
         }
         let repr = &self.reprs[0];
-        let layout = repr.layout();
-        let dest_layout = dest.layout(repr);
+        if let Some(out) = dest.direct(repr, sel) {
+            return self.decode_chunk(encoded, out);
+        }
         with_decoded(repr.nbytes(), |chunk| {
             if let (true, [b2b], Some(swap)) = (
                 self.array_to_array.is_empty(),
                 self.bytes_to_bytes.as_slice(),
                 self.array_to_bytes.element_bytes(repr),
             ) {
-                let (first, end) = byte_span(repr, start, count);
-                if (first > 0 || end < chunk.len())
-                    && b2b.decode_partial(encoded, first, end, chunk)? {
-                        copy_box(chunk, layout, start, 0, dest.buf, dest_layout, dest.start, count, &swap);
-                        return Ok(());
-                    }
+                let (first, end) = byte_span(repr, sel);
+                if (first > 0 || end < chunk.len()) && b2b.decode_partial(encoded, first, end, chunk)? {
+                    return dest.copy_from(chunk, 0, repr, sel, &swap);
+                }
             }
             self.decode_chunk(encoded, chunk)?;
-            copy_box(chunk, layout, start, 0, dest.buf, dest_layout, dest.start, count, &SwapPlan::identity());
-            Ok(())
+            dest.copy_from(chunk, 0, repr, sel, &SwapPlan::identity())
         })
     }
 
@@ -257,13 +257,13 @@ impl ArrayToBytesCodec for CodecChain {
         }
     }
 
-    fn encode_box(&self, src: &[u8], layout: crate::region::Layout, start: &[u64], repr: &ArrayRepr, sink: super::Sink) -> Result<()> {
+    fn encode_box(&self, src: &[u8], layout: &Layout, offset: usize, repr: &ArrayRepr, sink: super::Sink) -> Result<()> {
         if self.is_bare() {
             // e.g. sharding: it gathers its inner chunks straight from `src`.
-            return self.array_to_bytes.encode_box(src, layout, start, repr, sink);
+            return self.array_to_bytes.encode_box(src, layout, offset, repr, sink);
         }
-        super::with_box(src, layout, start, repr, |data| {
-            if crate::region::all_equal(data, &repr.fill_value) {
+        super::with_box(src, layout, offset, repr, |data| {
+            if crate::buffer::all_equal(data, &repr.fill_value) {
                 return sink(None);
             }
             sink(Some(vec![self.encode_chunk(data)?]))
@@ -278,21 +278,14 @@ impl ArrayToBytesCodec for CodecChain {
         self.encoded_size
     }
 
-    fn partial_decode(
-        &self,
-        src: &dyn ByteSource,
-        repr: &ArrayRepr,
-        start: &[u64],
-        count: &[u64],
-        dest: Dest,
-    ) -> Result<()> {
+    fn partial_decode(&self, src: &dyn ByteSource, repr: &ArrayRepr, sel: &Selection, dest: Dest) -> Result<()> {
         if self.is_bare() {
-            return self.array_to_bytes.partial_decode(src, repr, start, count, dest);
+            return self.array_to_bytes.partial_decode(src, repr, sel, dest);
         }
         with_encoded(|encoded| {
             encoded.resize(src.len() as usize, 0);
             src.read_into(0, encoded)?;
-            self.decode_region(encoded, start, count, dest)
+            self.decode_region(encoded, sel, dest)
         })
     }
 
@@ -305,11 +298,11 @@ impl ArrayToBytesCodec for CodecChain {
     }
 }
 
-/// The byte span `[first, end)` of a C-order chunk of `repr` that holds the box `start..start+count`.
-pub fn byte_span(repr: &ArrayRepr, start: &[u64], count: &[u64]) -> (usize, usize) {
-    let layout = repr.layout();
-    let last: Vec<u64> = start.iter().zip(count).map(|(s, c)| s + c - 1).collect();
-    (layout.offset_of(start), layout.offset_of(&last) + layout.elem)
+/// The byte span `[first, end)` of a C-order chunk of `repr` that holds the (non-empty) selection `sel`.
+pub fn byte_span(repr: &ArrayRepr, sel: &Selection) -> (usize, usize) {
+    let layout: Layout = repr.layout();
+    let first = layout.offset_of(&sel.start);
+    (first, first + layout.stepped(&sel.step).span(&sel.count).expect("a selection inside a chunk"))
 }
 
 #[cfg(test)]

@@ -16,12 +16,14 @@
 
 pub mod index;
 
-use crate::chunk_grid::for_each_index;
+use crate::buffer::RawBuf;
+use crate::chunk_grid::{for_each_index, RegularGrid};
 use crate::codec::chain::CodecChain;
 use crate::codec::{ArrayRepr, ArrayToBytesCodec, Config, Dest};
 use crate::error::Result;
-use crate::region::{contiguous_span, fill_box, Layout, RawBuf};
 use crate::scratch::with_encoded;
+use crate::selection::convert::Conv;
+use crate::selection::{ChunkPart, Layout, Selection};
 use crate::store::{ByteSource, SliceSource};
 use std::borrow::Cow;
 use index::{Entry, IndexCodec, IndexLocation};
@@ -34,6 +36,7 @@ const COALESCE_GAP: u64 = 0;
 #[derive(Debug)]
 pub struct ShardingCodec {
     inner_shape: Vec<u64>,
+    inner_grid: RegularGrid,
     chunks_per_shard: Vec<u64>,
     inner: CodecChain,
     index: IndexCodec,
@@ -75,7 +78,8 @@ impl ShardingCodec {
         let inner = CodecChain::from_v3(codecs, &inner_repr).map_err(|e| e.context("codec 'sharding_indexed': codecs"))?;
         let index_codecs = c.get("index_codecs").ok_or_else(|| c.invalid("index_codecs", "required"))?;
         let index = IndexCodec::new(index_codecs, &chunks_per_shard, location)?;
-        Ok(ShardingCodec { inner_shape, chunks_per_shard, inner, index })
+        let inner_grid = RegularGrid::new(inner_shape.clone())?;
+        Ok(ShardingCodec { inner_shape, inner_grid, chunks_per_shard, inner, index })
     }
 
     /// The inner chunk shape.
@@ -101,19 +105,16 @@ impl ShardingCodec {
     }
 }
 
-/// One inner chunk touched by a read: where it is stored and where its part of the region goes.
+/// One inner chunk touched by a read: where it is stored and which part of the selection it holds.
 struct Touched {
     entry: Entry,
-    local: Vec<u64>,
-    count: Vec<u64>,
-    dest_start: Vec<u64>,
+    part: ChunkPart,
 }
 
 impl ArrayToBytesCodec for ShardingCodec {
     fn encode<'a>(&self, data: Cow<'a, [u8]>, repr: &ArrayRepr) -> Result<Cow<'a, [u8]>> {
-        let zeros = vec![0; repr.shape.len()];
         let mut shard = None;
-        self.encode_box(&data, repr.layout(), &zeros, repr, &mut |e| {
+        self.encode_box(&data, &repr.layout(), 0, repr, &mut |e| {
             shard = e.map(crate::codec::join_parts);
             Ok(())
         })?;
@@ -124,7 +125,7 @@ impl ArrayToBytesCodec for ShardingCodec {
         }))
     }
 
-    fn encode_box(&self, src: &[u8], layout: Layout, start: &[u64], _repr: &ArrayRepr, sink: crate::codec::Sink) -> Result<()> {
+    fn encode_box(&self, src: &[u8], layout: &Layout, offset: usize, _repr: &ArrayRepr, sink: crate::codec::Sink) -> Result<()> {
         let mut indices = Vec::with_capacity(self.index.num_chunks);
         for_each_index(&self.chunks_per_shard.iter().map(|&n| (0, n - 1)).collect::<Vec<_>>(), |i| {
             indices.push(i.to_vec())
@@ -133,9 +134,9 @@ impl ArrayToBytesCodec for ShardingCodec {
         // Encode the inner chunks in parallel (in index order), each gathered straight from `src`;
         // chunks equal to the fill value everywhere are left out.
         let encoded: Vec<Option<Vec<u8>>> = crate::threads::try_map(&indices, |ci| {
-            let inner_start: Vec<u64> = ci.iter().zip(&self.inner_shape).zip(start).map(|((i, s), o)| o + i * s).collect();
+            let inner_origin: Vec<u64> = ci.iter().zip(&self.inner_shape).map(|(i, s)| i * s).collect();
             let mut out = None;
-            self.inner.encode_box(src, layout, &inner_start, inner_repr, &mut |e| {
+            self.inner.encode_box(src, layout, offset + layout.offset_of(&inner_origin), inner_repr, &mut |e| {
                 out = e.map(crate::codec::join_parts);
                 Ok(())
             })?;
@@ -153,23 +154,18 @@ impl ArrayToBytesCodec for ShardingCodec {
         let entries = self.read_index(&src)?;
         IndexCodec::check_disjoint(&entries)?;
         let zeros = vec![0; repr.shape.len()];
-        self.decode_region(&src, entries, repr, &zeros, &repr.shape, Dest { buf: RawBuf::new(out), shape: &repr.shape, start: &zeros })
+        let (layout, conv) = (repr.layout(), Conv::identity(&repr.data_type));
+        let dest = Dest { buf: RawBuf::new(out), offset: 0, layout: &layout, conv: &conv, fill: Some(&repr.fill_value) };
+        self.decode_region(&src, entries, &Selection::dense(&zeros, &repr.shape), dest)
     }
 
     fn encoded_size(&self, _repr: &ArrayRepr) -> Option<u64> {
         None
     }
 
-    fn partial_decode(
-        &self,
-        src: &dyn ByteSource,
-        repr: &ArrayRepr,
-        start: &[u64],
-        count: &[u64],
-        dest: Dest,
-    ) -> Result<()> {
+    fn partial_decode(&self, src: &dyn ByteSource, _repr: &ArrayRepr, sel: &Selection, dest: Dest) -> Result<()> {
         let entries = self.read_index(src)?;
-        self.decode_region(src, entries, repr, start, count, dest)
+        self.decode_region(src, entries, sel, dest)
     }
 
     fn inner_chunk_shape(&self) -> Option<&[u64]> {
@@ -212,44 +208,16 @@ impl ShardingCodec {
         Ok(parts)
     }
 
-    /// Decodes the region `start..start+count` of the shard in `src` (whose index is `entries`).
-    fn decode_region(
-        &self,
-        src: &dyn ByteSource,
-        entries: Vec<Entry>,
-        repr: &ArrayRepr,
-        start: &[u64],
-        count: &[u64],
-        dest: Dest,
-    ) -> Result<()> {
-        if count.contains(&0) {
-            return Ok(());
-        }
-        let elem = repr.data_type.size();
-        let dest_layout = Layout { shape: dest.shape, elem };
-        let ranges: Vec<(u64, u64)> = start
-            .iter()
-            .zip(count)
-            .zip(&self.inner_shape)
-            .map(|((&s, &n), &c)| (s / c, (s + n - 1) / c))
+    /// Decodes the selection `sel` of the shard in `src` (whose index is `entries`) into `dest`.
+    fn decode_region(&self, src: &dyn ByteSource, entries: Vec<Entry>, sel: &Selection, dest: Dest) -> Result<()> {
+        let touched: Vec<Touched> = sel
+            .project(&self.inner_grid)
+            .into_iter()
+            .map(|part| Touched { entry: entries[self.linear(&part.chunk)], part })
             .collect();
-        let mut touched = Vec::new();
-        for_each_index(&ranges, |ci| {
-            let rank = ci.len();
-            let (mut local, mut n, mut ds) = (vec![0; rank], vec![0; rank], vec![0; rank]);
-            for d in 0..rank {
-                let origin = ci[d] * self.inner_shape[d];
-                let lo = start[d].max(origin);
-                let hi = (start[d] + count[d]).min(origin + self.inner_shape[d]);
-                local[d] = lo - origin;
-                n[d] = hi - lo;
-                ds[d] = dest.start[d] + (lo - start[d]);
-            }
-            touched.push(Touched { entry: entries[self.linear(ci)], local, count: n, dest_start: ds });
-        });
         // Empty inner chunks: fill value.
         for t in touched.iter().filter(|t| t.entry.is_none()) {
-            fill_box(dest.buf, dest_layout, &t.dest_start, &t.count, &repr.fill_value);
+            dest.at(&t.part.out).fill_box(&t.part.local.count)?;
         }
         let stored: Vec<&Touched> = touched.iter().filter(|t| t.entry.is_some()).collect();
         if stored.is_empty() {
@@ -260,7 +228,7 @@ impl ShardingCodec {
             return crate::threads::try_for_each(&stored, |t| {
                 let (offset, len) = t.entry.unwrap();
                 let sub = crate::store::SubSource { inner: src, offset, len };
-                self.decode_inner(&sub, t, dest)
+                self.inner.partial_decode(&sub, self.inner.decoded_repr(), &t.part.local, dest.at(&t.part.out))
             });
         }
         // Coalesce the byte ranges of the touched chunks into as few reads as possible.
@@ -285,27 +253,9 @@ impl ShardingCodec {
                 crate::threads::try_for_each(members, |t| {
                     let (o, n) = t.entry.unwrap();
                     let piece = &bytes[(o - gs) as usize..(o - gs + n) as usize];
-                    self.decode_stored(piece, t, repr, dest)
+                    self.inner.decode_region(piece, &t.part.local, dest.at(&t.part.out))
                 })
             })
         })
-    }
-
-    /// Decodes one inner chunk's part of the region (its encoded bytes are in memory) into `dest`.
-    fn decode_stored(&self, encoded: &[u8], t: &Touched, repr: &ArrayRepr, dest: Dest) -> Result<()> {
-        if t.count == self.inner_shape {
-            if let Some((off, len)) = contiguous_span(dest.layout(repr), &t.dest_start, &t.count) {
-                // SAFETY: this inner chunk's box of the destination is written by this task only.
-                let out = unsafe { dest.buf.slice_mut(off, len) };
-                return self.inner.decode_chunk(encoded, out);
-            }
-        }
-        self.inner.decode_region(encoded, &t.local, &t.count, Dest { buf: dest.buf, shape: dest.shape, start: &t.dest_start })
-    }
-
-    /// Decodes one inner chunk's part of the region, reading its bytes from `src` as needed.
-    fn decode_inner(&self, src: &dyn ByteSource, t: &Touched, dest: Dest) -> Result<()> {
-        let dest = Dest { buf: dest.buf, shape: dest.shape, start: &t.dest_start };
-        self.inner.partial_decode(src, self.inner.decoded_repr(), &t.local, &t.count, dest)
     }
 }

@@ -1,0 +1,524 @@
+//! Element type conversion between the array's data type and the caller's buffer type ("memory
+//! types", as `H5Dread` and `nc_get_vara_double` take them), with netCDF's rule:
+//!
+//! - bool, every integer type and every float type convert to one another; complex64 and complex128
+//!   convert to one another (component by component); any other type only to itself.
+//! - A value the target type can hold converts as C converts it: integers exactly, floats to integers
+//!   truncated toward zero, to a float rounded to nearest (ties to even). `bool` counts as an integer
+//!   type holding 0 and 1 (reading bool gives 0/1; writing 2 or 0.5 into a bool array is out of range...
+//!   0.5 truncates to 0, which is in range).
+//! - NaN into an integer type, or a value outside the target's range (a finite float beyond the largest
+//!   finite target float included), is [`Error::Value`]. ±Infinity and NaN convert between float types.
+//!
+//! A [`Conv`] is a kernel chosen once per call (monomorphised per type pair), applied to runs of elements
+//! with arbitrary strides; it may also reverse the byte order of the source elements first (stored data
+//! read straight from a chunk).
+
+use crate::dtype::{DataType, SwapPlan};
+use crate::error::{Error, Result};
+
+/// A value on its way between two numeric types: integers exactly, floats as f64 (exact for every
+/// float type here).
+#[derive(Clone, Copy)]
+enum Val {
+    I(i128),
+    F(f64),
+}
+
+/// A numeric element type.
+trait Num: Copy {
+    /// Reads an element (unaligned).
+    ///
+    /// # Safety
+    /// `p` is valid for reading `size_of::<Self>()` bytes.
+    unsafe fn load(p: *const u8) -> Self {
+        // SAFETY: caller's contract.
+        unsafe { p.cast::<Self>().read_unaligned() }
+    }
+    /// Writes an element (unaligned).
+    ///
+    /// # Safety
+    /// `p` is valid for writing `size_of::<Self>()` bytes.
+    unsafe fn store(self, p: *mut u8) {
+        // SAFETY: caller's contract.
+        unsafe { p.cast::<Self>().write_unaligned(self) }
+    }
+    fn to_val(self) -> Val;
+    fn from_val(v: Val) -> Option<Self>;
+}
+
+macro_rules! int_num {
+    ($($t:ty),*) => {$(
+        impl Num for $t {
+            #[inline(always)]
+            fn to_val(self) -> Val {
+                Val::I(self as i128)
+            }
+            #[inline(always)]
+            fn from_val(v: Val) -> Option<Self> {
+                match v {
+                    Val::I(x) => <$t>::try_from(x).ok(),
+                    Val::F(f) => {
+                        // NaN fails both comparisons; bounds are powers of two, exact in f64.
+                        let t = f.trunc();
+                        let lo = <$t>::MIN as f64;
+                        let hi = -(lo) + if lo == 0.0 { 2.0f64.powi(<$t>::BITS as i32) } else { 0.0 };
+                        (t >= lo && t < hi).then(|| t as $t)
+                    }
+                }
+            }
+        }
+    )*};
+}
+int_num!(i8, i16, i32, i64, u8, u16, u32, u64);
+
+/// `bool` as an integer type holding 0 and 1.
+#[derive(Clone, Copy)]
+#[repr(transparent)]
+struct Bool(u8);
+
+impl Num for Bool {
+    #[inline(always)]
+    fn to_val(self) -> Val {
+        Val::I((self.0 != 0) as i128)
+    }
+    #[inline(always)]
+    fn from_val(v: Val) -> Option<Self> {
+        match v {
+            Val::I(x) => (x == 0 || x == 1).then_some(Bool(x as u8)),
+            Val::F(f) => {
+                let t = f.trunc();
+                (t >= 0.0 && t < 2.0).then_some(Bool(t as u8))
+            }
+        }
+    }
+}
+
+impl Num for half::f16 {
+    #[inline(always)]
+    fn to_val(self) -> Val {
+        Val::F(self.to_f64())
+    }
+    #[inline(always)]
+    fn from_val(v: Val) -> Option<Self> {
+        let f = match v {
+            Val::I(x) => x as f64,
+            Val::F(f) => f,
+        };
+        let r = crate::dtype::f16_from_f64(f);
+        (!(f.is_finite() && r.is_infinite())).then_some(r)
+    }
+}
+
+impl Num for f32 {
+    #[inline(always)]
+    fn to_val(self) -> Val {
+        Val::F(self as f64)
+    }
+    #[inline(always)]
+    fn from_val(v: Val) -> Option<Self> {
+        match v {
+            Val::I(x) => Some(x as f32),
+            Val::F(f) => {
+                let r = f as f32;
+                (!(f.is_finite() && r.is_infinite())).then_some(r)
+            }
+        }
+    }
+}
+
+impl Num for f64 {
+    #[inline(always)]
+    fn to_val(self) -> Val {
+        Val::F(self)
+    }
+    #[inline(always)]
+    fn from_val(v: Val) -> Option<Self> {
+        Some(match v {
+            Val::I(x) => x as f64,
+            Val::F(f) => f,
+        })
+    }
+}
+
+/// Converts `n` elements from `src` (stride `ss` bytes) to `dst` (stride `ds`); `false` at the first
+/// value the target cannot hold.
+type Kernel = unsafe fn(*const u8, usize, *mut u8, usize, usize) -> bool;
+
+/// # Safety
+/// `src + i*ss` and `dst + i*ds` are valid element addresses for `i < n`.
+unsafe fn convert_run<S: Num, D: Num>(src: *const u8, ss: usize, dst: *mut u8, ds: usize, n: usize) -> bool {
+    for i in 0..n {
+        // SAFETY: caller's contract.
+        unsafe {
+            match D::from_val(S::load(src.add(i * ss)).to_val()) {
+                Some(v) => v.store(dst.add(i * ds)),
+                None => return false,
+            }
+        }
+    }
+    true
+}
+
+/// Complex to complex: both components with the float kernel `K` of the component types.
+///
+/// # Safety
+/// As [`convert_run`], for complex elements of components `S` and `D`.
+unsafe fn convert_complex<S: Num, D: Num>(src: *const u8, ss: usize, dst: *mut u8, ds: usize, n: usize) -> bool {
+    let (sc, dc) = (std::mem::size_of::<S>(), std::mem::size_of::<D>());
+    // SAFETY: the imaginary parts follow the real parts within each element.
+    unsafe { convert_run::<S, D>(src, ss, dst, ds, n) && convert_run::<S, D>(src.add(sc), ss, dst.add(dc), ds, n) }
+}
+
+/// Copies elements of `N` bytes unchanged.
+///
+/// # Safety
+/// As [`convert_run`].
+unsafe fn copy_run<const N: usize>(src: *const u8, ss: usize, dst: *mut u8, ds: usize, n: usize) -> bool {
+    // SAFETY: caller's contract.
+    unsafe {
+        if ss == N && ds == N {
+            std::ptr::copy_nonoverlapping(src, dst, n * N);
+        } else {
+            for i in 0..n {
+                dst.add(i * ds).cast::<[u8; N]>().write_unaligned(src.add(i * ss).cast::<[u8; N]>().read_unaligned());
+            }
+        }
+    }
+    true
+}
+
+/// The numeric kinds, for dispatch.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Kind {
+    Bool,
+    I8,
+    I16,
+    I32,
+    I64,
+    U8,
+    U16,
+    U32,
+    U64,
+    F16,
+    F32,
+    F64,
+    C64,
+    C128,
+}
+
+fn kind(t: &DataType) -> Option<Kind> {
+    Some(match t {
+        DataType::Bool => Kind::Bool,
+        DataType::Int8 => Kind::I8,
+        DataType::Int16 => Kind::I16,
+        DataType::Int32 => Kind::I32,
+        DataType::Int64 => Kind::I64,
+        DataType::UInt8 => Kind::U8,
+        DataType::UInt16 => Kind::U16,
+        DataType::UInt32 => Kind::U32,
+        DataType::UInt64 => Kind::U64,
+        DataType::Float16 => Kind::F16,
+        DataType::Float32 => Kind::F32,
+        DataType::Float64 => Kind::F64,
+        DataType::Complex64 => Kind::C64,
+        DataType::Complex128 => Kind::C128,
+        _ => return None,
+    })
+}
+
+macro_rules! dispatch_to {
+    ($s:ty, $to:expr) => {
+        match $to {
+            Kind::Bool => convert_run::<$s, Bool> as Kernel,
+            Kind::I8 => convert_run::<$s, i8>,
+            Kind::I16 => convert_run::<$s, i16>,
+            Kind::I32 => convert_run::<$s, i32>,
+            Kind::I64 => convert_run::<$s, i64>,
+            Kind::U8 => convert_run::<$s, u8>,
+            Kind::U16 => convert_run::<$s, u16>,
+            Kind::U32 => convert_run::<$s, u32>,
+            Kind::U64 => convert_run::<$s, u64>,
+            Kind::F16 => convert_run::<$s, half::f16>,
+            Kind::F32 => convert_run::<$s, f32>,
+            Kind::F64 => convert_run::<$s, f64>,
+            Kind::C64 | Kind::C128 => unreachable!("complex targets are dispatched apart"),
+        }
+    };
+}
+
+fn real_kernel(from: Kind, to: Kind) -> Kernel {
+    match from {
+        Kind::Bool => dispatch_to!(Bool, to),
+        Kind::I8 => dispatch_to!(i8, to),
+        Kind::I16 => dispatch_to!(i16, to),
+        Kind::I32 => dispatch_to!(i32, to),
+        Kind::I64 => dispatch_to!(i64, to),
+        Kind::U8 => dispatch_to!(u8, to),
+        Kind::U16 => dispatch_to!(u16, to),
+        Kind::U32 => dispatch_to!(u32, to),
+        Kind::U64 => dispatch_to!(u64, to),
+        Kind::F16 => dispatch_to!(half::f16, to),
+        Kind::F32 => dispatch_to!(f32, to),
+        Kind::F64 => dispatch_to!(f64, to),
+        Kind::C64 | Kind::C128 => unreachable!("complex sources are dispatched apart"),
+    }
+}
+
+fn copy_kernel(elem: usize) -> Option<Kernel> {
+    Some(match elem {
+        1 => copy_run::<1>,
+        2 => copy_run::<2>,
+        4 => copy_run::<4>,
+        8 => copy_run::<8>,
+        16 => copy_run::<16>,
+        _ => return None,
+    })
+}
+
+/// The range of an integer kind (bool as 0..=1), `None` for floats.
+fn int_range(k: Kind) -> Option<(i128, i128)> {
+    Some(match k {
+        Kind::Bool => (0, 1),
+        Kind::I8 => (i8::MIN as i128, i8::MAX as i128),
+        Kind::I16 => (i16::MIN as i128, i16::MAX as i128),
+        Kind::I32 => (i32::MIN as i128, i32::MAX as i128),
+        Kind::I64 => (i64::MIN as i128, i64::MAX as i128),
+        Kind::U8 => (0, u8::MAX as i128),
+        Kind::U16 => (0, u16::MAX as i128),
+        Kind::U32 => (0, u32::MAX as i128),
+        Kind::U64 => (0, u64::MAX as i128),
+        _ => return None,
+    })
+}
+
+/// A conversion from elements of one type to another, with an optional byte-order reversal of the
+/// source elements first.
+#[derive(Debug, Clone)]
+pub struct Conv {
+    from: DataType,
+    to: DataType,
+    kernel: Option<Kernel>,
+    /// Element sizes.
+    from_size: usize,
+    to_size: usize,
+    identity: bool,
+    can_fail: bool,
+    swap: SwapPlan,
+}
+
+impl Conv {
+    /// The conversion from `from` elements to `to` elements; [`Error::InvalidArgument`] when the two
+    /// types do not convert (complex with real, or a non-numeric type with any other type).
+    pub fn new(from: &DataType, to: &DataType) -> Result<Conv> {
+        let identity = from == to;
+        let (kernel, can_fail) = if identity {
+            (copy_kernel(from.size()), false)
+        } else {
+            match (kind(from), kind(to)) {
+                (Some(Kind::C64), Some(Kind::C128)) => (Some(convert_complex::<f32, f64> as Kernel), false),
+                (Some(Kind::C128), Some(Kind::C64)) => (Some(convert_complex::<f64, f32> as Kernel), true),
+                (Some(f), Some(t)) if !matches!(f, Kind::C64 | Kind::C128) && !matches!(t, Kind::C64 | Kind::C128) => {
+                    let can_fail = match (int_range(f), int_range(t)) {
+                        (Some((flo, fhi)), Some((tlo, thi))) => flo < tlo || fhi > thi,
+                        (Some(_), None) => t == Kind::F16,
+                        (None, None) => matches!((f, t), (Kind::F64, Kind::F32 | Kind::F16) | (Kind::F32, Kind::F16)),
+                        (None, Some(_)) => true,
+                    };
+                    (Some(real_kernel(f, t)), can_fail)
+                }
+                _ => {
+                    return Err(Error::InvalidArgument(format!(
+                        "no conversion between {from} elements and {to} elements (numeric types convert among \
+                         themselves, complex types among themselves, any other type only to itself)"
+                    )))
+                }
+            }
+        };
+        Ok(Conv {
+            from: from.clone(),
+            to: to.clone(),
+            kernel,
+            from_size: from.size(),
+            to_size: to.size(),
+            identity,
+            can_fail,
+            swap: SwapPlan::identity(),
+        })
+    }
+
+    /// The identity conversion for `t`.
+    pub fn identity(t: &DataType) -> Conv {
+        Conv::new(t, t).expect("a type converts to itself")
+    }
+
+    /// This conversion preceded by the byte-order reversal `swap` of each source element.
+    pub fn with_swap(&self, swap: &SwapPlan) -> Conv {
+        Conv { swap: swap.clone(), ..self.clone() }
+    }
+
+    /// Whether elements are copied unchanged (same type, no byte swap).
+    pub fn is_identity(&self) -> bool {
+        self.identity && self.swap.is_identity()
+    }
+
+    /// Whether some value of the source type has no image in the target type.
+    pub fn can_fail(&self) -> bool {
+        self.can_fail
+    }
+
+    /// Source element size in bytes.
+    pub fn from_size(&self) -> usize {
+        self.from_size
+    }
+
+    /// Target element size in bytes.
+    pub fn to_size(&self) -> usize {
+        self.to_size
+    }
+
+    /// The error for a value that does not convert.
+    pub fn value_error(&self) -> Error {
+        Error::Value(format!("a {} value is NaN or outside the range of {}", self.from, self.to))
+    }
+
+    /// Converts one element.
+    pub fn convert_one(&self, src: &[u8]) -> Result<Vec<u8>> {
+        let mut out = vec![0u8; self.to_size];
+        assert_eq!(src.len(), self.from_size);
+        // SAFETY: one element each side.
+        if unsafe { self.run(src.as_ptr(), 0, out.as_mut_ptr(), 0, 1) } {
+            Ok(out)
+        } else {
+            Err(self.value_error())
+        }
+    }
+
+    /// Converts `n` elements from `src` (stride `ss` bytes) to `dst` (stride `ds`); `false` when a
+    /// value does not convert (elements before it are written).
+    ///
+    /// # Safety
+    /// `src + i*ss` (source element size) and `dst + i*ds` (target element size) are valid for `i < n`,
+    /// and the two ranges do not overlap.
+    pub unsafe fn run(&self, src: *const u8, ss: usize, dst: *mut u8, ds: usize, n: usize) -> bool {
+        if self.swap.is_identity() {
+            return match self.kernel {
+                // SAFETY: forwarded.
+                Some(k) => unsafe { k(src, ss, dst, ds, n) },
+                None => {
+                    // Same type of an unusual size (r<N>, structs): byte copies.
+                    for i in 0..n {
+                        // SAFETY: forwarded.
+                        unsafe { std::ptr::copy_nonoverlapping(src.add(i * ss), dst.add(i * ds), self.from_size) };
+                    }
+                    true
+                }
+            };
+        }
+        // Byte-swapped source: blocks of elements are swapped into a contiguous buffer, then converted.
+        const BLOCK: usize = 256;
+        let e = self.from_size;
+        let mut tmp = [0u8; 4096];
+        let per = (tmp.len() / e).clamp(1, BLOCK);
+        let native = Conv { swap: SwapPlan::identity(), ..self.clone() };
+        let mut big = Vec::new();
+        let tmp: &mut [u8] = if e > tmp.len() {
+            big.resize(e, 0);
+            &mut big
+        } else {
+            &mut tmp
+        };
+        let mut i = 0;
+        while i < n {
+            let m = per.min(n - i);
+            for j in 0..m {
+                // SAFETY: forwarded (element i + j of the source).
+                let s = unsafe { std::slice::from_raw_parts(src.add((i + j) * ss), e) };
+                self.swap.apply_copy(s, &mut tmp[j * e..(j + 1) * e]);
+            }
+            // SAFETY: `tmp` holds m contiguous elements; the target as forwarded.
+            if !unsafe { native.run(tmp.as_ptr(), e, dst.add(i * ds), ds, m) } {
+                return false;
+            }
+            i += m;
+        }
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use DataType::*;
+
+    fn conv<S: Copy, D: Copy + Default>(from: DataType, to: DataType, v: S) -> Result<D> {
+        let c = Conv::new(&from, &to)?;
+        let src = unsafe { std::slice::from_raw_parts((&v as *const S).cast::<u8>(), std::mem::size_of::<S>()) };
+        let out = c.convert_one(src)?;
+        Ok(unsafe { out.as_ptr().cast::<D>().read_unaligned() })
+    }
+
+    #[test]
+    fn netcdf_rule() {
+        assert_eq!(conv::<i16, f64>(Int16, Float64, -7).unwrap(), -7.0);
+        assert_eq!(conv::<f64, i16>(Float64, Int16, -7.9).unwrap(), -7);
+        assert_eq!(conv::<f64, i16>(Float64, Int16, 32767.9).unwrap(), 32767);
+        assert!(conv::<f64, i16>(Float64, Int16, 32768.0).is_err());
+        assert_eq!(conv::<f64, i16>(Float64, Int16, -32768.5).unwrap(), -32768);
+        assert!(conv::<f64, i16>(Float64, Int16, -32769.0).is_err());
+        assert!(matches!(conv::<f64, i32>(Float64, Int32, f64::NAN), Err(Error::Value(_))));
+        assert!(conv::<f64, i32>(Float64, Int32, f64::INFINITY).is_err());
+        assert_eq!(conv::<f64, u8>(Float64, UInt8, -0.9).unwrap(), 0);
+        assert!(conv::<f64, u8>(Float64, UInt8, -1.0).is_err());
+        assert_eq!(conv::<f64, u64>(Float64, UInt64, 18446744073709549568.0).unwrap(), 18446744073709549568);
+        assert!(conv::<f64, u64>(Float64, UInt64, 18446744073709551616.0).is_err());
+        assert_eq!(conv::<f64, i64>(Float64, Int64, -9223372036854775808.0).unwrap(), i64::MIN);
+        assert!(conv::<f64, i64>(Float64, Int64, 9223372036854775808.0).is_err());
+        assert!(conv::<i32, u16>(Int32, UInt16, 70000).is_err());
+        assert!(conv::<i32, u16>(Int32, UInt16, -1).is_err());
+        assert_eq!(conv::<u64, i64>(UInt64, Int64, 5).unwrap(), 5);
+        assert!(conv::<u64, i64>(UInt64, Int64, u64::MAX).is_err());
+        assert_eq!(conv::<i64, f32>(Int64, Float32, 16777217).unwrap(), 16777216.0);
+        assert!(conv::<f64, f32>(Float64, Float32, 1e300).is_err());
+        assert!(conv::<f64, f32>(Float64, Float32, f64::NAN).unwrap().is_nan());
+        assert_eq!(conv::<f64, f32>(Float64, Float32, f64::NEG_INFINITY).unwrap(), f32::NEG_INFINITY);
+        assert_eq!(conv::<f32, f64>(Float32, Float64, -0.0).unwrap().to_bits(), (-0.0f64).to_bits());
+        assert_eq!(conv::<f64, u16>(Float64, Float16, 1.0).unwrap(), 0x3c00);
+        assert!(conv::<f64, u16>(Float64, Float16, 70000.0).is_err());
+        assert!(conv::<i32, u16>(Int32, Float16, 70000).is_err());
+        assert_eq!(conv::<u8, i32>(DataType::Bool, Int32, 1).unwrap(), 1);
+        assert_eq!(conv::<i32, u8>(Int32, DataType::Bool, 1).unwrap(), 1);
+        assert!(conv::<i32, u8>(Int32, DataType::Bool, 2).is_err());
+        assert_eq!(conv::<[f32; 2], [f64; 2]>(Complex64, Complex128, [1.5, -2.0]).unwrap(), [1.5, -2.0]);
+        assert!(conv::<[f64; 2], [f32; 2]>(Complex128, Complex64, [1.0, 1e300]).is_err());
+        assert!(Conv::new(&Complex64, &Float64).is_err());
+        assert!(Conv::new(&Raw(3), &UInt8).is_err());
+        assert!(Conv::new(&Raw(3), &Raw(3)).unwrap().is_identity());
+    }
+
+    #[test]
+    fn failure_classes() {
+        assert!(!Conv::new(&Int16, &Float64).unwrap().can_fail());
+        assert!(!Conv::new(&UInt8, &Int16).unwrap().can_fail());
+        assert!(Conv::new(&Int8, &UInt16).unwrap().can_fail());
+        assert!(Conv::new(&Float64, &Float32).unwrap().can_fail());
+        assert!(!Conv::new(&Float32, &Float64).unwrap().can_fail());
+        assert!(Conv::new(&Int32, &Float16).unwrap().can_fail());
+        assert!(Conv::new(&Float32, &Int64).unwrap().can_fail());
+    }
+
+    #[test]
+    fn swapped_source() {
+        let vals: Vec<u8> = [1u16, 2, 300].iter().flat_map(|v| v.to_be_bytes()).collect();
+        let c = Conv::new(&UInt16, &Float32).unwrap().with_swap(&SwapPlan::for_type(&UInt16, Some(other_endian())));
+        let mut out = [0f32; 3];
+        assert!(unsafe { c.run(vals.as_ptr(), 2, out.as_mut_ptr().cast(), 4, 3) });
+        if crate::dtype::Endian::NATIVE == crate::dtype::Endian::Little {
+            assert_eq!(out, [1.0, 2.0, 300.0]);
+        }
+    }
+
+    fn other_endian() -> crate::dtype::Endian {
+        crate::dtype::Endian::Big
+    }
+}

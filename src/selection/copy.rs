@@ -1,0 +1,208 @@
+//! Box copies between two layouts: the box is walked as runs along its innermost remaining dimension
+//! (dimensions of extent 1 dropped, dimensions contiguous on both sides merged), and each run goes
+//! through one [`Conv`] call: a `memcpy` when both sides are contiguous and the types equal, a strided
+//! (and converting) loop otherwise.
+
+use super::convert::Conv;
+use super::layout::Layout;
+use crate::buffer::RawBuf;
+use crate::error::Result;
+
+/// The dimensions of a box walk after dropping extent-1 dimensions and merging contiguous ones:
+/// (count, source stride, destination stride), outermost first.
+fn plan(count: &[u64], ss: &[usize], ds: &[usize]) -> Vec<(usize, usize, usize)> {
+    let mut dims: Vec<(usize, usize, usize)> = Vec::with_capacity(count.len());
+    for d in 0..count.len() {
+        if count[d] == 1 {
+            continue;
+        }
+        let (n, s, t) = (count[d] as usize, ss[d], ds[d]);
+        if let Some(last) = dims.last_mut() {
+            // The previous (outer) dimension steps exactly over this one on both sides: merge.
+            if last.1 == s * n && last.2 == t * n {
+                *last = (last.0 * n, s, t);
+                continue;
+            }
+        }
+        dims.push((n, s, t));
+    }
+    dims
+}
+
+/// Calls `f(src_offset, dst_offset, n, src_stride, dst_stride)` for each run of a box walk; stops at
+/// the first `false`.
+fn for_each_run(
+    count: &[u64],
+    ss: &[usize],
+    ds: &[usize],
+    mut f: impl FnMut(usize, usize, usize, usize, usize) -> bool,
+) -> bool {
+    if count.contains(&0) {
+        return true;
+    }
+    let dims = plan(count, ss, ds);
+    let Some(&(n, s_in, d_in)) = dims.last() else { return f(0, 0, 1, 0, 0) };
+    let outer = &dims[..dims.len() - 1];
+    let mut idx = vec![0usize; outer.len()];
+    let (mut so, mut dof) = (0usize, 0usize);
+    loop {
+        if !f(so, dof, n, s_in, d_in) {
+            return false;
+        }
+        let mut k = outer.len();
+        loop {
+            if k == 0 {
+                return true;
+            }
+            k -= 1;
+            idx[k] += 1;
+            so += outer[k].1;
+            dof += outer[k].2;
+            if idx[k] < outer[k].0 {
+                break;
+            }
+            so -= outer[k].1 * outer[k].0;
+            dof -= outer[k].2 * outer[k].0;
+            idx[k] = 0;
+        }
+    }
+}
+
+/// Copies the box `count` from `src` (its origin at byte `src_off`, strides of `src_layout`) to `dst`
+/// (origin at `dst_off`, strides of `dst_layout`), converting each element with `conv`. A value that
+/// does not convert is [`crate::Error::Value`] (elements before it are written).
+#[allow(clippy::too_many_arguments)]
+pub fn copy(
+    src: &[u8],
+    src_off: usize,
+    src_layout: &Layout,
+    dst: RawBuf,
+    dst_off: usize,
+    dst_layout: &Layout,
+    count: &[u64],
+    conv: &Conv,
+) -> Result<()> {
+    assert_eq!(src_layout.elem, conv.from_size(), "copy: source element size");
+    assert_eq!(dst_layout.elem, conv.to_size(), "copy: destination element size");
+    let src_end = src_layout.span(count).and_then(|s| s.checked_add(src_off));
+    let dst_end = dst_layout.span(count).and_then(|s| s.checked_add(dst_off));
+    assert!(src_end.is_some_and(|e| e <= src.len() || count.contains(&0)), "copy: box outside the source");
+    assert!(dst_end.is_some_and(|e| e <= dst.len() || count.contains(&0)), "copy: box outside the destination");
+    let (sp, dp) = (src.as_ptr(), dst.as_ptr());
+    let ok = for_each_run(count, &src_layout.strides, &dst_layout.strides, |so, dof, n, s, d| {
+        // SAFETY: every element of the box lies inside both buffers (asserted above); the destination's
+        // disjointness from other writers is RawBuf's contract, and src and dst never alias (a caller's
+        // buffer and a chunk buffer).
+        unsafe { conv.run(sp.add(src_off + so), s, dp.add(dst_off + dof), d, n) }
+    });
+    if ok {
+        Ok(())
+    } else {
+        Err(conv.value_error())
+    }
+}
+
+/// Fills the box `count` of `dst` (origin at `dst_off`) with copies of the element `value`.
+pub fn fill(dst: RawBuf, dst_off: usize, dst_layout: &Layout, count: &[u64], value: &[u8]) {
+    assert_eq!(value.len(), dst_layout.elem, "fill: element size");
+    assert!(
+        dst_layout.span(count).and_then(|s| s.checked_add(dst_off)).is_some_and(|e| e <= dst.len() || count.contains(&0)),
+        "fill: box outside the destination"
+    );
+    let zero = value.iter().all(|&b| b == 0);
+    let e = value.len();
+    let zeros = vec![0; count.len()];
+    let mut pattern: Vec<u8> = Vec::new();
+    for_each_run(count, &zeros, &dst_layout.strides, |_, dof, n, _, d| {
+        if d == e {
+            // SAFETY: inside dst (asserted); disjointness is RawBuf's contract.
+            let run = unsafe { dst.slice_mut(dst_off + dof, n * e) };
+            if zero {
+                run.fill(0);
+            } else {
+                if pattern.len() != run.len() {
+                    pattern = value.iter().copied().cycle().take(run.len()).collect();
+                }
+                run.copy_from_slice(&pattern);
+            }
+        } else {
+            for i in 0..n {
+                // SAFETY: as above.
+                unsafe { dst.slice_mut(dst_off + dof + i * d, e) }.copy_from_slice(value);
+            }
+        }
+        true
+    });
+}
+
+/// Checks that every element of the box `count` of `src` converts with `conv` (nothing is written).
+pub fn check(src: &[u8], src_off: usize, src_layout: &Layout, count: &[u64], conv: &Conv) -> Result<()> {
+    assert!(
+        src_layout.span(count).and_then(|s| s.checked_add(src_off)).is_some_and(|e| e <= src.len() || count.contains(&0)),
+        "check: box outside the source"
+    );
+    let zeros = vec![0; count.len()];
+    let mut tmp = vec![0u8; 256 * conv.to_size()];
+    let sp = src.as_ptr();
+    let ok = for_each_run(count, &src_layout.strides, &zeros, |so, _, n, s, _| {
+        let mut i = 0;
+        while i < n {
+            let m = (n - i).min(256);
+            // SAFETY: source elements inside src (asserted); tmp holds 256 target elements.
+            if !unsafe { conv.run(sp.add(src_off + so + i * s), s, tmp.as_mut_ptr(), conv.to_size(), m) } {
+                return false;
+            }
+            i += m;
+        }
+        true
+    });
+    if ok {
+        Ok(())
+    } else {
+        Err(conv.value_error())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dtype::DataType;
+
+    #[test]
+    fn plans_merge_and_drop() {
+        // 3x4 of 2-byte elements, C order both sides: one run of 12.
+        assert_eq!(plan(&[3, 4], &[8, 2], &[8, 2]), [(12, 2, 2)]);
+        // destination rows wider: no merge.
+        assert_eq!(plan(&[3, 4], &[8, 2], &[20, 2]), [(3, 8, 20), (4, 2, 2)]);
+        assert_eq!(plan(&[1, 4, 1], &[99, 2, 77], &[1, 2, 3]), [(4, 2, 2)]);
+    }
+
+    #[test]
+    fn strided_converting_copy_into_fortran_order() {
+        // Source: 4x6 int16 C order; select rows 0,2 and columns 1,3,5 (step 2), into a 2x3 f64 Fortran buffer.
+        let src: Vec<u8> = (0..24i16).flat_map(|v| v.to_ne_bytes()).collect();
+        let sl = Layout::c_order(&[4, 6], 2).stepped(&[2, 2]);
+        let dl = Layout::from_caller(&[2, 3], 8, Some(&[1, 2]), true).unwrap();
+        let mut out = vec![0u8; 48];
+        let conv = Conv::new(&DataType::Int16, &DataType::Float64).unwrap();
+        copy(&src, 2, &sl, RawBuf::new(&mut out), 0, &dl, &[2, 3], &conv).unwrap();
+        let got: Vec<f64> = out.chunks(8).map(|b| f64::from_ne_bytes(b.try_into().unwrap())).collect();
+        // Fortran order: column-major (r0c0, r1c0, r0c1, ...)
+        assert_eq!(got, [1.0, 13.0, 3.0, 15.0, 5.0, 17.0]);
+    }
+
+    #[test]
+    fn fill_and_check() {
+        let mut d = vec![0u8; 2 * 3 * 2];
+        let l = Layout::c_order(&[2, 3], 2);
+        fill(RawBuf::new(&mut d), l.offset_of(&[1, 1]), &l, &[1, 2], &[7, 9]);
+        assert_eq!(d, [0, 0, 0, 0, 0, 0, 0, 0, 7, 9, 7, 9]);
+        let src: Vec<u8> = [1i32, 300, 2].iter().flat_map(|v| v.to_ne_bytes()).collect();
+        let conv = Conv::new(&DataType::Int32, &DataType::UInt8).unwrap();
+        let l = Layout::c_order(&[3], 4);
+        assert!(check(&src, 0, &l, &[3], &conv).is_err());
+        assert!(check(&src, 0, &l.stepped(&[2]), &[2], &conv).is_ok());
+        let zero_d = Layout::c_order(&[], 4);
+        assert!(check(&src, 4, &zero_d, &[], &conv).is_err());
+    }
+}

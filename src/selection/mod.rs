@@ -1,0 +1,241 @@
+//! The selection engine: every piece of region arithmetic in libzarr lives here.
+//!
+//! - [`Selection`]: per dimension a start, a count and a step (a strided hyperslab, as HDF5's
+//!   `H5Sselect_hyperslab` and netCDF's `nc_get_vars` take it); a dense box has every step 1.
+//! - [`Selection::project`]: the selection cut along a [`ChunkGrid`] into the part of each chunk it
+//!   touches ([`ChunkPart`]: which chunk, where in the chunk, where in the caller's buffer).
+//! - [`layout::Layout`]: a buffer as an element size and a byte stride per dimension (C order,
+//!   Fortran order, a chunk stepped by the selection, a caller's arbitrary strides).
+//! - [`copy`]: copies, fills and validates boxes between two layouts in whole runs, converting element
+//!   types ([`convert::Conv`]) and byte order inside the same pass.
+
+pub mod convert;
+pub mod copy;
+pub mod layout;
+
+use crate::chunk_grid::ChunkGrid;
+use crate::error::{Error, Result};
+pub use layout::Layout;
+
+/// A strided hyperslab: along dimension `d` the indices `start[d] + k * step[d]` for `k < count[d]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Selection {
+    /// First index per dimension.
+    pub start: Vec<u64>,
+    /// Number of selected indices per dimension.
+    pub count: Vec<u64>,
+    /// Distance between selected indices per dimension (all >= 1).
+    pub step: Vec<u64>,
+}
+
+/// The part of one chunk that a selection touches.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChunkPart {
+    /// The chunk's grid coordinates.
+    pub chunk: Vec<u64>,
+    /// This part as a selection within the chunk (chunk-local start, count, and the selection's step).
+    pub local: Selection,
+    /// Where this part starts among the selected elements (per dimension, in units of selected elements).
+    pub out: Vec<u64>,
+}
+
+/// One dimension of a [`ChunkPart`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Piece {
+    chunk: u64,
+    local: u64,
+    count: u64,
+    out: u64,
+}
+
+impl Selection {
+    /// The dense box `start..start+count` (every step 1).
+    pub fn dense(start: &[u64], count: &[u64]) -> Selection {
+        Selection { start: start.to_vec(), count: count.to_vec(), step: vec![1; count.len()] }
+    }
+
+    /// A selection from caller arguments: `step` `None` means all 1; steps must be >= 1.
+    pub fn new(start: &[u64], count: &[u64], step: Option<&[u64]>) -> Result<Selection> {
+        let step = match step {
+            None => vec![1; count.len()],
+            Some(s) => {
+                if let Some(d) = s.iter().position(|&x| x == 0) {
+                    return Err(Error::InvalidArgument(format!("step[{d}] is 0 (steps must be at least 1)")));
+                }
+                s.to_vec()
+            }
+        };
+        if start.len() != count.len() || step.len() != count.len() {
+            return Err(Error::InvalidArgument("start, count and step differ in rank".into()));
+        }
+        Ok(Selection { start: start.to_vec(), count: count.to_vec(), step })
+    }
+
+    /// Number of dimensions.
+    pub fn rank(&self) -> usize {
+        self.count.len()
+    }
+
+    /// Whether every step is 1.
+    pub fn is_dense(&self) -> bool {
+        self.step.iter().all(|&s| s == 1)
+    }
+
+    /// Number of selected elements, `None` on overflow.
+    pub fn num_elements(&self) -> Option<u64> {
+        self.count.iter().try_fold(1u64, |a, &c| a.checked_mul(c))
+    }
+
+    /// Whether nothing is selected.
+    pub fn is_empty(&self) -> bool {
+        self.count.contains(&0)
+    }
+
+    /// The last selected index along `d` (count must be > 0), `None` on overflow.
+    fn last(&self, d: usize) -> Option<u64> {
+        (self.count[d] - 1).checked_mul(self.step[d]).and_then(|x| x.checked_add(self.start[d]))
+    }
+
+    /// The extent of the bounding box along `d`: `last - start + 1` (count must be > 0).
+    pub fn extent(&self, d: usize) -> u64 {
+        (self.count[d] - 1) * self.step[d] + 1
+    }
+
+    /// Fails unless the selection has the array's rank and lies inside `shape`.
+    pub fn check_within(&self, shape: &[u64]) -> Result<()> {
+        if self.rank() != shape.len() {
+            return Err(Error::InvalidArgument(format!(
+                "the selection has rank {} but the array has rank {}",
+                self.rank(),
+                shape.len()
+            )));
+        }
+        for d in 0..self.rank() {
+            let inside = if self.count[d] == 0 { self.start[d] <= shape[d] } else { self.last(d).is_some_and(|l| l < shape[d]) };
+            if !inside {
+                return Err(Error::OutOfBounds(format!(
+                    "selection start {:?} count {:?} step {:?} exceeds the array shape {shape:?} in dimension {d}",
+                    self.start, self.count, self.step
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// Cuts the selection along `grid`: one [`ChunkPart`] per chunk holding at least one selected element,
+    /// chunks in C order. Nothing when the selection is empty.
+    pub fn project(&self, grid: &dyn ChunkGrid) -> Vec<ChunkPart> {
+        if self.is_empty() {
+            return Vec::new();
+        }
+        let dims: Vec<Vec<Piece>> = (0..self.rank()).map(|d| self.project_dim(grid, d)).collect();
+        let total: usize = dims.iter().map(Vec::len).product();
+        let mut parts = Vec::with_capacity(total);
+        let mut idx = vec![0usize; dims.len()];
+        loop {
+            let pieces: Vec<Piece> = idx.iter().enumerate().map(|(d, &i)| dims[d][i]).collect();
+            parts.push(ChunkPart {
+                chunk: pieces.iter().map(|p| p.chunk).collect(),
+                local: Selection {
+                    start: pieces.iter().map(|p| p.local).collect(),
+                    count: pieces.iter().map(|p| p.count).collect(),
+                    step: self.step.clone(),
+                },
+                out: pieces.iter().map(|p| p.out).collect(),
+            });
+            // Odometer, last dimension fastest.
+            let mut d = dims.len();
+            loop {
+                if d == 0 {
+                    return parts;
+                }
+                d -= 1;
+                idx[d] += 1;
+                if idx[d] < dims[d].len() {
+                    break;
+                }
+                idx[d] = 0;
+            }
+        }
+    }
+
+    /// The chunks along dimension `d` holding selected indices, each with its share of the selection.
+    /// Chunks the step jumps over are not visited.
+    fn project_dim(&self, grid: &dyn ChunkGrid, d: usize) -> Vec<Piece> {
+        let (start, count, step) = (self.start[d], self.count[d], self.step[d]);
+        let mut pieces = Vec::new();
+        let mut k = 0;
+        while k < count {
+            let i = start + k * step;
+            let c = grid.chunk_index(d, i);
+            let (origin, extent) = grid.chunk_span(d, c);
+            let end = origin.saturating_add(extent);
+            let k_last = ((end - 1 - start) / step).min(count - 1);
+            pieces.push(Piece { chunk: c, local: i - origin, count: k_last - k + 1, out: k });
+            k = k_last + 1;
+        }
+        pieces
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::chunk_grid::RegularGrid;
+
+    /// Every selected index of dimension 0 in order, as (chunk, index within chunk, output index).
+    fn flatten(parts: &[ChunkPart], cs: u64) -> Vec<(u64, u64, u64)> {
+        let mut v = Vec::new();
+        for p in parts {
+            for k in 0..p.local.count[0] {
+                let local = p.local.start[0] + k * p.local.step[0];
+                assert!(local < cs);
+                v.push((p.chunk[0], local, p.out[0] + k));
+            }
+        }
+        v
+    }
+
+    #[test]
+    fn projection_matches_brute_force() {
+        for cs in 1..7u64 {
+            let grid = RegularGrid::new(vec![cs]).unwrap();
+            for start in 0..9 {
+                for step in 1..9 {
+                    for count in 0..8 {
+                        let sel = Selection { start: vec![start], count: vec![count], step: vec![step] };
+                        let got = flatten(&sel.project(&grid), cs);
+                        let want: Vec<_> =
+                            (0..count).map(|k| { let i = start + k * step; (i / cs, i % cs, k) }).collect();
+                        assert_eq!(got, want, "cs {cs} start {start} step {step} count {count}");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn projection_nd_and_zero_d() {
+        let grid = RegularGrid::new(vec![4, 3]).unwrap();
+        let sel = Selection { start: vec![1, 0], count: vec![3, 2], step: vec![3, 5] };
+        let parts = sel.project(&grid);
+        // rows 1, 4, 7 -> chunks 0, 1, 1; cols 0, 5 -> chunks 0, 1
+        let chunks: Vec<_> = parts.iter().map(|p| p.chunk.clone()).collect();
+        assert_eq!(chunks, [vec![0, 0], vec![0, 1], vec![1, 0], vec![1, 1]]);
+        assert_eq!(parts[3].local, Selection { start: vec![0, 2], count: vec![2, 1], step: vec![3, 5] });
+        assert_eq!(parts[3].out, [1, 1]);
+        let zero_d = Selection::dense(&[], &[]);
+        assert_eq!(zero_d.project(&RegularGrid::new(vec![]).unwrap()).len(), 1);
+    }
+
+    #[test]
+    fn bounds() {
+        let s = Selection::new(&[1], &[3], Some(&[4])).unwrap();
+        assert!(s.check_within(&[10]).is_ok());
+        assert!(matches!(s.check_within(&[9]), Err(Error::OutOfBounds(_))));
+        assert!(Selection::new(&[0], &[1], Some(&[0])).is_err());
+        let big = Selection::new(&[u64::MAX - 1], &[3], Some(&[u64::MAX])).unwrap();
+        assert!(matches!(big.check_within(&[u64::MAX]), Err(Error::OutOfBounds(_))));
+        assert!(Selection::new(&[5], &[0], None).unwrap().check_within(&[5]).is_ok());
+    }
+}
