@@ -16,11 +16,6 @@
 
 
 /**
- * Marker of an empty inner chunk (both offset and nbytes).
- */
-#define EMPTY UINT64_MAX
-
-/**
  * Open for reading only.
  */
 #define ZARR_READ 1
@@ -528,6 +523,164 @@ zarr_status zarr_write_region(struct zarr_array *array,
                               size_t buffer_size);
 
 /**
+ * Changes the shape of an array (the rank stays). Growing exposes the fill value (and, as in
+ * zarr-python, old values of chunks that straddled an earlier, smaller edge); shrinking deletes the
+ * chunks wholly outside the new shape, then rewrites the metadata (`zarr.json` or `.zarray`)
+ * atomically. Works for Zarr v3 and v2 arrays.
+ *
+ * @param array  an array opened for writing
+ * @param shape  `rank` new extents
+ * @param rank   must equal the array's rank
+ * @returns ZARR_OK; ZARR_ERR_INVALID_HANDLE; ZARR_ERR_INVALID_ARGUMENT (NULL, wrong rank);
+ *          ZARR_ERR_READ_ONLY; ZARR_ERR_IO (then some chunks outside the new shape may be deleted
+ *          while the shape is unchanged).
+ * Not thread-safe with other calls on the same handle. Other handles of the same array keep the shape
+ * they were opened with. Since: 0.2.
+ *
+ * # Safety
+ * `array` is an open handle; `shape` holds `rank` values.
+ */
+zarr_status zarr_array_resize(struct zarr_array *array,
+                              const uint64_t *shape,
+                              size_t rank);
+
+/**
+ * The number of chunks (shards, for a sharded array) along each dimension.
+ *
+ * @param grid_shape  receives `rank` values
+ * @returns ZARR_OK; ZARR_ERR_INVALID_HANDLE; ZARR_ERR_INVALID_ARGUMENT (NULL, wrong rank).
+ * Thread-safe. Since: 0.2.
+ *
+ * # Safety
+ * `array` is an open handle; `grid_shape` has room for `rank` values.
+ */
+zarr_status zarr_array_grid_shape(const struct zarr_array *array,
+                                  uint64_t *grid_shape,
+                                  size_t rank);
+
+/**
+ * The chunks (shards, for a sharded array) holding at least one element of a selection, by grid
+ * coordinates, in C order. Call with `max_chunks` 0 to learn the number, then again with room.
+ *
+ * @param start, count, step  the selection, as zarr_read_hyperslab() takes it (`step` NULL: all 1)
+ * @param chunks      receives up to `max_chunks` coordinate vectors of rank values each (may be NULL
+ *                    when `max_chunks` is 0)
+ * @param max_chunks  room in `chunks`, in chunks
+ * @param num_chunks  receives the total number of chunks touched (may exceed `max_chunks`: then only the
+ *                    first `max_chunks` are written)
+ * @returns ZARR_OK; ZARR_ERR_INVALID_HANDLE; ZARR_ERR_INVALID_ARGUMENT; ZARR_ERR_OUT_OF_BOUNDS.
+ * Thread-safe. Since: 0.2.
+ *
+ * # Safety
+ * `start`, `count` (and `step` unless NULL) hold rank values; `chunks` has room for
+ * `max_chunks * rank` values.
+ */
+zarr_status zarr_array_selection_chunks(const struct zarr_array *array,
+                                        const uint64_t *start,
+                                        const uint64_t *count,
+                                        const uint64_t *step,
+                                        uint64_t *chunks,
+                                        size_t max_chunks,
+                                        size_t *num_chunks);
+
+/**
+ * Where a chunk lies: its first element and its shape (the full chunk shape: an edge chunk reaches
+ * past the array's end). Either output may be NULL.
+ *
+ * @returns ZARR_OK; ZARR_ERR_INVALID_HANDLE; ZARR_ERR_INVALID_ARGUMENT; ZARR_ERR_OUT_OF_BOUNDS (not a
+ *          chunk of the grid).
+ * Thread-safe. Since: 0.2.
+ *
+ * # Safety
+ * `chunk` holds rank values; non-NULL outputs have room for rank values.
+ */
+zarr_status zarr_array_chunk_region(const struct zarr_array *array,
+                                    const uint64_t *chunk,
+                                    uint64_t *origin,
+                                    uint64_t *shape);
+
+/**
+ * Whether a chunk is stored (1) or missing (0; it reads as the fill value).
+ *
+ * @returns ZARR_OK; ZARR_ERR_INVALID_HANDLE; ZARR_ERR_INVALID_ARGUMENT; ZARR_ERR_OUT_OF_BOUNDS; ZARR_ERR_IO.
+ * Thread-safe. Since: 0.2.
+ *
+ * # Safety
+ * `chunk` holds rank values; `stored` is valid for writing.
+ */
+zarr_status zarr_array_chunk_is_stored(const struct zarr_array *array,
+                                       const uint64_t *chunk,
+                                       int *stored);
+
+/**
+ * Reads one whole chunk (shard, for a sharded array), decoded: its full shape (edge chunks
+ * included, with whatever lies past the array's end), C order, native-endian, in the array's type.
+ * A missing chunk reads as the fill value.
+ *
+ * @param buffer_size  must equal the chunk's size in bytes (product of the chunk shape times the element size)
+ * @returns ZARR_OK; ZARR_ERR_INVALID_HANDLE; ZARR_ERR_INVALID_ARGUMENT; ZARR_ERR_OUT_OF_BOUNDS;
+ *          ZARR_ERR_BUFFER_SIZE; ZARR_ERR_CODEC; ZARR_ERR_CHECKSUM; ZARR_ERR_IO.
+ * Thread-safe. Since: 0.2.
+ *
+ * # Safety
+ * `chunk` holds rank values; `buffer` is writable for `buffer_size` bytes.
+ */
+zarr_status zarr_array_read_chunk(const struct zarr_array *array,
+                                  const uint64_t *chunk,
+                                  void *buffer,
+                                  size_t buffer_size);
+
+/**
+ * Encodes and stores one whole chunk (layout as zarr_array_read_chunk()). A chunk equal to the fill
+ * value everywhere is deleted instead of stored. The write is atomic.
+ *
+ * @returns ZARR_OK; ZARR_ERR_INVALID_HANDLE; ZARR_ERR_INVALID_ARGUMENT; ZARR_ERR_OUT_OF_BOUNDS;
+ *          ZARR_ERR_BUFFER_SIZE; ZARR_ERR_READ_ONLY; ZARR_ERR_VALUE; ZARR_ERR_IO.
+ * Thread-safe for distinct chunks. Since: 0.2.
+ *
+ * # Safety
+ * `chunk` holds rank values; `buffer` is readable for `buffer_size` bytes.
+ */
+zarr_status zarr_array_write_chunk(struct zarr_array *array,
+                                   const uint64_t *chunk,
+                                   const void *buffer,
+                                   size_t buffer_size);
+
+/**
+ * Deletes one chunk: its elements read as the fill value afterwards. Erasing a missing chunk is no
+ * error.
+ *
+ * @returns ZARR_OK; ZARR_ERR_INVALID_HANDLE; ZARR_ERR_INVALID_ARGUMENT; ZARR_ERR_OUT_OF_BOUNDS;
+ *          ZARR_ERR_READ_ONLY; ZARR_ERR_IO.
+ * Thread-safe for distinct chunks. Since: 0.2.
+ *
+ * # Safety
+ * `chunk` holds rank values.
+ */
+zarr_status zarr_array_erase_chunk(struct zarr_array *array, const uint64_t *chunk);
+
+/**
+ * The size in bytes of a dense buffer for `count` elements of `buffer_type` (C order): what
+ * zarr_read_hyperslab() needs with `buffer_stride` NULL.
+ *
+ * @param count        rank values
+ * @param rank         must equal the array's rank
+ * @param buffer_type  a type the array converts to (see zarr_read_hyperslab())
+ * @param nbytes       receives the size
+ * @returns ZARR_OK; ZARR_ERR_INVALID_HANDLE; ZARR_ERR_INVALID_ARGUMENT (NULL, wrong rank, a type that
+ *          does not convert); ZARR_ERR_BUFFER_SIZE (the size overflows size_t).
+ * Thread-safe. Since: 0.2.
+ *
+ * # Safety
+ * `count` holds `rank` values; `nbytes` is valid for writing.
+ */
+zarr_status zarr_array_region_nbytes(const struct zarr_array *array,
+                                     const uint64_t *count,
+                                     size_t rank,
+                                     zarr_data_type buffer_type,
+                                     size_t *nbytes);
+
+/**
  * Opens the group stored in the directory `path` (filesystem path or `file://` URI).
  *
  * @param mode  ZARR_READ or ZARR_READ_WRITE
@@ -751,6 +904,82 @@ zarr_status zarr_node_list_free(struct zarr_node_list *list);
  */
 zarr_status zarr_node_type_at(const char *path,
                               enum zarr_node_type *node_type);
+
+/**
+ * Reads a strided selection (a hyperslab) into a buffer of any layout and numeric type.
+ *
+ * Along dimension `d` the elements `start[d] + k * step[d]` for `k < count[d]` are read. Selected
+ * element `k` (a vector) is written at element offset `sum(k[d] * buffer_stride[d])` of `buffer`,
+ * converted to `buffer_type`.
+ *
+ * A Fortran-order (column-major) buffer is just strides: for `double A(nx, ny)` holding the array's
+ * `[ny, nx]` region, `count = {ny, nx}` and `buffer_stride = {nx, 1}` is C order, while the same
+ * region into a column-major `double B(ny, nx)` takes `buffer_stride = {1, ny}`:
+ * ```c
+ * uint64_t start[2] = {0, 0}, count[2] = {ny, nx}, step[2] = {2, 2};
+ * int64_t fortran[2] = {1, (int64_t)ny};
+ * zarr_read_hyperslab(a, start, count, step, fortran, ZARR_FLOAT64, B, sizeof(double) * ny * nx);
+ * ```
+ *
+ * Conversion (netCDF's rule): bool, every integer and every float type convert to one another, and
+ * complex64 and complex128 to one another; a value the buffer type can hold converts as C converts it
+ * (floats to integers truncate toward zero; to floats round to nearest); NaN into an integer type or a
+ * value out of the buffer type's range is ZARR_ERR_VALUE (the buffer is then partly written). bool
+ * counts as an integer type holding 0 and 1. Other types (r<N>, structs, ...) are read only as
+ * themselves (buffer_type equal to the array's type).
+ *
+ * @param array          an open array handle
+ * @param start          rank values: the first index per dimension
+ * @param count          rank values: how many indices per dimension (0 reads nothing)
+ * @param step           rank values >= 1, or NULL for all 1
+ * @param buffer_stride  rank values >= 0, in elements of buffer_type, or NULL for C order over `count`;
+ *                       distinct elements must not overlap in the buffer
+ * @param buffer_type    the element type of `buffer` (native-endian)
+ * @param buffer         the destination (caller-owned)
+ * @param buffer_size    bytes of `buffer`: at least the span the strides reach
+ *                       (`(sum((count[d]-1) * buffer_stride[d]) + 1) * element size`)
+ * @returns ZARR_OK; ZARR_ERR_INVALID_HANDLE; ZARR_ERR_INVALID_ARGUMENT (NULL pointers, a zero step,
+ *          negative or overlapping strides, a type that does not convert); ZARR_ERR_OUT_OF_BOUNDS (the
+ *          last selected index beyond the shape); ZARR_ERR_BUFFER_SIZE (buffer smaller than the span);
+ *          ZARR_ERR_VALUE (a value does not convert); ZARR_ERR_CODEC, ZARR_ERR_CHECKSUM, ZARR_ERR_IO.
+ * Thread-safe: concurrent reads on one handle are allowed. Since: 0.2.
+ *
+ * # Safety
+ * `start`, `count` and the non-NULL `step`/`buffer_stride` hold rank values; `buffer` is writable for
+ * `buffer_size` bytes.
+ */
+zarr_status zarr_read_hyperslab(struct zarr_array *array,
+                                const uint64_t *start,
+                                const uint64_t *count,
+                                const uint64_t *step,
+                                const int64_t *buffer_stride,
+                                zarr_data_type buffer_type,
+                                void *buffer,
+                                size_t buffer_size);
+
+/**
+ * Writes a strided selection (a hyperslab) from a buffer of any layout and numeric type: the mirror
+ * of zarr_read_hyperslab() (same arguments and conversion rule, converting from `buffer_type` to the
+ * array's type). Strides may overlap (an element is then read more than once).
+ *
+ * A value that does not convert (NaN into an integer array, out of range) is ZARR_ERR_VALUE and
+ * nothing is stored. Chunks the selection covers only in part are read, merged and rewritten.
+ *
+ * @returns as zarr_read_hyperslab(), plus ZARR_ERR_READ_ONLY.
+ * Thread-safe for writes touching distinct chunks; writes sharing a chunk need external
+ * synchronisation. Since: 0.2.
+ *
+ * # Safety
+ * As zarr_read_hyperslab(), with `buffer` readable for `buffer_size` bytes.
+ */
+zarr_status zarr_write_hyperslab(struct zarr_array *array,
+                                 const uint64_t *start,
+                                 const uint64_t *count,
+                                 const uint64_t *step,
+                                 const int64_t *buffer_stride,
+                                 zarr_data_type buffer_type,
+                                 const void *buffer,
+                                 size_t buffer_size);
 
 /**
  * The message of the last failed libzarr call on this thread.

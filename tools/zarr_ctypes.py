@@ -70,6 +70,21 @@ def load(path=None):
         "zarr_node_list_free": [vp],
         "zarr_node_type_at": [c, ctypes.POINTER(ctypes.c_int)],
         "zarr_string_free": [vp],
+        # selections (hyperslabs, memory types), resize, chunk-level calls
+        "zarr_read_hyperslab": [vp, u64p, u64p, u64p, ctypes.POINTER(ctypes.c_int64), ctypes.c_int, vp,
+                                ctypes.c_size_t],
+        "zarr_write_hyperslab": [vp, u64p, u64p, u64p, ctypes.POINTER(ctypes.c_int64), ctypes.c_int, vp,
+                                 ctypes.c_size_t],
+        "zarr_array_resize": [vp, u64p, ctypes.c_size_t],
+        "zarr_array_grid_shape": [vp, u64p, ctypes.c_size_t],
+        "zarr_array_selection_chunks": [vp, u64p, u64p, u64p, u64p, ctypes.c_size_t,
+                                        ctypes.POINTER(ctypes.c_size_t)],
+        "zarr_array_chunk_region": [vp, u64p, u64p, u64p],
+        "zarr_array_chunk_is_stored": [vp, u64p, ctypes.POINTER(ctypes.c_int)],
+        "zarr_array_read_chunk": [vp, u64p, vp, ctypes.c_size_t],
+        "zarr_array_write_chunk": [vp, u64p, vp, ctypes.c_size_t],
+        "zarr_array_erase_chunk": [vp, u64p],
+        "zarr_array_region_nbytes": [vp, u64p, ctypes.c_size_t, ctypes.c_int, ctypes.POINTER(ctypes.c_size_t)],
     }
     for name, args in sigs.items():
         f = getattr(lib, name)
@@ -218,6 +233,77 @@ class Array:
         count = count if count is not None else self.shape
         data = bytes(data)
         check(lib().zarr_write_region(self.h, _dims(start), _dims(count), data, len(data)))
+
+
+    # --- selections ------------------------------------------------------------------------------
+    def read_hyperslab(self, start, count, step=None, stride=None, buffer_type=None, buffer_size=None, out=None):
+        """Reads into `out` (a writable buffer, e.g. a numpy array's data) or a new bytes object of
+        `buffer_size` bytes; returns the buffer. `buffer_type` is a DTYPES name (default: the array's)."""
+        code = DTYPES.index(self.dtype[0] if buffer_type is None else buffer_type)
+        steps = None if step is None else _dims(step)
+        strides = None if stride is None else (ctypes.c_int64 * max(len(stride), 1))(*stride)
+        if out is None:
+            out = ctypes.create_string_buffer(max(buffer_size, 1))
+            ptr, size = out, buffer_size
+        else:
+            ptr, size = ctypes.c_void_p(out.ctypes.data), out.nbytes
+        check(lib().zarr_read_hyperslab(self.h, _dims(start), _dims(count), steps, strides, code, ptr, size))
+        return out
+
+    def write_hyperslab(self, data, start, count, step=None, stride=None, buffer_type=None):
+        """Writes from a numpy array's memory (`data`, any layout given by `stride` in elements)."""
+        code = DTYPES.index(self.dtype[0] if buffer_type is None else buffer_type)
+        steps = None if step is None else _dims(step)
+        strides = None if stride is None else (ctypes.c_int64 * max(len(stride), 1))(*stride)
+        check(lib().zarr_write_hyperslab(self.h, _dims(start), _dims(count), steps, strides, code,
+                                         ctypes.c_void_p(data.ctypes.data), data.nbytes))
+
+    def resize(self, shape):
+        check(lib().zarr_array_resize(self.h, _dims(shape), len(shape)))
+
+    @property
+    def grid_shape(self):
+        out = (ctypes.c_uint64 * max(self.rank, 1))()
+        check(lib().zarr_array_grid_shape(self.h, out, self.rank))
+        return list(out)[: self.rank]
+
+    def selection_chunks(self, start, count, step=None):
+        n = ctypes.c_size_t()
+        steps = None if step is None else _dims(step)
+        check(lib().zarr_array_selection_chunks(self.h, _dims(start), _dims(count), steps, None, 0, ctypes.byref(n)))
+        out = (ctypes.c_uint64 * max(n.value * self.rank, 1))()
+        check(lib().zarr_array_selection_chunks(self.h, _dims(start), _dims(count), steps, out, n.value,
+                                                ctypes.byref(n)))
+        r = self.rank
+        return [list(out[i * r:(i + 1) * r]) for i in range(n.value)]
+
+    def chunk_region(self, chunk):
+        o, s = (ctypes.c_uint64 * max(self.rank, 1))(), (ctypes.c_uint64 * max(self.rank, 1))()
+        check(lib().zarr_array_chunk_region(self.h, _dims(chunk), o, s))
+        return list(o)[: self.rank], list(s)[: self.rank]
+
+    def chunk_is_stored(self, chunk):
+        v = ctypes.c_int()
+        check(lib().zarr_array_chunk_is_stored(self.h, _dims(chunk), ctypes.byref(v)))
+        return bool(v.value)
+
+    def read_chunk(self, chunk, nbytes):
+        buf = ctypes.create_string_buffer(max(nbytes, 1))
+        check(lib().zarr_array_read_chunk(self.h, _dims(chunk), buf, nbytes))
+        return buf.raw[:nbytes]
+
+    def write_chunk(self, chunk, data):
+        data = bytes(data)
+        check(lib().zarr_array_write_chunk(self.h, _dims(chunk), data, len(data)))
+
+    def erase_chunk(self, chunk):
+        check(lib().zarr_array_erase_chunk(self.h, _dims(chunk)))
+
+    def region_nbytes(self, count, buffer_type=None):
+        code = DTYPES.index(self.dtype[0] if buffer_type is None else buffer_type)
+        n = ctypes.c_size_t()
+        check(lib().zarr_array_region_nbytes(self.h, _dims(count), len(count), code, ctypes.byref(n)))
+        return n.value
 
 
 class Group:

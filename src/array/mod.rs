@@ -1,6 +1,7 @@
 //! Arrays: metadata + store + codec chain. Region reads ([`read`]) and writes ([`write`]) run their
 //! chunks in parallel on the pool of [`crate::threads`].
 
+mod chunks;
 mod read;
 mod write;
 

@@ -135,6 +135,16 @@ pub(crate) unsafe fn array_ref<'a>(p: *const zarr_array) -> Result<&'a Array> {
     Ok(&h.inner)
 }
 
+/// The array behind a handle, for calls that change the handle's array (resize).
+///
+/// # Safety
+/// `p` is NULL or a pointer returned by libzarr for an array, not used by another thread meanwhile.
+pub(crate) unsafe fn array_mut<'a>(p: *mut zarr_array) -> Result<&'a mut Array> {
+    // SAFETY: checked as array_ref does; exclusivity is the caller's contract.
+    unsafe { array_ref(p) }?;
+    Ok(unsafe { &mut (*p.cast::<ArrayHandle>()).inner })
+}
+
 pub(crate) fn parse_mode(mode: c_int) -> Result<bool> {
     match mode {
         ZARR_READ => Ok(false),

@@ -6,7 +6,9 @@
 #![allow(non_camel_case_types)]
 
 pub mod array;
+pub mod chunks;
 pub mod group;
+pub mod hyperslab;
 pub mod last_error;
 pub mod status;
 pub mod version;

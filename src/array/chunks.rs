@@ -1,0 +1,149 @@
+//! Chunk-level access: the grid, which chunks a selection touches, whether a chunk is stored, whole
+//! chunks read, written and erased by grid coordinates, and resizing the array.
+
+use super::Array;
+use crate::chunk_grid::for_each_index;
+use crate::codec::ArrayToBytesCodec;
+use crate::error::{Error, Result};
+use crate::metadata;
+use crate::node;
+use crate::selection::Selection;
+
+impl Array {
+    /// Number of chunks along each dimension.
+    pub fn grid_shape(&self) -> Vec<u64> {
+        self.grid().grid_shape(&self.meta.shape)
+    }
+
+    /// Fails unless `chunk` names a chunk of the grid.
+    fn check_chunk(&self, chunk: &[u64]) -> Result<()> {
+        let grid = self.grid_shape();
+        if chunk.len() != grid.len() {
+            return Err(Error::InvalidArgument(format!(
+                "chunk coordinates have rank {} but the array has rank {}",
+                chunk.len(),
+                grid.len()
+            )));
+        }
+        if chunk.iter().zip(&grid).any(|(c, g)| c >= g) {
+            return Err(Error::OutOfBounds(format!("chunk {chunk:?} is outside the chunk grid {grid:?}")));
+        }
+        Ok(())
+    }
+
+    /// The grid coordinates of every chunk holding an element of the selection, in C order.
+    pub fn selection_chunks(&self, sel: &Selection) -> Result<Vec<Vec<u64>>> {
+        sel.check_within(&self.meta.shape)?;
+        Ok(sel.project(self.grid()).into_iter().map(|p| p.chunk).collect())
+    }
+
+    /// The first element and the shape of chunk `chunk` (the stored shape: edge chunks reach past the
+    /// array's end).
+    pub fn chunk_region(&self, chunk: &[u64]) -> Result<(Vec<u64>, Vec<u64>)> {
+        self.check_chunk(chunk)?;
+        let spans: Vec<(u64, u64)> = chunk.iter().enumerate().map(|(d, &c)| self.grid().chunk_span(d, c)).collect();
+        Ok((spans.iter().map(|s| s.0).collect(), spans.iter().map(|s| s.1).collect()))
+    }
+
+    /// Whether chunk `chunk` is stored (a missing chunk reads as the fill value).
+    pub fn chunk_is_stored(&self, chunk: &[u64]) -> Result<bool> {
+        self.check_chunk(chunk)?;
+        self.store.exists(&self.chunk_key(chunk))
+    }
+
+    /// Decodes chunk `chunk` whole into `out` (exactly the chunk's decoded size: its full shape, C order,
+    /// native-endian); returns whether it was stored.
+    pub fn read_whole_chunk(&self, chunk: &[u64], out: &mut [u8]) -> Result<bool> {
+        self.check_chunk(chunk)?;
+        self.check_chunk_buffer(out.len())?;
+        self.read_chunk(chunk, out)
+    }
+
+    /// Encodes `data` (the chunk's full shape, C order, native-endian) and stores it as chunk `chunk`
+    /// (a chunk equal to the fill value everywhere is deleted instead, as by region writes).
+    pub fn write_whole_chunk(&self, chunk: &[u64], data: &[u8]) -> Result<()> {
+        self.check_writable()?;
+        self.check_chunk(chunk)?;
+        self.check_chunk_buffer(data.len())?;
+        let key = self.chunk_key(chunk);
+        let chain = &self.meta.codecs;
+        let repr = chain.decoded_repr();
+        let mut sink = |encoded: Option<crate::codec::Parts>| -> Result<()> {
+            match encoded {
+                None => self.store.delete(&key),
+                Some(parts) => {
+                    let slices: Vec<&[u8]> = parts.iter().map(|p| p.as_ref()).collect();
+                    self.store.set_parts(&key, &slices)
+                }
+            }
+        };
+        let result = if self.meta.fill_defined {
+            chain.encode_box(data, &repr.layout(), 0, repr, &mut sink)
+        } else {
+            chain.encode_chunk(data).and_then(|e| sink(Some(vec![e])))
+        };
+        result.map_err(|e| e.context(self.store.location(&key)))
+    }
+
+    /// Deletes chunk `chunk` (it then reads as the fill value); erasing a missing chunk is no error.
+    pub fn erase_chunk(&self, chunk: &[u64]) -> Result<()> {
+        self.check_writable()?;
+        self.check_chunk(chunk)?;
+        self.store.delete(&self.chunk_key(chunk))
+    }
+
+    fn check_chunk_buffer(&self, len: usize) -> Result<()> {
+        let n = self.meta.codecs.decoded_repr().nbytes();
+        if len != n {
+            return Err(Error::BufferSize(format!("buffer has {len} bytes, a whole chunk has {n}")));
+        }
+        Ok(())
+    }
+
+    /// Changes the array's shape (same rank). Chunks wholly outside the new shape are deleted first;
+    /// then the metadata document is rewritten atomically. Chunks straddling the new edge are left as
+    /// they are (as zarr-python does): growing the array again shows their old values there.
+    pub fn resize(&mut self, shape: &[u64]) -> Result<()> {
+        self.check_writable()?;
+        let old = self.meta.shape.clone();
+        if shape.len() != old.len() {
+            return Err(Error::InvalidArgument(format!(
+                "new shape has rank {} but the array has rank {}",
+                shape.len(),
+                old.len()
+            )));
+        }
+        let old_grid = self.grid().grid_shape(&old);
+        let new_grid = self.grid().grid_shape(shape);
+        // The chunks outside the new grid, as disjoint boxes: along d beyond the new grid, before d
+        // inside it, after d anywhere in the old grid.
+        for d in 0..old.len() {
+            if new_grid[d] >= old_grid[d] {
+                continue;
+            }
+            let ranges: Vec<(u64, u64)> = (0..old.len())
+                .map(|e| match e.cmp(&d) {
+                    std::cmp::Ordering::Less => (0, new_grid[e].min(old_grid[e])),
+                    std::cmp::Ordering::Equal => (new_grid[d], old_grid[d]),
+                    std::cmp::Ordering::Greater => (0, old_grid[e]),
+                })
+                .collect();
+            if ranges.iter().any(|(lo, hi)| lo >= hi) {
+                continue;
+            }
+            let inclusive: Vec<(u64, u64)> = ranges.iter().map(|&(lo, hi)| (lo, hi - 1)).collect();
+            let mut keys = Vec::new();
+            for_each_index(&inclusive, |i| keys.push(self.chunk_key(i)));
+            crate::threads::try_for_each(&keys, |k| self.store.delete(k))?;
+        }
+        let mut meta = self.meta.clone();
+        meta.document["shape"] = serde_json::Value::from(shape.to_vec());
+        meta.shape = shape.to_vec();
+        // v3 keeps the attributes in zarr.json; v2 keeps them apart.
+        let stored = if meta.zarr_format == 3 { meta.document_with_attributes(&self.attributes()) } else { meta.document.clone() };
+        let key = node::metadata_key(&self.path, meta.zarr_format, node::NodeKind::Array);
+        self.store.set(&key, &metadata::to_bytes(&stored))?;
+        self.meta = meta;
+        Ok(())
+    }
+}
