@@ -33,7 +33,7 @@ pub fn v2_to_v3(store: &dyn Store, path: &str) -> Result<()> {
     let v3doc = v3_document(&doc, &meta, attrs).map_err(|e| e.context(format!("cannot convert {where_} to Zarr v3")))?;
     // The new document must describe exactly the same chunks.
     let check = v3::parse_array(&v3doc)?;
-    if check.shape != meta.shape || check.grid != meta.grid || check.data_type != meta.data_type || check.fill_value != meta.fill_value {
+    if check.shape != meta.shape || check.chunk_shape() != meta.chunk_shape() || check.data_type != meta.data_type || check.fill_value != meta.fill_value {
         return Err(Error::Internal("v2 -> v3 conversion produced a different array description".into()));
     }
     store.set(&node::v3_key(&path), &metadata::to_bytes(&v3doc))?;
@@ -112,7 +112,7 @@ fn v3_document(doc: &Value, meta: &metadata::ArrayMetadata, attrs: Map<String, V
         "node_type": "array",
         "shape": meta.shape,
         "data_type": meta.data_type.v3_name(),
-        "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": meta.grid.chunk_shape}},
+        "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": meta.chunk_shape()}},
         "chunk_key_encoding": {"name": "v2", "configuration": {"separator": separator}},
         "fill_value": fill_value::to_json_v3(&meta.data_type, &meta.fill_value),
         "codecs": codecs,

@@ -55,7 +55,7 @@ impl Array {
     /// native-endian); returns whether it was stored.
     pub fn read_whole_chunk(&self, chunk: &[u64], out: &mut [u8]) -> Result<bool> {
         self.check_chunk(chunk)?;
-        self.check_chunk_buffer(out.len())?;
+        self.check_chunk_buffer(chunk, out.len())?;
         self.read_chunk(chunk, out)
     }
 
@@ -64,19 +64,11 @@ impl Array {
     pub fn write_whole_chunk(&self, chunk: &[u64], data: &[u8]) -> Result<()> {
         self.check_writable()?;
         self.check_chunk(chunk)?;
-        self.check_chunk_buffer(data.len())?;
+        self.check_chunk_buffer(chunk, data.len())?;
         let key = self.chunk_key(chunk);
-        let chain = &self.meta.codecs;
+        let chain = self.meta.chain_for(chunk)?;
         let repr = chain.decoded_repr();
-        let mut sink = |encoded: Option<crate::codec::Parts>| -> Result<()> {
-            match encoded {
-                None => self.store.delete(&key),
-                Some(parts) => {
-                    let slices: Vec<&[u8]> = parts.iter().map(|p| p.as_ref()).collect();
-                    self.store.set_parts(&key, &slices)
-                }
-            }
-        };
+        let mut sink = |encoded: Option<crate::codec::Parts>| self.store_chunk(&key, encoded);
         let result = if self.meta.fill_defined {
             chain.encode_box(data, &repr.layout(), 0, repr, &mut sink)
         } else {
@@ -92,8 +84,8 @@ impl Array {
         self.store.delete(&self.chunk_key(chunk))
     }
 
-    fn check_chunk_buffer(&self, len: usize) -> Result<()> {
-        let n = self.meta.codecs.decoded_repr().nbytes();
+    fn check_chunk_buffer(&self, chunk: &[u64], len: usize) -> Result<()> {
+        let n = self.meta.chain_for(chunk)?.decoded_repr().nbytes();
         if len != n {
             return Err(Error::BufferSize(format!("buffer has {len} bytes, a whole chunk has {n}")));
         }
@@ -112,6 +104,19 @@ impl Array {
                 shape.len(),
                 old.len()
             )));
+        }
+        // The new metadata first: a rectilinear grid grows an edge, which the codecs must accept
+        // (sharding needs edges its inner chunks divide) before anything is deleted.
+        let mut meta = self.meta.clone();
+        meta.document["shape"] = serde_json::Value::from(shape.to_vec());
+        meta.shape = shape.to_vec();
+        if meta.grid.regular_shape().is_none() {
+            meta.grid = meta.grid.resized(shape)?;
+            meta.document["chunk_grid"] = meta.grid.to_json();
+            meta.other_chains = Default::default();
+            meta.check_chunk_shapes().map_err(|e| {
+                Error::InvalidArgument(format!("shape {shape:?} would add a chunk edge the codecs refuse: {}", e.message()))
+            })?;
         }
         let old_grid = self.grid().grid_shape(&old);
         let new_grid = self.grid().grid_shape(shape);
@@ -136,9 +141,6 @@ impl Array {
             for_each_index(&inclusive, |i| keys.push(self.chunk_key(i)));
             crate::threads::try_for_each(&keys, |k| self.store.delete(k))?;
         }
-        let mut meta = self.meta.clone();
-        meta.document["shape"] = serde_json::Value::from(shape.to_vec());
-        meta.shape = shape.to_vec();
         // v3 keeps the attributes in zarr.json; v2 keeps them apart.
         let stored = if meta.zarr_format == 3 { meta.document_with_attributes(&self.attributes()) } else { meta.document.clone() };
         let key = node::metadata_key(&self.path, meta.zarr_format, node::NodeKind::Array);

@@ -156,7 +156,7 @@ impl Array {
 
     /// The chunk grid.
     pub fn grid(&self) -> &dyn crate::chunk_grid::ChunkGrid {
-        &self.meta.grid
+        self.meta.grid.as_ref()
     }
 
     /// Validates a selection against the array, and the caller's buffer of `buffer_len` bytes against

@@ -59,7 +59,7 @@ impl Array {
     /// Decodes the part of one chunk that a selection touches into `dest`.
     fn read_chunk_part(&self, part: &ChunkPart, dest: Dest) -> Result<()> {
         let key = self.chunk_key(&part.chunk);
-        let chain = &self.meta.codecs;
+        let chain = self.meta.chain_for(&part.chunk)?;
         let ctx = |e: crate::Error| e.context(self.store.location(&key));
         if chain.is_bare() && !dest.is_direct(chain.decoded_repr(), &part.local) {
             let Some(src) = self.store.open(&key).map_err(ctx)? else {
@@ -100,12 +100,13 @@ impl Array {
     /// (then `out` holds the fill value).
     pub fn read_chunk(&self, ci: &[u64], out: &mut [u8]) -> Result<bool> {
         let key = self.chunk_key(ci);
+        let chain = self.meta.chain_for(ci)?;
         with_encoded(|encoded| {
             if !self.store.get_into(&key, encoded)? {
                 crate::buffer::fill_elements(out, &self.meta.fill_value);
                 return Ok(false);
             }
-            self.meta.codecs.decode_chunk(encoded, out)?;
+            chain.decode_chunk(encoded, out)?;
             Ok(true)
         })
         .map_err(|e| e.context(self.store.location(&key)))

@@ -58,7 +58,7 @@ impl Array {
         // Phase 1: decode the chunks the selection covers only in part.
         let partial: Vec<usize> = (0..parts.len()).filter(|&i| !self.covers_chunk(&parts[i])).collect();
         let decoded = crate::threads::try_map(&partial, |&i| {
-            let mut buf = try_alloc(self.chunk_nbytes())?;
+            let mut buf = try_alloc(self.meta.chain_for(&parts[i].chunk)?.decoded_repr().nbytes())?;
             self.read_chunk(&parts[i].chunk, &mut buf)?;
             Ok(buf)
         })?;
@@ -66,16 +66,45 @@ impl Array {
         for (i, buf) in partial.into_iter().zip(decoded) {
             existing[i] = Mutex::new(Some(buf));
         }
-        // Phase 2: merge, encode, store.
+        // Phase 2: merge, encode, store. When a codec may refuse a value, every chunk is encoded
+        // before any is stored (phase 3), so that a refused value stores nothing.
         let indices: Vec<usize> = (0..parts.len()).collect();
+        let deferred = self.meta.codecs.may_refuse_values();
+        let encoded: Vec<Mutex<Option<Option<Vec<u8>>>>> = (0..if deferred { parts.len() } else { 0 }).map(|_| Mutex::new(None)).collect();
         crate::threads::try_for_each(&indices, |&i| {
             let buf = existing[i].lock().unwrap_or_else(|e| e.into_inner()).take();
-            self.write_chunk_part(&parts[i], layout, conv, data, buf)
-        })
+            let key = self.chunk_key(&parts[i].chunk);
+            let mut sink = |e: Option<crate::codec::Parts>| -> Result<()> {
+                if deferred {
+                    *encoded[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(e.map(crate::codec::join_parts));
+                    return Ok(());
+                }
+                self.store_chunk(&key, e)
+            };
+            self.write_chunk_part(&parts[i], layout, conv, data, buf, &mut sink)
+                .map_err(|e| e.context(self.store.location(&key)))
+        })?;
+        if deferred {
+            let ready: Vec<(String, Option<Vec<u8>>)> = indices
+                .iter()
+                .map(|&i| (self.chunk_key(&parts[i].chunk), encoded[i].lock().unwrap_or_else(|e| e.into_inner()).take().flatten()))
+                .collect();
+            crate::threads::try_for_each(&ready, |(key, bytes)| {
+                self.store_chunk(key, bytes.as_deref().map(|b| vec![std::borrow::Cow::Borrowed(b)]))
+            })?;
+        }
+        Ok(())
     }
 
-    fn chunk_nbytes(&self) -> usize {
-        self.meta.codecs.decoded_repr().nbytes()
+    /// Stores an encoded chunk under `key`, or deletes the key for `None` (all fill value).
+    pub(crate) fn store_chunk(&self, key: &str, encoded: Option<crate::codec::Parts>) -> Result<()> {
+        match encoded {
+            None => self.store.delete(key),
+            Some(parts) => {
+                let slices: Vec<&[u8]> = parts.iter().map(|p| p.as_ref()).collect();
+                self.store.set_parts(key, &slices)
+            }
+        }
     }
 
     /// Whether the part covers every element of its chunk that lies inside the array.
@@ -95,20 +124,10 @@ impl Array {
         conv: &Conv,
         data: &[u8],
         existing: Option<Vec<u8>>,
+        sink: crate::codec::Sink,
     ) -> Result<()> {
-        let key = self.chunk_key(&part.chunk);
-        let chain = &self.meta.codecs;
+        let chain = self.meta.chain_for(&part.chunk)?;
         let repr = chain.decoded_repr();
-        let mut sink = |encoded: Option<crate::codec::Parts>| -> Result<()> {
-            match encoded {
-                None => self.store.delete(&key),
-                Some(parts) => {
-                    let slices: Vec<&[u8]> = parts.iter().map(|p| p.as_ref()).collect();
-                    self.store.set_parts(&key, &slices)
-                }
-            }
-        };
-        let ctx = |e: crate::Error| e.context(self.store.location(&key));
         let encode = |src: &[u8], layout: &Layout, offset: usize, sink: crate::codec::Sink| {
             if self.meta.fill_defined {
                 chain.encode_box(src, layout, offset, repr, sink)
@@ -120,7 +139,7 @@ impl Array {
         let src_offset = layout.offset_of(&part.out);
         if existing.is_none() && conv.is_identity() && part.local.is_dense() && part.local.count == repr.shape {
             // Fully covered: encode straight from the caller's buffer.
-            return encode(data, layout, src_offset, &mut sink).map_err(ctx);
+            return encode(data, layout, src_offset, sink);
         }
         // Otherwise the selection is merged into a whole-chunk buffer first.
         let chunk_layout = repr.layout();
@@ -131,13 +150,12 @@ impl Array {
             encode(chunk, &chunk_layout, 0, sink)
         };
         match existing {
-            Some(mut chunk) => merge_and_encode(&mut chunk, &mut sink).map_err(ctx),
-            None => with_decoded(self.chunk_nbytes(), |chunk| {
+            Some(mut chunk) => merge_and_encode(&mut chunk, sink),
+            None => with_decoded(repr.nbytes(), |chunk| {
                 // An edge chunk covered in full: the part outside the array holds the fill value.
                 fill_elements(chunk, &self.meta.fill_value);
-                merge_and_encode(chunk, &mut sink)
-            })
-            .map_err(ctx),
+                merge_and_encode(chunk, sink)
+            }),
         }
     }
 }

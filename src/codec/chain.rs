@@ -296,6 +296,10 @@ impl ArrayToBytesCodec for CodecChain {
     fn inner_chunk_shape(&self) -> Option<&[u64]> {
         self.array_to_bytes.inner_chunk_shape()
     }
+
+    fn may_refuse_values(&self) -> bool {
+        self.array_to_array.iter().any(|c| c.may_refuse_values()) || self.array_to_bytes.may_refuse_values()
+    }
 }
 
 /// The byte span `[first, end)` of a C-order chunk of `repr` that holds the (non-empty) selection `sel`.

@@ -152,6 +152,11 @@ pub trait ArrayToArrayCodec: Send + Sync + std::fmt::Debug {
     fn decode_into(&self, encoded: &[u8], decoded: &ArrayRepr, out: &mut [u8]) -> Result<()>;
     /// The codec's metadata object.
     fn to_json(&self) -> Value;
+    /// Whether encoding may refuse a value ([`Error::Value`]): writes then encode every chunk before
+    /// storing any, so that a refused value stores nothing.
+    fn may_refuse_values(&self) -> bool {
+        false
+    }
 }
 
 /// An encoded chunk as consecutive parts (a shard: its inner chunks and index), stored back to back.
@@ -236,6 +241,11 @@ pub trait ArrayToBytesCodec: Send + Sync + std::fmt::Debug {
     /// For a sharding codec, the inner chunk shape; `None` for other codecs.
     fn inner_chunk_shape(&self) -> Option<&[u64]> {
         None
+    }
+
+    /// Whether encoding may refuse a value (see [`ArrayToArrayCodec::may_refuse_values`]).
+    fn may_refuse_values(&self) -> bool {
+        false
     }
 }
 

@@ -9,13 +9,15 @@ pub mod v1;
 pub mod v2;
 pub mod v3;
 
-use crate::chunk_grid::RegularGrid;
+use crate::chunk_grid::ChunkGrid;
+use crate::codec::ArrayRepr;
 use crate::chunk_key::ChunkKeyEncoding;
 use crate::codec::chain::CodecChain;
 use crate::dtype::DataType;
 use crate::error::{Error, Result};
 use serde_json::{Map, Value};
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 
 /// Everything needed to read and write an array, whatever its format version.
 #[derive(Debug, Clone)]
@@ -26,14 +28,16 @@ pub struct ArrayMetadata {
     pub shape: Vec<u64>,
     /// Element type.
     pub data_type: DataType,
-    /// The chunk grid (chunk shape = shard shape for sharded arrays).
-    pub grid: RegularGrid,
+    /// The chunk grid (chunks are shards for sharded arrays).
+    pub grid: Arc<dyn ChunkGrid>,
     /// How chunk keys are formed.
     pub chunk_key_encoding: ChunkKeyEncoding,
     /// One native-endian element.
     pub fill_value: Vec<u8>,
-    /// The codec chain for one chunk.
+    /// The codec chain for chunks of the first chunk's shape (every chunk's, for a regular grid).
     pub codecs: Arc<CodecChain>,
+    /// Chains for the other chunk shapes of a rectilinear grid, built on first use.
+    pub other_chains: Arc<Mutex<HashMap<Vec<u64>, Arc<CodecChain>>>>,
     /// Optional dimension names.
     pub dimension_names: Option<Vec<Option<String>>>,
     /// User attributes.
@@ -47,9 +51,53 @@ pub struct ArrayMetadata {
 }
 
 impl ArrayMetadata {
-    /// The chunk shape.
+    /// The chunk shape of a regular grid; for a rectilinear grid, the shape of the first chunk.
     pub fn chunk_shape(&self) -> &[u64] {
-        &self.grid.chunk_shape
+        &self.codecs.decoded_repr().shape
+    }
+
+    /// The codec chain for the chunk at grid coordinates `chunk` (whose shape a rectilinear grid varies).
+    pub fn chain_for(&self, chunk: &[u64]) -> Result<Arc<CodecChain>> {
+        if self.grid.regular_shape().is_some() {
+            return Ok(self.codecs.clone());
+        }
+        let shape = self.grid.chunk_shape_at(chunk);
+        if shape == self.codecs.decoded_repr().shape {
+            return Ok(self.codecs.clone());
+        }
+        self.chain_for_shape(shape)
+    }
+
+    /// The codec chain for chunks of `shape` (v3 only: built from the stored `codecs` list).
+    fn chain_for_shape(&self, shape: Vec<u64>) -> Result<Arc<CodecChain>> {
+        let mut cache = self.other_chains.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(c) = cache.get(&shape) {
+            return Ok(c.clone());
+        }
+        let repr = ArrayRepr { shape: shape.clone(), ..self.codecs.decoded_repr().clone() };
+        let chain = Arc::new(CodecChain::from_v3(&self.document["codecs"], &repr)?);
+        cache.insert(shape, chain.clone());
+        Ok(chain)
+    }
+
+    /// Builds the chain of every chunk extent the grid has along each dimension (with the first
+    /// chunk's extent elsewhere), so that codecs that cannot take some chunk shape (sharding whose
+    /// inner chunks do not divide it) fail when the array is opened, not on first use.
+    pub fn check_chunk_shapes(&self) -> Result<()> {
+        if self.grid.regular_shape().is_some() {
+            return Ok(());
+        }
+        let base = self.chunk_shape().to_vec();
+        for d in 0..base.len() {
+            for e in self.grid.distinct_extents(d) {
+                let mut shape = base.clone();
+                shape[d] = e;
+                if shape != base {
+                    self.chain_for_shape(shape)?;
+                }
+            }
+        }
+        Ok(())
     }
 
     /// The document with `attributes` replaced (as it will be stored).

@@ -4,7 +4,8 @@
 //! `"must_understand": false`.
 
 use super::{attributes_of, fill_value, ArrayMetadata, GroupMetadata};
-use crate::chunk_grid::RegularGrid;
+use crate::chunk_grid::rectilinear::RectilinearGrid;
+use crate::chunk_grid::{ChunkGrid, RegularGrid};
 use crate::chunk_key::ChunkKeyEncoding;
 use crate::codec::chain::CodecChain;
 use crate::codec::{ArrayRepr, Extension};
@@ -71,10 +72,13 @@ pub fn parse_data_type(v: &Value) -> Result<DataType> {
     Ok(dt)
 }
 
-fn parse_grid(v: &Value, rank: usize) -> Result<RegularGrid> {
+fn parse_grid(v: &Value, shape: &[u64]) -> Result<Arc<dyn ChunkGrid>> {
+    let rank = shape.len();
     let ext = Extension::parse(v, "chunk_grid")?;
-    if ext.name != "regular" {
-        return Err(Error::Unsupported(format!("unsupported chunk_grid '{}'", ext.name)));
+    match ext.name {
+        "regular" => {}
+        "rectilinear" => return Ok(Arc::new(RectilinearGrid::from_v3(ext.configuration, shape)?)),
+        _ => return Err(Error::Unsupported(format!("unsupported chunk_grid '{}'", ext.name))),
     }
     let cfg = ext.configuration.ok_or_else(|| meta_err("chunk_grid 'regular' needs a configuration"))?;
     if let Some(k) = cfg.keys().find(|k| *k != "chunk_shape") {
@@ -85,7 +89,7 @@ fn parse_grid(v: &Value, rank: usize) -> Result<RegularGrid> {
     if cs.len() != rank {
         return Err(meta_err(format!("chunk_shape {cs:?} has {} dimensions, shape has {rank}", cs.len())));
     }
-    RegularGrid::new(cs)
+    Ok(Arc::new(RegularGrid::new(cs)?))
 }
 
 fn parse_dimension_names(v: &Value, rank: usize) -> Result<Option<Vec<Option<String>>>> {
@@ -134,7 +138,7 @@ pub fn parse_array(doc: &Value) -> Result<ArrayMetadata> {
     }
     let shape = u64_list(get("shape")?, "shape")?;
     let data_type = parse_data_type(get("data_type")?)?;
-    let grid = parse_grid(get("chunk_grid")?, shape.len())?;
+    let grid = parse_grid(get("chunk_grid")?, &shape)?;
     let cke = Extension::parse(get("chunk_key_encoding")?, "chunk_key_encoding")?;
     let chunk_key_encoding = ChunkKeyEncoding::from_v3(cke.name, cke.configuration)?;
     let fill = fill_value::parse_v3(&data_type, get("fill_value")?)?;
@@ -143,9 +147,10 @@ pub fn parse_array(doc: &Value) -> Result<ArrayMetadata> {
         None => None,
     };
     let attributes = attributes_of(obj)?;
-    let repr = ArrayRepr { shape: grid.chunk_shape.clone(), data_type: data_type.clone(), fill_value: fill.clone() };
+    let first_chunk = grid.chunk_shape_at(&vec![0; shape.len()]);
+    let repr = ArrayRepr { shape: first_chunk, data_type: data_type.clone(), fill_value: fill.clone() };
     let codecs = CodecChain::from_v3(get("codecs")?, &repr)?;
-    Ok(ArrayMetadata {
+    let meta = ArrayMetadata {
         zarr_format: 3,
         shape,
         data_type,
@@ -153,11 +158,14 @@ pub fn parse_array(doc: &Value) -> Result<ArrayMetadata> {
         chunk_key_encoding,
         fill_value: fill,
         codecs: Arc::new(codecs),
+        other_chains: Default::default(),
         dimension_names,
         attributes,
         document: doc.clone(),
         fill_defined: true,
-    })
+    };
+    meta.check_chunk_shapes()?;
+    Ok(meta)
 }
 
 /// Parses and validates a v3 group document.
@@ -237,7 +245,8 @@ mod tests {
         assert!(meta(with("attributes", json!([]))));
         assert!(meta(with("fill_value", json!("nan"))));
         assert!(unsup(with("data_type", json!("float8"))));
-        assert!(unsup(with("chunk_grid", json!({"name": "rectilinear", "configuration": {}}))));
+        assert!(meta(with("chunk_grid", json!({"name": "rectilinear", "configuration": {}}))));
+        assert!(unsup(with("chunk_grid", json!({"name": "hexagonal", "configuration": {}}))));
         assert!(unsup(with("chunk_key_encoding", json!({"name": "mine"}))));
         assert!(unsup(with("storage_transformers", json!([{"name": "x"}]))));
         assert!(parse_array(&with("storage_transformers", json!([]))).is_ok());

@@ -172,6 +172,10 @@ impl ArrayToBytesCodec for ShardingCodec {
         Some(&self.inner_shape)
     }
 
+    fn may_refuse_values(&self) -> bool {
+        self.inner.may_refuse_values()
+    }
+
     fn to_json(&self) -> Value {
         json!({"name": "sharding_indexed", "configuration": {
             "chunk_shape": self.inner_shape,

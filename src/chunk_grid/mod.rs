@@ -1,8 +1,11 @@
 //! Chunk grids: how an array's index space is cut into chunks. [`ChunkGrid`] is what the selection
 //! engine asks of a grid; [`RegularGrid`] (every chunk the same shape, edge chunks extending past the
-//! array) implements it.
+//! array) and [`rectilinear::RectilinearGrid`] (per dimension a list of chunk edge lengths) implement it.
+
+pub mod rectilinear;
 
 use crate::error::{Error, Result};
+use serde_json::Value;
 
 /// A chunk grid, dimension by dimension: which chunk holds an index, and where each chunk lies.
 pub trait ChunkGrid: std::fmt::Debug + Send + Sync {
@@ -19,6 +22,14 @@ pub trait ChunkGrid: std::fmt::Debug + Send + Sync {
     fn chunk_shape_at(&self, chunk: &[u64]) -> Vec<u64> {
         chunk.iter().enumerate().map(|(d, &c)| self.chunk_span(d, c).1).collect()
     }
+    /// The chunk shape when every chunk has the same one.
+    fn regular_shape(&self) -> Option<&[u64]>;
+    /// The distinct chunk extents along dimension `d` (for validating codecs against every chunk shape).
+    fn distinct_extents(&self, d: usize) -> Vec<u64>;
+    /// The grid for the array resized to `shape` (a rectilinear grid grows an edge list to cover it).
+    fn resized(&self, shape: &[u64]) -> Result<std::sync::Arc<dyn ChunkGrid>>;
+    /// The v3 `chunk_grid` metadata object.
+    fn to_json(&self) -> Value;
 }
 
 impl ChunkGrid for RegularGrid {
@@ -37,6 +48,22 @@ impl ChunkGrid for RegularGrid {
     fn chunk_span(&self, d: usize, c: u64) -> (u64, u64) {
         let n = self.chunk_shape[d];
         (c.saturating_mul(n), n)
+    }
+
+    fn regular_shape(&self) -> Option<&[u64]> {
+        Some(&self.chunk_shape)
+    }
+
+    fn distinct_extents(&self, d: usize) -> Vec<u64> {
+        vec![self.chunk_shape[d]]
+    }
+
+    fn resized(&self, _shape: &[u64]) -> Result<std::sync::Arc<dyn ChunkGrid>> {
+        Ok(std::sync::Arc::new(self.clone()))
+    }
+
+    fn to_json(&self) -> Value {
+        serde_json::json!({"name": "regular", "configuration": {"chunk_shape": self.chunk_shape}})
     }
 }
 
