@@ -406,6 +406,10 @@ pub fn from_v3(ext: &Extension, decoded: &ArrayRepr) -> Result<Option<Codec>> {
         "blosc" => Codec::BytesToBytes(Box::new(blosc::BloscCodec::from_v3(cfg, decoded)?)),
         "crc32c" => Codec::BytesToBytes(Box::new(crc32c::Crc32cCodec::from_v3(cfg)?)),
         "sharding_indexed" => Codec::ArrayToBytes(Box::new(sharding::ShardingCodec::from_v3(cfg, decoded)?)),
+        name if name.starts_with(numcodecs::v3::PREFIX) => match numcodecs::v3::from_v3(name, cfg, decoded) {
+            Err(Error::Unsupported(_)) if !ext.must_understand && !numcodecs::v3::known(name) => return Ok(None),
+            r => r?,
+        },
         name => {
             if !ext.must_understand {
                 return Ok(None);
