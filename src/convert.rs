@@ -9,7 +9,8 @@
 //! `shuffle` the bytes -> bytes codecs `numcodecs.<id>` after it. `order: "F"` becomes a transpose
 //! codec. Refused (`Error::Unsupported`, nothing changed): codecs libzarr does not know, an array
 //! filter after a bytes filter, `delta`/`packbits` on an `F`-order array (they depend on the element
-//! order numcodecs sees), and filter dtypes that reinterpret the byte order. A `null` v2 fill value
+//! order numcodecs sees), filter dtypes that reinterpret the byte order, and array filters whose
+//! output is stored big-endian (zarr-python 3 would read those in the wrong byte order). A `null` v2 fill value
 //! becomes the zero value, which is what readers use for missing chunks.
 
 use crate::codec::numcodecs::{self, V2Elem};
@@ -176,6 +177,15 @@ fn v3_document(doc: &Value, meta: &metadata::ArrayMetadata, attrs: Map<String, V
     if arrays {
         codecs.push(bytes_codec(&elem));
     }
+    if codecs.iter().any(|c| c["name"].as_str().is_some_and(|n| n.starts_with("numcodecs.") && ARRAY_FILTERS.contains(&&n[10..])))
+        && codecs.iter().any(|c| c["name"] == "bytes" && c["configuration"]["endian"] == "big")
+    {
+        // zarr-python 3 hands numcodecs filters the big-endian array the bytes codec decodes, which
+        // they reinterpret as native: such an array would read wrongly there.
+        return Err(unsupported(
+            "big-endian elements stored by a v2 filter: zarr-python 3 reads numcodecs filters over big-endian bytes in the wrong byte order".into(),
+        ));
+    }
     match doc.get("compressor") {
         None | Some(Value::Null) => {}
         Some(c) => {
@@ -254,10 +264,10 @@ mod tests {
         for (dtype, order, filters, compressor) in [
             ("<i4", "C", json!([{"id": "delta", "dtype": "<i4", "astype": "<i8"}, {"id": "shuffle", "elementsize": 8}]),
                 json!({"id": "blosc", "cname": "zstd", "clevel": 3, "shuffle": -1, "blocksize": 0})),
-            (">i4", "C", json!([{"id": "delta", "dtype": ">i4"}]), json!({"id": "zlib", "level": 1})),
+            ("<i4", "C", json!([{"id": "delta", "dtype": "<i4"}]), json!({"id": "zlib", "level": 1})),
             ("<f8", "F", json!([{"id": "fixedscaleoffset", "offset": 100, "scale": 10, "dtype": "<f8", "astype": "|u1"}]),
                 json!({"id": "lz4", "acceleration": 1})),
-            (">f4", "C", json!([{"id": "astype", "encode_dtype": ">f8", "decode_dtype": ">f4"}, {"id": "crc32"}]),
+            (">f4", "C", json!([{"id": "astype", "encode_dtype": "<f8", "decode_dtype": ">f4"}, {"id": "crc32"}]),
                 json!({"id": "bz2", "level": 1})),
             ("<u2", "C", json!(null), json!({"id": "lzma", "format": 1, "check": -1, "preset": null, "filters": null})),
             ("<u2", "C", json!([{"id": "adler32"}]), json!({"id": "fletcher32"})),
@@ -292,6 +302,7 @@ mod tests {
             (json!("<i4"), "C", json!([{"id": "shuffle"}, {"id": "delta"}]), json!(null), "after a bytes filter"),
             (json!("<i4"), "F", json!([{"id": "delta"}]), json!(null), "order"),
             (json!("<i4"), "C", json!([{"id": "delta", "dtype": ">i4"}]), json!(null), "byte order"),
+            (json!(">i4"), "C", json!([{"id": "delta", "dtype": ">i4"}]), json!(null), "big-endian"),
             (json!("<M8[ns]"), "C", json!(null), json!(null), "datetime"),
             (json!([["x", "<f4"]]), "C", json!(null), json!(null), "structured"),
         ] {
