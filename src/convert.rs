@@ -1,11 +1,20 @@
 //! Rewriting a Zarr v2 array's metadata as Zarr v3, in place: `zarr.json` is written with the `v2`
 //! chunk key encoding (so no chunk is moved or rewritten), then `.zarray` and `.zattrs` are removed.
 //!
-//! Only arrays whose v2 pieces have Zarr v3 core equivalents convert: data types with a core name
-//! (`S<n>`/`V<n>` become `r<8n>`), no filters, and a compressor among blosc, gzip and zstd (or none);
-//! `order: "F"` becomes a transpose codec. Anything else is refused with the reason. A `null` v2 fill
-//! value becomes the zero value, which is what readers use for missing chunks.
+//! Only arrays whose v2 pieces have Zarr v3 equivalents convert: data types with a core name
+//! (`S<n>`/`V<n>` become `r<8n>`); filters and compressors that numcodecs codecs implement, written
+//! as zarr-python 3 names them: blosc, gzip and zstd become the core codecs, the array filters
+//! (`delta`, `fixedscaleoffset`, `quantize`, `bitround`, `astype`, `packbits`, `categorize`) the
+//! array -> array codecs `numcodecs.<id>` before `bytes`, the other compressors, checksums and
+//! `shuffle` the bytes -> bytes codecs `numcodecs.<id>` after it. `order: "F"` becomes a transpose
+//! codec. Refused (`Error::Unsupported`, nothing changed): codecs libzarr does not know, an array
+//! filter after a bytes filter, `delta`/`packbits` on an `F`-order array (they depend on the element
+//! order numcodecs sees), filter dtypes that reinterpret the byte order, and array filters whose
+//! output is stored big-endian (zarr-python 3 would read those in the wrong byte order). A `null` v2 fill value
+//! becomes the zero value, which is what readers use for missing chunks.
 
+use crate::codec::numcodecs::{self, V2Elem};
+use crate::dtype::Endian;
 use crate::error::{Error, Result};
 use crate::metadata::{self, fill_value, v2, v3};
 use crate::node;
@@ -45,6 +54,74 @@ fn unsupported(why: String) -> Error {
     Error::Unsupported(why)
 }
 
+/// The numcodecs filters that are array -> array codecs in Zarr v3 (`numcodecs.<id>`).
+const ARRAY_FILTERS: &[&str] = &["delta", "fixedscaleoffset", "quantize", "bitround", "astype", "packbits", "categorize"];
+
+/// The members of a numcodecs configuration, without `id`.
+fn members(cfg: &Value) -> Map<String, Value> {
+    let mut m = cfg.as_object().cloned().unwrap_or_default();
+    m.remove("id");
+    m
+}
+
+/// The v3 `numcodecs.<id>` codec of a v2 array filter receiving `elem`. Its dtype members name the
+/// elements in the v3 chain, which are native (little-endian): a big-endian v2 dtype becomes the
+/// little-endian one (the `bytes` codec restores the stored order).
+fn array_filter(cfg: &Value, id: &str, elem: &V2Elem) -> Result<Value> {
+    let mut m = members(cfg);
+    for key in ["dtype", "astype", "encode_dtype", "decode_dtype"] {
+        if let Some(Value::String(s)) = m.get(key) {
+            let parsed = V2Elem::parse(s)?;
+            let received = key == "dtype" || key == "decode_dtype";
+            if received && parsed.data_type.size() > 1 && elem.data_type.size() > 1 && parsed.byte_order != elem.byte_order {
+                return Err(unsupported(format!(
+                    "v2 filter '{id}': {key} '{s}' reinterprets the byte order of the elements it receives; no Zarr v3 equivalent"
+                )));
+            }
+            if let Some(rest) = s.strip_prefix('>') {
+                m.insert(key.into(), Value::from(format!("<{rest}")));
+            }
+        }
+    }
+    Ok(json!({"name": format!("numcodecs.{id}"), "configuration": m}))
+}
+
+/// The v3 codec of a v2 compressor (or a bytes filter) receiving `elem`: blosc, gzip and zstd become
+/// the core codecs (blosc's typesize is the size of `elem`, as numcodecs takes it), the other numcodecs
+/// compressors and checksums, and shuffle, their `numcodecs.<id>` codecs.
+fn bytes_to_bytes(c: &Value, id: &str, elem: &V2Elem, what: &str) -> Result<Value> {
+    let size = elem.data_type.size();
+    let get = |k: &str| c.get(k).filter(|v| !v.is_null());
+    Ok(match id {
+        "blosc" => {
+            let shuffle = match get("shuffle").and_then(Value::as_i64).unwrap_or(1) {
+                0 => "noshuffle",
+                2 => "bitshuffle",
+                -1 if size == 1 => "bitshuffle",
+                _ => "shuffle",
+            };
+            json!({"name": "blosc", "configuration": {
+                "cname": get("cname").cloned().unwrap_or(json!("lz4")),
+                "clevel": get("clevel").cloned().unwrap_or(json!(5)),
+                "shuffle": shuffle, "typesize": size,
+                "blocksize": get("blocksize").cloned().unwrap_or(json!(0))}})
+        }
+        "gzip" => json!({"name": "gzip", "configuration": {"level": get("level").cloned().unwrap_or(json!(1))}}),
+        "zstd" => json!({"name": "zstd", "configuration": {
+            "level": get("level").cloned().unwrap_or(json!(1)),
+            "checksum": get("checksum").cloned().unwrap_or(json!(false))}}),
+        "shuffle" => {
+            let mut m = members(c);
+            m.insert("elementsize".into(), get("elementsize").cloned().unwrap_or(json!(4)));
+            json!({"name": "numcodecs.shuffle", "configuration": m})
+        }
+        "zlib" | "lz4" | "bz2" | "lzma" | "crc32" | "adler32" | "crc32c" | "fletcher32" => {
+            json!({"name": format!("numcodecs.{id}"), "configuration": members(c)})
+        }
+        other => return Err(unsupported(format!("v2 {what} '{other}' has no Zarr v3 codec"))),
+    })
+}
+
 /// The v3 document equivalent to a v2 `.zarray` (`meta` is its parsed form).
 fn v3_document(doc: &Value, meta: &metadata::ArrayMetadata, attrs: Map<String, Value>) -> Result<Value> {
     let dtype = &doc["dtype"];
@@ -58,49 +135,66 @@ fn v3_document(doc: &Value, meta: &metadata::ArrayMetadata, attrs: Map<String, V
         Some(b'U') => return Err(unsupported(format!("v2 dtype '{typestr}' (unicode text) has no Zarr v3 core equivalent"))),
         _ => {}
     }
-    if let Some(list) = doc.get("filters").and_then(Value::as_array) {
-        if let Some(f) = list.first() {
-            let id = f.get("id").and_then(Value::as_str).unwrap_or("?");
-            return Err(unsupported(format!("v2 filter '{id}' has no Zarr v3 core equivalent")));
-        }
-    }
     let t = crate::dtype::v2::parse_typestr(typestr)?;
     let rank = meta.shape.len();
+    let fortran = doc.get("order").and_then(Value::as_str) == Some("F") && rank > 1;
     let mut codecs = Vec::new();
-    if doc.get("order").and_then(Value::as_str) == Some("F") && rank > 1 {
+    if fortran {
         codecs.push(json!({"name": "transpose", "configuration": {"order": (0..rank).rev().collect::<Vec<_>>()}}));
     }
-    codecs.push(match t.byte_order {
-        Some(crate::dtype::Endian::Big) => json!({"name": "bytes", "configuration": {"endian": "big"}}),
-        Some(crate::dtype::Endian::Little) => json!({"name": "bytes", "configuration": {"endian": "little"}}),
-        None => json!({"name": "bytes"}),
-    });
-    let elem = meta.data_type.size();
+    let bytes_codec = |e: &V2Elem| match e.byte_order {
+        Some(Endian::Big) if e.data_type.size() > 1 => json!({"name": "bytes", "configuration": {"endian": "big"}}),
+        Some(_) if e.data_type.size() > 1 => json!({"name": "bytes", "configuration": {"endian": "little"}}),
+        _ => json!({"name": "bytes"}),
+    };
+    // The elements each codec receives, as in the v2 pipeline.
+    let mut elem = V2Elem { data_type: meta.data_type.clone(), byte_order: t.byte_order };
+    let mut arrays = true;
+    let filters = doc.get("filters").and_then(Value::as_array).cloned().unwrap_or_default();
+    for f in &filters {
+        let id = f.get("id").and_then(Value::as_str).unwrap_or("?");
+        let (_, out) = numcodecs::filter(f, &elem).map_err(|e| match e {
+            Error::Unsupported(m) => unsupported(format!("v2 filter '{id}' has no Zarr v3 equivalent ({m})")),
+            e => e.context(format!("v2 filter '{id}'")),
+        })?;
+        if ARRAY_FILTERS.contains(&id) {
+            if !arrays {
+                return Err(unsupported(format!("v2 filter '{id}' after a bytes filter has no Zarr v3 equivalent")));
+            }
+            if fortran && (id == "delta" || id == "packbits") {
+                return Err(unsupported(format!("v2 filter '{id}' on an order \"F\" array has no Zarr v3 equivalent")));
+            }
+            codecs.push(array_filter(f, id, &elem)?);
+        } else {
+            if arrays {
+                codecs.push(bytes_codec(&elem));
+                arrays = false;
+            }
+            codecs.push(bytes_to_bytes(f, id, &elem, "filter")?);
+        }
+        elem = out;
+    }
+    if arrays {
+        codecs.push(bytes_codec(&elem));
+    }
+    if codecs.iter().any(|c| c["name"].as_str().is_some_and(|n| n.starts_with("numcodecs.") && ARRAY_FILTERS.contains(&&n[10..])))
+        && codecs.iter().any(|c| c["name"] == "bytes" && c["configuration"]["endian"] == "big")
+    {
+        // zarr-python 3 hands numcodecs filters the big-endian array the bytes codec decodes, which
+        // they reinterpret as native: such an array would read wrongly there.
+        return Err(unsupported(
+            "big-endian elements stored by a v2 filter: zarr-python 3 reads numcodecs filters over big-endian bytes in the wrong byte order".into(),
+        ));
+    }
     match doc.get("compressor") {
         None | Some(Value::Null) => {}
         Some(c) => {
             let id = c.get("id").and_then(Value::as_str).unwrap_or("?");
-            let get = |k: &str| c.get(k).filter(|v| !v.is_null());
-            codecs.push(match id {
-                "blosc" => {
-                    let shuffle = match get("shuffle").and_then(Value::as_i64).unwrap_or(1) {
-                        0 => "noshuffle",
-                        2 => "bitshuffle",
-                        -1 if elem == 1 => "bitshuffle",
-                        _ => "shuffle",
-                    };
-                    json!({"name": "blosc", "configuration": {
-                        "cname": get("cname").cloned().unwrap_or(json!("lz4")),
-                        "clevel": get("clevel").cloned().unwrap_or(json!(5)),
-                        "shuffle": shuffle, "typesize": elem,
-                        "blocksize": get("blocksize").cloned().unwrap_or(json!(0))}})
-                }
-                "gzip" => json!({"name": "gzip", "configuration": {"level": get("level").cloned().unwrap_or(json!(1))}}),
-                "zstd" => json!({"name": "zstd", "configuration": {
-                    "level": get("level").cloned().unwrap_or(json!(1)),
-                    "checksum": get("checksum").cloned().unwrap_or(json!(false))}}),
-                other => return Err(unsupported(format!("v2 compressor '{other}' has no Zarr v3 core codec"))),
-            });
+            numcodecs::compressor(c, &elem).map_err(|e| match e {
+                Error::Unsupported(_) => unsupported(format!("v2 compressor '{id}' has no Zarr v3 codec")),
+                e => e.context(format!("v2 compressor '{id}'")),
+            })?;
+            codecs.push(bytes_to_bytes(c, id, &elem, "compressor")?);
         }
     }
     let separator = match doc.get("dimension_separator").and_then(Value::as_str) {
@@ -166,21 +260,59 @@ mod tests {
     }
 
     #[test]
+    fn converts_filters_and_numcodecs_compressors() {
+        for (dtype, order, filters, compressor) in [
+            ("<i4", "C", json!([{"id": "delta", "dtype": "<i4", "astype": "<i8"}, {"id": "shuffle", "elementsize": 8}]),
+                json!({"id": "blosc", "cname": "zstd", "clevel": 3, "shuffle": -1, "blocksize": 0})),
+            ("<i4", "C", json!([{"id": "delta", "dtype": "<i4"}]), json!({"id": "zlib", "level": 1})),
+            ("<f8", "F", json!([{"id": "fixedscaleoffset", "offset": 100, "scale": 10, "dtype": "<f8", "astype": "|u1"}]),
+                json!({"id": "lz4", "acceleration": 1})),
+            (">f4", "C", json!([{"id": "astype", "encode_dtype": "<f8", "decode_dtype": ">f4"}, {"id": "crc32"}]),
+                json!({"id": "bz2", "level": 1})),
+            ("<u2", "C", json!(null), json!({"id": "lzma", "format": 1, "check": -1, "preset": null, "filters": null})),
+            ("<u2", "C", json!([{"id": "adler32"}]), json!({"id": "fletcher32"})),
+            ("|b1", "C", json!([{"id": "packbits"}]), json!({"id": "crc32c"})),
+            ("<f4", "C", json!([{"id": "quantize", "digits": 2, "dtype": "<f4"}, {"id": "bitround", "keepbits": 4}]), json!(null)),
+        ] {
+            let store = Arc::new(MemoryStore::new());
+            let z = json!({"zarr_format": 2, "shape": [5, 7], "chunks": [2, 3], "dtype": dtype, "fill_value": 0,
+                "order": order, "filters": filters, "compressor": compressor});
+            v2_array(&store, z.clone());
+            // what the v2 array reads (lossy filters: the stored values)
+            let a = Array::open(store.clone(), "a", false).unwrap();
+            let mut before = vec![0u8; 35 * a.metadata().data_type.size()];
+            a.read_region(&[0, 0], &[5, 7], &mut before).unwrap();
+            let chunks_before: Vec<_> = store.keys().into_iter().filter(|k| !k.contains(".z")).map(|k| (store.get(&k).unwrap(), k)).collect();
+            v2_to_v3(store.as_ref(), "a").unwrap_or_else(|e| panic!("{z}: {e}"));
+            let a = Array::open(store.clone(), "a", false).unwrap();
+            let mut after = vec![0u8; before.len()];
+            a.read_region(&[0, 0], &[5, 7], &mut after).unwrap();
+            assert_eq!(after, before, "{z}");
+            for (bytes, k) in chunks_before {
+                assert_eq!(store.get(&k).unwrap(), bytes, "chunk {k} unchanged");
+            }
+        }
+    }
+
+    #[test]
     fn refuses_what_has_no_v3_equivalent() {
-        for (dtype, filters, compressor, why) in [
-            (json!("<i4"), json!([{"id": "delta", "dtype": "<i4"}]), json!(null), "filter 'delta'"),
-            (json!("<i4"), json!(null), json!({"id": "zlib", "level": 1}), "compressor 'zlib'"),
-            (json!("<M8[ns]"), json!(null), json!(null), "datetime"),
-            (json!([["x", "<f4"]]), json!(null), json!(null), "structured"),
+        for (dtype, order, filters, compressor, why) in [
+            (json!("<i4"), "C", json!([{"id": "nonesuch"}]), json!(null), "filter 'nonesuch'"),
+            (json!("<i4"), "C", json!(null), json!({"id": "nonesuch", "level": 1}), "compressor 'nonesuch'"),
+            (json!("<i4"), "C", json!([{"id": "shuffle"}, {"id": "delta"}]), json!(null), "after a bytes filter"),
+            (json!("<i4"), "F", json!([{"id": "delta"}]), json!(null), "order"),
+            (json!("<i4"), "C", json!([{"id": "delta", "dtype": ">i4"}]), json!(null), "byte order"),
+            (json!(">i4"), "C", json!([{"id": "delta", "dtype": ">i4"}]), json!(null), "big-endian"),
+            (json!("<M8[ns]"), "C", json!(null), json!(null), "datetime"),
+            (json!([["x", "<f4"]]), "C", json!(null), json!(null), "structured"),
         ] {
             let store = MemoryStore::new();
-            let z = json!({"zarr_format": 2, "shape": [4], "chunks": [2], "dtype": dtype, "fill_value": 0,
-                "order": "C", "filters": filters, "compressor": compressor});
+            let z = json!({"zarr_format": 2, "shape": [4, 4], "chunks": [2, 2], "dtype": dtype, "fill_value": 0,
+                "order": order, "filters": filters, "compressor": compressor});
             store.set("a/.zarray", z.to_string().as_bytes()).unwrap();
             let e = v2_to_v3(&store, "a").unwrap_err();
-            // (delta is refused as unknown until the filter exists; either way a clean refusal.)
             assert!(matches!(e, Error::Unsupported(_)), "{why}: {e}");
-            assert!(e.message().contains(why) || e.message().contains("delta"), "{why}: {e}");
+            assert!(e.message().contains(why), "{why}: {e}");
             assert!(store.get("a/zarr.json").unwrap().is_none());
             assert!(store.get("a/.zarray").unwrap().is_some());
         }

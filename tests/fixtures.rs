@@ -18,8 +18,14 @@ use zarr::node::NodeKind;
 use zarr::store::filesystem::FilesystemStore;
 use zarr::{Array, Error, Group};
 
+thread_local! {
+    /// The fixture set this thread checks, below tests/fixtures (empty: the main set).
+    static SUBSET: std::cell::RefCell<&'static str> = const { std::cell::RefCell::new("") };
+}
+
 fn fixtures_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests").join("fixtures")
+    let base = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests").join("fixtures");
+    SUBSET.with(|s| base.join(*s.borrow()))
 }
 
 fn manifest() -> Value {
@@ -304,6 +310,24 @@ fn fixtures_read_correctly() {
         assert!(per_format.get(&f).copied().unwrap_or(0) > 0, "the manifest has no Zarr v{f} case");
     }
     assert!(failures.is_empty(), "{} fixture case(s) failed:\n  {}", failures.len(), failures.join("\n  "));
+}
+
+/// tests/fixtures/numcodecs_v3 (tools/make_numcodecs_v3_fixtures.py): zarr-python's `numcodecs.<id>`
+/// v3 codecs and numcodecs checksums, read byte for byte, and their damaged chunks refused.
+#[test]
+fn numcodecs_v3_fixtures_read_correctly() {
+    SUBSET.with(|s| *s.borrow_mut() = "numcodecs_v3");
+    let m = manifest();
+    let cases = m["cases"].as_array().expect("manifest has no cases");
+    assert!(cases.len() >= 20, "the numcodecs_v3 manifest lost cases");
+    let failures: Vec<String> = cases
+        .iter()
+        .filter_map(|case| {
+            let r = std::panic::catch_unwind(|| check_case(case)).unwrap_or_else(|_| Err("panicked".into()));
+            r.err().map(|m| format!("{}: {m}", case["name"]))
+        })
+        .collect();
+    assert!(failures.is_empty(), "{} case(s) failed:\n  {}", failures.len(), failures.join("\n  "));
 }
 
 /// Every non-integer number token of a JSON text, converted by the standard library (correctly rounded),

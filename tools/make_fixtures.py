@@ -1577,11 +1577,18 @@ def main():
     out = args.out.resolve()
     readme = out / "README.md"
     keep = readme.read_bytes() if readme.exists() else None
+    # tests/fixtures/numcodecs_v3 belongs to tools/make_numcodecs_v3_fixtures.py: kept as it is
+    sub = out / "numcodecs_v3"
+    aside = Path(tempfile.mkdtemp()) / "numcodecs_v3"
+    if sub.exists():
+        shutil.move(str(sub), aside)
     if out.exists():
         shutil.rmtree(out)
     out.mkdir(parents=True)
     if keep is not None:
         readme.write_bytes(keep)
+    if aside.exists():
+        shutil.move(str(aside), sub)
     g = Generator(out)
     for fn in (cases_dtype, cases_codec, cases_stream_variants, cases_fill, cases_shape, cases_chunk_key, cases_metadata,
                cases_extension, cases_corrupt, cases_group, cases_v2_dtype, cases_v2_order, cases_v2_dimsep,

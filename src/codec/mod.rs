@@ -4,6 +4,7 @@
 //! bytes->bytes codecs ([`chain::CodecChain`], itself an array->bytes codec so that sharding can nest chains).
 //! Array buffers are C order and native-endian; each codec file starts with its spec card.
 
+pub mod bitround;
 pub mod blosc;
 pub mod bytes;
 pub mod chain;
@@ -11,6 +12,7 @@ pub mod crc32c;
 pub mod deflate;
 pub mod gzip;
 pub mod numcodecs;
+pub mod reshape;
 pub mod sharding;
 pub mod transpose;
 pub mod zstd;
@@ -440,6 +442,8 @@ pub fn from_v3(ext: &Extension, decoded: &ArrayRepr) -> Result<Option<Codec>> {
     let codec = match ext.name {
         "bytes" => Codec::ArrayToBytes(Box::new(bytes::BytesCodec::from_v3(cfg, decoded)?)),
         "transpose" => Codec::ArrayToArray(Box::new(transpose::TransposeCodec::from_v3(cfg, decoded)?)),
+        "reshape" => Codec::ArrayToArray(Box::new(reshape::ReshapeCodec::from_v3(cfg, decoded)?)),
+        "bitround" => Codec::ArrayToArray(Box::new(bitround::BitroundCodec::from_v3(cfg, decoded)?)),
         "gzip" | GZIP_URI => Codec::BytesToBytes(Box::new(gzip::GzipCodec::from_v3(cfg)?)),
         BLOSC_URI => {
             // The 2020 draft's configuration is numcodecs' (integer shuffle, -1 = automatic).
@@ -452,6 +456,10 @@ pub fn from_v3(ext: &Extension, decoded: &ArrayRepr) -> Result<Option<Codec>> {
         "blosc" => Codec::BytesToBytes(Box::new(blosc::BloscCodec::from_v3(cfg, decoded)?)),
         "crc32c" => Codec::BytesToBytes(Box::new(crc32c::Crc32cCodec::from_v3(cfg)?)),
         "sharding_indexed" => Codec::ArrayToBytes(Box::new(sharding::ShardingCodec::from_v3(cfg, decoded)?)),
+        name if name.starts_with(numcodecs::v3::PREFIX) => match numcodecs::v3::from_v3(name, cfg, decoded) {
+            Err(Error::Unsupported(_)) if !ext.must_understand && !numcodecs::v3::known(name) => return Ok(None),
+            r => r?,
+        },
         name => {
             if !ext.must_understand {
                 return Ok(None);

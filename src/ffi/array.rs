@@ -425,9 +425,10 @@ pub unsafe extern "C" fn zarr_array_field(
 
 /// Rewrites the Zarr v2 array in the directory `path` as Zarr v3, in place: `zarr.json` is written
 /// with the `v2` chunk key encoding, so no chunk is moved or rewritten, and `.zarray`/`.zattrs` are
-/// removed. Works when every part has a Zarr v3 core equivalent: a core data type (`S<n>`/`V<n>`
-/// become `r<8n>`), no filters, a compressor among blosc, gzip and zstd (or none); `order` "F" becomes
-/// a transpose codec and a `null` fill value becomes zero. Otherwise nothing is changed and the
+/// removed. Works when every part has a Zarr v3 equivalent: a core data type (`S<n>`/`V<n>`
+/// become `r<8n>`); filters and compressors among the numcodecs codecs libzarr implements (blosc,
+/// gzip, zstd become the core codecs; the others the `numcodecs.<id>` codecs zarr-python 3 reads);
+/// `order` "F" becomes a transpose codec and a `null` fill value becomes zero. Otherwise nothing is changed and the
 /// error names the part without an equivalent.
 ///
 /// @returns ZARR_OK; ZARR_ERR_INVALID_ARGUMENT; ZARR_ERR_NOT_FOUND (no v2 array there);

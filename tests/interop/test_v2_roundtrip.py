@@ -21,8 +21,9 @@ zarr_format=2, compared bit-exactly: floats as their bits, so NaN payloads and -
     values (NaN, +-Infinity, base64 |S / structured, NaT);
   * v2 groups made with zarr_group_create_ex (children, implicit parents, .zattrs);
   * zarr_convert_v2_to_v3 of arrays written by zarr-python (read back by zarr-python as v3 with the
-    same data and attributes, no chunk moved), and the refusals (filters, zlib/lz4/bz2/lzma, datetime,
-    unicode, structured) that must leave every file untouched.
+    same data and attributes, no chunk moved; filters and numcodecs compressors become numcodecs.<id>
+    v3 codecs), and the refusals (a filter after a bytes filter, delta on order "F", codecs without a
+    v3 equivalent, datetime, unicode, structured) that must leave every file untouched.
 
 zarr-python 3.1.6 has no data type for structured dtypes with subarray or nested fields: those arrays
 are read back with tools/np_zarr.py (numpy + numcodecs' codec classes) instead.
@@ -678,19 +679,32 @@ def convert_cases():
         ("S5", "|S5", dict(compressors=numcodecs.GZip(1), fill_value=b"ab"), [np.s_[0:6, 0:8]]),
         ("V3", "|V3", dict(compressors=None), None),
         ("le_c8", "<c8", dict(compressors=None, fill_value=complex(1.5, -0.0)), [np.s_[0:3, 0:4]]),
+        # filters and numcodecs compressors: numcodecs.<id> v3 codecs
+        ("filter_delta", "<i4", dict(filters=[numcodecs.Delta(dtype="<i4")], compressors=None), None),
+        ("filter_delta_be_astype_le", ">i4", dict(filters=[numcodecs.Delta(dtype=">i4", astype="<i8")],
+                                              compressors=numcodecs.Zlib(1)), None),
+        ("filter_shuffle_gzip", "<i4", dict(filters=[numcodecs.Shuffle(elementsize=4)], compressors=numcodecs.GZip(1)),
+         None),
+        ("filter_astype_blosc_auto", "<i2", dict(filters=[numcodecs.AsType(encode_dtype="<i8", decode_dtype="<i2")],
+                                                compressors=blosc("lz4", 5, -1)), None),
+        ("zlib", "<i4", dict(compressors=numcodecs.Zlib(1)), None),
+        ("lz4", "<i4", dict(compressors=numcodecs.LZ4()), None),
+        ("bz2", "<f8", dict(compressors=numcodecs.BZ2(1)), None),
+        ("lzma_F", "<u2", dict(compressors=numcodecs.LZMA(), order="F"), None),
+        ("crc32_compressor", "<u2", dict(compressors=numcodecs.CRC32()), None),
     ]
 
 
 def refusal_cases():
     """(tag, dtype, zarr-python kwargs, words the error message must contain)."""
     return [
-        ("filter_delta", "<i4", dict(filters=[numcodecs.Delta(dtype="<i4")], compressors=None), ["delta"]),
-        ("filter_shuffle", "<i4", dict(filters=[numcodecs.Shuffle(elementsize=4)], compressors=numcodecs.GZip(1)),
-         ["shuffle"]),
-        ("zlib", "<i4", dict(compressors=numcodecs.Zlib(1)), ["zlib"]),
-        ("lz4", "<i4", dict(compressors=numcodecs.LZ4()), ["lz4"]),
-        ("bz2", "<f8", dict(compressors=numcodecs.BZ2(1)), ["bz2"]),
-        ("lzma", "<u2", dict(compressors=numcodecs.LZMA()), ["lzma"]),
+        ("filter_delta_after_shuffle", "<i4", dict(filters=[numcodecs.Shuffle(elementsize=4), numcodecs.Delta(dtype="|u1")],
+                                                   compressors=None), ["delta", "after a bytes filter"]),
+        ("filter_delta_order_F", "<i4", dict(filters=[numcodecs.Delta(dtype="<i4")], compressors=None, order="F"),
+         ["delta", "order"]),
+        ("filter_big_endian_output", ">i4", dict(filters=[numcodecs.Delta(dtype=">i4")], compressors=None),
+         ["big-endian"]),
+        ("jenkins_lookup3", "<i4", dict(compressors=numcodecs.JenkinsLookup3()), ["jenkins_lookup3"]),
         ("datetime", "<M8[ns]", dict(compressors=None), ["datetime"]),
         ("timedelta", "<m8[s]", dict(compressors=None), ["timedelta"]),
         ("unicode_null_fill", "<U3", dict(compressors=None, fill_value=None), ["unicode"]),

@@ -6,11 +6,13 @@
 //! Configuration members not listed by a codec are ignored, as numcodecs ignores them.
 
 pub mod bz2;
+pub mod checksum;
 pub mod filters;
 pub mod lz4;
 pub mod lzma;
 #[cfg(test)]
 mod test_vectors;
+pub mod v3;
 pub mod zlib;
 
 use super::blosc::{BloscCodec, Shuffle};
@@ -122,6 +124,10 @@ pub fn compressor(cfg: &Value, input: &V2Elem) -> Result<Box<dyn BytesToBytesCod
         "lz4" => Box::new(lz4::Lz4Codec::new(c.int("acceleration", i64::from(i32::MIN), i64::from(i32::MAX), Some(1))? as i32)),
         "bz2" => Box::new(bz2::Bz2Codec::new(c.int("level", 1, 9, Some(1))? as u32)?),
         "lzma" => Box::new(lzma::LzmaCodec::from_v2(&c)?),
+        "crc32" => Box::new(checksum::ChecksumCodec::from_config(&c, checksum::Sum::Crc32)?),
+        "adler32" => Box::new(checksum::ChecksumCodec::from_config(&c, checksum::Sum::Adler32)?),
+        "crc32c" => Box::new(checksum::ChecksumCodec::from_config(&c, checksum::Sum::Crc32c)?),
+        "fletcher32" => Box::new(checksum::ChecksumCodec::from_config(&c, checksum::Sum::Fletcher32)?),
         "blosc" => {
             let elem = input.data_type.size();
             let shuffle = match c.int("shuffle", -1, 2, Some(1))? {
@@ -149,12 +155,12 @@ fn boxed<C: BytesToBytesCodec + 'static>(r: Result<(C, V2Elem)>) -> Result<(Box<
 
 /// Builds a v2 filter receiving `input`; returns it with the description of what it produces.
 /// Filters: `delta`, `fixedscaleoffset`, `quantize`, `bitround`, `astype`, `packbits`, `shuffle`,
-/// `categorize` (see [`filters`]), and the compressors.
+/// `categorize` (see [`filters`]), and the compressors and checksums.
 pub fn filter(cfg: &Value, input: &V2Elem) -> Result<(Box<dyn BytesToBytesCodec>, V2Elem)> {
     let c = V2Config::new(cfg)?;
     match c.id {
-        // Compressors may also be listed as filters.
-        "zlib" | "gzip" | "zstd" | "blosc" | "lz4" | "bz2" | "lzma" => Ok((compressor(cfg, input)?, V2Elem::bytes())),
+        // Compressors (and checksums) may also be listed as filters.
+        "zlib" | "gzip" | "zstd" | "blosc" | "lz4" | "bz2" | "lzma" | "crc32" | "adler32" | "crc32c" | "fletcher32" => Ok((compressor(cfg, input)?, V2Elem::bytes())),
         "delta" => boxed(filters::delta::DeltaCodec::from_config(&c, input)),
         "fixedscaleoffset" => boxed(filters::fixedscaleoffset::FixedScaleOffsetCodec::from_config(&c, input)),
         "quantize" => boxed(filters::quantize::QuantizeCodec::from_config(&c, input)),
