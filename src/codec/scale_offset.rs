@@ -192,8 +192,8 @@ impl ScaleOffsetCodec {
         let offset = scalar("offset", Value::from(0))?;
         let scale = scalar("scale", Value::from(1))?;
         match read_num(dt, &scale)? {
-            Num::Int(0) => return Err(c.invalid("scale", "must be non-zero (decoding divides by it)")),
-            Num::Float(x) if x == 0.0 => return Err(c.invalid("scale", "must be non-zero (decoding divides by it)")),
+            // (0.0 also matches -0.0)
+            Num::Int(0) | Num::Float(0.0) => return Err(c.invalid("scale", "must be non-zero (decoding divides by it)")),
             _ => {}
         }
         Ok(ScaleOffsetCodec { data_type: dt.clone(), offset, scale, configuration: cfg.cloned() })
