@@ -90,15 +90,20 @@ def main():
     ap.add_argument("--formats", default="1,2,3", help="zarr formats to check (comma list)")
     ap.add_argument("--no-sharding", action="store_true", help="skip v3 cases whose metadata uses sharding_indexed")
     ap.add_argument("--unsupported", default="", help="kinds (or dtype:NAME for v3 data types) that must be refused as unsupported")
+    ap.add_argument("--only", default="", help="check only cases of these kinds (comma list), and no groups")
     ap.add_argument("-v", "--verbose", action="store_true")
     args = ap.parse_args()
     manifest = json.loads((args.corpus / "manifest.json").read_text())
     formats = {int(f) for f in args.formats.split(",") if f}
     unsupported = {k for k in args.unsupported.split(",") if k}
+    only = {k for k in args.only.split(",") if k}
     tally = collections.defaultdict(lambda: [0, 0])
     failures = []
     skipped = 0
     for case in manifest["cases"]:
+        if only and case["kind"] not in only:
+            skipped += 1
+            continue
         if case["zarr_format"] not in formats or (args.no_sharding and uses_sharding(args.corpus / case["path"])):
             skipped += 1
             continue
@@ -109,7 +114,7 @@ def main():
         if args.verbose or verdict != "pass":
             print(f"{verdict.upper():4} {case['name']}: {detail}")
     for g in manifest.get("groups", []):
-        if g["zarr_format"] not in formats:
+        if g["zarr_format"] not in formats or only:
             continue
         verdict, detail = check_group(args.corpus, g)
         tally["groups"][0 if verdict == "pass" else 1] += 1

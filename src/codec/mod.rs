@@ -7,12 +7,15 @@
 pub mod bitround;
 pub mod blosc;
 pub mod bytes;
+pub mod cast_value;
 pub mod chain;
 pub mod crc32c;
 pub mod deflate;
 pub mod gzip;
 pub mod numcodecs;
 pub mod reshape;
+pub mod numeric_cast;
+pub mod scale_offset;
 pub mod sharding;
 pub mod transpose;
 pub mod zstd;
@@ -444,6 +447,8 @@ pub fn from_v3(ext: &Extension, decoded: &ArrayRepr) -> Result<Option<Codec>> {
         "transpose" => Codec::ArrayToArray(Box::new(transpose::TransposeCodec::from_v3(cfg, decoded)?)),
         "reshape" => Codec::ArrayToArray(Box::new(reshape::ReshapeCodec::from_v3(cfg, decoded)?)),
         "bitround" => Codec::ArrayToArray(Box::new(bitround::BitroundCodec::from_v3(cfg, decoded)?)),
+        "scale_offset" => Codec::ArrayToArray(Box::new(scale_offset::ScaleOffsetCodec::from_v3(cfg, decoded)?)),
+        "cast_value" => Codec::ArrayToArray(Box::new(cast_value::CastValueCodec::from_v3(cfg, decoded)?)),
         "gzip" | GZIP_URI => Codec::BytesToBytes(Box::new(gzip::GzipCodec::from_v3(cfg)?)),
         BLOSC_URI => {
             // The 2020 draft's configuration is numcodecs' (integer shuffle, -1 = automatic).
