@@ -11,6 +11,7 @@ pub mod crc32c;
 pub mod deflate;
 pub mod gzip;
 pub mod numcodecs;
+pub mod packbits;
 pub mod sharding;
 pub mod transpose;
 pub mod zstd;
@@ -405,6 +406,7 @@ pub fn from_v3(ext: &Extension, decoded: &ArrayRepr) -> Result<Option<Codec>> {
         "zstd" => Codec::BytesToBytes(Box::new(zstd::ZstdCodec::from_v3(cfg)?)),
         "blosc" => Codec::BytesToBytes(Box::new(blosc::BloscCodec::from_v3(cfg, decoded)?)),
         "crc32c" => Codec::BytesToBytes(Box::new(crc32c::Crc32cCodec::from_v3(cfg)?)),
+        "packbits" => Codec::ArrayToBytes(Box::new(packbits::PackBitsCodec::from_v3(cfg, decoded)?)),
         "sharding_indexed" => Codec::ArrayToBytes(Box::new(sharding::ShardingCodec::from_v3(cfg, decoded)?)),
         name => {
             if !ext.must_understand {
