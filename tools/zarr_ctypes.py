@@ -66,6 +66,7 @@ def load(path=None):
         "zarr_convert_v2_to_v3": [c],
         "zarr_array_fill_value": [vp, vp, ctypes.c_size_t],
         "zarr_array_dimension_name": [vp, ctypes.c_size_t, ctypes.POINTER(vp)],
+        "zarr_array_time_unit": [vp, ctypes.POINTER(vp), ctypes.POINTER(ctypes.c_int64)],
         "zarr_array_attributes": [vp, ctypes.POINTER(vp)],
         "zarr_array_set_attributes": [vp, c],
         "zarr_array_metadata": [vp, ctypes.POINTER(vp)],
@@ -180,6 +181,13 @@ class Array:
         f = ctypes.c_int()
         check(lib().zarr_array_zarr_format(self.h, ctypes.byref(f)))
         return f.value
+
+    @property
+    def time_unit(self):
+        """(unit, scale_factor) of a numpy.datetime64 / numpy.timedelta64 array."""
+        p, scale = ctypes.c_void_p(), ctypes.c_int64()
+        check(lib().zarr_array_time_unit(self.h, ctypes.byref(p), ctypes.byref(scale)))
+        return _take_string(p), scale.value
 
     @property
     def fields(self):
