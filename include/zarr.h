@@ -28,6 +28,14 @@
 /**
  * Element types. Buffers hold native-endian elements: bool is 1 byte (0 or 1), float16 its 2 IEEE
  * bytes, complex numbers (real, imaginary) pairs, ZARR_RAW (`r<N>`) N/8 opaque bytes.
+ *
+ * Values 16 and 17 are reserved for variable-length types. Extension types (18 and up) follow the
+ * zarr-extensions registry. Formats narrower than 8 bits (float6/float4, int2/int4/uint2/uint4)
+ * take one byte per value with the value in the low bits: libzarr writes signed integers
+ * sign-extended over the byte and other types with the upper bits zero, and reads the stored byte
+ * as it is with the `bytes` codec (other writers may leave arbitrary upper bits, which the registry
+ * says readers ignore) or in libzarr's form with the `packbits` codec. The registry types
+ * `complex_float32` and `complex_float64` report ZARR_COMPLEX64 / ZARR_COMPLEX128 (same layout).
  */
 typedef enum zarr_data_type {
   /**
@@ -91,9 +99,137 @@ typedef enum zarr_data_type {
    */
   ZARR_RAW = 14,
   /**
-   * structured elements (packed fields)
+   * structured elements (packed fields): Zarr v2 structured dtypes, v3 `struct` and zarr-python's
+   * `structured`; see zarr_array_num_fields() and zarr_array_field()
    */
   ZARR_STRUCT = 15,
+  /**
+   * `numpy.datetime64`: int64 counts of (scale factor x unit) since 1970-01-01T00:00:00 UTC; NaT
+   * (not a time) is INT64_MIN. See zarr_array_time_unit().
+   */
+  ZARR_DATETIME64 = 18,
+  /**
+   * `numpy.timedelta64`: int64 durations in (scale factor x unit); NaT is INT64_MIN. See
+   * zarr_array_time_unit().
+   */
+  ZARR_TIMEDELTA64 = 19,
+  /**
+   * `fixed_length_utf32` (and Zarr v2 `<U`/`>U`): element size / 4 UTF-32 code units (uint32, native
+   * byte order), the text followed by U+0000 padding.
+   */
+  ZARR_FIXED_UTF32 = 20,
+  /**
+   * `null_terminated_bytes`: element size bytes, the value followed by NUL padding.
+   */
+  ZARR_NULL_TERMINATED_BYTES = 21,
+  /**
+   * `bfloat16`: 2 bytes (uint16 native byte order) `0bSEEEEEEEEMMMMMMM`, the top half of a float32.
+   */
+  ZARR_BFLOAT16 = 22,
+  /**
+   * `complex_float16`: two float16 (real, imaginary), 4 bytes.
+   */
+  ZARR_COMPLEX_FLOAT16 = 23,
+  /**
+   * `complex_bfloat16`: two bfloat16 (real, imaginary), 4 bytes.
+   */
+  ZARR_COMPLEX_BFLOAT16 = 24,
+  /**
+   * `float8_e3m4`: 1 byte `0bSEEEMMMM`, bias 3, IEEE-style infinities and NaN.
+   */
+  ZARR_FLOAT8_E3M4 = 25,
+  /**
+   * `float8_e4m3`: 1 byte `0bSEEEEMMM`, bias 7, IEEE-style infinities and NaN.
+   */
+  ZARR_FLOAT8_E4M3 = 26,
+  /**
+   * `float8_e4m3b11fnuz`: 1 byte `0bSEEEEMMM`, bias 11, finite, NaN = 0x80, no negative zero.
+   */
+  ZARR_FLOAT8_E4M3B11FNUZ = 27,
+  /**
+   * `float8_e4m3fnuz`: 1 byte `0bSEEEEMMM`, bias 8, finite, NaN = 0x80, no negative zero.
+   */
+  ZARR_FLOAT8_E4M3FNUZ = 28,
+  /**
+   * `float8_e5m2`: 1 byte `0bSEEEEEMM`, bias 15, IEEE-style infinities and NaN.
+   */
+  ZARR_FLOAT8_E5M2 = 29,
+  /**
+   * `float8_e5m2fnuz`: 1 byte `0bSEEEEEMM`, bias 16, finite, NaN = 0x80, no negative zero.
+   */
+  ZARR_FLOAT8_E5M2FNUZ = 30,
+  /**
+   * `float8_e8m0fnu`: 1 byte, the biased exponent E of 2^(E-127); no sign, no zero, NaN = 0xff.
+   */
+  ZARR_FLOAT8_E8M0FNU = 31,
+  /**
+   * `float6_e2m3fn`: 1 byte `0b00SEEMMM`, bias 1, finite, no NaN.
+   */
+  ZARR_FLOAT6_E2M3FN = 32,
+  /**
+   * `float6_e3m2fn`: 1 byte `0b00SEEEMM`, bias 3, finite, no NaN.
+   */
+  ZARR_FLOAT6_E3M2FN = 33,
+  /**
+   * `float4_e2m1fn`: 1 byte `0b0000SEEM`, bias 1, finite, no NaN.
+   */
+  ZARR_FLOAT4_E2M1FN = 34,
+  /**
+   * `complex_float8_e3m4`: two float8_e3m4 bytes (real, imaginary).
+   */
+  ZARR_COMPLEX_FLOAT8_E3M4 = 35,
+  /**
+   * `complex_float8_e4m3`: two float8_e4m3 bytes (real, imaginary).
+   */
+  ZARR_COMPLEX_FLOAT8_E4M3 = 36,
+  /**
+   * `complex_float8_e4m3b11fnuz`: two float8_e4m3b11fnuz bytes (real, imaginary).
+   */
+  ZARR_COMPLEX_FLOAT8_E4M3B11FNUZ = 37,
+  /**
+   * `complex_float8_e4m3fnuz`: two float8_e4m3fnuz bytes (real, imaginary).
+   */
+  ZARR_COMPLEX_FLOAT8_E4M3FNUZ = 38,
+  /**
+   * `complex_float8_e5m2`: two float8_e5m2 bytes (real, imaginary).
+   */
+  ZARR_COMPLEX_FLOAT8_E5M2 = 39,
+  /**
+   * `complex_float8_e5m2fnuz`: two float8_e5m2fnuz bytes (real, imaginary).
+   */
+  ZARR_COMPLEX_FLOAT8_E5M2FNUZ = 40,
+  /**
+   * `complex_float8_e8m0fnu`: two float8_e8m0fnu bytes (real, imaginary).
+   */
+  ZARR_COMPLEX_FLOAT8_E8M0FNU = 41,
+  /**
+   * `complex_float6_e2m3fn`: two float6_e2m3fn bytes (real, imaginary).
+   */
+  ZARR_COMPLEX_FLOAT6_E2M3FN = 42,
+  /**
+   * `complex_float6_e3m2fn`: two float6_e3m2fn bytes (real, imaginary).
+   */
+  ZARR_COMPLEX_FLOAT6_E3M2FN = 43,
+  /**
+   * `complex_float4_e2m1fn`: two float4_e2m1fn bytes (real, imaginary).
+   */
+  ZARR_COMPLEX_FLOAT4_E2M1FN = 44,
+  /**
+   * `int2`: 1 byte, a value in [-2, 1] (sign-extended when written by libzarr).
+   */
+  ZARR_INT2 = 45,
+  /**
+   * `int4`: 1 byte, a value in [-8, 7] (sign-extended when written by libzarr).
+   */
+  ZARR_INT4 = 46,
+  /**
+   * `uint2`: 1 byte, a value in [0, 3].
+   */
+  ZARR_UINT2 = 47,
+  /**
+   * `uint4`: 1 byte, a value in [0, 15].
+   */
+  ZARR_UINT4 = 48,
 } zarr_data_type;
 
 /**
@@ -109,6 +245,11 @@ typedef enum zarr_node_type {
    */
   ZARR_NODE_GROUP = 2,
 } zarr_node_type;
+
+/**
+ * The float formats other than the core float16/32/64, plus those three (used as complex components).
+ */
+typedef struct FloatKind FloatKind;
 
 /**
  * An open array (opaque). Create with zarr_open(), zarr_create() or the zarr_group_* functions;
@@ -137,6 +278,8 @@ typedef struct zarr_node_list zarr_node_list;
  * `zarr_last_error()` explains a failure.
  */
 typedef int32_t zarr_status;
+
+
 
 /**
  * Success.
@@ -353,6 +496,25 @@ zarr_status zarr_array_is_sharded(const struct zarr_array *array, int *sharded);
 zarr_status zarr_array_data_type(const struct zarr_array *array,
                                  enum zarr_data_type *dtype,
                                  size_t *element_size);
+
+/**
+ * The time unit of a ZARR_DATETIME64 or ZARR_TIMEDELTA64 array: an element value `v` stands for
+ * `v * scale_factor` units (after the Unix epoch, for datetime64). `unit` is one of "Y", "M", "W",
+ * "D", "h", "m", "s", "ms", "us", "μs" (UTF-8, as stored), "ns", "ps", "fs", "as", "generic".
+ * Either output may be NULL.
+ *
+ * @param unit          receives a string to free with zarr_string_free() (set to NULL on failure)
+ * @param scale_factor  receives the scale factor, in [1, 2^31 - 1]
+ * @returns ZARR_OK; ZARR_ERR_INVALID_HANDLE; ZARR_ERR_INVALID_ARGUMENT (the array's data type is not a
+ *          time type).
+ * Thread-safe. Since: 0.2.
+ *
+ * # Safety
+ * `array` is an open handle; non-NULL outputs are valid for writing.
+ */
+zarr_status zarr_array_time_unit(const struct zarr_array *array,
+                                 char **unit,
+                                 int64_t *scale_factor);
 
 /**
  * The number of fields of a structured data type (ZARR_STRUCT); 0 for other types.

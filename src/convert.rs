@@ -205,7 +205,7 @@ fn v3_document(doc: &Value, meta: &metadata::ArrayMetadata, attrs: Map<String, V
         "zarr_format": 3,
         "node_type": "array",
         "shape": meta.shape,
-        "data_type": meta.data_type.v3_name(),
+        "data_type": meta.data_type.to_v3_json()?,
         "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": meta.chunk_shape()}},
         "chunk_key_encoding": {"name": "v2", "configuration": {"separator": separator}},
         "fill_value": fill_value::to_json_v3(&meta.data_type, &meta.fill_value),

@@ -74,7 +74,12 @@ fn swap_units(dt: &DataType) -> Vec<(usize, usize)> {
                 (0..n).flat_map(move |i| inner.clone().into_iter().map(move |(o, s)| (off + i * size + o, s)))
             })
             .collect(),
-        t => vec![(0, t.size())],
+        // one unit per swapped word: the whole scalar, each complex half, each UTF-32 code unit;
+        // nothing for single bytes (sub-byte types, null_terminated_bytes, float8 formats)
+        t => {
+            let u = t.swap_unit();
+            if u <= 1 { vec![] } else { (0..t.size() / u).map(|i| (i * u, u)).collect() }
+        }
     }
 }
 

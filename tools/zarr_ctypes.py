@@ -18,6 +18,25 @@ STATUS = {
 READ, READ_WRITE = 1, 3
 DTYPES = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16",
           "float32", "float64", "complex64", "complex128", "raw", "struct"]
+# Extension data types (zarr_data_type values 18 and up; the element size comes from
+# zarr_array_data_type like for every type).
+EXT_DTYPES = {
+    18: "numpy.datetime64", 19: "numpy.timedelta64", 20: "fixed_length_utf32", 21: "null_terminated_bytes",
+    22: "bfloat16", 23: "complex_float16", 24: "complex_bfloat16", 25: "float8_e3m4", 26: "float8_e4m3",
+    27: "float8_e4m3b11fnuz", 28: "float8_e4m3fnuz", 29: "float8_e5m2", 30: "float8_e5m2fnuz",
+    31: "float8_e8m0fnu", 32: "float6_e2m3fn", 33: "float6_e3m2fn", 34: "float4_e2m1fn",
+    35: "complex_float8_e3m4", 36: "complex_float8_e4m3", 37: "complex_float8_e4m3b11fnuz",
+    38: "complex_float8_e4m3fnuz", 39: "complex_float8_e5m2", 40: "complex_float8_e5m2fnuz",
+    41: "complex_float8_e8m0fnu", 42: "complex_float6_e2m3fn", 43: "complex_float6_e3m2fn",
+    44: "complex_float4_e2m1fn", 45: "int2", 46: "int4", 47: "uint2", 48: "uint4",
+}
+
+
+def dtype_name(value):
+    """The name of a zarr_data_type value."""
+    if 0 <= value < len(DTYPES):
+        return DTYPES[value]
+    return EXT_DTYPES.get(value, f"zarr_data_type {value}")
 
 
 class ZarrError(Exception):
@@ -47,6 +66,7 @@ def load(path=None):
         "zarr_convert_v2_to_v3": [c],
         "zarr_array_fill_value": [vp, vp, ctypes.c_size_t],
         "zarr_array_dimension_name": [vp, ctypes.c_size_t, ctypes.POINTER(vp)],
+        "zarr_array_time_unit": [vp, ctypes.POINTER(vp), ctypes.POINTER(ctypes.c_int64)],
         "zarr_array_attributes": [vp, ctypes.POINTER(vp)],
         "zarr_array_set_attributes": [vp, c],
         "zarr_array_metadata": [vp, ctypes.POINTER(vp)],
@@ -169,13 +189,20 @@ class Array:
     def dtype(self):
         d, s = ctypes.c_int(), ctypes.c_size_t()
         check(lib().zarr_array_data_type(self.h, ctypes.byref(d), ctypes.byref(s)))
-        return DTYPES[d.value], s.value
+        return dtype_name(d.value), s.value
 
     @property
     def zarr_format(self):
         f = ctypes.c_int()
         check(lib().zarr_array_zarr_format(self.h, ctypes.byref(f)))
         return f.value
+
+    @property
+    def time_unit(self):
+        """(unit, scale_factor) of a numpy.datetime64 / numpy.timedelta64 array."""
+        p, scale = ctypes.c_void_p(), ctypes.c_int64()
+        check(lib().zarr_array_time_unit(self.h, ctypes.byref(p), ctypes.byref(scale)))
+        return _take_string(p), scale.value
 
     @property
     def fields(self):
@@ -187,7 +214,7 @@ class Array:
             name, dt, off, size = ctypes.c_char_p(), ctypes.c_int(), ctypes.c_size_t(), ctypes.c_size_t()
             check(lib().zarr_array_field(self.h, i, ctypes.byref(name), ctypes.byref(dt), ctypes.byref(off),
                                          ctypes.byref(size)))
-            out.append((name.value.decode(), DTYPES[dt.value], off.value, size.value))
+            out.append((name.value.decode(), dtype_name(dt.value), off.value, size.value))
         return out
 
     @property

@@ -2,7 +2,11 @@
 //!
 //! Spec: <https://zarr-specs.readthedocs.io/en/latest/v3/codecs/bytes/index.html>
 //! v3 name: `bytes`. Configuration: `{"endian": "little" | "big"}`; `endian` may be omitted only for
-//! types whose byte order does not matter (1-byte types, `r<N>`).
+//! types whose byte order does not matter (1-byte types, `r<N>`, `null_terminated_bytes`, the
+//! 8-bit and narrower extension types), and for structured types, which are then little-endian (the
+//! registry's rule for zarr-python's legacy `structured` arrays). Swapping works per unit: the whole
+//! number for integers, floats and time types, each component for complex types, each UTF-32 code
+//! unit for `fixed_length_utf32`, each field for structured types; single bytes never swap.
 //! Example: `{"name": "bytes", "configuration": {"endian": "little"}}`
 //!
 //! Zarr v2 arrays use the same codec with the byte order of their dtype (per field for structured
@@ -41,6 +45,10 @@ impl BytesCodec {
             }),
         };
         if endian.is_none() && decoded.data_type.has_endianness() {
+            if let DataType::Struct(_) = decoded.data_type {
+                // zarr-python's legacy `structured` arrays omit it: little-endian, says the registry
+                return Ok(BytesCodec { endian: None, plan: SwapPlan::for_type(&decoded.data_type, Some(Endian::Little)) });
+            }
             return Err(Error::Metadata(format!(
                 "codec 'bytes': 'endian' is required for data type {}",
                 decoded.data_type

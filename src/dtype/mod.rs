@@ -3,14 +3,20 @@
 //! Element buffers exchanged with callers are native-endian, C order. `bool` is one byte (0 or 1),
 //! `float16` is its two IEEE bytes, complex numbers are (real, imaginary) pairs, `r<N>` is N/8
 //! opaque bytes that are never byte-swapped, and a structured element is its fields packed in order.
+//! Extension types: see [`ext`] (small floats, sub-byte integers, time types); `fixed_length_utf32`
+//! is its UTF-32 code units (native-endian) padded with U+0000, `null_terminated_bytes` its bytes
+//! padded with NULs (never swapped).
 //! [`swap::SwapPlan`] says which bytes of a stored element are reversed to reach native order.
 
+pub mod ext;
 pub mod structured;
 pub mod swap;
 pub mod v2;
 
 use crate::error::{Error, Result};
+use serde_json::{json, Value};
 use std::sync::Arc;
+pub use ext::{FloatKind, SmallInt, TimeUnit};
 pub use structured::{StructField, StructType};
 pub use swap::SwapPlan;
 
@@ -47,8 +53,25 @@ pub enum DataType {
     Complex128,
     /// `r<N>`: N/8 raw bytes (the payload is the byte count, not the bit count).
     Raw(usize),
-    /// Packed fields (Zarr v2 structured dtypes).
+    /// Packed fields (Zarr v2 structured dtypes; v3 `struct` and zarr-python's `structured`).
     Struct(Arc<StructType>),
+    /// `numpy.datetime64`: int64 counts of `scale_factor * unit` since the Unix epoch, NaT = `i64::MIN`.
+    DateTime64(TimeUnit),
+    /// `numpy.timedelta64`: int64 durations in `scale_factor * unit`, NaT = `i64::MIN`.
+    TimeDelta64(TimeUnit),
+    /// `fixed_length_utf32` of `length_bytes` bytes (a multiple of 4): UTF-32 code units in native
+    /// byte order, padded with U+0000.
+    FixedUtf32(usize),
+    /// `null_terminated_bytes` of `length_bytes` bytes: the bytes padded with NULs.
+    NullTerminatedBytes(usize),
+    /// A float format other than float16/32/64 (`bfloat16`, `float8_*`, `float6_*`, `float4_*`):
+    /// its bit pattern (see [`ext`]).
+    ExtFloat(FloatKind),
+    /// `complex_<component>`: (real, imaginary) pairs of the component format. `complex_float32` and
+    /// `complex_float64` have the layout of `complex64` / `complex128`.
+    ExtComplex(FloatKind),
+    /// `int2`, `int4`, `uint2`, `uint4`: one byte per element.
+    SmallInt(SmallInt),
 }
 
 /// Largest raw type accepted (`r<N>` with N/8 bytes at most this). Guards against absurd metadata.
@@ -72,7 +95,17 @@ impl DataType {
             "float64" => DataType::Float64,
             "complex64" => DataType::Complex64,
             "complex128" => DataType::Complex128,
+            "int2" => DataType::SmallInt(SmallInt::I2),
+            "int4" => DataType::SmallInt(SmallInt::I4),
+            "uint2" => DataType::SmallInt(SmallInt::U2),
+            "uint4" => DataType::SmallInt(SmallInt::U4),
             _ => {
+                if let Some(k) = ext::FLOAT_KINDS.iter().find(|k| !k.is_core() && k.name() == name) {
+                    return Some(DataType::ExtFloat(*k));
+                }
+                if let Some(c) = name.strip_prefix("complex_") {
+                    return ext::FLOAT_KINDS.iter().find(|k| k.name() == c).map(|k| DataType::ExtComplex(*k));
+                }
                 let bits = name.strip_prefix('r')?;
                 if bits.is_empty() || !bits.bytes().all(|b| b.is_ascii_digit()) || bits.starts_with('0') {
                     return None;
@@ -120,7 +153,84 @@ impl DataType {
             DataType::Complex128 => "complex128".into(),
             DataType::Raw(n) => format!("r{}", n * 8),
             DataType::Struct(_) => "struct".into(),
+            DataType::DateTime64(_) => "numpy.datetime64".into(),
+            DataType::TimeDelta64(_) => "numpy.timedelta64".into(),
+            DataType::FixedUtf32(_) => "fixed_length_utf32".into(),
+            DataType::NullTerminatedBytes(_) => "null_terminated_bytes".into(),
+            DataType::ExtFloat(k) => k.name().into(),
+            DataType::ExtComplex(k) => format!("complex_{}", k.name()),
+            DataType::SmallInt(i) => i.name().into(),
         }
+    }
+
+    /// Parses a v3 `data_type` value: a name, or an object with `name` and `configuration`
+    /// (`numpy.datetime64`, `numpy.timedelta64`, `fixed_length_utf32`, `null_terminated_bytes`,
+    /// `struct`, and zarr-python's legacy `structured`). Unknown names are `Error::Unsupported`.
+    pub fn from_v3_json(v: &Value) -> Result<DataType> {
+        Self::from_v3_json_depth(v, 0)
+    }
+
+    fn from_v3_json_depth(v: &Value, depth: usize) -> Result<DataType> {
+        let e = crate::codec::Extension::parse(v, "data_type")?;
+        let cfg = e.configuration;
+        let bad = |why: String| Error::Metadata(format!("data_type '{}': {why}", e.name));
+        let length_bytes = |multiple: usize| -> Result<usize> {
+            let c = cfg.ok_or_else(|| bad("needs a configuration {\"length_bytes\": n}".into()))?;
+            if let Some(k) = c.keys().find(|k| *k != "length_bytes") {
+                return Err(bad(format!("unknown configuration member '{k}'")));
+            }
+            match c.get("length_bytes").and_then(Value::as_u64) {
+                Some(n) if n > 0 && n as usize % multiple == 0 && n <= MAX_RAW_BYTES as u64 => Ok(n as usize),
+                _ => Err(bad(format!(
+                    "'length_bytes' must be a positive multiple of {multiple} (at most {MAX_RAW_BYTES}), got {}",
+                    c.get("length_bytes").unwrap_or(&Value::Null)
+                ))),
+            }
+        };
+        Ok(match e.name {
+            "numpy.datetime64" => DataType::DateTime64(TimeUnit::from_config(e.name, cfg)?),
+            "numpy.timedelta64" => DataType::TimeDelta64(TimeUnit::from_config(e.name, cfg)?),
+            "fixed_length_utf32" => DataType::FixedUtf32(length_bytes(4)?),
+            "null_terminated_bytes" => DataType::NullTerminatedBytes(length_bytes(1)?),
+            "struct" | "structured" => {
+                if depth > 16 {
+                    return Err(bad("nested more than 16 levels".into()));
+                }
+                DataType::Struct(Arc::new(structured::parse_v3_fields(e.name, cfg, |f| Self::from_v3_json_depth(f, depth + 1))?))
+            }
+            name => {
+                let dt = DataType::parse_v3(name)?;
+                if cfg.is_some_and(|c| !c.is_empty()) {
+                    return Err(bad("takes no configuration".into()));
+                }
+                dt
+            }
+        })
+    }
+
+    /// The v3 `data_type` JSON of this type (a name or `{name, configuration}`). Fails for structured
+    /// types with subarray fields (Zarr v2 only).
+    pub fn to_v3_json(&self) -> Result<Value> {
+        Ok(match self {
+            DataType::DateTime64(t) | DataType::TimeDelta64(t) => json!({"name": self.v3_name(), "configuration": t.to_config()}),
+            DataType::FixedUtf32(n) | DataType::NullTerminatedBytes(n) => {
+                json!({"name": self.v3_name(), "configuration": {"length_bytes": n}})
+            }
+            DataType::Struct(s) => {
+                let mut fields = Vec::with_capacity(s.fields.len());
+                for f in &s.fields {
+                    if !f.shape.is_empty() {
+                        return Err(Error::Unsupported(format!(
+                            "structured field '{}' is a subarray, which the Zarr v3 struct data type cannot express",
+                            f.name
+                        )));
+                    }
+                    fields.push(json!({"name": f.name, "data_type": f.data_type.to_v3_json()?}));
+                }
+                json!({"name": "struct", "configuration": {"fields": fields}})
+            }
+            _ => Value::from(self.v3_name()),
+        })
     }
 
     /// Bytes per element.
@@ -131,8 +241,12 @@ impl DataType {
             DataType::Int32 | DataType::UInt32 | DataType::Float32 => 4,
             DataType::Int64 | DataType::UInt64 | DataType::Float64 | DataType::Complex64 => 8,
             DataType::Complex128 => 16,
-            DataType::Raw(n) => *n,
+            DataType::Raw(n) | DataType::FixedUtf32(n) | DataType::NullTerminatedBytes(n) => *n,
             DataType::Struct(s) => s.size,
+            DataType::DateTime64(_) | DataType::TimeDelta64(_) => 8,
+            DataType::ExtFloat(k) => k.size(),
+            DataType::ExtComplex(k) => 2 * k.size(),
+            DataType::SmallInt(_) => 1,
         }
     }
 
@@ -142,7 +256,9 @@ impl DataType {
         match self {
             DataType::Complex64 => 4,
             DataType::Complex128 => 8,
-            DataType::Raw(_) | DataType::Struct(_) => 1,
+            DataType::Raw(_) | DataType::Struct(_) | DataType::NullTerminatedBytes(_) => 1,
+            DataType::FixedUtf32(_) => 4,
+            DataType::ExtComplex(k) => k.size(),
             other => other.size(),
         }
     }
@@ -159,7 +275,13 @@ impl DataType {
     pub fn is_float(&self) -> bool {
         matches!(
             self,
-            DataType::Float16 | DataType::Float32 | DataType::Float64 | DataType::Complex64 | DataType::Complex128
+            DataType::Float16
+                | DataType::Float32
+                | DataType::Float64
+                | DataType::Complex64
+                | DataType::Complex128
+                | DataType::ExtFloat(_)
+                | DataType::ExtComplex(_)
         )
     }
 }
@@ -306,5 +428,84 @@ mod tests {
         assert_eq!(d, [8, 7, 6, 5, 4, 3, 2, 1]);
         swap_copy(&[1, 2, 3, 4, 5, 6, 7, 8], &mut d, 4);
         assert_eq!(d, [4, 3, 2, 1, 8, 7, 6, 5]);
+    }
+
+    #[test]
+    fn extension_types_parse() {
+        let p = |v: Value| DataType::from_v3_json(&v);
+        for n in ["bfloat16", "float8_e4m3fnuz", "float6_e2m3fn", "float4_e2m1fn", "complex_float16", "complex_bfloat16",
+                  "complex_float8_e8m0fnu", "complex_float32", "int2", "uint4"] {
+            let dt = p(json!(n)).unwrap();
+            assert_eq!(dt.v3_name(), n);
+            assert_eq!(dt.to_v3_json().unwrap(), json!(n));
+        }
+        assert_eq!(p(json!("bfloat16")).unwrap().swap_unit(), 2);
+        assert_eq!(p(json!("complex_bfloat16")).unwrap().size(), 4);
+        assert_eq!(p(json!("complex_bfloat16")).unwrap().swap_unit(), 2);
+        assert_eq!(p(json!("complex_float64")).unwrap().swap_unit(), 8);
+        assert!(!p(json!("complex_float8_e5m2")).unwrap().has_endianness());
+        assert!(!p(json!("int4")).unwrap().has_endianness());
+        assert!(matches!(p(json!("complex_int8")), Err(Error::Unsupported(_))));
+        assert!(matches!(p(json!("float8")), Err(Error::Unsupported(_))));
+        assert!(matches!(p(json!({"name": "bfloat16", "configuration": {"x": 1}})), Err(Error::Metadata(_))));
+
+        let t = json!({"name": "numpy.datetime64", "configuration": {"unit": "us", "scale_factor": 10}});
+        let dt = p(t.clone()).unwrap();
+        assert_eq!(dt, DataType::DateTime64(TimeUnit { unit: "us".into(), scale_factor: 10 }));
+        assert_eq!((dt.size(), dt.swap_unit()), (8, 8));
+        assert_eq!(dt.to_v3_json().unwrap(), t);
+        for bad in [json!({"unit": "xs", "scale_factor": 1}), json!({"unit": "s", "scale_factor": 0}),
+                    json!({"unit": "s", "scale_factor": 2147483648u64}), json!({"unit": "s"}),
+                    json!({"unit": "s", "scale_factor": 1, "x": 0})] {
+            assert!(matches!(p(json!({"name": "numpy.timedelta64", "configuration": bad})), Err(Error::Metadata(_))));
+        }
+        assert!(p(json!("numpy.datetime64")).is_err());
+        let u = p(json!({"name": "fixed_length_utf32", "configuration": {"length_bytes": 24}})).unwrap();
+        assert_eq!((u.size(), u.swap_unit()), (24, 4));
+        assert!(p(json!({"name": "fixed_length_utf32", "configuration": {"length_bytes": 6}})).is_err());
+        assert!(p(json!({"name": "fixed_length_utf32", "configuration": {"length_bytes": 0}})).is_err());
+        let b = p(json!({"name": "null_terminated_bytes", "configuration": {"length_bytes": 5}})).unwrap();
+        assert_eq!((b.size(), b.swap_unit()), (5, 1));
+        assert!(p(json!({"name": "null_terminated_bytes", "configuration": {"length_bytes": 1u64 << 40}})).is_err());
+    }
+
+    #[test]
+    fn struct_types_parse() {
+        let nested = json!({"name": "struct", "configuration": {"fields": [
+            {"name": "point", "data_type": {"name": "struct", "configuration": {"fields": [
+                {"name": "x", "data_type": "float32"}, {"name": "y", "data_type": {"name": "float32"}}]}}},
+            {"name": "t", "data_type": {"name": "numpy.datetime64", "configuration": {"unit": "s", "scale_factor": 1}}},
+            {"name": "v", "data_type": "uint8"}]}});
+        let dt = DataType::from_v3_json(&nested).unwrap();
+        let DataType::Struct(s) = &dt else { panic!() };
+        assert_eq!(s.size, 17);
+        assert_eq!([s.fields[0].offset, s.fields[1].offset, s.fields[2].offset], [0, 8, 16]);
+        // the plan swaps x, y and t, not v
+        let plan = SwapPlan::for_type(&dt, Some(if Endian::NATIVE == Endian::Little { Endian::Big } else { Endian::Little }));
+        let mut e: Vec<u8> = (0..17).collect();
+        plan.apply_in_place(&mut e);
+        assert_eq!(e, [3, 2, 1, 0, 7, 6, 5, 4, 15, 14, 13, 12, 11, 10, 9, 8, 16]);
+        let mut round = DataType::from_v3_json(&dt.to_v3_json().unwrap()).unwrap();
+        assert_eq!(round, dt);
+        // zarr-python's legacy form
+        round = DataType::from_v3_json(&json!({"name": "structured", "configuration": {"fields": [["a", "int16"], ["b", "bool"]]}})).unwrap();
+        assert_eq!(round.size(), 3);
+        let bad = |fields: Value| DataType::from_v3_json(&json!({"name": "struct", "configuration": {"fields": fields}}));
+        assert!(matches!(bad(json!([])), Err(Error::Metadata(_))));
+        assert!(matches!(bad(json!([{"name": "a", "data_type": "int8"}, {"name": "a", "data_type": "int8"}])), Err(Error::Metadata(_))));
+        assert!(matches!(bad(json!([{"name": "", "data_type": "int8"}])), Err(Error::Metadata(_))));
+        assert!(matches!(bad(json!([{"name": "a"}])), Err(Error::Metadata(_))));
+        assert!(matches!(bad(json!([{"name": "a", "data_type": "string"}])), Err(Error::Unsupported(_))));
+        assert!(matches!(bad(json!([{"name": "a", "data_type": "int8", "x": 1}])), Err(Error::Metadata(_))));
+        assert!(matches!(bad(json!(5)), Err(Error::Metadata(_))));
+        // absurd nesting is refused, not a stack overflow
+        let mut deep = json!("int8");
+        for _ in 0..40 {
+            deep = json!({"name": "struct", "configuration": {"fields": [{"name": "a", "data_type": deep}]}});
+        }
+        assert!(matches!(DataType::from_v3_json(&deep), Err(Error::Metadata(_))));
+        // v2 subarray fields have no v3 form
+        let v2 = v2::parse(&json!([["a", "<i2", [2]]])).unwrap();
+        assert!(matches!(v2.data_type.to_v3_json(), Err(Error::Unsupported(_))));
     }
 }

@@ -2,6 +2,8 @@
 //! a fixed-shape subarray of it, or a nested structure. Zarr v2 writes them as numpy `descr` lists.
 
 use super::{DataType, Endian};
+use crate::error::{Error, Result};
+use serde_json::{Map, Value};
 
 /// One field of a structured type.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -68,4 +70,50 @@ impl StructType {
         }
         out
     }
+}
+
+/// Parses the `configuration` of a v3 `struct` (fields `{"name", "data_type"}`) or of zarr-python's
+/// legacy `structured` (fields `[name, data_type]`; both forms are accepted under either name).
+/// `parse_type` parses a field's data type. Field names must be non-empty and unique, the type
+/// fixed-size; the element is at most [`super::MAX_RAW_BYTES`] bytes.
+pub fn parse_v3_fields(
+    name: &str,
+    cfg: Option<&Map<String, Value>>,
+    parse_type: impl Fn(&Value) -> Result<DataType>,
+) -> Result<StructType> {
+    let bad = |why: String| Error::Metadata(format!("data_type '{name}': {why}"));
+    let cfg = cfg.ok_or_else(|| bad("needs a configuration {\"fields\": [...]}".into()))?;
+    if let Some(k) = cfg.keys().find(|k| *k != "fields") {
+        return Err(bad(format!("unknown configuration member '{k}'")));
+    }
+    let list = cfg.get("fields").and_then(Value::as_array).ok_or_else(|| bad("'fields' must be a list".into()))?;
+    if list.is_empty() {
+        return Err(bad("'fields' is empty".into()));
+    }
+    let mut fields: Vec<StructField> = Vec::with_capacity(list.len());
+    let mut size = 0usize;
+    for f in list {
+        let (fname, ftype) = match f {
+            Value::Object(o) => {
+                if let Some(k) = o.keys().find(|k| *k != "name" && *k != "data_type") {
+                    return Err(bad(format!("field {f}: unknown member '{k}'")));
+                }
+                (o.get("name"), o.get("data_type"))
+            }
+            Value::Array(a) if a.len() == 2 => (a.first(), a.get(1)),
+            _ => return Err(bad(format!("field {f} is neither {{\"name\", \"data_type\"}} nor [name, data_type]"))),
+        };
+        let fname = fname.and_then(Value::as_str).filter(|n| !n.is_empty()).ok_or_else(|| bad(format!("field {f} has no non-empty string name")))?;
+        let ftype = ftype.ok_or_else(|| bad(format!("field '{fname}' has no data_type")))?;
+        if fields.iter().any(|g| g.name == fname) {
+            return Err(bad(format!("two fields are named '{fname}'")));
+        }
+        let data_type = parse_type(ftype)?;
+        size += data_type.size();
+        if size > super::MAX_RAW_BYTES {
+            return Err(bad(format!("elements larger than {} bytes", super::MAX_RAW_BYTES)));
+        }
+        fields.push(StructField { name: fname.to_string(), data_type, shape: vec![], offset: 0, byte_order: None });
+    }
+    Ok(StructType::packed(fields))
 }

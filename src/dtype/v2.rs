@@ -1,8 +1,9 @@
 //! Zarr v2 (numpy) data type descriptions: typestrs like `"<i4"`, `"|b1"`, `"|S8"`, `">M8[ns]"` and
 //! structured `descr` lists `[[name, typestr], [name, typestr, shape], [name, [nested...]]]`.
 //!
-//! Mapping: `b1` bool; `i1..i8`, `u1..u8`; `f2/f4/f8`; `c8/c16`; `S<n>`, `V<n>` and `U<n>` as `n`
-//! (`4n` for `U`) raw bytes; `M8[unit]`/`m8[unit]` as int64; lists as [`DataType::Struct`].
+//! Mapping: `b1` bool; `i1..i8`, `u1..u8`; `f2/f4/f8`; `c8/c16`; `S<n>` and `V<n>` as `n` raw bytes;
+//! `U<n>` as [`DataType::FixedUtf32`] of `4n` bytes (code units in native order in buffers, stored
+//! in the dtype's byte order); `M8[unit]`/`m8[unit]` as int64; lists as [`DataType::Struct`].
 
 use super::{DataType, Endian, StructField, StructType};
 use crate::error::{Error, Result};
@@ -16,7 +17,7 @@ pub struct V2Type {
     pub data_type: DataType,
     /// Stored byte order of a non-structured multi-byte type.
     pub byte_order: Option<Endian>,
-    /// For `U<n>` (fixed-length UTF-32 text read as raw bytes): the byte order of its code units.
+    /// For `U<n>` (fixed-length UTF-32 text): the stored byte order of its code units.
     pub text: Option<Endian>,
 }
 
@@ -80,16 +81,18 @@ pub fn parse_typestr(s: &str) -> Result<V2Type> {
             DataType::Int64
         }
         ('S' | 'V', n) if n > 0 && n <= super::MAX_RAW_BYTES => DataType::Raw(n),
-        ('U', n) if n > 0 && n * 4 <= super::MAX_RAW_BYTES => DataType::Raw(n * 4),
+        ('U', n) if n > 0 && n * 4 <= super::MAX_RAW_BYTES => DataType::FixedUtf32(n * 4),
         ('O', _) => return Err(Error::Unsupported(format!("v2 object dtype '{s}' (variable-length values) is not supported"))),
         ('b' | 'i' | 'u' | 'f' | 'c' | 'M' | 'm' | 'S' | 'V' | 'U', _) => return Err(bad(s, "unsupported size")),
         _ => return Err(Error::Unsupported(format!("unsupported v2 dtype '{s}'"))),
     };
+    // `|U<n>` has been seen in the wild: numpy's default (little-endian) code units
+    let order = if kind == 'U' { Some(order.unwrap_or(Endian::Little)) } else { order };
     if order.is_none() && dt.has_endianness() {
         return Err(bad(s, "a multi-byte number needs byte order '<' or '>'"));
     }
     let byte_order = if dt.has_endianness() { order } else { None };
-    let text = if kind == 'U' { Some(order.unwrap_or(Endian::Little)) } else { None };
+    let text = if kind == 'U' { order } else { None };
     Ok(V2Type { data_type: dt, byte_order, text })
 }
 
@@ -168,7 +171,16 @@ pub fn typestr(dt: &DataType, order: Endian) -> Option<String> {
         DataType::Complex64 => "c8".into(),
         DataType::Complex128 => "c16".into(),
         DataType::Raw(n) => format!("V{n}"),
-        DataType::Struct(_) => return None,
+        DataType::FixedUtf32(n) => format!("U{}", n / 4),
+        DataType::NullTerminatedBytes(n) => format!("S{n}"),
+        DataType::DateTime64(t) | DataType::TimeDelta64(t) => {
+            let k = if matches!(dt, DataType::DateTime64(_)) { 'M' } else { 'm' };
+            match t.scale_factor {
+                1 => format!("{k}8[{}]", t.unit),
+                s => format!("{k}8[{s}{}]", t.unit),
+            }
+        }
+        DataType::Struct(_) | DataType::ExtFloat(_) | DataType::ExtComplex(_) | DataType::SmallInt(_) => return None,
     };
     Some(format!("{o}{body}"))
 }
@@ -188,7 +200,9 @@ mod tests {
         assert_eq!((t.data_type, t.byte_order), (DataType::Bool, None));
         assert_eq!(parse_typestr("|S8").unwrap().data_type, DataType::Raw(8));
         assert_eq!(parse_typestr("|V3").unwrap().data_type, DataType::Raw(3));
-        assert_eq!(parse_typestr("<U2").unwrap().data_type, DataType::Raw(8));
+        assert_eq!(parse_typestr("<U2").unwrap().data_type, DataType::FixedUtf32(8));
+        assert_eq!(parse_typestr(">U2").unwrap().byte_order, Some(Endian::Big));
+        assert_eq!(parse_typestr("|U1").unwrap().byte_order, Some(Endian::Little));
         assert_eq!(parse_typestr("<M8[ns]").unwrap().data_type, DataType::Int64);
         assert_eq!(parse_typestr(">m8[10s]").unwrap().byte_order, Some(Endian::Big));
         assert_eq!(parse_typestr("<u1").unwrap().byte_order, None);

@@ -3,7 +3,7 @@
 use super::status::*;
 use super::{clear_out, guard, need_out, slice_arg, slice_out, str_arg, write_out, write_string};
 use crate::array::Array;
-use crate::dtype::DataType;
+use crate::dtype::{DataType, FloatKind, SmallInt};
 use crate::error::{Error, Result};
 use crate::store::filesystem::{path_from_location, FilesystemStore};
 use std::ffi::{c_char, c_int, c_void, CString};
@@ -16,6 +16,14 @@ pub const ZARR_READ_WRITE: c_int = 3;
 
 /// Element types. Buffers hold native-endian elements: bool is 1 byte (0 or 1), float16 its 2 IEEE
 /// bytes, complex numbers (real, imaginary) pairs, ZARR_RAW (`r<N>`) N/8 opaque bytes.
+///
+/// Values 16 and 17 are reserved for variable-length types. Extension types (18 and up) follow the
+/// zarr-extensions registry. Formats narrower than 8 bits (float6/float4, int2/int4/uint2/uint4)
+/// take one byte per value with the value in the low bits: libzarr writes signed integers
+/// sign-extended over the byte and other types with the upper bits zero, and reads the stored byte
+/// as it is with the `bytes` codec (other writers may leave arbitrary upper bits, which the registry
+/// says readers ignore) or in libzarr's form with the `packbits` codec. The registry types
+/// `complex_float32` and `complex_float64` report ZARR_COMPLEX64 / ZARR_COMPLEX128 (same layout).
 #[repr(C)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum zarr_data_type {
@@ -49,8 +57,74 @@ pub enum zarr_data_type {
     ZARR_COMPLEX128 = 13,
     /// r<N>: N/8 raw bytes per element
     ZARR_RAW = 14,
-    /// structured elements (packed fields)
+    /// structured elements (packed fields): Zarr v2 structured dtypes, v3 `struct` and zarr-python's
+    /// `structured`; see zarr_array_num_fields() and zarr_array_field()
     ZARR_STRUCT = 15,
+    /// `numpy.datetime64`: int64 counts of (scale factor x unit) since 1970-01-01T00:00:00 UTC; NaT
+    /// (not a time) is INT64_MIN. See zarr_array_time_unit().
+    ZARR_DATETIME64 = 18,
+    /// `numpy.timedelta64`: int64 durations in (scale factor x unit); NaT is INT64_MIN. See
+    /// zarr_array_time_unit().
+    ZARR_TIMEDELTA64 = 19,
+    /// `fixed_length_utf32` (and Zarr v2 `<U`/`>U`): element size / 4 UTF-32 code units (uint32, native
+    /// byte order), the text followed by U+0000 padding.
+    ZARR_FIXED_UTF32 = 20,
+    /// `null_terminated_bytes`: element size bytes, the value followed by NUL padding.
+    ZARR_NULL_TERMINATED_BYTES = 21,
+    /// `bfloat16`: 2 bytes (uint16 native byte order) `0bSEEEEEEEEMMMMMMM`, the top half of a float32.
+    ZARR_BFLOAT16 = 22,
+    /// `complex_float16`: two float16 (real, imaginary), 4 bytes.
+    ZARR_COMPLEX_FLOAT16 = 23,
+    /// `complex_bfloat16`: two bfloat16 (real, imaginary), 4 bytes.
+    ZARR_COMPLEX_BFLOAT16 = 24,
+    /// `float8_e3m4`: 1 byte `0bSEEEMMMM`, bias 3, IEEE-style infinities and NaN.
+    ZARR_FLOAT8_E3M4 = 25,
+    /// `float8_e4m3`: 1 byte `0bSEEEEMMM`, bias 7, IEEE-style infinities and NaN.
+    ZARR_FLOAT8_E4M3 = 26,
+    /// `float8_e4m3b11fnuz`: 1 byte `0bSEEEEMMM`, bias 11, finite, NaN = 0x80, no negative zero.
+    ZARR_FLOAT8_E4M3B11FNUZ = 27,
+    /// `float8_e4m3fnuz`: 1 byte `0bSEEEEMMM`, bias 8, finite, NaN = 0x80, no negative zero.
+    ZARR_FLOAT8_E4M3FNUZ = 28,
+    /// `float8_e5m2`: 1 byte `0bSEEEEEMM`, bias 15, IEEE-style infinities and NaN.
+    ZARR_FLOAT8_E5M2 = 29,
+    /// `float8_e5m2fnuz`: 1 byte `0bSEEEEEMM`, bias 16, finite, NaN = 0x80, no negative zero.
+    ZARR_FLOAT8_E5M2FNUZ = 30,
+    /// `float8_e8m0fnu`: 1 byte, the biased exponent E of 2^(E-127); no sign, no zero, NaN = 0xff.
+    ZARR_FLOAT8_E8M0FNU = 31,
+    /// `float6_e2m3fn`: 1 byte `0b00SEEMMM`, bias 1, finite, no NaN.
+    ZARR_FLOAT6_E2M3FN = 32,
+    /// `float6_e3m2fn`: 1 byte `0b00SEEEMM`, bias 3, finite, no NaN.
+    ZARR_FLOAT6_E3M2FN = 33,
+    /// `float4_e2m1fn`: 1 byte `0b0000SEEM`, bias 1, finite, no NaN.
+    ZARR_FLOAT4_E2M1FN = 34,
+    /// `complex_float8_e3m4`: two float8_e3m4 bytes (real, imaginary).
+    ZARR_COMPLEX_FLOAT8_E3M4 = 35,
+    /// `complex_float8_e4m3`: two float8_e4m3 bytes (real, imaginary).
+    ZARR_COMPLEX_FLOAT8_E4M3 = 36,
+    /// `complex_float8_e4m3b11fnuz`: two float8_e4m3b11fnuz bytes (real, imaginary).
+    ZARR_COMPLEX_FLOAT8_E4M3B11FNUZ = 37,
+    /// `complex_float8_e4m3fnuz`: two float8_e4m3fnuz bytes (real, imaginary).
+    ZARR_COMPLEX_FLOAT8_E4M3FNUZ = 38,
+    /// `complex_float8_e5m2`: two float8_e5m2 bytes (real, imaginary).
+    ZARR_COMPLEX_FLOAT8_E5M2 = 39,
+    /// `complex_float8_e5m2fnuz`: two float8_e5m2fnuz bytes (real, imaginary).
+    ZARR_COMPLEX_FLOAT8_E5M2FNUZ = 40,
+    /// `complex_float8_e8m0fnu`: two float8_e8m0fnu bytes (real, imaginary).
+    ZARR_COMPLEX_FLOAT8_E8M0FNU = 41,
+    /// `complex_float6_e2m3fn`: two float6_e2m3fn bytes (real, imaginary).
+    ZARR_COMPLEX_FLOAT6_E2M3FN = 42,
+    /// `complex_float6_e3m2fn`: two float6_e3m2fn bytes (real, imaginary).
+    ZARR_COMPLEX_FLOAT6_E3M2FN = 43,
+    /// `complex_float4_e2m1fn`: two float4_e2m1fn bytes (real, imaginary).
+    ZARR_COMPLEX_FLOAT4_E2M1FN = 44,
+    /// `int2`: 1 byte, a value in [-2, 1] (sign-extended when written by libzarr).
+    ZARR_INT2 = 45,
+    /// `int4`: 1 byte, a value in [-8, 7] (sign-extended when written by libzarr).
+    ZARR_INT4 = 46,
+    /// `uint2`: 1 byte, a value in [0, 3].
+    ZARR_UINT2 = 47,
+    /// `uint4`: 1 byte, a value in [0, 15].
+    ZARR_UINT4 = 48,
 }
 
 impl From<&DataType> for zarr_data_type {
@@ -73,6 +147,46 @@ impl From<&DataType> for zarr_data_type {
             DataType::Complex128 => ZARR_COMPLEX128,
             DataType::Raw(_) => ZARR_RAW,
             DataType::Struct(_) => ZARR_STRUCT,
+            DataType::DateTime64(_) => ZARR_DATETIME64,
+            DataType::TimeDelta64(_) => ZARR_TIMEDELTA64,
+            DataType::FixedUtf32(_) => ZARR_FIXED_UTF32,
+            DataType::NullTerminatedBytes(_) => ZARR_NULL_TERMINATED_BYTES,
+            DataType::SmallInt(SmallInt::I2) => ZARR_INT2,
+            DataType::SmallInt(SmallInt::I4) => ZARR_INT4,
+            DataType::SmallInt(SmallInt::U2) => ZARR_UINT2,
+            DataType::SmallInt(SmallInt::U4) => ZARR_UINT4,
+            DataType::ExtFloat(k) => match k {
+                FloatKind::F16 => ZARR_FLOAT16,
+                FloatKind::F32 => ZARR_FLOAT32,
+                FloatKind::F64 => ZARR_FLOAT64,
+                FloatKind::BF16 => ZARR_BFLOAT16,
+                FloatKind::E3M4 => ZARR_FLOAT8_E3M4,
+                FloatKind::E4M3 => ZARR_FLOAT8_E4M3,
+                FloatKind::E4M3B11Fnuz => ZARR_FLOAT8_E4M3B11FNUZ,
+                FloatKind::E4M3Fnuz => ZARR_FLOAT8_E4M3FNUZ,
+                FloatKind::E5M2 => ZARR_FLOAT8_E5M2,
+                FloatKind::E5M2Fnuz => ZARR_FLOAT8_E5M2FNUZ,
+                FloatKind::E8M0Fnu => ZARR_FLOAT8_E8M0FNU,
+                FloatKind::E2M3Fn => ZARR_FLOAT6_E2M3FN,
+                FloatKind::E3M2Fn => ZARR_FLOAT6_E3M2FN,
+                FloatKind::E2M1Fn => ZARR_FLOAT4_E2M1FN,
+            },
+            DataType::ExtComplex(k) => match k {
+                FloatKind::F16 => ZARR_COMPLEX_FLOAT16,
+                FloatKind::F32 => ZARR_COMPLEX64,
+                FloatKind::F64 => ZARR_COMPLEX128,
+                FloatKind::BF16 => ZARR_COMPLEX_BFLOAT16,
+                FloatKind::E3M4 => ZARR_COMPLEX_FLOAT8_E3M4,
+                FloatKind::E4M3 => ZARR_COMPLEX_FLOAT8_E4M3,
+                FloatKind::E4M3B11Fnuz => ZARR_COMPLEX_FLOAT8_E4M3B11FNUZ,
+                FloatKind::E4M3Fnuz => ZARR_COMPLEX_FLOAT8_E4M3FNUZ,
+                FloatKind::E5M2 => ZARR_COMPLEX_FLOAT8_E5M2,
+                FloatKind::E5M2Fnuz => ZARR_COMPLEX_FLOAT8_E5M2FNUZ,
+                FloatKind::E8M0Fnu => ZARR_COMPLEX_FLOAT8_E8M0FNU,
+                FloatKind::E2M3Fn => ZARR_COMPLEX_FLOAT6_E2M3FN,
+                FloatKind::E3M2Fn => ZARR_COMPLEX_FLOAT6_E3M2FN,
+                FloatKind::E2M1Fn => ZARR_COMPLEX_FLOAT4_E2M1FN,
+            },
         }
     }
 }
@@ -353,6 +467,44 @@ pub unsafe extern "C" fn zarr_array_data_type(
         }
         if !element_size.is_null() {
             unsafe { write_out(element_size, dt.size(), "element_size") }?;
+        }
+        Ok(())
+    })
+}
+
+/// The time unit of a ZARR_DATETIME64 or ZARR_TIMEDELTA64 array: an element value `v` stands for
+/// `v * scale_factor` units (after the Unix epoch, for datetime64). `unit` is one of "Y", "M", "W",
+/// "D", "h", "m", "s", "ms", "us", "μs" (UTF-8, as stored), "ns", "ps", "fs", "as", "generic".
+/// Either output may be NULL.
+///
+/// @param unit          receives a string to free with zarr_string_free() (set to NULL on failure)
+/// @param scale_factor  receives the scale factor, in [1, 2^31 - 1]
+/// @returns ZARR_OK; ZARR_ERR_INVALID_HANDLE; ZARR_ERR_INVALID_ARGUMENT (the array's data type is not a
+///          time type).
+/// Thread-safe. Since: 0.2.
+///
+/// # Safety
+/// `array` is an open handle; non-NULL outputs are valid for writing.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_time_unit(
+    array: *const zarr_array,
+    unit: *mut *mut c_char,
+    scale_factor: *mut i64,
+) -> zarr_status {
+    unsafe { clear_out(unit) };
+    guard(|| {
+        let a = unsafe { array_ref(array) }?;
+        let (DataType::DateTime64(t) | DataType::TimeDelta64(t)) = &a.metadata().data_type else {
+            return Err(Error::InvalidArgument(format!(
+                "the array's data type {} is not numpy.datetime64 or numpy.timedelta64",
+                a.metadata().data_type
+            )));
+        };
+        if !scale_factor.is_null() {
+            unsafe { write_out(scale_factor, t.scale_factor as i64, "scale_factor") }?;
+        }
+        if !unit.is_null() {
+            unsafe { write_string(unit, t.unit.clone(), "unit") }?;
         }
         Ok(())
     })

@@ -2,7 +2,7 @@
 //!
 //! The bytes are one element, native-endian, in the buffer layout of [`crate::dtype`].
 
-use crate::dtype::{DataType, Endian, SwapPlan};
+use crate::dtype::{DataType, Endian, FloatKind, SwapPlan};
 use crate::error::{Error, Result};
 use half::f16;
 use serde_json::Value;
@@ -11,8 +11,15 @@ fn bad(dtype: &DataType, v: &Value, why: &str) -> Error {
     Error::Metadata(format!("invalid fill_value {v} for data type {dtype}: {why}"))
 }
 
-/// Parses a v3 `fill_value` for `dtype` into one native-endian element.
+/// Parses a v3 `fill_value` for `dtype` into one native-endian element (base64 forms of structured
+/// values little-endian).
 pub fn parse_v3(dtype: &DataType, v: &Value) -> Result<Vec<u8>> {
+    parse_v3_stored(dtype, v, Endian::Little)
+}
+
+/// [`parse_v3`] where base64 forms of structured values (zarr-python's legacy `structured` fill
+/// values: the packed stored bytes) are in byte order `stored` (the `bytes` codec's).
+pub fn parse_v3_stored(dtype: &DataType, v: &Value, stored: Endian) -> Result<Vec<u8>> {
     match dtype {
         DataType::Bool => match v {
             Value::Bool(b) => Ok(vec![*b as u8]),
@@ -57,7 +64,149 @@ pub fn parse_v3(dtype: &DataType, v: &Value) -> Result<Vec<u8>> {
             Value::Array(a) => Err(bad(dtype, v, &format!("expected {n} byte values, got {}", a.len()))),
             _ => Err(bad(dtype, v, &format!("expected an array of {n} integers in [0, 255]"))),
         },
-        DataType::Struct(_) => Err(Error::Unsupported(format!("structured fill value {v} in Zarr v3"))),
+        DataType::Struct(st) => match v {
+            Value::Object(o) => {
+                let mut out = vec![0u8; st.size];
+                for f in &st.fields {
+                    let fv = o.get(&f.name).ok_or_else(|| bad(dtype, v, &format!("no value for field '{}'", f.name)))?;
+                    let item = f.data_type.size();
+                    let dst = &mut out[f.offset..f.offset + f.size()];
+                    if f.shape.is_empty() {
+                        dst.copy_from_slice(&parse_v3_stored(&f.data_type, fv, stored)?);
+                    } else {
+                        let items = fv.as_array().filter(|a| a.len() == f.count()).ok_or_else(|| {
+                            bad(dtype, v, &format!("field '{}' needs a list of {} values", f.name, f.count()))
+                        })?;
+                        for (i, x) in items.iter().enumerate() {
+                            dst[i * item..(i + 1) * item].copy_from_slice(&parse_v3_stored(&f.data_type, x, stored)?);
+                        }
+                    }
+                }
+                if let Some(k) = o.keys().find(|k| !st.fields.iter().any(|f| &f.name == *k)) {
+                    return Err(bad(dtype, v, &format!("'{k}' is not a field")));
+                }
+                Ok(out)
+            }
+            Value::String(s) => {
+                let mut bytes = super::base64::decode(s).map_err(|_| bad(dtype, v, "not valid base64"))?;
+                if bytes.len() != st.size {
+                    return Err(bad(dtype, v, &format!("base64 value has {} bytes, the type has {}", bytes.len(), st.size)));
+                }
+                SwapPlan::for_type(dtype, Some(stored)).apply_in_place(&mut bytes);
+                Ok(bytes)
+            }
+            _ => Err(bad(dtype, v, "expected an object {field: value, ...} or a base64 string")),
+        },
+        DataType::DateTime64(_) | DataType::TimeDelta64(_) => match v {
+            Value::String(s) if s == "NaT" => Ok(i64::MIN.to_ne_bytes().to_vec()),
+            Value::Number(_) => int(dtype, v, i64::MIN as i128, i64::MAX as i128).map(|x| (x as i64).to_ne_bytes().to_vec()),
+            _ => Err(bad(dtype, v, "expected an integer or \"NaT\"")),
+        },
+        DataType::FixedUtf32(n) => match v {
+            Value::String(s) => {
+                let mut out = Vec::with_capacity(*n);
+                for c in s.chars() {
+                    if out.len() == *n {
+                        return Err(bad(dtype, v, &format!("more than {} code points", n / 4)));
+                    }
+                    out.extend_from_slice(&(c as u32).to_ne_bytes());
+                }
+                out.resize(*n, 0);
+                Ok(out)
+            }
+            _ => Err(bad(dtype, v, "expected a string")),
+        },
+        DataType::NullTerminatedBytes(n) => match v {
+            Value::String(s) => {
+                let mut bytes = super::base64::decode(s).map_err(|_| bad(dtype, v, "not valid base64"))?;
+                if bytes.len() > *n {
+                    return Err(bad(dtype, v, &format!("{} bytes do not fit {n}", bytes.len())));
+                }
+                bytes.resize(*n, 0);
+                Ok(bytes)
+            }
+            _ => Err(bad(dtype, v, "expected a base64 string")),
+        },
+        DataType::ExtFloat(k) => ext_float(dtype, v, *k).map(|b| k_bytes(*k, b)),
+        DataType::ExtComplex(k) => {
+            let parts = match v {
+                Value::Array(a) if a.len() == 2 => a,
+                _ => return Err(bad(dtype, v, "expected a two-element array [real, imaginary]")),
+            };
+            let mut out = k_bytes(*k, ext_float(dtype, &parts[0], *k)?);
+            out.extend(k_bytes(*k, ext_float(dtype, &parts[1], *k)?));
+            Ok(out)
+        }
+        DataType::SmallInt(t) => {
+            let (lo, hi) = t.range();
+            int(dtype, v, lo as i128, hi as i128).map(|x| vec![t.to_byte(x as i64)])
+        }
+    }
+}
+
+/// One component of kind `k` (bit pattern `b`) as native-endian buffer bytes.
+fn k_bytes(k: FloatKind, b: u64) -> Vec<u8> {
+    match k.size() {
+        1 => vec![b as u8],
+        2 => (b as u16).to_ne_bytes().to_vec(),
+        4 => (b as u32).to_ne_bytes().to_vec(),
+        _ => b.to_ne_bytes().to_vec(),
+    }
+}
+
+/// Reads one component of kind `k` from native-endian buffer bytes.
+fn k_bits(k: FloatKind, b: &[u8]) -> u64 {
+    match k.size() {
+        1 => b[0] as u64,
+        2 => u16::from_ne_bytes([b[0], b[1]]) as u64,
+        4 => u32::from_ne_bytes(b[..4].try_into().unwrap()) as u64,
+        _ => u64::from_ne_bytes(b[..8].try_into().unwrap()),
+    }
+}
+
+/// Bit pattern of an extension float fill value: a number (rounded to nearest, ties to even),
+/// "NaN", "Infinity", "-Infinity" (where the format has them) or "0x..." (the pattern).
+fn ext_float(dtype: &DataType, v: &Value, k: FloatKind) -> Result<u64> {
+    let f = k.format();
+    if k.is_core() {
+        return float_bits(dtype, v, f.bits);
+    }
+    let conv = |x: f64| f.from_f64(x).map_err(|why| bad(dtype, v, why));
+    match v {
+        Value::Number(n) => conv(n.as_f64().ok_or_else(|| bad(dtype, v, "not a number"))?),
+        Value::String(s) => match s.as_str() {
+            "NaN" => conv(f64::NAN),
+            "Infinity" => conv(f64::INFINITY),
+            "-Infinity" => conv(f64::NEG_INFINITY),
+            _ => {
+                let digits = f.bits.div_ceil(4) as usize;
+                let hex = s.strip_prefix("0x").filter(|h| !h.is_empty() && h.len() <= digits && h.bytes().all(|b| b.is_ascii_hexdigit()));
+                let hex = hex.ok_or_else(|| bad(dtype, v, &format!("expected a number, \"NaN\", \"Infinity\", \"-Infinity\" or \"0x\" and 1 to {digits} hex digits")))?;
+                let b = u64::from_str_radix(hex, 16).expect("validated hex");
+                if b >> f.bits != 0 {
+                    return Err(bad(dtype, v, &format!("the pattern has more than {} bits", f.bits)));
+                }
+                Ok(b)
+            }
+        },
+        _ => Err(bad(dtype, v, "expected a number or a string")),
+    }
+}
+
+/// The JSON form of an extension float pattern.
+fn ext_float_json(k: FloatKind, bits: u64) -> Value {
+    let f = k.format();
+    let x = f.to_f64(bits);
+    if f.is_nan(bits) {
+        if Some(bits) == f.nan() {
+            Value::from("NaN")
+        } else {
+            Value::from(format!("0x{:0w$x}", bits, w = f.bits.div_ceil(4) as usize))
+        }
+    } else if x.is_infinite() {
+        Value::from(if x > 0.0 { "Infinity" } else { "-Infinity" })
+    } else {
+        Value::from(x)
     }
 }
 
@@ -167,7 +316,40 @@ pub fn to_json_v3(dtype: &DataType, bytes: &[u8]) -> Value {
             float(u64::from_ne_bytes(bytes[..8].try_into().unwrap()), 64),
             float(u64::from_ne_bytes(bytes[8..16].try_into().unwrap()), 64),
         ]),
-        DataType::Raw(_) | DataType::Struct(_) => Value::Array(bytes.iter().map(|b| Value::from(*b)).collect()),
+        DataType::Raw(_) => Value::Array(bytes.iter().map(|b| Value::from(*b)).collect()),
+        DataType::Struct(st) => {
+            let mut o = serde_json::Map::new();
+            for f in &st.fields {
+                let item = f.data_type.size();
+                let b = &bytes[f.offset..f.offset + f.size()];
+                let v = if f.shape.is_empty() {
+                    to_json_v3(&f.data_type, b)
+                } else {
+                    Value::Array(b.chunks_exact(item.max(1)).map(|x| to_json_v3(&f.data_type, x)).collect())
+                };
+                o.insert(f.name.clone(), v);
+            }
+            Value::Object(o)
+        }
+        DataType::DateTime64(_) | DataType::TimeDelta64(_) => Value::from(i64::from_ne_bytes(bytes[..8].try_into().unwrap())),
+        DataType::FixedUtf32(_) => {
+            let mut s: String = bytes
+                .chunks_exact(4)
+                .map(|c| char::from_u32(u32::from_ne_bytes(c.try_into().unwrap())).unwrap_or('\u{fffd}'))
+                .collect();
+            s.truncate(s.trim_end_matches('\0').len());
+            Value::from(s)
+        }
+        DataType::NullTerminatedBytes(_) => {
+            let end = bytes.iter().rposition(|b| *b != 0).map_or(0, |i| i + 1);
+            Value::from(super::base64::encode(&bytes[..end]))
+        }
+        DataType::ExtFloat(k) => ext_float_json(*k, k_bits(*k, bytes)),
+        DataType::ExtComplex(k) => {
+            let n = k.size();
+            Value::Array(vec![ext_float_json(*k, k_bits(*k, &bytes[..n])), ext_float_json(*k, k_bits(*k, &bytes[n..2 * n]))])
+        }
+        DataType::SmallInt(t) => Value::from(t.from_byte(bytes[0])),
     }
 }
 
@@ -183,21 +365,13 @@ pub fn parse_v2(dtype: &DataType, order: Option<Endian>, v: &Value) -> Result<Op
 /// [`parse_v2`] for a dtype that may be `U<n>` text (`text`: the byte order of its UTF-32 code units):
 /// its fill value is a plain string, stored as UTF-32 padded with NULs. Byte strings (`S<n>`) may be
 /// given by shorter base64 values, padded with NULs as numpy does.
-pub fn parse_v2_typed(dtype: &DataType, order: Option<Endian>, text: Option<Endian>, v: &Value) -> Result<Option<Vec<u8>>> {
+pub fn parse_v2_typed(dtype: &DataType, order: Option<Endian>, _text: Option<Endian>, v: &Value) -> Result<Option<Vec<u8>>> {
     if v.is_null() {
         return Ok(None);
     }
-    if let (Some(e), DataType::Raw(n), Value::String(s)) = (text, dtype, v) {
-        let mut out = Vec::with_capacity(*n);
-        for c in s.chars() {
-            let u = c as u32;
-            out.extend_from_slice(&if e == Endian::Big { u.to_be_bytes() } else { u.to_le_bytes() });
-        }
-        if out.len() > *n {
-            return Err(bad(dtype, v, &format!("text of {} characters does not fit {} bytes", s.chars().count(), n)));
-        }
-        out.resize(*n, 0);
-        return Ok(Some(out));
+    if let (DataType::FixedUtf32(_), Value::String(_)) = (dtype, v) {
+        // text fill values are the string itself (native code units in the buffer)
+        return parse_v3(dtype, v).map(Some);
     }
     let from_base64 = |s: &str| -> Result<Vec<u8>> {
         let mut bytes = super::base64::decode(s)?;
@@ -314,7 +488,10 @@ mod tests {
         assert_eq!(p2("|S5", json!("YWI=")).unwrap().unwrap(), b"ab\0\0\0");
         assert_eq!(p2("|S5", json!("")).unwrap().unwrap(), [0; 5]);
         let u = d("<U3");
-        assert_eq!(parse_v2_typed(&u.data_type, u.byte_order, u.text, &json!("ab")).unwrap().unwrap(), [97, 0, 0, 0, 98, 0, 0, 0, 0, 0, 0, 0]);
+        let units = |v: &[u32]| v.iter().flat_map(|u| u.to_ne_bytes()).collect::<Vec<u8>>();
+        assert_eq!(parse_v2_typed(&u.data_type, u.byte_order, u.text, &json!("ab")).unwrap().unwrap(), units(&[97, 98, 0]));
+        let ub = d(">U2");
+        assert_eq!(parse_v2_typed(&ub.data_type, ub.byte_order, ub.text, &json!("é")).unwrap().unwrap(), units(&[0xe9, 0]));
         assert_eq!(parse_v2_typed(&u.data_type, u.byte_order, u.text, &json!("")).unwrap().unwrap(), [0; 12]);
         assert!(parse_v2_typed(&u.data_type, u.byte_order, u.text, &json!("abcd")).is_err());
         let mut want = 2.5f64.to_ne_bytes().to_vec();
@@ -345,6 +522,113 @@ mod tests {
             let dt = DataType::from_v3_name(t).unwrap();
             let b = parse_v3(&dt, &v).unwrap();
             assert_eq!(parse_v3(&dt, &to_json_v3(&dt, &b)).unwrap(), b, "{t} {v}");
+        }
+    }
+
+    fn pj(t: Value, v: Value) -> Result<Vec<u8>> {
+        parse_v3(&DataType::from_v3_json(&t).unwrap(), &v)
+    }
+
+    #[test]
+    fn extension_fill_values() {
+        // bfloat16: numbers rounded to nearest even, the registry's NaN 0x7fc0, hex patterns
+        assert_eq!(p("bfloat16", json!(1.0)).unwrap(), 0x3f80u16.to_ne_bytes());
+        assert_eq!(p("bfloat16", json!("NaN")).unwrap(), 0x7fc0u16.to_ne_bytes());
+        assert_eq!(p("bfloat16", json!("-Infinity")).unwrap(), 0xff80u16.to_ne_bytes());
+        assert_eq!(p("bfloat16", json!("0x7fc1")).unwrap(), 0x7fc1u16.to_ne_bytes());
+        assert!(p("bfloat16", json!("0x7fc10")).is_err());
+        assert_eq!(p("float8_e4m3", json!("NaN")).unwrap(), [0x7c]);
+        assert_eq!(p("float8_e5m2fnuz", json!("NaN")).unwrap(), [0x80]);
+        assert_eq!(p("float8_e8m0fnu", json!("NaN")).unwrap(), [0xff]);
+        assert_eq!(p("float8_e8m0fnu", json!(0.5)).unwrap(), [126]);
+        assert!(p("float8_e4m3fnuz", json!("Infinity")).is_err());
+        assert!(p("float4_e2m1fn", json!("NaN")).is_err());
+        assert_eq!(p("float4_e2m1fn", json!(-3)).unwrap(), [0b1101]);
+        assert_eq!(p("float4_e2m1fn", json!("0xf")).unwrap(), [0xf]);
+        assert!(p("float4_e2m1fn", json!("0x1f")).is_err());
+        assert!(p("float6_e3m2fn", json!("0x40")).is_err());
+        assert_eq!(p("float6_e3m2fn", json!("0x3f")).unwrap(), [0x3f]);
+        assert!(p("float4_e2m1fn", json!(100)).is_err());
+        assert_eq!(p("complex_float8_e4m3", json!([1.0, "NaN"])).unwrap(), [0x38, 0x7c]);
+        let mut want = 0x3c00u16.to_ne_bytes().to_vec();
+        want.extend(0xc000u16.to_ne_bytes());
+        assert_eq!(p("complex_float16", json!([1.0, -2.0])).unwrap(), want);
+        assert_eq!(p("complex_float32", json!([1.5, 0])).unwrap(), p("complex64", json!([1.5, 0])).unwrap());
+        assert!(p("complex_bfloat16", json!(1.0)).is_err());
+        // sub-byte integers: range checked, signed values sign-extended
+        assert_eq!(p("int4", json!(-8)).unwrap(), [0xf8]);
+        assert_eq!(p("int2", json!(1)).unwrap(), [1]);
+        assert!(p("int2", json!(2)).is_err());
+        assert!(p("uint4", json!(16)).is_err());
+        assert_eq!(p("uint2", json!(3)).unwrap(), [3]);
+        // time types: integers or "NaT" (= -2^63)
+        let dt = json!({"name": "numpy.datetime64", "configuration": {"unit": "s", "scale_factor": 1}});
+        assert_eq!(pj(dt.clone(), json!("NaT")).unwrap(), i64::MIN.to_ne_bytes());
+        assert_eq!(pj(dt.clone(), json!(i64::MIN)).unwrap(), i64::MIN.to_ne_bytes());
+        assert_eq!(pj(dt.clone(), json!(86400)).unwrap(), 86400i64.to_ne_bytes());
+        assert!(pj(dt.clone(), json!(1.5)).is_err());
+        assert!(pj(dt.clone(), json!("nat")).is_err());
+        assert!(pj(dt, json!(9223372036854775808u64)).is_err());
+        // fixed_length_utf32: at most length_bytes / 4 code points, native code units, NUL padded
+        let u = json!({"name": "fixed_length_utf32", "configuration": {"length_bytes": 12}});
+        let units = |v: &[u32]| v.iter().flat_map(|u| u.to_ne_bytes()).collect::<Vec<u8>>();
+        assert_eq!(pj(u.clone(), json!("H\u{1F600}")).unwrap(), units(&[0x48, 0x1f600, 0]));
+        assert_eq!(pj(u.clone(), json!("")).unwrap(), [0; 12]);
+        assert!(pj(u.clone(), json!("abcd")).is_err());
+        assert!(pj(u, json!(0)).is_err());
+        // null_terminated_bytes: base64, shorter values NUL padded
+        let b = json!({"name": "null_terminated_bytes", "configuration": {"length_bytes": 4}});
+        assert_eq!(pj(b.clone(), json!("YWI=")).unwrap(), b"ab\0\0");
+        assert_eq!(pj(b.clone(), json!("")).unwrap(), [0; 4]);
+        assert!(pj(b.clone(), json!("YWJjZGU=")).is_err());
+        assert!(pj(b, json!([1, 2])).is_err());
+    }
+
+    #[test]
+    fn struct_fill_values() {
+        let t = json!({"name": "struct", "configuration": {"fields": [
+            {"name": "p", "data_type": {"name": "struct", "configuration": {"fields": [{"name": "x", "data_type": "float32"}]}}},
+            {"name": "n", "data_type": "int16"}, {"name": "f", "data_type": "bool"}]}});
+        let dt = DataType::from_v3_json(&t).unwrap();
+        let mut want = 1.5f32.to_ne_bytes().to_vec();
+        want.extend((-2i16).to_ne_bytes());
+        want.push(1);
+        let v = json!({"p": {"x": 1.5}, "n": -2, "f": true});
+        assert_eq!(parse_v3(&dt, &v).unwrap(), want);
+        assert_eq!(to_json_v3(&dt, &want), v);
+        // base64 of the stored bytes, in the bytes codec's order
+        let le = [0, 0, 0xc0, 0x3f, 0xfe, 0xff, 1];
+        let be = [0x3f, 0xc0, 0, 0, 0xff, 0xfe, 1];
+        assert_eq!(parse_v3_stored(&dt, &json!(super::super::base64::encode(&le)), Endian::Little).unwrap(), want);
+        assert_eq!(parse_v3_stored(&dt, &json!(super::super::base64::encode(&be)), Endian::Big).unwrap(), want);
+        assert!(parse_v3(&dt, &json!(super::super::base64::encode(&le[..6]))).is_err());
+        assert!(parse_v3(&dt, &json!({"p": {"x": 1.5}, "n": -2})).is_err());
+        assert!(parse_v3(&dt, &json!({"p": {"x": 1.5}, "n": -2, "f": true, "z": 0})).is_err());
+        assert!(parse_v3(&dt, &json!({"p": {"x": 1.5}, "n": 40000, "f": true})).is_err());
+        assert!(parse_v3(&dt, &json!([1, 2])).is_err());
+    }
+
+    #[test]
+    fn extension_json_round_trip() {
+        for (t, v) in [
+            (json!("bfloat16"), json!("NaN")),
+            (json!("bfloat16"), json!("0x7fc1")),
+            (json!("bfloat16"), json!(-0.0)),
+            (json!("float8_e4m3b11fnuz"), json!(-0.125)),
+            (json!("float8_e5m2"), json!("-Infinity")),
+            (json!("float6_e2m3fn"), json!(7.5)),
+            (json!("float8_e8m0fnu"), json!(1024.0)),
+            (json!("complex_float4_e2m1fn"), json!([6.0, -0.5])),
+            (json!("complex_float16"), json!(["NaN", 1.0])),
+            (json!("int4"), json!(-5)),
+            (json!("uint2"), json!(2)),
+            (json!({"name": "numpy.timedelta64", "configuration": {"unit": "ms", "scale_factor": 1}}), json!(-7)),
+            (json!({"name": "fixed_length_utf32", "configuration": {"length_bytes": 16}}), json!("é\u{10FFFF}")),
+            (json!({"name": "null_terminated_bytes", "configuration": {"length_bytes": 6}}), json!("AAFi")),
+        ] {
+            let dt = DataType::from_v3_json(&t).unwrap();
+            let b = parse_v3(&dt, &v).unwrap();
+            assert_eq!(to_json_v3(&dt, &b), v, "{t} {v}");
         }
     }
 }

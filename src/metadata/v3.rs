@@ -9,7 +9,7 @@ use crate::chunk_grid::{ChunkGrid, RegularGrid};
 use crate::chunk_key::ChunkKeyEncoding;
 use crate::codec::chain::CodecChain;
 use crate::codec::{ArrayRepr, Extension};
-use crate::dtype::DataType;
+use crate::dtype::{DataType, Endian};
 use crate::error::{Error, Result};
 use serde_json::{Map, Value};
 use std::sync::Arc;
@@ -62,14 +62,34 @@ fn u64_list(v: &Value, what: &str) -> Result<Vec<u64>> {
         .collect()
 }
 
-/// Parses the `data_type` member.
+/// Parses the `data_type` member (core and extension types, see [`DataType::from_v3_json`]).
 pub fn parse_data_type(v: &Value) -> Result<DataType> {
-    let ext = Extension::parse(v, "data_type")?;
-    let dt = DataType::parse_v3(ext.name)?;
-    if ext.configuration.is_some_and(|c| !c.is_empty()) {
-        return Err(meta_err(format!("data_type '{}' takes no configuration", ext.name)));
+    DataType::from_v3_json(v)
+}
+
+/// The byte order the array -> bytes codec stores elements in, looked up without building the codec
+/// chain (base64 fill values of structured types are in that order): the `endian` of the `bytes`
+/// codec, inside `sharding_indexed` too; little-endian when absent (as zarr-python's legacy
+/// `structured` type requires).
+fn stored_endian(codecs: &Value) -> Endian {
+    for c in codecs.as_array().map(Vec::as_slice).unwrap_or_default() {
+        let Ok(ext) = Extension::parse(c, "codec") else { continue };
+        match ext.name {
+            "bytes" => {
+                return match ext.configuration.and_then(|m| m.get("endian")).and_then(Value::as_str) {
+                    Some("big") => Endian::Big,
+                    _ => Endian::Little,
+                }
+            }
+            "sharding_indexed" => {
+                if let Some(inner) = ext.configuration.and_then(|m| m.get("codecs")) {
+                    return stored_endian(inner);
+                }
+            }
+            _ => {}
+        }
     }
-    Ok(dt)
+    Endian::Little
 }
 
 fn parse_grid(v: &Value, shape: &[u64]) -> Result<Arc<dyn ChunkGrid>> {
@@ -141,7 +161,7 @@ pub fn parse_array(doc: &Value) -> Result<ArrayMetadata> {
     let grid = parse_grid(get("chunk_grid")?, &shape)?;
     let cke = Extension::parse(get("chunk_key_encoding")?, "chunk_key_encoding")?;
     let chunk_key_encoding = ChunkKeyEncoding::from_v3(cke.name, cke.configuration)?;
-    let fill = fill_value::parse_v3(&data_type, get("fill_value")?)?;
+    let fill = fill_value::parse_v3_stored(&data_type, get("fill_value")?, stored_endian(get("codecs")?))?;
     let dimension_names = match obj.get("dimension_names") {
         Some(v) => parse_dimension_names(v, shape.len())?,
         None => None,
