@@ -2,6 +2,7 @@
 //! chunks in parallel on the pool of [`crate::threads`].
 
 mod read;
+pub mod vlen;
 mod write;
 
 use crate::error::{Error, Result};
@@ -153,8 +154,21 @@ impl Array {
     }
 
     /// Validates a region against the array and a buffer of `buffer_len` bytes for it; returns the
-    /// number of elements.
+    /// number of elements. Variable-length arrays are refused (they have their own calls, [`vlen`]).
     fn check_region(&self, start: &[u64], count: &[u64], buffer_len: usize) -> Result<u64> {
+        if self.meta.data_type.is_vlen() {
+            return Err(Error::InvalidArgument(format!(
+                "the array's data type {} has variable-length elements: use zarr_read_region_vlen / \
+                 zarr_write_region_vlen (Array::read_region_vlen / write_region_vlen)",
+                self.meta.data_type
+            )));
+        }
+        self.check_bounds(start, count)?;
+        self.check_buffer(count, buffer_len)
+    }
+
+    /// Validates a region's rank and bounds.
+    fn check_bounds(&self, start: &[u64], count: &[u64]) -> Result<()> {
         let shape = &self.meta.shape;
         let rank = shape.len();
         if start.len() != rank || count.len() != rank {
@@ -172,6 +186,12 @@ impl Array {
                 )));
             }
         }
+        Ok(())
+    }
+
+    /// Checks that a buffer of `buffer_len` bytes fits a region of extents `count`; returns the number
+    /// of elements.
+    fn check_buffer(&self, count: &[u64], buffer_len: usize) -> Result<u64> {
         let elem = self.meta.data_type.size() as u64;
         let n = count.iter().try_fold(1u64, |a, &c| a.checked_mul(c));
         let bytes = n.and_then(|n| n.checked_mul(elem));

@@ -13,6 +13,7 @@ pub mod gzip;
 pub mod numcodecs;
 pub mod sharding;
 pub mod transpose;
+pub mod vlen;
 pub mod zstd;
 
 use crate::dtype::{DataType, SwapPlan};
@@ -199,6 +200,16 @@ pub trait ArrayToBytesCodec: Send + Sync + std::fmt::Debug {
 
     /// For a sharding codec, the inner chunk shape; `None` for other codecs.
     fn inner_chunk_shape(&self) -> Option<&[u64]> {
+        None
+    }
+
+    /// This codec as a variable-length codec ([`vlen::VlenCodec`]), if it is one.
+    fn as_vlen(&self) -> Option<&vlen::VlenCodec> {
+        None
+    }
+
+    /// This codec as `sharding_indexed`, if it is one.
+    fn as_sharding(&self) -> Option<&sharding::ShardingCodec> {
         None
     }
 }
@@ -406,6 +417,7 @@ pub fn from_v3(ext: &Extension, decoded: &ArrayRepr) -> Result<Option<Codec>> {
         "blosc" => Codec::BytesToBytes(Box::new(blosc::BloscCodec::from_v3(cfg, decoded)?)),
         "crc32c" => Codec::BytesToBytes(Box::new(crc32c::Crc32cCodec::from_v3(cfg)?)),
         "sharding_indexed" => Codec::ArrayToBytes(Box::new(sharding::ShardingCodec::from_v3(cfg, decoded)?)),
+        "vlen-utf8" | "vlen-bytes" => Codec::ArrayToBytes(Box::new(vlen::VlenCodec::from_v3(ext.name, cfg, decoded)?)),
         name => {
             if !ext.must_understand {
                 return Ok(None);

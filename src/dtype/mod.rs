@@ -49,6 +49,16 @@ pub enum DataType {
     Raw(usize),
     /// Packed fields (Zarr v2 structured dtypes).
     Struct(Arc<StructType>),
+    /// `string`: variable-length UTF-8 text (extension data type, codec `vlen-utf8`; v2 `|O` with a
+    /// `vlen-utf8` filter). Variable-length types have no fixed element size ([`DataType::size`] is 0)
+    /// and are read and written through [`crate::array::vlen`].
+    String,
+    /// `bytes` (zarr-python: `variable_length_bytes`): variable-length byte strings (codec
+    /// `vlen-bytes`; v2 `|O` with a `vlen-bytes` filter).
+    Bytes,
+    /// Zarr v2 `|O` arrays with a numcodecs `vlen-array` filter: each element is a 1-D array of this
+    /// fixed-size type, exchanged as the bytes of its native-endian items.
+    VlenArray(Box<DataType>),
 }
 
 /// Largest raw type accepted (`r<N>` with N/8 bytes at most this). Guards against absurd metadata.
@@ -72,6 +82,8 @@ impl DataType {
             "float64" => DataType::Float64,
             "complex64" => DataType::Complex64,
             "complex128" => DataType::Complex128,
+            "string" => DataType::String,
+            "bytes" | "variable_length_bytes" => DataType::Bytes,
             _ => {
                 let bits = name.strip_prefix('r')?;
                 if bits.is_empty() || !bits.bytes().all(|b| b.is_ascii_digit()) || bits.starts_with('0') {
@@ -120,6 +132,9 @@ impl DataType {
             DataType::Complex128 => "complex128".into(),
             DataType::Raw(n) => format!("r{}", n * 8),
             DataType::Struct(_) => "struct".into(),
+            DataType::String => "string".into(),
+            DataType::Bytes => "variable_length_bytes".into(),
+            DataType::VlenArray(t) => format!("vlen-array of {t}"),
         }
     }
 
@@ -133,7 +148,13 @@ impl DataType {
             DataType::Complex128 => 16,
             DataType::Raw(n) => *n,
             DataType::Struct(s) => s.size,
+            DataType::String | DataType::Bytes | DataType::VlenArray(_) => 0,
         }
+    }
+
+    /// Whether elements have variable length (`string`, `bytes`, v2 `vlen-array`).
+    pub fn is_vlen(&self) -> bool {
+        matches!(self, DataType::String | DataType::Bytes | DataType::VlenArray(_))
     }
 
     /// The size of the unit whose bytes are reversed when the byte order changes (1: never swapped).
@@ -142,7 +163,7 @@ impl DataType {
         match self {
             DataType::Complex64 => 4,
             DataType::Complex128 => 8,
-            DataType::Raw(_) | DataType::Struct(_) => 1,
+            DataType::Raw(_) | DataType::Struct(_) | DataType::String | DataType::Bytes | DataType::VlenArray(_) => 1,
             other => other.size(),
         }
     }
@@ -285,7 +306,11 @@ mod tests {
         assert!(DataType::from_v3_name("r7").is_none());
         assert!(DataType::from_v3_name("r0").is_none());
         assert!(DataType::from_v3_name("r08").is_none());
-        assert!(DataType::from_v3_name("string").is_none());
+        assert_eq!(DataType::from_v3_name("string"), Some(DataType::String));
+        assert_eq!(DataType::from_v3_name("variable_length_bytes"), Some(DataType::Bytes));
+        assert_eq!(DataType::from_v3_name("bytes"), Some(DataType::Bytes));
+        assert!(DataType::String.is_vlen() && !DataType::String.has_endianness());
+        assert!(DataType::from_v3_name("str").is_none());
         assert!(matches!(DataType::parse_v3("r12"), Err(Error::Metadata(_))));
         assert!(matches!(DataType::parse_v3("float8"), Err(Error::Unsupported(_))));
         assert!(matches!(DataType::parse_v3("r99999999999999999999"), Err(Error::Metadata(_))));

@@ -168,6 +168,7 @@ pub fn typestr(dt: &DataType, order: Endian) -> Option<String> {
         DataType::Complex64 => "c8".into(),
         DataType::Complex128 => "c16".into(),
         DataType::Raw(n) => format!("V{n}"),
+        DataType::String | DataType::Bytes | DataType::VlenArray(_) => "O".into(),
         DataType::Struct(_) => return None,
     };
     Some(format!("{o}{body}"))

@@ -16,6 +16,8 @@ pub const ZARR_READ_WRITE: c_int = 3;
 
 /// Element types. Buffers hold native-endian elements: bool is 1 byte (0 or 1), float16 its 2 IEEE
 /// bytes, complex numbers (real, imaginary) pairs, ZARR_RAW (`r<N>`) N/8 opaque bytes.
+/// ZARR_STRING and ZARR_BYTES have variable-length elements (element size 0): they are read and
+/// written with zarr_read_region_vlen() / zarr_write_region_vlen() only.
 #[repr(C)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum zarr_data_type {
@@ -51,6 +53,12 @@ pub enum zarr_data_type {
     ZARR_RAW = 14,
     /// structured elements (packed fields)
     ZARR_STRUCT = 15,
+    /// `string`: variable-length UTF-8 text (also Zarr v2 `|O` with a vlen-utf8 filter)
+    ZARR_STRING = 16,
+    /// `bytes` / `variable_length_bytes`: variable-length byte strings (also Zarr v2 `|O` with a
+    /// vlen-bytes filter, and with a vlen-array filter: each element is then the bytes of its
+    /// native-endian items, see zarr_array_vlen_item_type())
+    ZARR_BYTES = 17,
 }
 
 impl From<&DataType> for zarr_data_type {
@@ -73,6 +81,8 @@ impl From<&DataType> for zarr_data_type {
             DataType::Complex128 => ZARR_COMPLEX128,
             DataType::Raw(_) => ZARR_RAW,
             DataType::Struct(_) => ZARR_STRUCT,
+            DataType::String => ZARR_STRING,
+            DataType::Bytes | DataType::VlenArray(_) => ZARR_BYTES,
         }
     }
 }

@@ -10,6 +10,7 @@ pub mod group;
 pub mod last_error;
 pub mod status;
 pub mod version;
+pub mod vlen;
 
 use crate::error::{Error, Result};
 use status::*;

@@ -145,6 +145,9 @@ pub fn parse_array(doc: &Value) -> Result<ArrayMetadata> {
     let attributes = attributes_of(obj)?;
     let repr = ArrayRepr { shape: grid.chunk_shape.clone(), data_type: data_type.clone(), fill_value: fill.clone() };
     let codecs = CodecChain::from_v3(get("codecs")?, &repr)?;
+    if data_type.is_vlen() {
+        crate::array::vlen::check_chain(&codecs)?;
+    }
     Ok(ArrayMetadata {
         zarr_format: 3,
         shape,
