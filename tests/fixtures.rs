@@ -308,16 +308,17 @@ fn check_vlen_case(case: &Value, arr: &Array, shape: &[u64]) -> Result<String, S
     let zeros = vec![0u64; shape.len()];
     let compare = |start: &[u64], count: &[u64]| -> Result<(), String> {
         let got = arr.read_region_vlen(start, count).map_err(|e| format!("region {start:?}+{count:?}: {e:?}"))?;
-        let mut i = 0usize;
-        let mut bad = None;
         let total: u64 = count.iter().product();
+        if got.len() != total as usize {
+            return Err(format!("region {start:?}+{count:?}: {} elements, expected {total}", got.len()));
+        }
+        let mut bad = None;
         let mut idx = start.to_vec();
-        for _ in 0..total {
+        for i in 0..total as usize {
             let lin = idx.iter().zip(shape).fold(0u64, |a, (x, s)| a * s + x) as usize;
             if bad.is_none() && got.get(i) != &expected[lin][..] {
                 bad = Some(lin);
             }
-            i += 1;
             for d in (0..idx.len()).rev() {
                 idx[d] += 1;
                 if idx[d] < start[d] + count[d] {
@@ -325,9 +326,6 @@ fn check_vlen_case(case: &Value, arr: &Array, shape: &[u64]) -> Result<String, S
                 }
                 idx[d] = start[d];
             }
-        }
-        if got.len() != total as usize {
-            return Err(format!("region {start:?}+{count:?}: {} elements, expected {total}", got.len()));
         }
         match bad {
             Some(lin) => Err(format!("region {start:?}+{count:?}: element {lin} differs")),

@@ -272,7 +272,7 @@ fn vlen_corners(bytes: &[u8]) -> (Vec<u8>, Vec<u8>) {
 /// last elements, serialised.
 fn read_vlen(a: &Array) -> Result<Vec<u8>, Error> {
     let shape = a.shape().to_vec();
-    if shape.iter().any(|&n| n == 0) {
+    if shape.contains(&0) {
         return Ok(Vec::new());
     }
     let n = shape.iter().try_fold(1u64, |acc, &s| acc.checked_mul(s));
