@@ -16,6 +16,11 @@
 
 
 /**
+ * Largest decoded size (bytes) of one variable-length chunk, a guard against decompression bombs.
+ */
+#define MAX_VLEN_CHUNK_BYTES (1 << 34)
+
+/**
  * Open for reading only.
  */
 #define ZARR_READ 1
@@ -29,7 +34,8 @@
  * Element types. Buffers hold native-endian elements: bool is 1 byte (0 or 1), float16 its 2 IEEE
  * bytes, complex numbers (real, imaginary) pairs, ZARR_RAW (`r<N>`) N/8 opaque bytes.
  *
- * Values 16 and 17 are reserved for variable-length types. Extension types (18 and up) follow the
+ * ZARR_STRING and ZARR_BYTES have variable-length elements (element size 0): they are read and
+ * written with zarr_read_region_vlen() / zarr_write_region_vlen() only. Extension types (18 and up) follow the
  * zarr-extensions registry. Formats narrower than 8 bits (float6/float4, int2/int4/uint2/uint4)
  * take one byte per value with the value in the low bits: libzarr writes signed integers
  * sign-extended over the byte and other types with the upper bits zero, and reads the stored byte
@@ -103,6 +109,16 @@ typedef enum zarr_data_type {
    * `structured`; see zarr_array_num_fields() and zarr_array_field()
    */
   ZARR_STRUCT = 15,
+  /**
+   * `string`: variable-length UTF-8 text (also Zarr v2 `|O` with a vlen-utf8 filter)
+   */
+  ZARR_STRING = 16,
+  /**
+   * `bytes` / `variable_length_bytes`: variable-length byte strings (also Zarr v2 `|O` with a
+   * vlen-bytes filter, and with a vlen-array filter: each element is then the bytes of its
+   * native-endian items, see zarr_array_vlen_item_type())
+   */
+  ZARR_BYTES = 17,
   /**
    * `numpy.datetime64`: int64 counts of (scale factor x unit) since 1970-01-01T00:00:00 UTC; NaT
    * (not a time) is INT64_MIN. See zarr_array_time_unit().
@@ -272,6 +288,15 @@ typedef struct zarr_group zarr_group;
  * A snapshot of a group's children (opaque), from zarr_group_list(); release with zarr_node_list_free().
  */
 typedef struct zarr_node_list zarr_node_list;
+
+/**
+ * Variable-length elements read by zarr_read_region_vlen() (opaque). Element i of n is
+ * `data[offsets[i] .. offsets[i+1])` (see zarr_vlen_view()). Owned by the caller; free it with
+ * zarr_vlen_free(). Independent of the array handle (it stays valid after zarr_close()).
+ *
+ * Thread-safety: immutable; may be viewed from several threads at once.
+ */
+typedef struct zarr_vlen zarr_vlen;
 
 /**
  * Result of every libzarr call: `ZARR_OK` (0) or a negative `ZARR_ERR_*` code.
@@ -1191,6 +1216,117 @@ zarr_status zarr_set_num_threads(size_t num_threads);
  * `num_threads` is valid for writing.
  */
 zarr_status zarr_get_num_threads(size_t *num_threads);
+
+/**
+ * Reads the hyperrectangle `start[i] .. start[i] + count[i]` of an array with variable-length
+ * elements (ZARR_STRING or ZARR_BYTES) into a new zarr_vlen: product(count) elements in C order
+ * (last dimension fastest). ZARR_STRING elements are UTF-8 without a terminating NUL (they may
+ * contain NUL characters); elements of a Zarr v2 vlen-array are the bytes of their native-endian
+ * items. Missing chunks read as the fill value. Chunks are decoded in parallel.
+ *
+ * @param start  `rank` start indices
+ * @param count  `rank` extents (zero extents give an empty result)
+ * @param out    receives the new zarr_vlen (free with zarr_vlen_free()); set to NULL on failure
+ * @returns ZARR_OK; ZARR_ERR_INVALID_HANDLE; ZARR_ERR_INVALID_ARGUMENT (NULL, or the array has
+ *          fixed-size elements: use zarr_read_region()); ZARR_ERR_OUT_OF_BOUNDS; ZARR_ERR_CODEC
+ *          (corrupt chunk: truncated, counts or lengths beyond the chunk, invalid UTF-8 in a string
+ *          chunk); ZARR_ERR_CHECKSUM; ZARR_ERR_IO.
+ * Thread-safe (concurrent reads of one handle are allowed). Since: 0.2.
+ *
+ * # Safety
+ * `array` is an open handle; `start`/`count` hold `rank` values; `out` is valid for writing a pointer.
+ */
+zarr_status zarr_read_region_vlen(struct zarr_array *array,
+                                  const uint64_t *start,
+                                  const uint64_t *count,
+                                  struct zarr_vlen **out);
+
+/**
+ * The elements held by `v`: `n` elements, `offsets` has `n + 1` entries (`offsets[0]` is 0), and
+ * element i is `data[offsets[i] .. offsets[i+1])`. The pointers stay valid until zarr_vlen_free();
+ * `data` may be NULL when every element is empty. Any output may be NULL.
+ *
+ * @returns ZARR_OK; ZARR_ERR_INVALID_HANDLE (`v` NULL or not a live zarr_vlen).
+ * Thread-safe. Since: 0.2.
+ *
+ * # Safety
+ * `v` is NULL or returned by zarr_read_region_vlen() and not yet freed; non-NULL outputs are valid
+ * for writing.
+ */
+zarr_status zarr_vlen_view(const struct zarr_vlen *v,
+                           const uint64_t **offsets,
+                           const uint8_t **data,
+                           size_t *n);
+
+/**
+ * Frees a zarr_vlen. NULL is a no-op.
+ *
+ * Not thread-safe with other calls on the same zarr_vlen. Since: 0.2.
+ *
+ * # Safety
+ * `v` is NULL or returned by zarr_read_region_vlen() and not yet freed; it must not be used afterwards.
+ */
+void zarr_vlen_free(struct zarr_vlen *v);
+
+/**
+ * Writes variable-length elements to the hyperrectangle `start[i] .. start[i] + count[i]` (C order):
+ * element i of n = product(count) is `data[offsets[i] .. offsets[i+1])`. For ZARR_STRING arrays
+ * every element must be valid UTF-8; for a Zarr v2 vlen-array each element holds whole native-endian
+ * items. Partly covered chunks are read, merged and rewritten; chunks left entirely equal to the
+ * fill value are deleted instead of stored. Everything is validated, decoded and encoded before
+ * anything is stored: a failing call leaves the array unchanged. Every chunk is replaced atomically.
+ *
+ * @param offsets    n + 1 non-decreasing byte offsets into `data` (`offsets[0]` need not be 0)
+ * @param data       the elements' bytes (may be NULL when `data_size` is 0)
+ * @param data_size  bytes in `data`; `offsets[n]` must not exceed it
+ * @returns ZARR_OK; ZARR_ERR_INVALID_HANDLE; ZARR_ERR_INVALID_ARGUMENT (NULL, decreasing offsets or
+ *          offsets beyond `data_size`, or the array has fixed-size elements: use zarr_write_region());
+ *          ZARR_ERR_VALUE (invalid UTF-8 for a string array, an element over 4 GiB, a vlen-array
+ *          element that is not whole items); ZARR_ERR_READ_ONLY; ZARR_ERR_OUT_OF_BOUNDS;
+ *          ZARR_ERR_CODEC (a partly covered chunk cannot be decoded); ZARR_ERR_CHECKSUM; ZARR_ERR_IO.
+ * Thread-safe for writes that touch distinct chunks. Since: 0.2.
+ *
+ * # Safety
+ * `array` is an open handle; `start`/`count` hold `rank` values; `offsets` holds product(count) + 1
+ * values; `data` has `data_size` bytes.
+ */
+zarr_status zarr_write_region_vlen(struct zarr_array *array,
+                                   const uint64_t *start,
+                                   const uint64_t *count,
+                                   const uint64_t *offsets,
+                                   const uint8_t *data,
+                                   size_t data_size);
+
+/**
+ * The fill value of an array with variable-length elements: `size` bytes at `value` (for ZARR_STRING
+ * UTF-8 without a NUL). The pointer is owned by the array handle (valid until zarr_close()) and may
+ * be NULL when `size` is 0.
+ *
+ * @returns ZARR_OK; ZARR_ERR_INVALID_HANDLE; ZARR_ERR_INVALID_ARGUMENT (NULL output, or the array has
+ *          fixed-size elements: use zarr_array_fill_value()).
+ * Thread-safe. Since: 0.2.
+ *
+ * # Safety
+ * `array` is an open handle; `value` and `size` are valid for writing.
+ */
+zarr_status zarr_array_fill_value_vlen(const struct zarr_array *array,
+                                       const uint8_t **value,
+                                       size_t *size);
+
+/**
+ * For a Zarr v2 object array with a vlen-array filter (reported as ZARR_BYTES): the type of the
+ * items each element holds and their size in bytes (elements are exchanged as the bytes of their
+ * native-endian items). Other arrays fail with ZARR_ERR_INVALID_ARGUMENT. Either output may be NULL.
+ *
+ * @returns ZARR_OK; ZARR_ERR_INVALID_HANDLE; ZARR_ERR_INVALID_ARGUMENT.
+ * Thread-safe. Since: 0.2.
+ *
+ * # Safety
+ * `array` is an open handle; non-NULL outputs are valid for writing.
+ */
+zarr_status zarr_array_vlen_item_type(const struct zarr_array *array,
+                                      enum zarr_data_type *item_type,
+                                      size_t *item_size);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -198,6 +198,9 @@ fn check_case(case: &Value) -> Result<String, String> {
         }
     };
     let shape: Vec<u64> = case["shape"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap()).collect();
+    if case["expected_format"] == "json" {
+        return check_vlen_case(case, &arr, &shape);
+    }
     let es = arr.metadata().data_type.size();
     if arr.shape() != shape.as_slice() {
         return Err(format!("shape {:?} != {:?}", arr.shape(), shape));
@@ -283,6 +286,105 @@ fn check_case(case: &Value) -> Result<String, String> {
         }
     }
     Ok(format!("{} bytes identical; {} sub-regions identical", buf.len(), regions.len()))
+}
+
+/// The expected elements of a variable-length case (`expected_format` "json"): strings as UTF-8, other
+/// values base64 (a vlen-array element: its items little-endian, brought to native order here).
+fn vlen_expected(case: &Value, dt: &DataType) -> Result<Vec<Vec<u8>>, String> {
+    let p = case["expected"].as_str().ok_or("a json case without an expected file")?;
+    let text = std::fs::read_to_string(fixtures_dir().join(p)).map_err(|e| format!("{p}: {e}"))?;
+    let list: Vec<String> = serde_json::from_str(&text).map_err(|e| format!("{p}: {e}"))?;
+    list.iter()
+        .map(|v| match dt {
+            DataType::String => Ok(v.as_bytes().to_vec()),
+            DataType::VlenArray(item) => {
+                let b = zarr::metadata::base64::decode(v).map_err(|e| format!("{e:?}"))?;
+                Ok(le_to_native(b, item))
+            }
+            _ => zarr::metadata::base64::decode(v).map_err(|e| format!("{e:?}")),
+        })
+        .collect()
+}
+
+/// A variable-length case: the whole array, each chunk and pseudo-random boxes read through
+/// `read_region_vlen` and compared element by element; for damaged cases, the chunks in
+/// `corrupt_keys` fail with the expected class and the others read correctly.
+fn check_vlen_case(case: &Value, arr: &Array, shape: &[u64]) -> Result<String, String> {
+    let dt = arr.metadata().data_type.clone();
+    if !dt.is_vlen() {
+        return Err(format!("a json case opened with the fixed-size data type {dt}"));
+    }
+    let expected = vlen_expected(case, &dt)?;
+    let chunks = arr.metadata().chunk_shape().to_vec();
+    let zeros = vec![0u64; shape.len()];
+    let compare = |start: &[u64], count: &[u64]| -> Result<(), String> {
+        let got = arr.read_region_vlen(start, count).map_err(|e| format!("region {start:?}+{count:?}: {e:?}"))?;
+        let total: u64 = count.iter().product();
+        if got.len() != total as usize {
+            return Err(format!("region {start:?}+{count:?}: {} elements, expected {total}", got.len()));
+        }
+        let mut bad = None;
+        let mut idx = start.to_vec();
+        for i in 0..total as usize {
+            let lin = idx.iter().zip(shape).fold(0u64, |a, (x, s)| a * s + x) as usize;
+            if bad.is_none() && got.get(i) != &expected[lin][..] {
+                bad = Some(lin);
+            }
+            for d in (0..idx.len()).rev() {
+                idx[d] += 1;
+                if idx[d] < start[d] + count[d] {
+                    break;
+                }
+                idx[d] = start[d];
+            }
+        }
+        match bad {
+            Some(lin) => Err(format!("region {start:?}+{count:?}: element {lin} differs")),
+            None => Ok(()),
+        }
+    };
+    if let Some(class) = case["expect_error"].as_str() {
+        match arr.read_region_vlen(&zeros, shape) {
+            Ok(_) => return Err(format!("whole read succeeded, expected a {class} error")),
+            Err(e) if !matches_class(&e, class) => return Err(format!("whole read failed with {e:?}, expected {class}")),
+            Err(_) => {}
+        }
+        let corrupt: Vec<Vec<u64>> = case["corrupt_keys"]
+            .as_array()
+            .map(|a| a.iter().map(|k| key_to_index(k.as_str().unwrap())).collect())
+            .unwrap_or_default();
+        let mut intact = 0;
+        for (idx, start, count) in chunk_boxes(shape, &chunks) {
+            if corrupt.contains(&idx) {
+                match arr.read_region_vlen(&start, &count) {
+                    Err(e) if matches_class(&e, class) => {}
+                    other => return Err(format!("chunk {idx:?} (corrupt): {other:?}, expected a {class} error")),
+                }
+            } else {
+                compare(&start, &count)?;
+                intact += 1;
+            }
+        }
+        return Ok(format!("{class} as expected; {intact} intact chunks read correctly"));
+    }
+    compare(&zeros, shape)?;
+    let mut regions: Vec<(Vec<u64>, Vec<u64>)> = chunk_boxes(shape, &chunks).into_iter().map(|(_, s, c)| (s, c)).collect();
+    let name = case["name"].as_str().unwrap();
+    let mut rng = Lcg(name.bytes().fold(0xcbf29ce484222325u64, |h, b| (h ^ b as u64).wrapping_mul(0x100000001b3)));
+    for _ in 0..8 {
+        let (mut start, mut count) = (Vec::new(), Vec::new());
+        for &s in shape {
+            let a = rng.below(s + 1);
+            let c = rng.below(s - a + 1);
+            start.push(a);
+            count.push(c);
+        }
+        regions.push((start, count));
+    }
+    for (start, count) in &regions {
+        compare(start, count)?;
+    }
+    Ok(format!("{} elements identical; {} sub-regions identical", expected.len(), regions.len()))
 }
 
 #[test]

@@ -9,6 +9,7 @@ ZARR_ERR_UNSUPPORTED (features outside the library's scope, e.g. extension codec
 Exit status 0 when every selected case passes.
 """
 import argparse
+import base64
 import collections
 import json
 import re
@@ -51,6 +52,8 @@ def check_case(root: Path, case: dict, unsupported: set) -> tuple:
     with arr:
         if refuse:
             return ("fail", "opened a case that should be refused as unsupported")
+        if case.get("expected_format") == "json":
+            return check_vlen_case(root, case, arr, want_err)
         try:
             data = arr.read()
         except zc.ZarrError as e:
@@ -68,6 +71,31 @@ def check_case(root: Path, case: dict, unsupported: set) -> tuple:
             diff = next((i for i, (a, b) in enumerate(zip(data, expected)) if a != b), min(len(data), len(expected)))
             return ("fail", f"bytes differ (got {len(data)} bytes, expected {len(expected)}; first difference at byte {diff})")
         return ("pass", f"{len(data)} bytes identical")
+
+
+def check_vlen_case(root: Path, case: dict, arr, want_err) -> tuple:
+    """A variable-length case (expected_format "json"): read through zarr_read_region_vlen and compared
+    with the JSON list of flattened values (strings, or base64 for bytes)."""
+    try:
+        values = arr.read_vlen()
+    except zc.ZarrError as e:
+        if want_err and e.name in ERROR_STATUS.get(want_err, set()):
+            return ("pass", f"read failed as expected: {e.name}: {e.message}")
+        return ("fail", f"read failed: {e}")
+    if want_err:
+        return ("fail", f"read succeeded, expected a {want_err} error")
+    if list(arr.shape) != list(case["shape"]):
+        return ("fail", f"shape {arr.shape} != {case['shape']}")
+    expected = json.loads((root / case["expected"]).read_text(encoding="utf-8"))
+    if arr.dtype[0] != "string":
+        expected = [base64.b64decode(v) for v in expected]
+    if len(values) != len(expected):
+        return ("fail", f"{len(values)} elements, expected {len(expected)}")
+    diff = [i for i, (a, b) in enumerate(zip(values, expected)) if a != b]
+    if diff:
+        i = diff[0]
+        return ("fail", f"{len(diff)} elements differ; first at {i}: {values[i]!r:.80} != {expected[i]!r:.80}")
+    return ("pass", f"{len(values)} variable-length elements identical")
 
 
 def check_group(root: Path, g: dict) -> tuple:

@@ -1045,16 +1045,7 @@ def cases_v2_dtype(g: Generator):
     hw2(g, "v2_dtype_struct_nested_subarray", "v2-dtype", c, (2,),
         "hand-written: a subarray of structures [[pts,[[x,<i2],[y,>i2]],[3]],[k,|u1]] (13 bytes packed); 5 in "
         "chunks of 2; fill null, all chunks written, uncompressed")
-    # object dtype (variable-length strings): must be refused as unsupported
-    name = "v2_dtype_object_vlen_utf8"
-    arr = zarr.create_array(store=LocalStore(str(g.out / "v2" / name)), shape=(5,), chunks=(2,), dtype=str,
-                            zarr_format=2, compressors=None)
-    arr[...] = np.array(["a", "bb", "", "ccc", "é"], dtype=object)
-    g.add(name, "v2-dtype", "string", (5,), None, ZP,
-          "object dtype |O with the vlen-utf8 filter (zarr-python's v2 variable-length strings): no fixed-size "
-          "element, must be refused as unsupported", element_size=None, zarr_format=2, source_dtype="|O",
-          expect_error="unsupported", readers={"zarr-python": "no: reads it (variable-length strings are its own "
-                                                             "extension)"})
+    # object dtype |O (variable-length strings) moved to tools/make_vlen_fixtures.py (case v2_dtype_object_vlen_utf8)
 
 
 def cases_v2_order(g: Generator):

@@ -17,7 +17,8 @@ STATUS = {
 }
 READ, READ_WRITE = 1, 3
 DTYPES = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16",
-          "float32", "float64", "complex64", "complex128", "raw", "struct"]
+          "float32", "float64", "complex64", "complex128", "raw", "struct", "string", "bytes"]
+VLEN_DTYPES = {"string", "bytes"}
 # Extension data types (zarr_data_type values 18 and up; the element size comes from
 # zarr_array_data_type like for every type).
 EXT_DTYPES = {
@@ -37,6 +38,13 @@ def dtype_name(value):
     if 0 <= value < len(DTYPES):
         return DTYPES[value]
     return EXT_DTYPES.get(value, f"zarr_data_type {value}")
+
+
+def dtype_code(name):
+    """The zarr_data_type value of a type name (DTYPES or EXT_DTYPES)."""
+    if name in DTYPES:
+        return DTYPES.index(name)
+    return next(k for k, v in EXT_DTYPES.items() if v == name)
 
 
 class ZarrError(Exception):
@@ -105,11 +113,19 @@ def load(path=None):
         "zarr_array_write_chunk": [vp, u64p, vp, ctypes.c_size_t],
         "zarr_array_erase_chunk": [vp, u64p],
         "zarr_array_region_nbytes": [vp, u64p, ctypes.c_size_t, ctypes.c_int, ctypes.POINTER(ctypes.c_size_t)],
+        "zarr_read_region_vlen": [vp, u64p, u64p, ctypes.POINTER(vp)],
+        "zarr_vlen_view": [vp, ctypes.POINTER(u64p), ctypes.POINTER(ctypes.POINTER(ctypes.c_uint8)),
+                           ctypes.POINTER(ctypes.c_size_t)],
+        "zarr_vlen_free": [vp],
+        "zarr_write_region_vlen": [vp, u64p, u64p, u64p, ctypes.c_char_p, ctypes.c_size_t],
+        "zarr_array_fill_value_vlen": [vp, ctypes.POINTER(ctypes.POINTER(ctypes.c_uint8)),
+                                       ctypes.POINTER(ctypes.c_size_t)],
+        "zarr_array_vlen_item_type": [vp, ctypes.POINTER(ctypes.c_int), ctypes.POINTER(ctypes.c_size_t)],
     }
     for name, args in sigs.items():
         f = getattr(lib, name)
         f.argtypes = args
-        f.restype = None if name == "zarr_string_free" else ctypes.c_int32
+        f.restype = None if name in ("zarr_string_free", "zarr_vlen_free") else ctypes.c_int32
     lib.zarr_last_error.restype = ctypes.c_char_p
     lib.zarr_last_error.argtypes = []
     return lib
@@ -233,7 +249,16 @@ class Array:
         return _take_string(p)
 
     @property
+    def is_vlen(self):
+        return self.dtype[0] in VLEN_DTYPES
+
+    @property
     def fill_value(self):
+        """One element: bytes of the element size, or for variable-length arrays the element's bytes."""
+        if self.is_vlen:
+            p, n = ctypes.POINTER(ctypes.c_uint8)(), ctypes.c_size_t()
+            check(lib().zarr_array_fill_value_vlen(self.h, ctypes.byref(p), ctypes.byref(n)))
+            return ctypes.string_at(p, n.value) if n.value else b""
         size = self.dtype[1]
         buf = ctypes.create_string_buffer(max(size, 1))
         check(lib().zarr_array_fill_value(self.h, buf, size))
@@ -261,12 +286,49 @@ class Array:
         data = bytes(data)
         check(lib().zarr_write_region(self.h, _dims(start), _dims(count), data, len(data)))
 
+    def read_vlen_raw(self, start=None, count=None):
+        """zarr_read_region_vlen: (offsets as a list of n + 1 ints, data bytes)."""
+        start = start if start is not None else [0] * self.rank
+        count = count if count is not None else self.shape
+        v = ctypes.c_void_p()
+        check(lib().zarr_read_region_vlen(self.h, _dims(start), _dims(count), ctypes.byref(v)))
+        try:
+            offs = ctypes.POINTER(ctypes.c_uint64)()
+            data = ctypes.POINTER(ctypes.c_uint8)()
+            n = ctypes.c_size_t()
+            check(lib().zarr_vlen_view(v, ctypes.byref(offs), ctypes.byref(data), ctypes.byref(n)))
+            offsets = offs[:n.value + 1]
+            raw = ctypes.string_at(data, offsets[-1]) if offsets[-1] else b""
+            return offsets, raw
+        finally:
+            lib().zarr_vlen_free(v)
+
+    def read_vlen(self, start=None, count=None):
+        """The region's elements in C order, as a flat list: str for string arrays, else bytes."""
+        offsets, raw = self.read_vlen_raw(start, count)
+        elems = [raw[offsets[i]:offsets[i + 1]] for i in range(len(offsets) - 1)]
+        if self.dtype[0] == "string":
+            return [e.decode("utf-8") for e in elems]
+        return elems
+
+    def write_vlen(self, values, start=None, count=None):
+        """zarr_write_region_vlen from a flat C-order list of str (encoded as UTF-8) or bytes."""
+        start = start if start is not None else [0] * self.rank
+        count = count if count is not None else self.shape
+        elems = [v.encode("utf-8") if isinstance(v, str) else bytes(v) for v in values]
+        offsets = [0]
+        for e in elems:
+            offsets.append(offsets[-1] + len(e))
+        data = b"".join(elems)
+        offs = (ctypes.c_uint64 * len(offsets))(*offsets)
+        check(lib().zarr_write_region_vlen(self.h, _dims(start), _dims(count), offs, data, len(data)))
+
 
     # --- selections ------------------------------------------------------------------------------
     def read_hyperslab(self, start, count, step=None, stride=None, buffer_type=None, buffer_size=None, out=None):
         """Reads into `out` (a writable buffer, e.g. a numpy array's data) or a new bytes object of
         `buffer_size` bytes; returns the buffer. `buffer_type` is a DTYPES name (default: the array's)."""
-        code = DTYPES.index(self.dtype[0] if buffer_type is None else buffer_type)
+        code = dtype_code(self.dtype[0] if buffer_type is None else buffer_type)
         steps = None if step is None else _dims(step)
         strides = None if stride is None else (ctypes.c_int64 * max(len(stride), 1))(*stride)
         if out is None:
@@ -279,7 +341,7 @@ class Array:
 
     def write_hyperslab(self, data, start, count, step=None, stride=None, buffer_type=None):
         """Writes from a numpy array's memory (`data`, any layout given by `stride` in elements)."""
-        code = DTYPES.index(self.dtype[0] if buffer_type is None else buffer_type)
+        code = dtype_code(self.dtype[0] if buffer_type is None else buffer_type)
         steps = None if step is None else _dims(step)
         strides = None if stride is None else (ctypes.c_int64 * max(len(stride), 1))(*stride)
         check(lib().zarr_write_hyperslab(self.h, _dims(start), _dims(count), steps, strides, code,
@@ -327,7 +389,7 @@ class Array:
         check(lib().zarr_array_erase_chunk(self.h, _dims(chunk)))
 
     def region_nbytes(self, count, buffer_type=None):
-        code = DTYPES.index(self.dtype[0] if buffer_type is None else buffer_type)
+        code = dtype_code(self.dtype[0] if buffer_type is None else buffer_type)
         n = ctypes.c_size_t()
         check(lib().zarr_array_region_nbytes(self.h, _dims(count), len(count), code, ctypes.byref(n)))
         return n.value

@@ -3,6 +3,7 @@
 
 mod chunks;
 mod read;
+pub mod vlen;
 mod write;
 
 use crate::error::{Error, Result};
@@ -154,6 +155,16 @@ impl Array {
         Ok(())
     }
 
+    /// Validates a dense region's rank and bounds.
+    fn check_bounds(&self, start: &[u64], count: &[u64]) -> Result<()> {
+        Selection::new(start, count, None)?.check_within(&self.meta.shape)
+    }
+
+    /// The grid coordinates of every chunk the dense region `start..start+count` touches.
+    fn chunks_of(&self, start: &[u64], count: &[u64]) -> Vec<Vec<u64>> {
+        Selection::dense(start, count).project(self.grid()).into_iter().map(|p| p.chunk).collect()
+    }
+
     /// The chunk grid.
     pub fn grid(&self) -> &dyn crate::chunk_grid::ChunkGrid {
         self.meta.grid.as_ref()
@@ -163,6 +174,13 @@ impl Array {
     /// `layout`: exactly the selection's size when `exact` (the dense region calls), else at least the
     /// span its strides reach.
     fn check_selection(&self, sel: &Selection, layout: &Layout, buffer_len: usize, exact: bool) -> Result<()> {
+        if self.meta.data_type.is_vlen() {
+            return Err(Error::InvalidArgument(format!(
+                "the array's data type {} has variable-length elements: use zarr_read_region_vlen / \
+                 zarr_write_region_vlen (Array::read_region_vlen / write_region_vlen)",
+                self.meta.data_type
+            )));
+        }
         sel.check_within(&self.meta.shape)?;
         let n = sel.num_elements().ok_or_else(|| Error::BufferSize("selection size overflows 64 bits".into()))?;
         let elem = layout.elem as u64;

@@ -147,6 +147,16 @@ impl CodecChain {
         self.array_to_bytes.as_ref()
     }
 
+    /// The bytes->bytes codecs, in encoding order.
+    pub fn bytes_to_bytes(&self) -> &[Box<dyn BytesToBytesCodec>] {
+        &self.bytes_to_bytes
+    }
+
+    /// Whether the chain has array->array codecs.
+    pub fn has_array_to_array(&self) -> bool {
+        !self.array_to_array.is_empty()
+    }
+
     /// The encoded size of a chunk when it does not depend on the values.
     pub fn encoded_size_fixed(&self) -> Option<u64> {
         self.encoded_size

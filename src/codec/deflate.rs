@@ -59,6 +59,13 @@ fn with_decompressor<R>(f: impl FnOnce(*mut ld::libdeflate_decompressor) -> R) -
 
 /// Inflates `encoded` into `out`; returns the decoded length. With `exact`, the stream must fill `out`.
 pub fn inflate_into(framing: Framing, name: &str, encoded: &[u8], out: &mut [u8], exact: bool) -> Result<usize> {
+    inflate_or_full(framing, name, encoded, out, exact)?.ok_or_else(|| {
+        Error::Codec(format!("{name}: stream decodes to more than {} bytes", out.len()))
+    })
+}
+
+/// [`inflate_into`], with `Ok(None)` when the stream decodes to more than `out` holds.
+fn inflate_or_full(framing: Framing, name: &str, encoded: &[u8], out: &mut [u8], exact: bool) -> Result<Option<usize>> {
     let corrupt = |why: String| Error::Codec(format!("{name}: {why}"));
     let (mut ip, mut op) = (0usize, 0usize);
     loop {
@@ -92,9 +99,7 @@ pub fn inflate_into(framing: Framing, name: &str, encoded: &[u8], out: &mut [u8]
         })?;
         match rc {
             ld::libdeflate_result_LIBDEFLATE_SUCCESS => {}
-            ld::libdeflate_result_LIBDEFLATE_INSUFFICIENT_SPACE => {
-                return Err(corrupt(format!("stream decodes to more than {} bytes", out.len())))
-            }
+            ld::libdeflate_result_LIBDEFLATE_INSUFFICIENT_SPACE => return Ok(None),
             _ => return Err(corrupt(format!("corrupt or truncated stream ({} bytes)", encoded.len()))),
         }
         ip += used_in;
@@ -109,17 +114,42 @@ pub fn inflate_into(framing: Framing, name: &str, encoded: &[u8], out: &mut [u8]
         if exact && op != out.len() {
             return Err(corrupt(format!("decoded {op} bytes, expected {}", out.len())));
         }
-        return Ok(op);
+        return Ok(Some(op));
     }
 }
 
 /// Inflates into a new buffer, checking the decoded size.
 pub fn inflate_to_vec(framing: Framing, name: &str, encoded: &[u8], size: DecodedSize) -> Result<Vec<u8>> {
-    let mut out = crate::error::try_alloc(size.max())?;
-    let n = inflate_into(framing, name, encoded, &mut out, matches!(size, DecodedSize::Exact(_)))?;
-    out.truncate(n);
-    Ok(out)
+    let max = size.max();
+    let exact = matches!(size, DecodedSize::Exact(_));
+    // A large bound is not allocated up front: start from a guess (a gzip stream's recorded size
+    // when plausible) and grow while the stream needs more, so damaged data cannot demand memory.
+    let mut cap = if exact || max <= GROW_ABOVE {
+        max
+    } else {
+        let isize = match framing {
+            Framing::Gzip if encoded.len() >= 18 => {
+                u32::from_le_bytes(encoded[encoded.len() - 4..].try_into().unwrap()) as usize
+            }
+            _ => 0,
+        };
+        isize.max(encoded.len().saturating_mul(4)).clamp(1 << 16, GROW_ABOVE).min(max)
+    };
+    loop {
+        let mut out = crate::error::try_alloc(cap)?;
+        match inflate_or_full(framing, name, encoded, &mut out, exact)? {
+            Some(n) => {
+                out.truncate(n);
+                return Ok(out);
+            }
+            None if cap < max => cap = cap.saturating_mul(4).min(max),
+            None => return Err(Error::Codec(format!("{name}: stream decodes to more than {max} bytes"))),
+        }
+    }
 }
+
+/// Output bounds up to which [`inflate_to_vec`] allocates the bound at once.
+const GROW_ABOVE: usize = 16 << 20;
 
 /// Compresses `data` at `level` (0-12; 0 stores) in the given framing. Level 1 uses miniz_oxide's
 /// greedy parser (faster than libdeflate's level 1); other levels use libdeflate.
@@ -198,6 +228,17 @@ mod tests {
 
     fn data() -> Vec<u8> {
         (0..10000u32).flat_map(|i| (i / 7).to_le_bytes()).collect()
+    }
+
+    #[test]
+    fn large_bounds_grow_instead_of_allocating() {
+        let d: Vec<u8> = (0..(20u32 << 20)).map(|i| (i % 251 / 50) as u8).collect();
+        for framing in [Framing::Gzip, Framing::Zlib] {
+            let e = deflate(framing, 1, &d).unwrap();
+            assert_eq!(inflate_to_vec(framing, "x", &e, DecodedSize::AtMost(1 << 40)).unwrap(), d);
+            assert!(matches!(inflate_to_vec(framing, "x", &e, DecodedSize::AtMost(d.len() - 1)), Err(Error::Codec(_))));
+            assert!(matches!(inflate_to_vec(framing, "x", &e[..e.len() / 2], DecodedSize::AtMost(1 << 40)), Err(Error::Codec(_))));
+        }
     }
 
     #[test]

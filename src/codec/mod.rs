@@ -19,6 +19,7 @@ pub mod scale_offset;
 pub mod packbits;
 pub mod sharding;
 pub mod transpose;
+pub mod vlen;
 pub mod zstd;
 
 use crate::dtype::{DataType, SwapPlan};
@@ -253,6 +254,16 @@ pub trait ArrayToBytesCodec: Send + Sync + std::fmt::Debug {
     fn may_refuse_values(&self) -> bool {
         false
     }
+
+    /// This codec as a variable-length codec ([`vlen::VlenCodec`]), if it is one.
+    fn as_vlen(&self) -> Option<&vlen::VlenCodec> {
+        None
+    }
+
+    /// This codec as `sharding_indexed`, if it is one.
+    fn as_sharding(&self) -> Option<&sharding::ShardingCodec> {
+        None
+    }
 }
 
 /// A bytes->bytes codec (compressors, checksums).
@@ -467,6 +478,7 @@ pub fn from_v3(ext: &Extension, decoded: &ArrayRepr) -> Result<Option<Codec>> {
             Err(Error::Unsupported(_)) if !ext.must_understand && !numcodecs::v3::known(name) => return Ok(None),
             r => r?,
         },
+        "vlen-utf8" | "vlen-bytes" => Codec::ArrayToBytes(Box::new(vlen::VlenCodec::from_v3(ext.name, cfg, decoded)?)),
         name => {
             if !ext.must_understand {
                 return Ok(None);

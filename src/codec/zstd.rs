@@ -105,9 +105,29 @@ pub fn decode_zstd(encoded: &[u8], size: DecodedSize) -> Result<Vec<u8>> {
         Some(n) => return Err(Error::Codec(format!("zstd: frame announces {n} bytes, more than the {max} allowed"))),
         None => max,
     };
+    if cap > GROW_ABOVE {
+        // A large bound (or announced size) is not allocated up front: the output grows with what
+        // the stream really decodes to, so damaged headers cannot demand memory.
+        return decode_growing(encoded, max);
+    }
     let mut out = crate::error::try_alloc(cap)?;
     let got = decompress_into(encoded, &mut out)?;
     out.truncate(got);
+    Ok(out)
+}
+
+/// Output sizes up to which a bounded decode allocates its bound at once.
+const GROW_ABOVE: usize = 16 << 20;
+
+/// Streams `encoded` (one or more frames) into a growing buffer, failing beyond `max` bytes.
+fn decode_growing(encoded: &[u8], max: usize) -> Result<Vec<u8>> {
+    use std::io::Read;
+    let mut dec = zstd::stream::read::Decoder::with_buffer(encoded).map_err(codec_err)?;
+    let mut out = Vec::new();
+    (&mut dec).take(max as u64 + 1).read_to_end(&mut out).map_err(codec_err)?;
+    if out.len() > max {
+        return Err(Error::Codec(format!("zstd: decoded more than the {max} bytes allowed")));
+    }
     Ok(out)
 }
 
@@ -169,6 +189,9 @@ mod tests {
             assert_eq!(out, d);
             assert_eq!(c.decode(&e, DecodedSize::AtMost(1 << 22)).unwrap().as_ref(), &d[..]);
             assert!(c.decode(&e, DecodedSize::AtMost(1000)).is_err());
+            assert_eq!(decode_growing(&e, d.len()).unwrap(), d);
+            assert!(matches!(decode_growing(&e, d.len() - 1), Err(Error::Codec(_))));
+            assert!(matches!(decode_growing(&e[..e.len() / 2], d.len()), Err(Error::Codec(_))));
             let mut short = vec![0; d.len() - 1];
             assert!(c.decode_into(&e, &mut short).is_err());
             let mut long = vec![0; d.len() + 1];

@@ -72,6 +72,16 @@ pub enum DataType {
     ExtComplex(FloatKind),
     /// `int2`, `int4`, `uint2`, `uint4`: one byte per element.
     SmallInt(SmallInt),
+    /// `string`: variable-length UTF-8 text (extension data type, codec `vlen-utf8`; v2 `|O` with a
+    /// `vlen-utf8` filter). Variable-length types have no fixed element size ([`DataType::size`] is 0)
+    /// and are read and written through [`crate::array::vlen`].
+    String,
+    /// `bytes` (zarr-python: `variable_length_bytes`): variable-length byte strings (codec
+    /// `vlen-bytes`; v2 `|O` with a `vlen-bytes` filter).
+    Bytes,
+    /// Zarr v2 `|O` arrays with a numcodecs `vlen-array` filter: each element is a 1-D array of this
+    /// fixed-size type, exchanged as the bytes of its native-endian items.
+    VlenArray(Box<DataType>),
 }
 
 /// Largest raw type accepted (`r<N>` with N/8 bytes at most this). Guards against absurd metadata.
@@ -99,6 +109,8 @@ impl DataType {
             "int4" => DataType::SmallInt(SmallInt::I4),
             "uint2" => DataType::SmallInt(SmallInt::U2),
             "uint4" => DataType::SmallInt(SmallInt::U4),
+            "string" => DataType::String,
+            "bytes" | "variable_length_bytes" => DataType::Bytes,
             _ => {
                 if let Some(k) = ext::FLOAT_KINDS.iter().find(|k| !k.is_core() && k.name() == name) {
                     return Some(DataType::ExtFloat(*k));
@@ -160,6 +172,9 @@ impl DataType {
             DataType::ExtFloat(k) => k.name().into(),
             DataType::ExtComplex(k) => format!("complex_{}", k.name()),
             DataType::SmallInt(i) => i.name().into(),
+            DataType::String => "string".into(),
+            DataType::Bytes => "variable_length_bytes".into(),
+            DataType::VlenArray(t) => format!("vlen-array of {t}"),
         }
     }
 
@@ -196,7 +211,13 @@ impl DataType {
                 if depth > 16 {
                     return Err(bad("nested more than 16 levels".into()));
                 }
-                DataType::Struct(Arc::new(structured::parse_v3_fields(e.name, cfg, |f| Self::from_v3_json_depth(f, depth + 1))?))
+                DataType::Struct(Arc::new(structured::parse_v3_fields(e.name, cfg, |f| {
+                    let t = Self::from_v3_json_depth(f, depth + 1)?;
+                    if t.is_vlen() {
+                        return Err(Error::Unsupported(format!("struct field of variable-length type {t}")));
+                    }
+                    Ok(t)
+                })?))
             }
             name => {
                 let dt = DataType::parse_v3(name)?;
@@ -247,7 +268,13 @@ impl DataType {
             DataType::ExtFloat(k) => k.size(),
             DataType::ExtComplex(k) => 2 * k.size(),
             DataType::SmallInt(_) => 1,
+            DataType::String | DataType::Bytes | DataType::VlenArray(_) => 0,
         }
+    }
+
+    /// Whether elements have variable length (`string`, `bytes`, v2 `vlen-array`).
+    pub fn is_vlen(&self) -> bool {
+        matches!(self, DataType::String | DataType::Bytes | DataType::VlenArray(_))
     }
 
     /// The size of the unit whose bytes are reversed when the byte order changes (1: never swapped).
@@ -257,6 +284,7 @@ impl DataType {
             DataType::Complex64 => 4,
             DataType::Complex128 => 8,
             DataType::Raw(_) | DataType::Struct(_) | DataType::NullTerminatedBytes(_) => 1,
+            DataType::String | DataType::Bytes | DataType::VlenArray(_) => 1,
             DataType::FixedUtf32(_) => 4,
             DataType::ExtComplex(k) => k.size(),
             other => other.size(),
@@ -407,7 +435,11 @@ mod tests {
         assert!(DataType::from_v3_name("r7").is_none());
         assert!(DataType::from_v3_name("r0").is_none());
         assert!(DataType::from_v3_name("r08").is_none());
-        assert!(DataType::from_v3_name("string").is_none());
+        assert_eq!(DataType::from_v3_name("string"), Some(DataType::String));
+        assert_eq!(DataType::from_v3_name("variable_length_bytes"), Some(DataType::Bytes));
+        assert_eq!(DataType::from_v3_name("bytes"), Some(DataType::Bytes));
+        assert!(DataType::String.is_vlen() && !DataType::String.has_endianness());
+        assert!(DataType::from_v3_name("str").is_none());
         assert!(matches!(DataType::parse_v3("r12"), Err(Error::Metadata(_))));
         assert!(matches!(DataType::parse_v3("float8"), Err(Error::Unsupported(_))));
         assert!(matches!(DataType::parse_v3("r99999999999999999999"), Err(Error::Metadata(_))));

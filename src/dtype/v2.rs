@@ -171,6 +171,7 @@ pub fn typestr(dt: &DataType, order: Endian) -> Option<String> {
         DataType::Complex64 => "c8".into(),
         DataType::Complex128 => "c16".into(),
         DataType::Raw(n) => format!("V{n}"),
+        DataType::String | DataType::Bytes | DataType::VlenArray(_) => "O".into(),
         DataType::FixedUtf32(n) => format!("U{}", n / 4),
         DataType::NullTerminatedBytes(n) => format!("S{n}"),
         DataType::DateTime64(t) | DataType::TimeDelta64(t) => {

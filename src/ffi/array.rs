@@ -17,7 +17,8 @@ pub const ZARR_READ_WRITE: c_int = 3;
 /// Element types. Buffers hold native-endian elements: bool is 1 byte (0 or 1), float16 its 2 IEEE
 /// bytes, complex numbers (real, imaginary) pairs, ZARR_RAW (`r<N>`) N/8 opaque bytes.
 ///
-/// Values 16 and 17 are reserved for variable-length types. Extension types (18 and up) follow the
+/// ZARR_STRING and ZARR_BYTES have variable-length elements (element size 0): they are read and
+/// written with zarr_read_region_vlen() / zarr_write_region_vlen() only. Extension types (18 and up) follow the
 /// zarr-extensions registry. Formats narrower than 8 bits (float6/float4, int2/int4/uint2/uint4)
 /// take one byte per value with the value in the low bits: libzarr writes signed integers
 /// sign-extended over the byte and other types with the upper bits zero, and reads the stored byte
@@ -60,6 +61,12 @@ pub enum zarr_data_type {
     /// structured elements (packed fields): Zarr v2 structured dtypes, v3 `struct` and zarr-python's
     /// `structured`; see zarr_array_num_fields() and zarr_array_field()
     ZARR_STRUCT = 15,
+    /// `string`: variable-length UTF-8 text (also Zarr v2 `|O` with a vlen-utf8 filter)
+    ZARR_STRING = 16,
+    /// `bytes` / `variable_length_bytes`: variable-length byte strings (also Zarr v2 `|O` with a
+    /// vlen-bytes filter, and with a vlen-array filter: each element is then the bytes of its
+    /// native-endian items, see zarr_array_vlen_item_type())
+    ZARR_BYTES = 17,
     /// `numpy.datetime64`: int64 counts of (scale factor x unit) since 1970-01-01T00:00:00 UTC; NaT
     /// (not a time) is INT64_MIN. See zarr_array_time_unit().
     ZARR_DATETIME64 = 18,
@@ -187,6 +194,8 @@ impl From<&DataType> for zarr_data_type {
                 FloatKind::E3M2Fn => ZARR_COMPLEX_FLOAT6_E3M2FN,
                 FloatKind::E2M1Fn => ZARR_COMPLEX_FLOAT4_E2M1FN,
             },
+            DataType::String => ZARR_STRING,
+            DataType::Bytes | DataType::VlenArray(_) => ZARR_BYTES,
         }
     }
 }

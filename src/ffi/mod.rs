@@ -12,6 +12,7 @@ pub mod hyperslab;
 pub mod last_error;
 pub mod status;
 pub mod version;
+pub mod vlen;
 
 use crate::error::{Error, Result};
 use status::*;

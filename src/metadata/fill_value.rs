@@ -141,6 +141,25 @@ pub fn parse_v3_stored(dtype: &DataType, v: &Value, stored: Endian) -> Result<Ve
             let (lo, hi) = t.range();
             int(dtype, v, lo as i128, hi as i128).map(|x| vec![t.to_byte(x as i64)])
         }
+        // Variable-length types: the bytes of the one fill element (its length is theirs).
+        DataType::String => match v {
+            Value::String(s) => Ok(s.as_bytes().to_vec()),
+            _ => Err(bad(dtype, v, "expected a string")),
+        },
+        DataType::Bytes => match v {
+            Value::String(s) => {
+                super::base64::decode(s).map_err(|_| bad(dtype, v, "expected base64 text or a list of byte values"))
+            }
+            Value::Array(a) => a
+                .iter()
+                .map(|x| match x.as_u64() {
+                    Some(b) if b <= 255 => Ok(b as u8),
+                    _ => Err(bad(dtype, v, "bytes must be integers in [0, 255]")),
+                })
+                .collect(),
+            _ => Err(bad(dtype, v, "expected base64 text or a list of integers in [0, 255]")),
+        },
+        DataType::VlenArray(_) => Err(Error::Unsupported(format!("vlen-array fill value {v} in Zarr v3"))),
     }
 }
 
@@ -207,6 +226,19 @@ fn ext_float_json(k: FloatKind, bits: u64) -> Value {
         Value::from(if x > 0.0 { "Infinity" } else { "-Infinity" })
     } else {
         Value::from(x)
+    }
+}
+
+/// Parses the `fill_value` of a Zarr v2 object (`|O`) array holding `dtype` (a variable-length type):
+/// `null`, `0` (zarr-python's default for object arrays) and `""` are the empty element; other strings
+/// are the text itself for `string` and base64 for byte strings.
+pub fn parse_v2_vlen(dtype: &DataType, v: &Value) -> Result<Option<Vec<u8>>> {
+    match (dtype, v) {
+        (_, Value::Null) => Ok(None),
+        (_, Value::Number(n)) if n.as_u64() == Some(0) => Ok(Some(Vec::new())),
+        (DataType::String, Value::String(s)) => Ok(Some(s.as_bytes().to_vec())),
+        (_, Value::String(s)) => super::base64::decode(s).map(Some).map_err(|_| bad(dtype, v, "expected base64 text")),
+        _ => Err(bad(dtype, v, "expected null, 0 or a string")),
     }
 }
 
@@ -350,6 +382,9 @@ pub fn to_json_v3(dtype: &DataType, bytes: &[u8]) -> Value {
             Value::Array(vec![ext_float_json(*k, k_bits(*k, &bytes[..n])), ext_float_json(*k, k_bits(*k, &bytes[n..2 * n]))])
         }
         DataType::SmallInt(t) => Value::from(t.from_byte(bytes[0])),
+        DataType::VlenArray(_) => Value::Array(bytes.iter().map(|b| Value::from(*b)).collect()),
+        DataType::String => Value::from(String::from_utf8_lossy(bytes).into_owned()),
+        DataType::Bytes => Value::from(super::base64::encode(bytes)),
     }
 }
 

@@ -42,12 +42,6 @@ pub fn parse_array(doc: &Value, attributes: Map<String, Value>) -> Result<ArrayM
         return Err(meta_err(format!("chunks {chunks:?} has {} dimensions, shape has {}", chunks.len(), shape.len())));
     }
     let grid = RegularGrid::new(chunks)?;
-    let dtype_v = obj.get("dtype").ok_or_else(|| meta_err("missing required member 'dtype'"))?;
-    let v2t = dtv2::parse(dtype_v)?;
-    let data_type = v2t.data_type.clone();
-    let fill_given = fill_value::parse_v2_typed(&data_type, v2t.byte_order, v2t.text, obj.get("fill_value").unwrap_or(&Value::Null))?;
-    let fill_defined = fill_given.is_some();
-    let fill = fill_given.unwrap_or_else(|| vec![0; data_type.size()]);
     let separator = match obj.get("dimension_separator") {
         None | Some(Value::Null) => '.',
         Some(Value::String(s)) if s == "." => '.',
@@ -59,6 +53,16 @@ pub fn parse_array(doc: &Value, attributes: Map<String, Value>) -> Result<ArrayM
         Some(Value::String(s)) if s == "C" || s == "F" => s.as_str(),
         Some(v) => return Err(meta_err(format!("order must be \"C\" or \"F\", got {v}"))),
     };
+    let dtype_v = obj.get("dtype").ok_or_else(|| meta_err("missing required member 'dtype'"))?;
+    if matches!(dtype_v.as_str(), Some("|O" | "O")) {
+        let parts = ObjectParts { shape, grid, separator, order, attributes };
+        return parse_object_array(obj, doc, parts);
+    }
+    let v2t = dtv2::parse(dtype_v)?;
+    let data_type = v2t.data_type.clone();
+    let fill_given = fill_value::parse_v2_typed(&data_type, v2t.byte_order, v2t.text, obj.get("fill_value").unwrap_or(&Value::Null))?;
+    let fill_defined = fill_given.is_some();
+    let fill = fill_given.unwrap_or_else(|| vec![0; data_type.size()]);
     let rank = shape.len();
     let mut codecs = Vec::new();
     if order == "F" && rank > 1 {
@@ -95,6 +99,86 @@ pub fn parse_array(doc: &Value, attributes: Map<String, Value>) -> Result<ArrayM
         codecs: Arc::new(chain),
         dimension_names: None,
         attributes,
+        document: complete(doc),
+        fill_defined,
+    })
+}
+
+/// The members of a `.zarray` parsed before its dtype.
+struct ObjectParts<'a> {
+    shape: Vec<u64>,
+    grid: RegularGrid,
+    separator: char,
+    order: &'a str,
+    attributes: Map<String, Value>,
+}
+
+/// An object (`|O`) array: its first filter must be numcodecs' `vlen-utf8`, `vlen-bytes` or
+/// `vlen-array`, which becomes the array -> bytes codec; the other filters and the compressor follow
+/// as bytes -> bytes codecs over the framed chunk.
+fn parse_object_array(obj: &Map<String, Value>, doc: &Value, p: ObjectParts) -> Result<ArrayMetadata> {
+    use crate::codec::vlen::{VlenCodec, VlenKind};
+    let filters = match obj.get("filters") {
+        Some(Value::Array(list)) => list.as_slice(),
+        None | Some(Value::Null) => &[],
+        Some(v) => return Err(meta_err(format!("filters must be a list or null, got {v}"))),
+    };
+    let no_codec = || {
+        Error::Unsupported(
+            "v2 object dtype '|O' needs a vlen-utf8, vlen-bytes or vlen-array filter first (other object codecs \
+             such as pickle, json or msgpack are not supported)"
+                .into(),
+        )
+    };
+    let first = filters.first().ok_or_else(no_codec)?;
+    let cfg = numcodecs::V2Config::new(first)?;
+    let kind = match cfg.id {
+        "vlen-utf8" => VlenKind::Utf8,
+        "vlen-bytes" => VlenKind::Bytes,
+        "vlen-array" => {
+            let item = cfg.elem("dtype", None)?;
+            if item.data_type.is_vlen() || matches!(item.data_type, crate::dtype::DataType::Struct(_)) {
+                return Err(Error::Unsupported(format!("vlen-array of {}", item.data_type)));
+            }
+            VlenKind::Array { item: item.data_type, order: item.byte_order.unwrap_or(crate::dtype::Endian::Little) }
+        }
+        _ => return Err(no_codec()),
+    };
+    if p.order == "F" && p.shape.len() > 1 {
+        return Err(Error::Unsupported("v2 object arrays in order \"F\" are not supported".into()));
+    }
+    let vlen = VlenCodec { kind };
+    let data_type = vlen.data_type();
+    let fill_given = fill_value::parse_v2_vlen(&data_type, obj.get("fill_value").unwrap_or(&Value::Null))?;
+    if let Some(f) = &fill_given {
+        vlen.check_element(f).map_err(|why| meta_err(format!("fill_value: {why}")))?;
+    }
+    let fill_defined = fill_given.is_some();
+    let fill = fill_given.unwrap_or_default();
+    let mut codecs = vec![Codec::ArrayToBytes(Box::new(vlen))];
+    let elem = V2Elem::bytes();
+    for f in &filters[1..] {
+        let (codec, _) = numcodecs::filter(f, &elem)?;
+        codecs.push(Codec::BytesToBytes(codec));
+    }
+    match obj.get("compressor") {
+        None | Some(Value::Null) => {}
+        Some(c @ Value::Object(_)) => codecs.push(Codec::BytesToBytes(numcodecs::compressor(c, &elem)?)),
+        Some(v) => return Err(meta_err(format!("compressor must be an object or null, got {v}"))),
+    }
+    let repr = ArrayRepr { shape: p.grid.chunk_shape.clone(), data_type: data_type.clone(), fill_value: fill.clone() };
+    let chain = CodecChain::new(codecs, &repr)?;
+    Ok(ArrayMetadata {
+        zarr_format: 2,
+        shape: p.shape,
+        data_type,
+        grid: Arc::new(p.grid),
+        other_chains: Default::default(),
+        chunk_key_encoding: ChunkKeyEncoding::V2 { separator: p.separator },
+        fill_value: fill,
+        codecs: Arc::new(chain),
+        dimension_names: None,
+        attributes: p.attributes,
         document: complete(doc),
         fill_defined,
     })
@@ -169,7 +253,9 @@ mod tests {
         assert!(matches!(with("order", json!("X")), Err(Error::Metadata(_))));
         assert!(matches!(with("compressor", json!({"id": "zz_comp"})), Err(Error::Unsupported(m)) if m.contains("zz_comp")));
         assert!(matches!(with("filters", json!([{"id": "zz_filter"}])), Err(Error::Unsupported(m)) if m.contains("zz_filter")));
-        assert!(matches!(with("dtype", json!("|O")), Err(_)));
+        // an object array needs a vlen filter first
+        assert!(matches!(with("dtype", json!("|O")), Err(Error::Unsupported(_))));
+        assert!(matches!(with("filters", json!([{"id": "vlen-utf8"}])), Err(Error::Unsupported(_))));
         assert!(matches!(with("dimension_separator", json!("-")), Err(Error::Metadata(_))));
         assert!(with("fill_value", Value::Null).is_ok());
     }

@@ -178,6 +178,55 @@ impl Selection {
     }
 }
 
+/// Calls `f(r, k)` for every element in both the box `start..start+count` (r: its C-order index in
+/// that box) and the unit box `origin..origin+shape` (k: its C-order index there).
+pub fn for_each_pair(origin: &[u64], shape: &[u64], start: &[u64], count: &[u64], mut f: impl FnMut(usize, usize)) {
+    let rank = shape.len();
+    if rank == 0 {
+        f(0, 0);
+        return;
+    }
+    let mut lo = vec![0u64; rank];
+    let mut hi = vec![0u64; rank];
+    for d in 0..rank {
+        lo[d] = start[d].max(origin[d]);
+        hi[d] = (start[d] + count[d]).min(origin[d].saturating_add(shape[d]));
+        if lo[d] >= hi[d] {
+            return;
+        }
+    }
+    let (mut rs, mut us) = (vec![1usize; rank], vec![1usize; rank]);
+    for d in (0..rank - 1).rev() {
+        rs[d] = rs[d + 1] * count[d + 1] as usize;
+        us[d] = us[d + 1] * shape[d + 1] as usize;
+    }
+    let run = (hi[rank - 1] - lo[rank - 1]) as usize;
+    let mut idx = lo.clone();
+    loop {
+        let mut r0 = 0usize;
+        let mut k0 = 0usize;
+        for d in 0..rank {
+            r0 += (idx[d] - start[d]) as usize * rs[d];
+            k0 += (idx[d] - origin[d]) as usize * us[d];
+        }
+        for j in 0..run {
+            f(r0 + j, k0 + j);
+        }
+        let mut d = rank - 1;
+        loop {
+            if d == 0 {
+                return;
+            }
+            d -= 1;
+            idx[d] += 1;
+            if idx[d] < hi[d] {
+                break;
+            }
+            idx[d] = lo[d];
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -237,5 +286,19 @@ mod tests {
         let big = Selection::new(&[u64::MAX - 1], &[3], Some(&[u64::MAX])).unwrap();
         assert!(matches!(big.check_within(&[u64::MAX]), Err(Error::OutOfBounds(_))));
         assert!(Selection::new(&[5], &[0], None).unwrap().check_within(&[5]).is_ok());
+    }
+
+    #[test]
+    fn pairs_cover_the_intersection() {
+        // unit [2..6) x [3..5) against region [4..8) x [0..4): rows 4,5; cols 3
+        let mut got = Vec::new();
+        for_each_pair(&[2, 3], &[4, 2], &[4, 0], &[4, 4], |r, k| got.push((r, k)));
+        assert_eq!(got, vec![(3, 4), (7, 6)]);
+        let mut none = 0;
+        for_each_pair(&[0], &[2], &[2], &[3], |_, _| none += 1);
+        assert_eq!(none, 0);
+        let mut zero_d = Vec::new();
+        for_each_pair(&[], &[], &[], &[], |r, k| zero_d.push((r, k)));
+        assert_eq!(zero_d, vec![(0, 0)]);
     }
 }

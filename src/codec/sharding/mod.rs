@@ -92,12 +92,18 @@ impl ShardingCodec {
         &self.inner
     }
 
-    fn linear(&self, idx: &[u64]) -> usize {
+    /// Inner chunks per shard along each dimension.
+    pub fn chunks_per_shard(&self) -> &[u64] {
+        &self.chunks_per_shard
+    }
+
+    /// The linear (C order) position of inner chunk `idx` in the index.
+    pub(crate) fn linear(&self, idx: &[u64]) -> usize {
         idx.iter().zip(&self.chunks_per_shard).fold(0u64, |a, (i, n)| a * n + i) as usize
     }
 
     /// Reads and validates the index of the shard held by `src`.
-    fn read_index(&self, src: &dyn ByteSource) -> Result<Vec<Entry>> {
+    pub(crate) fn read_index(&self, src: &dyn ByteSource) -> Result<Vec<Entry>> {
         let len = src.len();
         let (off, n) = self.index.range_in(len)?;
         let bytes = src.read_range(off, n)?;
@@ -176,6 +182,10 @@ impl ArrayToBytesCodec for ShardingCodec {
         self.inner.may_refuse_values()
     }
 
+    fn as_sharding(&self) -> Option<&ShardingCodec> {
+        Some(self)
+    }
+
     fn to_json(&self) -> Value {
         json!({"name": "sharding_indexed", "configuration": {
             "chunk_shape": self.inner_shape,
@@ -189,7 +199,7 @@ impl ArrayToBytesCodec for ShardingCodec {
 impl ShardingCodec {
     /// The parts of a shard holding `encoded` inner chunks (in index order): the inner chunks back to
     /// back, with the index before or after them.
-    fn layout_parts<'a>(&self, encoded: &'a [Option<Vec<u8>>]) -> Result<crate::codec::Parts<'a>> {
+    pub(crate) fn layout_parts<'a>(&self, encoded: &'a [Option<Vec<u8>>]) -> Result<crate::codec::Parts<'a>> {
         let index_len = self.index.encoded_size;
         let mut offset = if self.index.location == IndexLocation::Start { index_len } else { 0 };
         let mut entries = Vec::with_capacity(encoded.len());
