@@ -1577,17 +1577,20 @@ def main():
     out = args.out.resolve()
     readme = out / "README.md"
     keep = readme.read_bytes() if readme.exists() else None
-    # tests/fixtures/numcodecs_v3 belongs to tools/make_numcodecs_v3_fixtures.py: kept as it is
-    sub = out / "numcodecs_v3"
-    aside = Path(tempfile.mkdtemp()) / "numcodecs_v3"
-    if sub.exists():
-        shutil.move(str(sub), aside)
+    # tests/fixtures/numcodecs_v3 and pcodec_zfp belong to tools/make_numcodecs_v3_fixtures.py and
+    # tools/make_pcodec_zfp_fixtures.py: kept as they are
+    kept = {}
+    for name in ("numcodecs_v3", "pcodec_zfp"):
+        sub = out / name
+        if sub.exists():
+            kept[sub] = Path(tempfile.mkdtemp()) / name
+            shutil.move(str(sub), kept[sub])
     if out.exists():
         shutil.rmtree(out)
     out.mkdir(parents=True)
     if keep is not None:
         readme.write_bytes(keep)
-    if aside.exists():
+    for sub, aside in kept.items():
         shutil.move(str(aside), sub)
     g = Generator(out)
     for fn in (cases_dtype, cases_codec, cases_stream_variants, cases_fill, cases_shape, cases_chunk_key, cases_metadata,

@@ -17,7 +17,8 @@
 //! The zfp C library (1.0, from the `zfp-sys-cc` crate) does no bounds checking while reading a stream,
 //! so decoding copies the stream into a buffer padded by the most any block can read (a bound from
 //! the decoder's structure, and the mode's `minbits` checked against the stored size), then fails if
-//! the decoder used bytes beyond the stored stream. The numcodecs `zfpy` codec (stream with a full
+//! the decoder used bytes beyond the stored stream (zfp streams are whole 64-bit words; the padding
+//! is one bits, which a decoder cannot take for short blocks, so a cut stream is detected). The numcodecs `zfpy` codec (stream with a full
 //! zfp header) shares this machinery: see [`super::numcodecs::zfpy`].
 
 use super::{ArrayRepr, ArrayToBytesCodec, Config};
@@ -349,7 +350,16 @@ pub fn decompress(encoded: &[u8], src: Source, out: &mut [u8]) -> Result<()> {
             w[..c.len()].copy_from_slice(c);
             u64::from_ne_bytes(w)
         }));
-        buf.resize(words + extra, 0);
+        // One bits: a decoder reading past the stream decodes non-zero blocks at full length and so
+        // runs past the stored words (checked below) instead of reading short zero blocks.
+        if encoded.len() % 8 != 0 {
+            let last = words - 1;
+            let kept = encoded.len() % 8;
+            let mut w = buf[last].to_ne_bytes();
+            w[kept..].fill(0xff);
+            buf[last] = u64::from_ne_bytes(w);
+        }
+        buf.resize(words + extra, u64::MAX);
         Ok(())
     };
     let header_words = (z::ZFP_HEADER_MAX_BITS as usize).div_ceil(64) + 2;
@@ -419,7 +429,7 @@ pub fn decompress(encoded: &[u8], src: Source, out: &mut [u8]) -> Result<()> {
     if used == 0 {
         return Err(Error::Codec("zfp: decompression failed".into()));
     }
-    if used > words * 8 {
+    if used > encoded.len() {
         return Err(Error::Codec(format!("zfp: stream of {} bytes ends before its last block", encoded.len())));
     }
     Ok(())
