@@ -623,3 +623,98 @@ impl ArrayToBytesCodec for ZfpCodec {
         json!({"name": "zfp", "configuration": cfg})
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::codec::from_v3;
+    use crate::codec::{Codec, Extension};
+
+    fn codec(cfg: Value, dt: DataType, shape: &[u64]) -> (Box<dyn ArrayToBytesCodec>, ArrayRepr) {
+        let repr = ArrayRepr { shape: shape.to_vec(), fill_value: vec![0; dt.size()], data_type: dt };
+        let v = json!({"name": "zfp", "configuration": cfg});
+        let Some(Codec::ArrayToBytes(c)) = from_v3(&Extension::parse(&v, "codec").unwrap(), &repr).unwrap() else { panic!() };
+        (c, repr)
+    }
+
+    fn roundtrip(c: &dyn ArrayToBytesCodec, repr: &ArrayRepr, data: &[u8]) -> (Vec<u8>, Vec<u8>) {
+        let enc = c.encode(Cow::Borrowed(data), repr).unwrap().into_owned();
+        let mut out = vec![0u8; data.len()];
+        c.decode_into(&enc, repr, &mut out).unwrap();
+        (enc, out)
+    }
+
+    #[test]
+    fn reversible_is_lossless_for_every_type() {
+        for (dt, data) in [
+            (DataType::Int8, (0..60u8).map(|v| v.wrapping_mul(37)).collect::<Vec<u8>>()),
+            (DataType::UInt8, (0..60u8).map(|v| v.wrapping_mul(91)).collect()),
+            (DataType::Int16, (0..60i16).flat_map(|v| v.wrapping_mul(1000).wrapping_sub(30000).to_ne_bytes()).collect()),
+            (DataType::UInt16, (0..60u16).flat_map(|v| v.wrapping_mul(1111).to_ne_bytes()).collect()),
+            (DataType::UInt32, (0..60u32).flat_map(|v| (v.wrapping_mul(0x9E37_79B9)).to_ne_bytes()).collect()),
+            (DataType::UInt64, (0..60u64).flat_map(|v| (v.wrapping_mul(0x9E37_79B9_7F4A_7C15)).to_ne_bytes()).collect()),
+            (DataType::Float16, (0..60).flat_map(|v| half::f16::from_f32(v as f32 / 7.0).to_ne_bytes()).collect()),
+            (DataType::Float64, (0..60).flat_map(|v| (v as f64).sin().to_ne_bytes()).collect()),
+        ] {
+            let (c, repr) = codec(json!({"mode": "reversible"}), dt.clone(), &[3, 4, 5]);
+            let (_, out) = roundtrip(c.as_ref(), &repr, &data);
+            assert_eq!(out, data, "{dt}");
+        }
+    }
+
+    #[test]
+    fn lossy_modes_within_bounds() {
+        let vals: Vec<f64> = (0..120).map(|v| (v as f64 / 5.0).sin() * 30.0).collect();
+        let data: Vec<u8> = vals.iter().flat_map(|v| v.to_ne_bytes()).collect();
+        for (cfg, bound) in [
+            (json!({"mode": "fixed_accuracy", "tolerance": 0.01}), 0.01),
+            (json!({"mode": "fixed_precision", "precision": 24}), 0.01),
+            (json!({"mode": "fixed_rate", "rate": 20}), 0.01),
+            (json!({"mode": "expert", "minbits": 1, "maxbits": 4000, "maxprec": 30, "minexp": -20}), 0.01),
+        ] {
+            let (c, repr) = codec(cfg.clone(), DataType::Float64, &[2, 3, 4, 5]);
+            let (_, out) = roundtrip(c.as_ref(), &repr, &data);
+            for (a, b) in vals.iter().zip(out.chunks_exact(8)) {
+                let b = f64::from_ne_bytes(b.try_into().unwrap());
+                assert!((a - b).abs() <= bound, "{cfg}: {a} vs {b}");
+            }
+        }
+    }
+
+    #[test]
+    fn bad_configurations() {
+        let repr = ArrayRepr { shape: vec![4, 4], fill_value: vec![0; 8], data_type: DataType::Float64 };
+        for cfg in [
+            json!({"mode": "fixed_rate"}),
+            json!({"mode": "fixed_rate", "rate": 0}),
+            json!({"mode": "fixed_accuracy", "tolerance": -1}),
+            json!({"mode": "fixed_precision", "precision": 65}),
+            json!({"mode": "reversible", "rate": 3}),
+            json!({"mode": "expert", "minbits": 10, "maxbits": 5, "maxprec": 10, "minexp": 0}),
+            json!({"mode": "expert", "minbits": 1, "maxbits": 8, "maxprec": 10, "minexp": 0}),
+            json!({"mode": "lossy"}),
+        ] {
+            let v = json!({"name": "zfp", "configuration": cfg});
+            assert!(from_v3(&Extension::parse(&v, "codec").unwrap(), &repr).is_err(), "{cfg}");
+        }
+        let v = json!({"name": "zfp", "configuration": {"mode": "reversible"}});
+        let r5 = ArrayRepr { shape: vec![1; 5], ..repr.clone() };
+        assert!(matches!(from_v3(&Extension::parse(&v, "codec").unwrap(), &r5), Err(Error::Unsupported(_))));
+        let rb = ArrayRepr { data_type: DataType::Bool, fill_value: vec![0], ..repr };
+        assert!(matches!(from_v3(&Extension::parse(&v, "codec").unwrap(), &rb), Err(Error::Unsupported(_))));
+    }
+
+    #[test]
+    fn damaged_streams_are_codec_errors() {
+        let data: Vec<u8> = (0..400).flat_map(|v| ((v as f32) * 0.37).cos().to_ne_bytes()).collect();
+        for cfg in [json!({"mode": "reversible"}), json!({"mode": "fixed_rate", "rate": 12}), json!({"mode": "fixed_accuracy", "tolerance": 0.001})] {
+            let (c, repr) = codec(cfg.clone(), DataType::Float32, &[20, 20]);
+            let (enc, _) = roundtrip(c.as_ref(), &repr, &data);
+            let mut out = vec![0u8; data.len()];
+            for cut in [0, 1, 8, enc.len() / 2, enc.len() - 8] {
+                let r = c.decode_into(&enc[..cut], &repr, &mut out);
+                assert!(matches!(r, Err(Error::Codec(_))), "{cfg} cut to {cut}: {r:?}");
+            }
+        }
+    }
+}

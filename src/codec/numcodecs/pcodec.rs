@@ -178,3 +178,67 @@ impl ArrayToBytesCodec for PcodecCodec {
         self.json.clone()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::codec::numcodecs::v3::from_v3;
+    use crate::codec::{ArrayRepr, Codec};
+    use crate::dtype::DataType;
+    use crate::error::Error;
+    use serde_json::{json, Value};
+    use std::borrow::Cow;
+
+    fn build(cfg: Value, dt: DataType, n: u64) -> (Box<dyn crate::codec::ArrayToBytesCodec>, ArrayRepr) {
+        let repr = ArrayRepr { shape: vec![n], fill_value: vec![0; dt.size()], data_type: dt };
+        let Codec::ArrayToBytes(c) = from_v3("numcodecs.pcodec", cfg.as_object(), &repr).unwrap() else { panic!() };
+        (c, repr)
+    }
+
+    #[test]
+    fn roundtrip_and_damage() {
+        let data: Vec<u8> = (0..1000i64).flat_map(|v| (v * v * 3 - 7000).to_ne_bytes()).collect();
+        for cfg in [
+            json!({}),
+            json!({"level": 0, "mode_spec": "classic", "delta_spec": "none"}),
+            json!({"delta_spec": "try_lookback", "equal_pages_up_to": 100}),
+            json!({"delta_encoding_order": 2}),
+        ] {
+            let (c, repr) = build(cfg.clone(), DataType::Int64, 1000);
+            let enc = c.encode(Cow::Borrowed(&data), &repr).unwrap().into_owned();
+            let mut out = vec![0u8; data.len()];
+            c.decode_into(&enc, &repr, &mut out).unwrap();
+            assert_eq!(out, data, "{cfg}");
+            // misaligned output buffer
+            let mut shifted = vec![0u8; data.len() + 1];
+            c.decode_into(&enc, &repr, &mut shifted[1..]).unwrap();
+            assert_eq!(&shifted[1..], &data[..], "{cfg}");
+            for cut in [0, 3, enc.len() / 2, enc.len() - 1] {
+                let r = c.decode_into(&enc[..cut], &repr, &mut out);
+                assert!(matches!(r, Err(Error::Codec(_))), "{cfg} cut to {cut}: {r:?}");
+            }
+            // another count or type than the array's
+            let (small, srepr) = build(cfg.clone(), DataType::Int64, 999);
+            assert!(matches!(small.decode_into(&enc, &srepr, &mut out[..999 * 8]), Err(Error::Codec(_))));
+            let (u, urepr) = build(cfg.clone(), DataType::UInt64, 1000);
+            assert!(matches!(u.decode_into(&enc, &urepr, &mut out), Err(Error::Codec(_))));
+        }
+    }
+
+    #[test]
+    fn configurations() {
+        for (cfg, ok) in [
+            (json!({"level": 13}), false),
+            (json!({"mode_spec": "dict"}), false),
+            (json!({"delta_spec": "try_consecutive"}), false),
+            (json!({"delta_spec": "none", "delta_encoding_order": 1}), false),
+            (json!({"delta_spec": "try_consecutive", "delta_encoding_order": 7}), true),
+            (json!({"paging_spec": "exact"}), false),
+            (json!({"equal_pages_up_to": 0}), false),
+        ] {
+            let repr = ArrayRepr { shape: vec![30], fill_value: vec![0; 4], data_type: DataType::Float32 };
+            assert_eq!(from_v3("numcodecs.pcodec", cfg.as_object(), &repr).is_ok(), ok, "{cfg}");
+        }
+        let repr = ArrayRepr { shape: vec![30], fill_value: vec![0], data_type: DataType::UInt8 };
+        assert!(matches!(from_v3("numcodecs.pcodec", None, &repr), Err(Error::Unsupported(_))));
+    }
+}

@@ -89,3 +89,58 @@ impl ArrayToBytesCodec for ZfpyCodec {
         self.json.clone()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::codec::numcodecs::v3::from_v3;
+    use crate::codec::{ArrayRepr, Codec};
+    use crate::dtype::DataType;
+    use crate::error::Error;
+    use serde_json::{json, Value};
+    use std::borrow::Cow;
+
+    fn build(cfg: Value, dt: DataType, shape: &[u64]) -> (Box<dyn crate::codec::ArrayToBytesCodec>, ArrayRepr) {
+        let repr = ArrayRepr { shape: shape.to_vec(), fill_value: vec![0; dt.size()], data_type: dt };
+        let Codec::ArrayToBytes(c) = from_v3("numcodecs.zfpy", cfg.as_object(), &repr).unwrap() else { panic!() };
+        (c, repr)
+    }
+
+    #[test]
+    fn header_is_checked_against_the_array() {
+        let data: Vec<u8> = (0..64i32).flat_map(|v| (v * v - 300).to_ne_bytes()).collect();
+        let (c, repr) = build(json!({"mode": 4, "tolerance": -1}), DataType::Int32, &[8, 8]);
+        let enc = c.encode(Cow::Borrowed(&data), &repr).unwrap().into_owned();
+        let mut out = vec![0u8; data.len()];
+        c.decode_into(&enc, &repr, &mut out).unwrap();
+        assert_eq!(out, data, "reversible");
+        // The same stream read as float32, or into a chunk of another size: refused before decoding.
+        let (f, frepr) = build(json!({}), DataType::Float32, &[8, 8]);
+        assert!(matches!(f.decode_into(&enc, &frepr, &mut out), Err(Error::Codec(_))));
+        let (_, small) = build(json!({}), DataType::Int32, &[4, 8]);
+        assert!(matches!(c.decode_into(&enc, &small, &mut out[..128]), Err(Error::Codec(_))));
+        // A header declaring a huge field is refused without allocating for it.
+        let mut big = enc.clone();
+        big[5] = 0xff;
+        big[6] = 0xff;
+        big[7] = 0xff;
+        assert!(c.decode_into(&big, &repr, &mut out).is_err());
+        assert!(matches!(c.decode_into(b"zfp", &repr, &mut out), Err(Error::Codec(_))));
+    }
+
+    #[test]
+    fn configurations() {
+        for (cfg, ok) in [
+            (json!({"mode": 2, "rate": 16}), true),
+            (json!({"mode": 3, "precision": 10}), true),
+            (json!({"mode": 4, "tolerance": 0.5}), true),
+            (json!({"mode": 2, "rate": 1}), false),  // 4 bits per 1-D double block: zfpy would overflow
+            (json!({"mode": 3, "precision": 99}), false),
+            (json!({"mode": "x"}), false),
+        ] {
+            let repr = ArrayRepr { shape: vec![30], fill_value: vec![0; 8], data_type: DataType::Float64 };
+            assert_eq!(from_v3("numcodecs.zfpy", cfg.as_object(), &repr).is_ok(), ok, "{cfg}");
+        }
+        let repr = ArrayRepr { shape: vec![30], fill_value: vec![0; 2], data_type: DataType::Int16 };
+        assert!(matches!(from_v3("numcodecs.zfpy", None, &repr), Err(Error::Unsupported(_))));
+    }
+}
