@@ -352,7 +352,7 @@ pub fn decompress(encoded: &[u8], src: Source, out: &mut [u8]) -> Result<()> {
         }));
         // One bits: a decoder reading past the stream decodes non-zero blocks at full length and so
         // runs past the stored words (checked below) instead of reading short zero blocks.
-        if encoded.len() % 8 != 0 {
+        if !encoded.len().is_multiple_of(8) {
             let last = words - 1;
             let kept = encoded.len() % 8;
             let mut w = buf[last].to_ne_bytes();
@@ -546,7 +546,7 @@ impl ZfpCodec {
     }
 
     /// zfp values back into the chunk's elements (`out`).
-    fn from_values(&self, values: &[u8], out: &mut [u8]) {
+    fn values_to_elements(&self, values: &[u8], out: &mut [u8]) {
         match self.conv {
             Conv::Same => out.copy_from_slice(values),
             Conv::Half => {
@@ -601,7 +601,7 @@ impl ArrayToBytesCodec for ZfpCodec {
         let n = repr.num_elements() as usize;
         crate::scratch::with_decoded(n * self.ztype.size(), |values| {
             decompress(encoded, src, values)?;
-            self.from_values(values, out);
+            self.values_to_elements(values, out);
             Ok(())
         })
     }
