@@ -68,6 +68,42 @@ pub fn parse_array(doc: &Value, attributes: Map<String, Value>) -> Result<ArrayM
     if order == "F" && rank > 1 {
         codecs.push(Codec::ArrayToArray(Box::new(TransposeCodec::new((0..rank).rev().collect())?)));
     }
+    // numcodecs' array -> bytes compressors (`pcodec`, `zfpy`) take the place of the bytes codec.
+    let compressor_id = obj.get("compressor").and_then(|c| c.get("id")).and_then(Value::as_str);
+    if let Some(id @ ("pcodec" | "zfpy")) = compressor_id {
+        let has_filters = matches!(obj.get("filters"), Some(Value::Array(l)) if !l.is_empty());
+        if has_filters {
+            return Err(Error::Unsupported(format!("v2 compressor '{id}' after filters")));
+        }
+        if v2t.byte_order.is_some_and(|e| e != numcodecs::v3::native()) {
+            return Err(Error::Unsupported(format!("v2 compressor '{id}' on a non-native byte order (numcodecs refuses it)")));
+        }
+        if id == "zfpy" && order == "F" && rank > 1 {
+            return Err(Error::Unsupported("v2 compressor 'zfpy' with order \"F\" (numcodecs refuses it)".into()));
+        }
+        let mut chunk_shape = grid.chunk_shape.clone();
+        if order == "F" {
+            chunk_shape.reverse();
+        }
+        let repr = ArrayRepr { shape: chunk_shape, data_type: data_type.clone(), fill_value: fill.clone() };
+        let cfg = &obj["compressor"];
+        codecs.push(Codec::ArrayToBytes(numcodecs::v3::array_to_bytes(cfg, &repr, cfg.clone())?));
+        let chain = CodecChain::new(codecs, &ArrayRepr { shape: grid.chunk_shape.clone(), ..repr })?;
+        return Ok(ArrayMetadata {
+            zarr_format: 2,
+            shape,
+            data_type,
+            grid: Arc::new(grid),
+            other_chains: Default::default(),
+            chunk_key_encoding: ChunkKeyEncoding::V2 { separator },
+            fill_value: fill,
+            codecs: Arc::new(chain),
+            dimension_names: None,
+            attributes,
+            document: complete(doc),
+            fill_defined,
+        });
+    }
     codecs.push(Codec::ArrayToBytes(Box::new(BytesCodec::new(&data_type, v2t.byte_order))));
     let mut elem = V2Elem { data_type: data_type.clone(), byte_order: v2t.byte_order };
     match obj.get("filters") {

@@ -10,9 +10,11 @@ pub mod checksum;
 pub mod filters;
 pub mod lz4;
 pub mod lzma;
+pub mod pcodec;
 #[cfg(test)]
 mod test_vectors;
 pub mod v3;
+pub mod zfpy;
 pub mod zlib;
 
 use super::blosc::{BloscCodec, Shuffle};
