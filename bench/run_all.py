@@ -16,6 +16,7 @@
 """
 import argparse
 import datetime
+import fnmatch
 import hashlib
 import json
 import os
@@ -240,20 +241,43 @@ def codec_speeds(args, layouts, layout_paths, datas, env):
     return out
 
 
-def codec_table(speeds, results, threads, key="median_s"):
-    """Each libzarr W (R, Rinto) cell as a fraction of the codec bound: bytes / (one core's encode (decode)
-    speed x threads) / the cell's median. 1.0 = the cell runs at the codec's full speed on every thread."""
+def chunk_touches(regions_path, chunk):
+    """How many (box, chunk) pairs the 1000 16^3 boxes of REGIONS touch: the chunks a Wbox run re-encodes."""
+    n = 0
+    with open(regions_path) as f:
+        for line in f:
+            v = line.split()
+            if len(v) != 3 or line.lstrip().startswith("#"):
+                continue
+            k = 1
+            for a, c in zip((int(x) for x in v), chunk):
+                k *= (a + 15) // c - a // c + 1
+            n += k
+    return n
+
+
+def codec_table(speeds, results, threads, key="median_s", regions=None):
+    """Each libzarr W (R, Rinto, Wbox) cell as a fraction of the codec bound: bytes / (one core's encode
+    (decode) speed x threads) / the cell's median. 1.0 = the cell runs at the codec's full speed on every
+    thread. Wbox: every touched (inner) chunk decoded and encoded once."""
     lines = ["| layout | encode GB/s (1 core) | decode GB/s (1 core) | op | libzarr s | codec bound s | "
              "fraction | best peer s | peer fraction |", "|" + "---|" * 9]
     for L, sp in speeds.items():
         if "encode_GBps" not in sp:
             continue
-        for op in ("W", "R", "Rinto"):
+        for op in ("W", "R", "Rinto", "Wbox"):
             r = results.get(f"{L}/{op}/libzarr")
             if not r or r.get("status") != "ok":
                 continue
-            speed = sp["encode_GBps"] if op == "W" else sp["decode_GBps"]
-            bound = sp["bytes"] / (speed * 1e9 * threads)
+            if op == "Wbox":
+                if not regions:
+                    continue
+                chunk_bytes = sp["bytes"] // sp["chunks"]
+                nbytes = chunk_touches(regions, sp["chunk_shape"]) * chunk_bytes
+                bound = nbytes / (sp["encode_GBps"] * 1e9 * threads) + nbytes / (sp["decode_GBps"] * 1e9 * threads)
+            else:
+                speed = sp["encode_GBps"] if op == "W" else sp["decode_GBps"]
+                bound = sp["bytes"] / (speed * 1e9 * threads)
             peers = [results[c][key] for c in (f"{L}/{op}/{i}" for i in PEERS)
                      if c in results and results[c].get("status") == "ok"]
             best = min(peers) if peers else None
@@ -319,7 +343,7 @@ def make_table(results, layouts, ops, impls, target, key="median_s"):
             lines.append("| " + " | ".join(row) + " |")
             for i in cols:
                 r = cell[i]
-                if r and r.get("status") not in ("ok", None):
+                if r and r.get("status") not in ("ok", "skipped", None):
                     notes.append(f"{layout}/{op}/{i}: {r.get('status')}: {r.get('error', '')[:200]}")
     # the strided reads against the dense read of the same chunks (target: at most 1.3)
     for layout in layouts:
@@ -358,6 +382,8 @@ def main():
     ap.add_argument("--metric", choices=["wall", "cpu"], default="wall",
                     help="table of median wall-clock seconds (default) or of median CPU seconds (user+system, "
                          "all threads; steadier on a busy machine); both are in results.json")
+    ap.add_argument("--skip", default="",
+                    help="cells not run, as layout/op/impl patterns, e.g. 'N/*/zarr-python' (shown as n/a)")
     ap.add_argument("--codec-speed-exe", help="a built examples/codec_speed (default: cargo build it)")
     ap.add_argument("--small-no-warmup", action="store_true",
                     help="layout N: no untimed warm-up repetition before W (saves a minute per implementation)")
@@ -400,7 +426,8 @@ def main():
             print(f"- {x}")
         if saved["meta"].get("codec_speed"):
             print()
-            print(codec_table(saved["meta"]["codec_speed"], saved["results"], saved["meta"]["threads"], key))
+            print(codec_table(saved["meta"]["codec_speed"], saved["results"], saved["meta"]["threads"], key,
+                              regions))
         return 0
 
     env = dict(os.environ)
@@ -443,6 +470,9 @@ def main():
             k += 1
             for impl in order:
                 cell = f"{L}/{op}/{impl}"
+                if any(fnmatch.fnmatchcase(cell, pat) for pat in args.skip.split(",") if pat):
+                    results[cell] = {"status": "skipped", "impl": impl, "layout": L, "op": op, "error": "--skip"}
+                    continue
                 reps = reps_for(args, op, L)
                 if op == "W":
                     array = os.path.join(args.out, "w", impl, L)
@@ -497,7 +527,7 @@ def main():
         print()
         print("codec bound: bytes / (libzarr's single-core codec speed x threads); fraction = bound / median")
         print()
-        print(codec_table(speeds, results, args.threads, key))
+        print(codec_table(speeds, results, args.threads, key, regions))
     print()
     print(f"raw results: {out_json}")
     return 0
