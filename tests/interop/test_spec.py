@@ -134,6 +134,8 @@ CASES = [
     ("v2_u2_zstd_shuffle",
      dict(dtype="uint16", shape=[20, 20], chunks=[8, 8], shuffle="byte", zarr_format=2), "<u2",
      v2doc([20, 20], "<u2", [8, 8], 0, {"id": "zstd", "level": 3}, [{"id": "shuffle", "elementsize": 2}]), None),
+    ("v2_string", dict(dtype="string", shape=[7], chunks=[3], zarr_format=2), "str",
+     v2doc([7], "|O", [3], "", {"id": "zstd", "level": 3}, [{"id": "vlen-utf8"}]), None),
     ("v2_b1_none", dict(dtype="bool", shape=[12], chunks=[5], compressor="none", zarr_format=2), "|b1",
      v2doc([12], "|b1", [5], False, None), None),
 ]
