@@ -248,6 +248,14 @@ void test_groups_and_strings() {
     EXPECT_THROWS(ZARR_ERR_BUFFER_SIZE, zarr::ArraySpec::of<float>({4}).fill_value(1.0));
     EXPECT_THROWS(ZARR_ERR_NOT_FOUND, zarr::Array::open(path("missing")));
     EXPECT(!zarr::version().empty());
+    // complex: written as complex128, stored as complex64, read back as complex<float>
+    zarr::Array z = zarr::Array::create(path("cplx"), zarr::ArraySpec::of<std::complex<float>>({2, 3}).chunks({1, 2}));
+    std::vector<std::complex<double>> cv;
+    for (int k = 0; k < 6; ++k) cv.emplace_back(0.5 * k, -1.0 * k);
+    z.write(cv);
+    auto cf = z.read<std::complex<float>>({0, 1}, {2, 2});
+    EXPECT((cf == std::vector<std::complex<float>>{{0.5f, -1.0f}, {1.0f, -2.0f}, {2.0f, -4.0f}, {2.5f, -5.0f}}));
+    EXPECT_THROWS(ZARR_ERR_INVALID_ARGUMENT, z.read<double>());
 }
 
 }  // namespace
