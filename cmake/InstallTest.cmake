@@ -9,7 +9,7 @@
 # (shared and static) and through pkg-config zarr-fortran.
 #
 # Inputs (-D): BUILD_DIR SOURCE_DIR CONFIG GENERATOR C_COMPILER READELF PKG_CONFIG VERSION SONAME
-#              LIBDIR INCLUDEDIR [FORTRAN_COMPILER]; the scratch directory is $ZARR_TEST_TMPDIR.
+#              LIBDIR INCLUDEDIR BINDIR [FORTRAN_COMPILER]; the scratch directory is $ZARR_TEST_TMPDIR.
 cmake_minimum_required(VERSION 3.16)
 
 if(DEFINED ENV{ZARR_TEST_TMPDIR})
@@ -79,6 +79,7 @@ set(lib "${prefix}/${LIBDIR}")
 
 # 2. The installed tree.
 foreach(f "${lib}/libzarr.so.${VERSION}" "${lib}/libzarr.a" "${prefix}/${INCLUDEDIR}/zarr.h"
+          "${prefix}/${INCLUDEDIR}/zarr.hpp" "${prefix}/${BINDIR}/zarrdump"
           "${lib}/cmake/zarr/zarrConfig.cmake" "${lib}/cmake/zarr/zarrConfigVersion.cmake"
           "${lib}/pkgconfig/zarr.pc")
   if(NOT EXISTS "${f}" OR IS_SYMLINK "${f}")
@@ -100,6 +101,12 @@ endforeach()
 dynamic_section("${lib}/libzarr.so.${VERSION}" dyn)
 if(dyn AND NOT dyn MATCHES "SONAME[^\n]*\\[${SONAME}\\]")
   message(FATAL_ERROR "the soname of libzarr.so.${VERSION} is not ${SONAME}:\n${dyn}")
+endif()
+# The installed zarrdump finds the installed library through its RPATH ($ORIGIN/../lib), after the move.
+set(ENV{LD_LIBRARY_PATH} "")
+execute_process(COMMAND "${prefix}/${BINDIR}/zarrdump" --version OUTPUT_VARIABLE zd_out RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0 OR NOT zd_out MATCHES "libzarr ${VERSION}")
+  message(FATAL_ERROR "the installed zarrdump --version failed (${rc}): ${zd_out}")
 endif()
 message(STATUS "installed tree complete: ${prefix}")
 
