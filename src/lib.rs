@@ -25,6 +25,7 @@ pub mod metadata;
 pub mod node;
 pub mod selection;
 pub mod scratch;
+pub mod status;
 pub mod store;
 pub mod threads;
 
