@@ -1,6 +1,7 @@
 //! C functions on arrays: open, create, inspect, read and write regions.
 
 use super::status::*;
+use super::handle::{handle_kind, HandleKind};
 use super::{clear_out, guard, need_out, slice_arg, slice_out, str_arg, write_out, write_string};
 use crate::array::Array;
 use crate::dtype::{DataType, FloatKind, SmallInt};
@@ -200,8 +201,6 @@ impl From<&DataType> for zarr_data_type {
     }
 }
 
-const ARRAY_MAGIC: u64 = 0x7a61_7272_4152_5259; // "zarrARRY"
-
 /// An open array (opaque). Create with zarr_open(), zarr_create() or the zarr_group_* functions;
 /// release with zarr_close().
 ///
@@ -211,61 +210,46 @@ pub struct zarr_array {
     _opaque: [u8; 0],
 }
 
-/// What a `zarr_array *` points to. Every handle kind starts with its magic number, so checking a
-/// handle of the wrong kind reads only its first 8 bytes.
-#[repr(C)]
-struct ArrayHandle {
-    magic: u64,
-    inner: Array,
+handle_kind!(
+    zarr_array,
+    OpenArray,
+    0x7a61_7272_4152_5259, // "zarrARRY"
+    "array handle is NULL",
+    "not an open zarr_array handle (closed or corrupt?)"
+);
+
+/// What a `zarr_array *` owns: the array and what C borrows from the handle. Dereferences to the
+/// [`Array`].
+pub(crate) struct OpenArray {
+    array: Array,
     /// NUL-terminated field names of a structured type (owned here for zarr_array_field()).
     field_names: Vec<CString>,
 }
 
-impl zarr_array {
-    pub(crate) fn into_raw(a: Array) -> *mut zarr_array {
+impl OpenArray {
+    /// The handle value for `a` (make the handle with `zarr_array::into_raw`).
+    pub(crate) fn new(a: Array) -> OpenArray {
         let field_names = match &a.metadata().data_type {
             DataType::Struct(s) => {
                 s.fields.iter().map(|f| CString::new(f.name.replace('\0', "")).unwrap_or_default()).collect()
             }
             _ => Vec::new(),
         };
-        Box::into_raw(Box::new(ArrayHandle { magic: ARRAY_MAGIC, inner: a, field_names })).cast()
+        OpenArray { array: a, field_names }
     }
 }
 
-/// The handle behind a pointer (after the checks of `array_ref`).
-///
-/// # Safety
-/// `p` passed `array_ref`.
-unsafe fn handle_ref<'a>(p: *const zarr_array) -> &'a ArrayHandle {
-    // SAFETY: caller's contract.
-    unsafe { &*p.cast::<ArrayHandle>() }
+impl std::ops::Deref for OpenArray {
+    type Target = Array;
+    fn deref(&self) -> &Array {
+        &self.array
+    }
 }
 
-/// The array behind a handle.
-///
-/// # Safety
-/// `p` is NULL or a pointer returned by libzarr for an array.
-pub(crate) unsafe fn array_ref<'a>(p: *const zarr_array) -> Result<&'a Array> {
-    if p.is_null() {
-        return Err(Error::InvalidHandle("array handle is NULL".into()));
+impl std::ops::DerefMut for OpenArray {
+    fn deref_mut(&mut self) -> &mut Array {
+        &mut self.array
     }
-    // SAFETY: caller's contract; the magic check catches closed or foreign handles (best effort).
-    let h = unsafe { &*p.cast::<ArrayHandle>() };
-    if h.magic != ARRAY_MAGIC {
-        return Err(Error::InvalidHandle("not an open zarr_array handle (closed or corrupt?)".into()));
-    }
-    Ok(&h.inner)
-}
-
-/// The array behind a handle, for calls that change the handle's array (resize).
-///
-/// # Safety
-/// `p` is NULL or a pointer returned by libzarr for an array, not used by another thread meanwhile.
-pub(crate) unsafe fn array_mut<'a>(p: *mut zarr_array) -> Result<&'a mut Array> {
-    // SAFETY: checked as array_ref does; exclusivity is the caller's contract.
-    unsafe { array_ref(p) }?;
-    Ok(unsafe { &mut (*p.cast::<ArrayHandle>()).inner })
 }
 
 pub(crate) fn parse_mode(mode: c_int) -> Result<bool> {
@@ -303,7 +287,7 @@ pub unsafe extern "C" fn zarr_open(path: *const c_char, mode: c_int, out: *mut *
         let path = unsafe { str_arg(path, "path") }?;
         let writable = parse_mode(mode)?;
         let a = Array::open(fs_store(path)?, "", writable)?;
-        unsafe { write_out(out, zarr_array::into_raw(a), "out") }
+        unsafe { write_out(out, zarr_array::into_raw(OpenArray::new(a)), "out") }
     })
 }
 
@@ -331,7 +315,7 @@ pub unsafe extern "C" fn zarr_create(
         let path = unsafe { str_arg(path, "path") }?;
         let json = unsafe { str_arg(metadata_json, "metadata_json") }?;
         let a = Array::create(fs_store(path)?, "", json)?;
-        unsafe { write_out(out, zarr_array::into_raw(a), "out") }
+        unsafe { write_out(out, zarr_array::into_raw(OpenArray::new(a)), "out") }
     })
 }
 
@@ -345,19 +329,7 @@ pub unsafe extern "C" fn zarr_create(
 /// `array` is NULL or an open handle; it must not be used afterwards.
 #[no_mangle]
 pub unsafe extern "C" fn zarr_close(array: *mut zarr_array) -> zarr_status {
-    if array.is_null() {
-        return ZARR_OK;
-    }
-    guard(|| {
-        unsafe { array_ref(array) }?;
-        // SAFETY: a live handle created by Box::into_raw; the magic is cleared to catch double closes.
-        unsafe {
-            let h = array.cast::<ArrayHandle>();
-            (*h).magic = 0;
-            drop(Box::from_raw(h));
-        }
-        Ok(())
-    })
+    guard(|| unsafe { zarr_array::close(array) })
 }
 
 /// The number of dimensions.
@@ -370,7 +342,7 @@ pub unsafe extern "C" fn zarr_close(array: *mut zarr_array) -> zarr_status {
 #[no_mangle]
 pub unsafe extern "C" fn zarr_array_rank(array: *const zarr_array, rank: *mut usize) -> zarr_status {
     guard(|| {
-        let a = unsafe { array_ref(array) }?;
+        let a = unsafe { zarr_array::get(array) }?;
         unsafe { write_out(rank, a.shape().len(), "rank") }
     })
 }
@@ -396,7 +368,7 @@ fn copy_dims(dst: *mut u64, rank: usize, src: &[u64], what: &str) -> Result<()> 
 /// `array` is an open handle; `shape` has room for `rank` values.
 #[no_mangle]
 pub unsafe extern "C" fn zarr_array_shape(array: *const zarr_array, shape: *mut u64, rank: usize) -> zarr_status {
-    guard(|| copy_dims(shape, rank, unsafe { array_ref(array) }?.shape(), "shape"))
+    guard(|| copy_dims(shape, rank, unsafe { zarr_array::get(array) }?.shape(), "shape"))
 }
 
 /// The chunk shape (for a sharded array: the shard shape).
@@ -414,7 +386,7 @@ pub unsafe extern "C" fn zarr_array_chunk_shape(
     chunk_shape: *mut u64,
     rank: usize,
 ) -> zarr_status {
-    guard(|| copy_dims(chunk_shape, rank, unsafe { array_ref(array) }?.metadata().chunk_shape(), "chunk_shape"))
+    guard(|| copy_dims(chunk_shape, rank, unsafe { zarr_array::get(array) }?.metadata().chunk_shape(), "chunk_shape"))
 }
 
 /// The inner chunk shape of a sharded array: the `chunk_shape` of its `sharding_indexed` codec (the
@@ -434,7 +406,7 @@ pub unsafe extern "C" fn zarr_array_inner_chunk_shape(
     rank: usize,
 ) -> zarr_status {
     guard(|| {
-        let a = unsafe { array_ref(array) }?;
+        let a = unsafe { zarr_array::get(array) }?;
         let shape = a.inner_chunk_shape().unwrap_or(a.metadata().chunk_shape());
         copy_dims(inner_chunk_shape, rank, shape, "inner_chunk_shape")
     })
@@ -450,7 +422,7 @@ pub unsafe extern "C" fn zarr_array_inner_chunk_shape(
 #[no_mangle]
 pub unsafe extern "C" fn zarr_array_is_sharded(array: *const zarr_array, sharded: *mut c_int) -> zarr_status {
     guard(|| {
-        let a = unsafe { array_ref(array) }?;
+        let a = unsafe { zarr_array::get(array) }?;
         unsafe { write_out(sharded, a.inner_chunk_shape().is_some() as c_int, "sharded") }
     })
 }
@@ -469,7 +441,7 @@ pub unsafe extern "C" fn zarr_array_data_type(
     element_size: *mut usize,
 ) -> zarr_status {
     guard(|| {
-        let a = unsafe { array_ref(array) }?;
+        let a = unsafe { zarr_array::get(array) }?;
         let dt = &a.metadata().data_type;
         if !dtype.is_null() {
             unsafe { write_out(dtype, zarr_data_type::from(dt), "dtype") }?;
@@ -502,7 +474,7 @@ pub unsafe extern "C" fn zarr_array_time_unit(
 ) -> zarr_status {
     unsafe { clear_out(unit) };
     guard(|| {
-        let a = unsafe { array_ref(array) }?;
+        let a = unsafe { zarr_array::get(array) }?;
         let (DataType::DateTime64(t) | DataType::TimeDelta64(t)) = &a.metadata().data_type else {
             return Err(Error::InvalidArgument(format!(
                 "the array's data type {} is not numpy.datetime64 or numpy.timedelta64",
@@ -529,8 +501,7 @@ pub unsafe extern "C" fn zarr_array_time_unit(
 #[no_mangle]
 pub unsafe extern "C" fn zarr_array_num_fields(array: *const zarr_array, count: *mut usize) -> zarr_status {
     guard(|| {
-        unsafe { array_ref(array) }?;
-        let n = unsafe { handle_ref(array) }.field_names.len();
+        let n = unsafe { zarr_array::get(array) }?.field_names.len();
         unsafe { write_out(count, n, "count") }
     })
 }
@@ -560,7 +531,7 @@ pub unsafe extern "C" fn zarr_array_field(
     size: *mut usize,
 ) -> zarr_status {
     guard(|| {
-        let a = unsafe { array_ref(array) }?;
+        let a = unsafe { zarr_array::get(array) }?;
         let DataType::Struct(st) = &a.metadata().data_type else {
             return Err(Error::InvalidArgument("the array's data type is not structured".into()));
         };
@@ -568,7 +539,7 @@ pub unsafe extern "C" fn zarr_array_field(
             Error::InvalidArgument(format!("field {index} is not below the field count {}", st.fields.len()))
         })?;
         if !name.is_null() {
-            let n = &unsafe { handle_ref(array) }.field_names[index];
+            let n = &a.field_names[index];
             unsafe { write_out(name, n.as_ptr(), "name") }?;
         }
         if !dtype.is_null() {
@@ -618,7 +589,7 @@ pub unsafe extern "C" fn zarr_convert_v2_to_v3(path: *const c_char) -> zarr_stat
 #[no_mangle]
 pub unsafe extern "C" fn zarr_array_zarr_format(array: *const zarr_array, format: *mut c_int) -> zarr_status {
     guard(|| {
-        let a = unsafe { array_ref(array) }?;
+        let a = unsafe { zarr_array::get(array) }?;
         unsafe { write_out(format, a.metadata().zarr_format as c_int, "format") }
     })
 }
@@ -635,7 +606,7 @@ pub unsafe extern "C" fn zarr_array_zarr_format(array: *const zarr_array, format
 #[no_mangle]
 pub unsafe extern "C" fn zarr_array_fill_value(array: *const zarr_array, value: *mut c_void, size: usize) -> zarr_status {
     guard(|| {
-        let a = unsafe { array_ref(array) }?;
+        let a = unsafe { zarr_array::get(array) }?;
         let fill = &a.metadata().fill_value;
         if size != fill.len() {
             return Err(Error::BufferSize(format!("fill value needs {} bytes, {size} given", fill.len())));
@@ -661,7 +632,7 @@ pub unsafe extern "C" fn zarr_array_dimension_name(
 ) -> zarr_status {
     unsafe { clear_out(name) };
     guard(|| {
-        let a = unsafe { array_ref(array) }?;
+        let a = unsafe { zarr_array::get(array) }?;
         let rank = a.shape().len();
         if dim >= rank {
             return Err(Error::InvalidArgument(format!("dimension {dim} is not below the rank {rank}")));
@@ -689,7 +660,7 @@ pub unsafe extern "C" fn zarr_array_attributes(array: *const zarr_array, json: *
     unsafe { clear_out(json) };
     guard(|| {
         need_out(json, "json")?;
-        let a = unsafe { array_ref(array) }?;
+        let a = unsafe { zarr_array::get(array) }?;
         let text = serde_json::Value::Object(a.attributes()).to_string();
         unsafe { write_string(json, text, "json") }
     })
@@ -706,7 +677,7 @@ pub unsafe extern "C" fn zarr_array_attributes(array: *const zarr_array, json: *
 #[no_mangle]
 pub unsafe extern "C" fn zarr_array_set_attributes(array: *mut zarr_array, json: *const c_char) -> zarr_status {
     guard(|| {
-        let a = unsafe { array_ref(array) }?;
+        let a = unsafe { zarr_array::get(array) }?;
         let json = unsafe { str_arg(json, "json") }?;
         a.set_attributes(crate::metadata::parse_attributes_arg(json)?)
     })
@@ -725,7 +696,7 @@ pub unsafe extern "C" fn zarr_array_metadata(array: *const zarr_array, json: *mu
     unsafe { clear_out(json) };
     guard(|| {
         need_out(json, "json")?;
-        let a = unsafe { array_ref(array) }?;
+        let a = unsafe { zarr_array::get(array) }?;
         let text = serde_json::to_string_pretty(&a.document()).map_err(|e| Error::Internal(e.to_string()))?;
         unsafe { write_string(json, text, "json") }
     })
@@ -755,7 +726,7 @@ pub unsafe extern "C" fn zarr_read_region(
     buffer_size: usize,
 ) -> zarr_status {
     guard(|| {
-        let a = unsafe { array_ref(array) }?;
+        let a = unsafe { zarr_array::get(array) }?;
         let rank = a.shape().len();
         let start = unsafe { slice_arg(start, rank, "start") }?;
         let count = unsafe { slice_arg(count, rank, "count") }?;
@@ -785,7 +756,7 @@ pub unsafe extern "C" fn zarr_write_region(
     buffer_size: usize,
 ) -> zarr_status {
     guard(|| {
-        let a = unsafe { array_ref(array) }?;
+        let a = unsafe { zarr_array::get(array) }?;
         let rank = a.shape().len();
         let start = unsafe { slice_arg(start, rank, "start") }?;
         let count = unsafe { slice_arg(count, rank, "count") }?;

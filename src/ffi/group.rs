@@ -1,6 +1,7 @@
 //! C functions on groups: create, open, attributes, children.
 
-use super::array::{fs_store, parse_mode, zarr_array};
+use super::array::{fs_store, parse_mode, zarr_array, OpenArray};
+use super::handle::{handle_kind, HandleKind};
 use super::status::*;
 use super::{clear_out, guard, need_out, str_arg, write_out, write_string};
 use crate::error::{Error, Result};
@@ -27,9 +28,6 @@ impl From<NodeKind> for zarr_node_type {
     }
 }
 
-const GROUP_MAGIC: u64 = 0x7a61_7272_4752_5550; // "zarrGRUP"
-const LIST_MAGIC: u64 = 0x7a61_7272_4c49_5354; // "zarrLIST"
-
 /// An open group (opaque). Create with zarr_group_open() or zarr_group_create(); release with
 /// zarr_group_close(). Arrays and groups opened through it share its access mode.
 ///
@@ -38,55 +36,30 @@ pub struct zarr_group {
     _opaque: [u8; 0],
 }
 
-/// What a `zarr_group *` points to (magic number first, as in every handle kind).
-#[repr(C)]
-struct GroupHandle {
-    magic: u64,
-    inner: Group,
-}
+handle_kind!(
+    zarr_group,
+    Group,
+    0x7a61_7272_4752_5550, // "zarrGRUP"
+    "group handle is NULL",
+    "not an open zarr_group handle (closed or corrupt?)"
+);
 
 /// A snapshot of a group's children (opaque), from zarr_group_list(); release with zarr_node_list_free().
 pub struct zarr_node_list {
     _opaque: [u8; 0],
 }
 
-/// What a `zarr_node_list *` points to.
-#[repr(C)]
-struct NodeList {
-    magic: u64,
+handle_kind!(
+    zarr_node_list,
+    NodeList,
+    0x7a61_7272_4c49_5354, // "zarrLIST"
+    "node list handle is NULL",
+    "not a live zarr_node_list (freed or corrupt?)"
+);
+
+/// What a `zarr_node_list *` owns: each child's NUL-terminated name and kind.
+pub(crate) struct NodeList {
     entries: Vec<(CString, zarr_node_type)>,
-}
-
-fn into_raw(g: Group) -> *mut zarr_group {
-    Box::into_raw(Box::new(GroupHandle { magic: GROUP_MAGIC, inner: g })).cast()
-}
-
-/// # Safety
-/// `p` is NULL or a pointer returned by libzarr for a group.
-unsafe fn group_ref<'a>(p: *const zarr_group) -> Result<&'a Group> {
-    if p.is_null() {
-        return Err(Error::InvalidHandle("group handle is NULL".into()));
-    }
-    // SAFETY: caller's contract; magic checked.
-    let h = unsafe { &*p.cast::<GroupHandle>() };
-    if h.magic != GROUP_MAGIC {
-        return Err(Error::InvalidHandle("not an open zarr_group handle (closed or corrupt?)".into()));
-    }
-    Ok(&h.inner)
-}
-
-/// # Safety
-/// `p` is NULL or a pointer returned by zarr_group_list().
-unsafe fn list_ref<'a>(p: *const zarr_node_list) -> Result<&'a NodeList> {
-    if p.is_null() {
-        return Err(Error::InvalidHandle("node list handle is NULL".into()));
-    }
-    // SAFETY: caller's contract; magic checked.
-    let h = unsafe { &*p.cast::<NodeList>() };
-    if h.magic != LIST_MAGIC {
-        return Err(Error::InvalidHandle("not a live zarr_node_list (freed or corrupt?)".into()));
-    }
-    Ok(h)
 }
 
 fn attributes_arg(json: *const c_char) -> Result<serde_json::Map<String, serde_json::Value>> {
@@ -115,7 +88,7 @@ pub unsafe extern "C" fn zarr_group_open(path: *const c_char, mode: i32, out: *m
         need_out(out, "out")?;
         let path = unsafe { str_arg(path, "path") }?;
         let g = Group::open(fs_store(path)?, "", parse_mode(mode)?)?;
-        unsafe { write_out(out, into_raw(g), "out") }
+        unsafe { write_out(out, zarr_group::into_raw(g), "out") }
     })
 }
 
@@ -138,7 +111,7 @@ pub unsafe extern "C" fn zarr_group_create(
         need_out(out, "out")?;
         let path = unsafe { str_arg(path, "path") }?;
         let g = Group::create(fs_store(path)?, "", attributes_arg(attributes_json)?, 3)?;
-        unsafe { write_out(out, into_raw(g), "out") }
+        unsafe { write_out(out, zarr_group::into_raw(g), "out") }
     })
 }
 
@@ -168,7 +141,7 @@ pub unsafe extern "C" fn zarr_group_create_ex(
             Error::InvalidArgument(format!("zarr_format must be 2 or 3, got {zarr_format}"))
         })?;
         let g = Group::create(fs_store(path)?, "", attributes_arg(attributes_json)?, format)?;
-        unsafe { write_out(out, into_raw(g), "out") }
+        unsafe { write_out(out, zarr_group::into_raw(g), "out") }
     })
 }
 
@@ -182,7 +155,7 @@ pub unsafe extern "C" fn zarr_group_create_ex(
 #[no_mangle]
 pub unsafe extern "C" fn zarr_group_zarr_format(group: *const zarr_group, format: *mut c_int) -> zarr_status {
     guard(|| {
-        let g = unsafe { group_ref(group) }?;
+        let g = unsafe { zarr_group::get(group) }?;
         unsafe { write_out(format, g.zarr_format() as c_int, "format") }
     })
 }
@@ -196,19 +169,7 @@ pub unsafe extern "C" fn zarr_group_zarr_format(group: *const zarr_group, format
 /// `group` is NULL or an open handle; it must not be used afterwards.
 #[no_mangle]
 pub unsafe extern "C" fn zarr_group_close(group: *mut zarr_group) -> zarr_status {
-    if group.is_null() {
-        return ZARR_OK;
-    }
-    guard(|| {
-        unsafe { group_ref(group) }?;
-        // SAFETY: live handle from Box::into_raw.
-        unsafe {
-            let h = group.cast::<GroupHandle>();
-            (*h).magic = 0;
-            drop(Box::from_raw(h));
-        }
-        Ok(())
-    })
+    guard(|| unsafe { zarr_group::close(group) })
 }
 
 /// The group's attributes as a JSON object text (free with zarr_string_free()).
@@ -223,7 +184,7 @@ pub unsafe extern "C" fn zarr_group_attributes(group: *const zarr_group, json: *
     unsafe { clear_out(json) };
     guard(|| {
         need_out(json, "json")?;
-        let g = unsafe { group_ref(group) }?;
+        let g = unsafe { zarr_group::get(group) }?;
         unsafe { write_string(json, serde_json::Value::Object(g.attributes()).to_string(), "json") }
     })
 }
@@ -238,7 +199,7 @@ pub unsafe extern "C" fn zarr_group_attributes(group: *const zarr_group, json: *
 #[no_mangle]
 pub unsafe extern "C" fn zarr_group_set_attributes(group: *mut zarr_group, json: *const c_char) -> zarr_status {
     guard(|| {
-        let g = unsafe { group_ref(group) }?;
+        let g = unsafe { zarr_group::get(group) }?;
         let json = unsafe { str_arg(json, "json") }?;
         g.set_attributes(crate::metadata::parse_attributes_arg(json)?)
     })
@@ -256,7 +217,7 @@ pub unsafe extern "C" fn zarr_group_metadata(group: *const zarr_group, json: *mu
     unsafe { clear_out(json) };
     guard(|| {
         need_out(json, "json")?;
-        let g = unsafe { group_ref(group) }?;
+        let g = unsafe { zarr_group::get(group) }?;
         let text = serde_json::to_string_pretty(&g.document()).map_err(|e| Error::Internal(e.to_string()))?;
         unsafe { write_string(json, text, "json") }
     })
@@ -279,9 +240,9 @@ pub unsafe extern "C" fn zarr_group_open_array(
     unsafe { clear_out(out) };
     guard(|| {
         need_out(out, "out")?;
-        let g = unsafe { group_ref(group) }?;
+        let g = unsafe { zarr_group::get(group) }?;
         let a = g.open_array(unsafe { str_arg(name, "name") }?)?;
-        unsafe { write_out(out, zarr_array::into_raw(a), "out") }
+        unsafe { write_out(out, zarr_array::into_raw(OpenArray::new(a)), "out") }
     })
 }
 
@@ -304,11 +265,11 @@ pub unsafe extern "C" fn zarr_group_create_array(
     unsafe { clear_out(out) };
     guard(|| {
         need_out(out, "out")?;
-        let g = unsafe { group_ref(group) }?;
+        let g = unsafe { zarr_group::get(group) }?;
         let name = unsafe { str_arg(name, "name") }?;
         let json = unsafe { str_arg(metadata_json, "metadata_json") }?;
         let a = g.create_array(name, json)?;
-        unsafe { write_out(out, zarr_array::into_raw(a), "out") }
+        unsafe { write_out(out, zarr_array::into_raw(OpenArray::new(a)), "out") }
     })
 }
 
@@ -329,9 +290,9 @@ pub unsafe extern "C" fn zarr_group_open_group(
     unsafe { clear_out(out) };
     guard(|| {
         need_out(out, "out")?;
-        let g = unsafe { group_ref(group) }?;
+        let g = unsafe { zarr_group::get(group) }?;
         let child = g.open_group(unsafe { str_arg(name, "name") }?)?;
-        unsafe { write_out(out, into_raw(child), "out") }
+        unsafe { write_out(out, zarr_group::into_raw(child), "out") }
     })
 }
 
@@ -354,10 +315,10 @@ pub unsafe extern "C" fn zarr_group_create_group(
     unsafe { clear_out(out) };
     guard(|| {
         need_out(out, "out")?;
-        let g = unsafe { group_ref(group) }?;
+        let g = unsafe { zarr_group::get(group) }?;
         let name = unsafe { str_arg(name, "name") }?;
         let child = g.create_group(name, attributes_arg(attributes_json)?)?;
-        unsafe { write_out(out, into_raw(child), "out") }
+        unsafe { write_out(out, zarr_group::into_raw(child), "out") }
     })
 }
 
@@ -375,14 +336,13 @@ pub unsafe extern "C" fn zarr_group_list(group: *const zarr_group, out: *mut *mu
     unsafe { clear_out(out) };
     guard(|| {
         need_out(out, "out")?;
-        let g = unsafe { group_ref(group) }?;
+        let g = unsafe { zarr_group::get(group) }?;
         let entries = g
             .children()?
             .into_iter()
             .map(|(name, kind)| (CString::new(name).unwrap_or_default(), zarr_node_type::from(kind)))
             .collect();
-        let list = Box::into_raw(Box::new(NodeList { magic: LIST_MAGIC, entries }));
-        unsafe { write_out(out, list.cast::<zarr_node_list>(), "out") }
+        unsafe { write_out(out, zarr_node_list::into_raw(NodeList { entries }), "out") }
     })
 }
 
@@ -396,7 +356,7 @@ pub unsafe extern "C" fn zarr_group_list(group: *const zarr_group, out: *mut *mu
 #[no_mangle]
 pub unsafe extern "C" fn zarr_node_list_size(list: *const zarr_node_list, size: *mut usize) -> zarr_status {
     guard(|| {
-        let l = unsafe { list_ref(list) }?;
+        let l = unsafe { zarr_node_list::get(list) }?;
         unsafe { write_out(size, l.entries.len(), "size") }
     })
 }
@@ -417,7 +377,7 @@ pub unsafe extern "C" fn zarr_node_list_get(
     node_type: *mut zarr_node_type,
 ) -> zarr_status {
     guard(|| {
-        let l = unsafe { list_ref(list) }?;
+        let l = unsafe { zarr_node_list::get(list) }?;
         let (n, t) = l.entries.get(index).ok_or_else(|| {
             Error::InvalidArgument(format!("index {index} is not below the list size {}", l.entries.len()))
         })?;
@@ -440,19 +400,7 @@ pub unsafe extern "C" fn zarr_node_list_get(
 /// `list` is NULL or a live list; it must not be used afterwards.
 #[no_mangle]
 pub unsafe extern "C" fn zarr_node_list_free(list: *mut zarr_node_list) -> zarr_status {
-    if list.is_null() {
-        return ZARR_OK;
-    }
-    guard(|| {
-        unsafe { list_ref(list) }?;
-        // SAFETY: live list from Box::into_raw.
-        unsafe {
-            let h = list.cast::<NodeList>();
-            (*h).magic = 0;
-            drop(Box::from_raw(h));
-        }
-        Ok(())
-    })
+    guard(|| unsafe { zarr_node_list::close(list) })
 }
 
 /// What is stored at the directory `path`: an array or a group.

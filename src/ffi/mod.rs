@@ -2,12 +2,13 @@
 //! code plus `zarr_last_error()`, and a panic becomes `ZARR_ERR_INTERNAL`, never an unwind into C.
 //!
 //! Handles are boxes of Rust values behind opaque C types, tagged with a magic number so that NULL,
-//! closed or mixed-up handles are caught (best effort) with `ZARR_ERR_INVALID_HANDLE`.
+//! closed or mixed-up handles are caught (best effort) with `ZARR_ERR_INVALID_HANDLE` ([`handle`]).
 #![allow(non_camel_case_types)]
 
 pub mod array;
 pub mod chunks;
 pub mod group;
+pub mod handle;
 pub mod hyperslab;
 pub mod last_error;
 pub mod status;
