@@ -6,9 +6,8 @@ use super::{clear_out, guard, need_out, slice_arg, slice_out, str_arg, write_out
 use crate::array::Array;
 use crate::dtype::{DataType, FloatKind, SmallInt};
 use crate::error::{Error, Result};
-use crate::store::filesystem::{path_from_location, FilesystemStore};
+use crate::store::open_location;
 use std::ffi::{c_char, c_int, c_void, CString};
-use std::sync::Arc;
 
 /// Open for reading only.
 pub const ZARR_READ: c_int = 1;
@@ -262,10 +261,6 @@ pub(crate) fn parse_mode(mode: c_int) -> Result<bool> {
     }
 }
 
-pub(crate) fn fs_store(location: &str) -> Result<Arc<dyn crate::store::Store>> {
-    Ok(Arc::new(FilesystemStore::new(path_from_location(location)?)))
-}
-
 /// Opens the array stored in the directory `path` (a filesystem path or a `file://` URI).
 ///
 /// @param path  directory holding the array's `zarr.json` (UTF-8, NUL-terminated)
@@ -286,7 +281,7 @@ pub unsafe extern "C" fn zarr_open(path: *const c_char, mode: c_int, out: *mut *
         need_out(out, "out")?;
         let path = unsafe { str_arg(path, "path") }?;
         let writable = parse_mode(mode)?;
-        let a = Array::open(fs_store(path)?, "", writable)?;
+        let a = Array::open(open_location(path)?, "", writable)?;
         unsafe { write_out(out, zarr_array::into_raw(OpenArray::new(a)), "out") }
     })
 }
@@ -314,7 +309,7 @@ pub unsafe extern "C" fn zarr_create(
         need_out(out, "out")?;
         let path = unsafe { str_arg(path, "path") }?;
         let json = unsafe { str_arg(metadata_json, "metadata_json") }?;
-        let a = Array::create(fs_store(path)?, "", json)?;
+        let a = Array::create(open_location(path)?, "", json)?;
         unsafe { write_out(out, zarr_array::into_raw(OpenArray::new(a)), "out") }
     })
 }
@@ -574,7 +569,7 @@ pub unsafe extern "C" fn zarr_array_field(
 pub unsafe extern "C" fn zarr_convert_v2_to_v3(path: *const c_char) -> zarr_status {
     guard(|| {
         let path = unsafe { str_arg(path, "path") }?;
-        let store = fs_store(path)?;
+        let store = open_location(path)?;
         crate::convert::v2_to_v3(store.as_ref(), "")
     })
 }

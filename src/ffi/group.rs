@@ -1,11 +1,12 @@
 //! C functions on groups: create, open, attributes, children.
 
-use super::array::{fs_store, parse_mode, zarr_array, OpenArray};
+use super::array::{parse_mode, zarr_array, OpenArray};
 use super::handle::{handle_kind, HandleKind};
 use super::status::*;
 use super::{clear_out, guard, need_out, str_arg, write_out, write_string};
 use crate::error::{Error, Result};
 use crate::group::Group;
+use crate::store::open_location;
 use crate::node::NodeKind;
 use std::ffi::{c_char, c_int, CString};
 
@@ -87,7 +88,7 @@ pub unsafe extern "C" fn zarr_group_open(path: *const c_char, mode: i32, out: *m
     guard(|| {
         need_out(out, "out")?;
         let path = unsafe { str_arg(path, "path") }?;
-        let g = Group::open(fs_store(path)?, "", parse_mode(mode)?)?;
+        let g = Group::open(open_location(path)?, "", parse_mode(mode)?)?;
         unsafe { write_out(out, zarr_group::into_raw(g), "out") }
     })
 }
@@ -110,7 +111,7 @@ pub unsafe extern "C" fn zarr_group_create(
     guard(|| {
         need_out(out, "out")?;
         let path = unsafe { str_arg(path, "path") }?;
-        let g = Group::create(fs_store(path)?, "", attributes_arg(attributes_json)?, 3)?;
+        let g = Group::create(open_location(path)?, "", attributes_arg(attributes_json)?, 3)?;
         unsafe { write_out(out, zarr_group::into_raw(g), "out") }
     })
 }
@@ -140,7 +141,7 @@ pub unsafe extern "C" fn zarr_group_create_ex(
         let format = u8::try_from(zarr_format).ok().filter(|f| *f == 2 || *f == 3).ok_or_else(|| {
             Error::InvalidArgument(format!("zarr_format must be 2 or 3, got {zarr_format}"))
         })?;
-        let g = Group::create(fs_store(path)?, "", attributes_arg(attributes_json)?, format)?;
+        let g = Group::create(open_location(path)?, "", attributes_arg(attributes_json)?, format)?;
         unsafe { write_out(out, zarr_group::into_raw(g), "out") }
     })
 }
@@ -414,7 +415,7 @@ pub unsafe extern "C" fn zarr_node_list_free(list: *mut zarr_node_list) -> zarr_
 pub unsafe extern "C" fn zarr_node_type_at(path: *const c_char, node_type: *mut zarr_node_type) -> zarr_status {
     guard(|| {
         let path = unsafe { str_arg(path, "path") }?;
-        let store = fs_store(path)?;
+        let store = open_location(path)?;
         match crate::node::node_kind(store.as_ref(), "")? {
             Some((k, _)) => unsafe { write_out(node_type, zarr_node_type::from(k), "node_type") },
             None => Err(Error::NotFound(format!("no array or group at '{path}'"))),
