@@ -186,7 +186,7 @@ impl DataType {
     }
 
     fn from_v3_json_depth(v: &Value, depth: usize) -> Result<DataType> {
-        let e = crate::codec::Extension::parse(v, "data_type")?;
+        let e = crate::metadata::extension::Extension::parse(v, "data_type")?;
         let cfg = e.configuration;
         let bad = |why: String| Error::Metadata(format!("data_type '{}': {why}", e.name));
         let length_bytes = |multiple: usize| -> Result<usize> {
