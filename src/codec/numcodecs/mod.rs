@@ -10,6 +10,7 @@ pub mod checksum;
 pub mod filters;
 pub mod lz4;
 pub mod lzma;
+pub mod numpy;
 #[cfg(test)]
 mod test_vectors;
 pub mod v3;
