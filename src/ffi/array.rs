@@ -1,8 +1,8 @@
 //! C functions on arrays: open, create, inspect, read and write regions.
 
 use super::status::*;
-use super::handle::{handle_kind, HandleKind};
-use super::{clear_out, guard, need_out, slice_arg, slice_out, str_arg, write_out, write_string};
+use super::handle::{handle_kind, new_handle, HandleKind};
+use super::{clear_out, document_text, guard, new_string, slice_arg, slice_out, str_arg, write_out, write_string};
 use crate::array::Array;
 use crate::dtype::{DataType, FloatKind, SmallInt};
 use crate::error::{Error, Result};
@@ -276,14 +276,14 @@ pub(crate) fn parse_mode(mode: c_int) -> Result<bool> {
 #[no_mangle]
 pub unsafe extern "C" fn zarr_open(path: *const c_char, mode: c_int, out: *mut *mut zarr_array) -> zarr_status {
     // SAFETY (whole body): pointer arguments follow this function's documented contract.
-    unsafe { clear_out(out) };
-    guard(|| {
-        need_out(out, "out")?;
+    let make = || {
         let path = unsafe { str_arg(path, "path") }?;
         let writable = parse_mode(mode)?;
         let a = Array::open(open_location(path)?, "", writable)?;
-        unsafe { write_out(out, zarr_array::into_raw(OpenArray::new(a)), "out") }
-    })
+        Ok(OpenArray::new(a))
+    };
+    // SAFETY: `out` follows the documented contract.
+    unsafe { new_handle(out, make) }
 }
 
 /// Creates an array in the directory `path` from a complete metadata document and opens it for
@@ -304,14 +304,14 @@ pub unsafe extern "C" fn zarr_create(
     metadata_json: *const c_char,
     out: *mut *mut zarr_array,
 ) -> zarr_status {
-    unsafe { clear_out(out) };
-    guard(|| {
-        need_out(out, "out")?;
+    let make = || {
         let path = unsafe { str_arg(path, "path") }?;
         let json = unsafe { str_arg(metadata_json, "metadata_json") }?;
         let a = Array::create(open_location(path)?, "", json)?;
-        unsafe { write_out(out, zarr_array::into_raw(OpenArray::new(a)), "out") }
-    })
+        Ok(OpenArray::new(a))
+    };
+    // SAFETY: `out` follows the documented contract.
+    unsafe { new_handle(out, make) }
 }
 
 /// Closes an array handle and frees it. NULL is a no-op. Everything written has already been stored
@@ -652,13 +652,12 @@ pub unsafe extern "C" fn zarr_array_dimension_name(
 /// `array` is an open handle; `json` is valid for writing a pointer.
 #[no_mangle]
 pub unsafe extern "C" fn zarr_array_attributes(array: *const zarr_array, json: *mut *mut c_char) -> zarr_status {
-    unsafe { clear_out(json) };
-    guard(|| {
-        need_out(json, "json")?;
+    let make = || {
         let a = unsafe { zarr_array::get(array) }?;
-        let text = serde_json::Value::Object(a.attributes()).to_string();
-        unsafe { write_string(json, text, "json") }
-    })
+        Ok(serde_json::Value::Object(a.attributes()).to_string())
+    };
+    // SAFETY: `json` follows the documented contract.
+    unsafe { new_string(json, "json", make) }
 }
 
 /// Replaces the user attributes with the JSON object `json` and rewrites the metadata atomically.
@@ -688,13 +687,12 @@ pub unsafe extern "C" fn zarr_array_set_attributes(array: *mut zarr_array, json:
 /// `array` is an open handle; `json` is valid for writing a pointer.
 #[no_mangle]
 pub unsafe extern "C" fn zarr_array_metadata(array: *const zarr_array, json: *mut *mut c_char) -> zarr_status {
-    unsafe { clear_out(json) };
-    guard(|| {
-        need_out(json, "json")?;
+    let make = || {
         let a = unsafe { zarr_array::get(array) }?;
-        let text = serde_json::to_string_pretty(&a.document()).map_err(|e| Error::Internal(e.to_string()))?;
-        unsafe { write_string(json, text, "json") }
-    })
+        document_text(&a.document())
+    };
+    // SAFETY: `json` follows the documented contract.
+    unsafe { new_string(json, "json", make) }
 }
 
 /// Reads the hyperrectangle `start[i] .. start[i] + count[i]` into `buffer`: C order (last dimension

@@ -1,9 +1,9 @@
 //! C functions on groups: create, open, attributes, children.
 
 use super::array::{parse_mode, zarr_array, OpenArray};
-use super::handle::{handle_kind, HandleKind};
+use super::handle::{handle_kind, new_handle, HandleKind};
 use super::status::*;
-use super::{clear_out, guard, need_out, str_arg, write_out, write_string};
+use super::{document_text, guard, new_string, str_arg, write_out};
 use crate::error::{Error, Result};
 use crate::group::Group;
 use crate::store::open_location;
@@ -84,13 +84,13 @@ fn attributes_arg(json: *const c_char) -> Result<serde_json::Map<String, serde_j
 #[no_mangle]
 pub unsafe extern "C" fn zarr_group_open(path: *const c_char, mode: i32, out: *mut *mut zarr_group) -> zarr_status {
     // SAFETY (whole body): pointer arguments follow the documented contract.
-    unsafe { clear_out(out) };
-    guard(|| {
-        need_out(out, "out")?;
+    let make = || {
         let path = unsafe { str_arg(path, "path") }?;
         let g = Group::open(open_location(path)?, "", parse_mode(mode)?)?;
-        unsafe { write_out(out, zarr_group::into_raw(g), "out") }
-    })
+        Ok(g)
+    };
+    // SAFETY: `out` follows the documented contract.
+    unsafe { new_handle(out, make) }
 }
 
 /// Creates a group in the directory `path` and opens it for reading and writing.
@@ -107,13 +107,13 @@ pub unsafe extern "C" fn zarr_group_create(
     attributes_json: *const c_char,
     out: *mut *mut zarr_group,
 ) -> zarr_status {
-    unsafe { clear_out(out) };
-    guard(|| {
-        need_out(out, "out")?;
+    let make = || {
         let path = unsafe { str_arg(path, "path") }?;
         let g = Group::create(open_location(path)?, "", attributes_arg(attributes_json)?, 3)?;
-        unsafe { write_out(out, zarr_group::into_raw(g), "out") }
-    })
+        Ok(g)
+    };
+    // SAFETY: `out` follows the documented contract.
+    unsafe { new_handle(out, make) }
 }
 
 /// Creates a group of the given Zarr format (2: `.zgroup` + `.zattrs`; 3: `zarr.json`) in the directory
@@ -134,16 +134,16 @@ pub unsafe extern "C" fn zarr_group_create_ex(
     zarr_format: c_int,
     out: *mut *mut zarr_group,
 ) -> zarr_status {
-    unsafe { clear_out(out) };
-    guard(|| {
-        need_out(out, "out")?;
+    let make = || {
         let path = unsafe { str_arg(path, "path") }?;
         let format = u8::try_from(zarr_format).ok().filter(|f| *f == 2 || *f == 3).ok_or_else(|| {
             Error::InvalidArgument(format!("zarr_format must be 2 or 3, got {zarr_format}"))
         })?;
         let g = Group::create(open_location(path)?, "", attributes_arg(attributes_json)?, format)?;
-        unsafe { write_out(out, zarr_group::into_raw(g), "out") }
-    })
+        Ok(g)
+    };
+    // SAFETY: `out` follows the documented contract.
+    unsafe { new_handle(out, make) }
 }
 
 /// The Zarr format of the group's metadata (2 or 3).
@@ -182,12 +182,12 @@ pub unsafe extern "C" fn zarr_group_close(group: *mut zarr_group) -> zarr_status
 /// `group` is an open handle; `json` is valid for writing a pointer.
 #[no_mangle]
 pub unsafe extern "C" fn zarr_group_attributes(group: *const zarr_group, json: *mut *mut c_char) -> zarr_status {
-    unsafe { clear_out(json) };
-    guard(|| {
-        need_out(json, "json")?;
+    let make = || {
         let g = unsafe { zarr_group::get(group) }?;
-        unsafe { write_string(json, serde_json::Value::Object(g.attributes()).to_string(), "json") }
-    })
+        Ok(serde_json::Value::Object(g.attributes()).to_string())
+    };
+    // SAFETY: `json` follows the documented contract.
+    unsafe { new_string(json, "json", make) }
 }
 
 /// Replaces the group's attributes with the JSON object `json` (metadata rewritten atomically).
@@ -215,13 +215,12 @@ pub unsafe extern "C" fn zarr_group_set_attributes(group: *mut zarr_group, json:
 /// `group` is an open handle; `json` is valid for writing a pointer.
 #[no_mangle]
 pub unsafe extern "C" fn zarr_group_metadata(group: *const zarr_group, json: *mut *mut c_char) -> zarr_status {
-    unsafe { clear_out(json) };
-    guard(|| {
-        need_out(json, "json")?;
+    let make = || {
         let g = unsafe { zarr_group::get(group) }?;
-        let text = serde_json::to_string_pretty(&g.document()).map_err(|e| Error::Internal(e.to_string()))?;
-        unsafe { write_string(json, text, "json") }
-    })
+        document_text(&g.document())
+    };
+    // SAFETY: `json` follows the documented contract.
+    unsafe { new_string(json, "json", make) }
 }
 
 /// Opens the array `name` below the group (`name` may be a relative path such as "a/b").
@@ -238,13 +237,13 @@ pub unsafe extern "C" fn zarr_group_open_array(
     name: *const c_char,
     out: *mut *mut zarr_array,
 ) -> zarr_status {
-    unsafe { clear_out(out) };
-    guard(|| {
-        need_out(out, "out")?;
+    let make = || {
         let g = unsafe { zarr_group::get(group) }?;
         let a = g.open_array(unsafe { str_arg(name, "name") }?)?;
-        unsafe { write_out(out, zarr_array::into_raw(OpenArray::new(a)), "out") }
-    })
+        Ok(OpenArray::new(a))
+    };
+    // SAFETY: `out` follows the documented contract.
+    unsafe { new_handle(out, make) }
 }
 
 /// Creates the array `name` below the group from a complete metadata document; missing intermediate
@@ -263,15 +262,15 @@ pub unsafe extern "C" fn zarr_group_create_array(
     metadata_json: *const c_char,
     out: *mut *mut zarr_array,
 ) -> zarr_status {
-    unsafe { clear_out(out) };
-    guard(|| {
-        need_out(out, "out")?;
+    let make = || {
         let g = unsafe { zarr_group::get(group) }?;
         let name = unsafe { str_arg(name, "name") }?;
         let json = unsafe { str_arg(metadata_json, "metadata_json") }?;
         let a = g.create_array(name, json)?;
-        unsafe { write_out(out, zarr_array::into_raw(OpenArray::new(a)), "out") }
-    })
+        Ok(OpenArray::new(a))
+    };
+    // SAFETY: `out` follows the documented contract.
+    unsafe { new_handle(out, make) }
 }
 
 /// Opens the group `name` below the group.
@@ -288,13 +287,13 @@ pub unsafe extern "C" fn zarr_group_open_group(
     name: *const c_char,
     out: *mut *mut zarr_group,
 ) -> zarr_status {
-    unsafe { clear_out(out) };
-    guard(|| {
-        need_out(out, "out")?;
+    let make = || {
         let g = unsafe { zarr_group::get(group) }?;
         let child = g.open_group(unsafe { str_arg(name, "name") }?)?;
-        unsafe { write_out(out, zarr_group::into_raw(child), "out") }
-    })
+        Ok(child)
+    };
+    // SAFETY: `out` follows the documented contract.
+    unsafe { new_handle(out, make) }
 }
 
 /// Creates the group `name` below the group (missing intermediate groups are created).
@@ -313,14 +312,14 @@ pub unsafe extern "C" fn zarr_group_create_group(
     attributes_json: *const c_char,
     out: *mut *mut zarr_group,
 ) -> zarr_status {
-    unsafe { clear_out(out) };
-    guard(|| {
-        need_out(out, "out")?;
+    let make = || {
         let g = unsafe { zarr_group::get(group) }?;
         let name = unsafe { str_arg(name, "name") }?;
         let child = g.create_group(name, attributes_arg(attributes_json)?)?;
-        unsafe { write_out(out, zarr_group::into_raw(child), "out") }
-    })
+        Ok(child)
+    };
+    // SAFETY: `out` follows the documented contract.
+    unsafe { new_handle(out, make) }
 }
 
 /// Lists the group's direct children that are arrays or groups, sorted by name.
@@ -334,17 +333,17 @@ pub unsafe extern "C" fn zarr_group_create_group(
 /// `group` is an open handle; `out` valid for writing a pointer.
 #[no_mangle]
 pub unsafe extern "C" fn zarr_group_list(group: *const zarr_group, out: *mut *mut zarr_node_list) -> zarr_status {
-    unsafe { clear_out(out) };
-    guard(|| {
-        need_out(out, "out")?;
+    let make = || {
         let g = unsafe { zarr_group::get(group) }?;
         let entries = g
             .children()?
             .into_iter()
             .map(|(name, kind)| (CString::new(name).unwrap_or_default(), zarr_node_type::from(kind)))
             .collect();
-        unsafe { write_out(out, zarr_node_list::into_raw(NodeList { entries }), "out") }
-    })
+        Ok(NodeList { entries })
+    };
+    // SAFETY: `out` follows the documented contract.
+    unsafe { new_handle(out, make) }
 }
 
 /// The number of entries in a node list.

@@ -7,6 +7,8 @@
 //! closed (the magic is cleared on close) and mixed-up handles are caught, best effort, as
 //! `ZARR_ERR_INVALID_HANDLE`.
 
+use super::status::zarr_status;
+use super::{clear_out, guard, need_out, write_out};
 use crate::error::{Error, Result};
 
 /// What a handle pointer points to: the magic number of its kind, then the value.
@@ -78,6 +80,24 @@ pub(crate) trait HandleKind: Sized {
         }
         Ok(())
     }
+}
+
+/// Runs an exported function whose result is a new handle returned through `out`: `out` is set to
+/// NULL first (so it is NULL whenever the call fails) and checked before `make` runs (so a NULL
+/// `out` never leaves a created node or a leaked object behind); then it receives the handle of what
+/// `make` returns. Errors and panics become a status as in [`guard`].
+///
+/// # Safety
+/// `out` is NULL or valid for writing a pointer.
+pub(crate) unsafe fn new_handle<K: HandleKind>(out: *mut *mut K, make: impl FnOnce() -> Result<K::Value>) -> zarr_status {
+    // SAFETY: caller's contract.
+    unsafe { clear_out(out) };
+    guard(|| {
+        need_out(out, "out")?;
+        let value = make()?;
+        // SAFETY: caller's contract, checked non-NULL above.
+        unsafe { write_out(out, K::into_raw(value), "out") }
+    })
 }
 
 /// Implements [`HandleKind`] for an opaque C type.

@@ -121,6 +121,28 @@ pub(crate) unsafe fn write_string(p: *mut *mut c_char, s: String, what: &str) ->
     unsafe { write_out(p, c.into_raw(), what) }
 }
 
+/// Runs an exported function whose result is a string returned through `out` (free it with
+/// `zarr_string_free`): `out` is set to NULL first and checked before `make` runs, as
+/// [`handle::new_handle`] does for handles.
+///
+/// # Safety
+/// `out` is NULL or valid for writing a pointer.
+pub(crate) unsafe fn new_string(out: *mut *mut c_char, what: &str, make: impl FnOnce() -> Result<String>) -> zarr_status {
+    // SAFETY: caller's contract.
+    unsafe { clear_out(out) };
+    guard(|| {
+        need_out(out, what)?;
+        let s = make()?;
+        // SAFETY: caller's contract, checked non-NULL above.
+        unsafe { write_string(out, s, what) }
+    })
+}
+
+/// A metadata document as the pretty-printed JSON text the `zarr_*_metadata` functions return.
+pub(crate) fn document_text(doc: &serde_json::Value) -> Result<String> {
+    serde_json::to_string_pretty(doc).map_err(|e| Error::Internal(e.to_string()))
+}
+
 /// Clears an output handle pointer on entry, so that it is NULL whenever the call fails.
 ///
 /// # Safety

@@ -2,9 +2,9 @@
 //! boundary as an offsets array plus one data buffer.
 
 use super::array::{zarr_array, zarr_data_type};
-use super::handle::{handle_kind, HandleKind};
+use super::handle::{handle_kind, new_handle, HandleKind};
 use super::status::*;
-use super::{clear_out, guard, need_out, slice_arg, write_out};
+use super::{guard, need_out, slice_arg, write_out};
 use crate::array::vlen::VlenData;
 use crate::dtype::DataType;
 use crate::error::Error;
@@ -50,16 +50,16 @@ pub unsafe extern "C" fn zarr_read_region_vlen(
     count: *const u64,
     out: *mut *mut zarr_vlen,
 ) -> zarr_status {
-    unsafe { clear_out(out) };
-    guard(|| {
-        need_out(out, "out")?;
+    let make = || {
         let a = unsafe { zarr_array::get(array) }?;
         let rank = a.shape().len();
         let start = unsafe { slice_arg(start, rank, "start") }?;
         let count = unsafe { slice_arg(count, rank, "count") }?;
         let v = a.read_region_vlen(start, count)?;
-        unsafe { write_out(out, zarr_vlen::into_raw(v), "out") }
-    })
+        Ok(v)
+    };
+    // SAFETY: `out` follows the documented contract.
+    unsafe { new_handle(out, make) }
 }
 
 /// The elements held by `v`: `n` elements, `offsets` has `n + 1` entries (`offsets[0]` is 0), and
