@@ -918,7 +918,7 @@ static void test_convert(void) {
     char *json = NULL;
     static const struct {
         const char *dir, *zarray, *why;
-    } refused[] = {
+    } converted[] = {
         {"cv_filter", "{\"zarr_format\":2,\"shape\":[4],\"chunks\":[2],\"dtype\":\"<i4\",\"fill_value\":0,\"order\":\"C\","
                       "\"filters\":[{\"id\":\"delta\",\"dtype\":\"<i4\"}],\"compressor\":null}", "delta"},
         {"cv_zlib", "{\"zarr_format\":2,\"shape\":[4],\"chunks\":[2],\"dtype\":\"<i4\",\"fill_value\":0,\"order\":\"C\","
@@ -930,6 +930,10 @@ static void test_convert(void) {
         {"cv_lzma", "{\"zarr_format\":2,\"shape\":[4],\"chunks\":[2],\"dtype\":\"<i4\",\"fill_value\":0,\"order\":\"C\","
                     "\"filters\":null,\"compressor\":{\"id\":\"lzma\",\"format\":1,\"check\":-1,\"preset\":null,"
                     "\"filters\":null}}", "lzma"},
+    };
+    static const struct {
+        const char *dir, *zarray, *why;
+    } refused[] = {
         {"cv_datetime", "{\"zarr_format\":2,\"shape\":[4],\"chunks\":[2],\"dtype\":\"<M8[ns]\",\"fill_value\":0,"
                         "\"order\":\"C\",\"filters\":null,\"compressor\":null}", "datetime"},
         {"cv_timedelta", "{\"zarr_format\":2,\"shape\":[4],\"chunks\":[2],\"dtype\":\"<m8[s]\",\"fill_value\":0,"
@@ -938,6 +942,12 @@ static void test_convert(void) {
                        "\"order\":\"C\",\"filters\":null,\"compressor\":null}", "unicode"},
         {"cv_struct", "{\"zarr_format\":2,\"shape\":[4],\"chunks\":[2],\"dtype\":[[\"x\",\"<f4\"],[\"y\",\"<i2\"]],"
                       "\"fill_value\":null,\"order\":\"C\",\"filters\":null,\"compressor\":null}", "structured"},
+        {"cv_subarray", "{\"zarr_format\":2,\"shape\":[4],\"chunks\":[2],\"dtype\":[[\"x\",\"<f4\",[2]]],"
+                        "\"fill_value\":null,\"order\":\"C\",\"filters\":null,\"compressor\":null}", "subarray"},
+        {"cv_unknown", "{\"zarr_format\":2,\"shape\":[4],\"chunks\":[2],\"dtype\":\"<i4\",\"fill_value\":0,\"order\":\"C\","
+                       "\"filters\":null,\"compressor\":{\"id\":\"jenkins_lookup3\"}}", "jenkins_lookup3"},
+        {"cv_delta_f", "{\"zarr_format\":2,\"shape\":[4,4],\"chunks\":[2,2],\"dtype\":\"<i4\",\"fill_value\":0,\"order\":\"F\","
+                       "\"filters\":[{\"id\":\"delta\",\"dtype\":\"<i4\"}],\"compressor\":null}", "delta"},
     };
     size_t i;
     char rel[256];
@@ -1009,6 +1019,21 @@ static void test_convert(void) {
         }
     }
 
+    /* v2 filters, the numcodecs compressors, datetimes, unicode and structured types convert (to the
+       numcodecs.* codec names and the extension data types); the result opens as Zarr v3 */
+    for (i = 0; i < sizeof converted / sizeof converted[0]; i++) {
+        zarr_array *cv = NULL;
+        int fmt = 0;
+        snprintf(rel, sizeof rel, "%s/.zarray", converted[i].dir);
+        put_text(rel, converted[i].zarray);
+        CHECK_OK(zarr_convert_v2_to_v3(path_in(converted[i].dir)));
+        snprintf(rel, sizeof rel, "%s/zarr.json", converted[i].dir);
+        CHECK(t_exists(path_in(rel)));
+        CHECK_OK(zarr_open(path_in(converted[i].dir), ZARR_READ, &cv));
+        CHECK_OK(zarr_array_zarr_format(cv, &fmt));
+        CHECK(fmt == 3);
+        CHECK_OK(zarr_close(cv));
+    }
     /* refusals: UNSUPPORTED naming the reason; .zarray unchanged, no zarr.json */
     for (i = 0; i < sizeof refused / sizeof refused[0]; i++) {
         snprintf(rel, sizeof rel, "%s/.zarray", refused[i].dir);

@@ -4,9 +4,12 @@
 #   CMake find_package(zarr) -> zarr::zarr, shared and static (zarr_USE_STATIC=ON);
 #   a plain C compiler line from pkg-config (shared), and the static archive plus Libs.private.
 # Every program writes an array, reads it back and compares the bytes.
+# With FORTRAN_COMPILER (the build had one): also the installed Fortran module, and
+# c_tests/downstream_fortran built through find_package(zarr COMPONENTS fortran) -> zarr::fortran
+# (shared and static) and through pkg-config zarr-fortran.
 #
 # Inputs (-D): BUILD_DIR SOURCE_DIR CONFIG GENERATOR C_COMPILER READELF PKG_CONFIG VERSION SONAME
-#              LIBDIR INCLUDEDIR; the scratch directory is $ZARR_TEST_TMPDIR.
+#              LIBDIR INCLUDEDIR [FORTRAN_COMPILER]; the scratch directory is $ZARR_TEST_TMPDIR.
 cmake_minimum_required(VERSION 3.16)
 
 if(DEFINED ENV{ZARR_TEST_TMPDIR})
@@ -40,14 +43,19 @@ function(dynamic_section file var)
   endif()
 endfunction()
 
-# The program links libzarr dynamically (through its soname) or not at all.
+# The program links libzarr dynamically (through its soname, or the soname given as third argument)
+# or not at all.
 function(check_linkage exe kind)
+  set(soname "${SONAME}")
+  if(ARGC GREATER 2)
+    set(soname "${ARGV2}")
+  endif()
   dynamic_section("${exe}" dyn)
   if(NOT dyn)
     return()
   endif()
-  if(kind STREQUAL "shared" AND NOT dyn MATCHES "NEEDED[^\n]*\\[${SONAME}\\]")
-    message(FATAL_ERROR "${exe} does not load ${SONAME}:\n${dyn}")
+  if(kind STREQUAL "shared" AND NOT dyn MATCHES "NEEDED[^\n]*\\[${soname}\\]")
+    message(FATAL_ERROR "${exe} does not load ${soname}:\n${dyn}")
   elseif(kind STREQUAL "static" AND dyn MATCHES "libzarr")
     message(FATAL_ERROR "${exe} should have libzarr linked in statically:\n${dyn}")
   endif()
@@ -122,6 +130,37 @@ foreach(kind shared static)
   run_program("${exe}" cmake-${kind})
 endforeach()
 
+# 3b. The Fortran module through CMake.
+string(REGEX REPLACE "^libzarr\\.so\\." "" SONAME_MAJOR "${SONAME}")
+if(FORTRAN_COMPILER)
+  foreach(f "${lib}/libzarr_fortran.so.${VERSION}" "${lib}/libzarr_fortran.a" "${prefix}/${INCLUDEDIR}/zarr.mod"
+            "${lib}/pkgconfig/zarr-fortran.pc")
+    if(NOT EXISTS "${f}" OR IS_SYMLINK "${f}")
+      message(FATAL_ERROR "not installed (or not a plain file): ${f}")
+    endif()
+  endforeach()
+  foreach(kind shared static)
+    if(kind STREQUAL "static")
+      set(use_static ON)
+    else()
+      set(use_static OFF)
+    endif()
+    set(bin "${work}/build-fortran-${kind}")
+    file(REMOVE_RECURSE "${bin}")
+    run("${CMAKE_COMMAND}" -S "${SOURCE_DIR}/c_tests/downstream_fortran" -B "${bin}" -G "${GENERATOR}"
+        "-DCMAKE_Fortran_COMPILER=${FORTRAN_COMPILER}" "-DCMAKE_BUILD_TYPE=Release"
+        "-DCMAKE_PREFIX_PATH=${prefix}" "-Dzarr_USE_STATIC=${use_static}")
+    run("${CMAKE_COMMAND}" --build "${bin}" --config Release)
+    if(EXISTS "${bin}/Release/zarr_downstream_fortran")
+      set(exe "${bin}/Release/zarr_downstream_fortran")
+    else()
+      set(exe "${bin}/zarr_downstream_fortran")
+    endif()
+    check_linkage("${exe}" ${kind} "libzarr_fortran.so.${SONAME_MAJOR}")
+    run_program("${exe}" cmake-fortran-${kind})
+  endforeach()
+endif()
+
 # 4. pkg-config and a plain compiler line.
 if(NOT PKG_CONFIG)
   message(WARNING "pkg-config not found: the pkg-config checks were skipped")
@@ -159,4 +198,20 @@ run("${C_COMPILER}" -std=c99 -o "${work}/pc_static" "${downstream}/main.c" ${pc_
     "${lib}/libzarr.a" ${pc_static_libs})
 check_linkage("${work}/pc_static" static)
 run_program("${work}/pc_static" pkg-config-static)
+
+if(FORTRAN_COMPILER)
+  execute_process(COMMAND "${PKG_CONFIG}" --cflags --libs zarr-fortran OUTPUT_VARIABLE pc_fortran
+                  OUTPUT_STRIP_TRAILING_WHITESPACE RESULT_VARIABLE rc)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "pkg-config --cflags --libs zarr-fortran failed")
+  endif()
+  separate_arguments(pc_fortran UNIX_COMMAND "${pc_fortran}")
+  run("${FORTRAN_COMPILER}" -o "${work}/pc_fortran" "${SOURCE_DIR}/c_tests/downstream_fortran/main.f90"
+      ${pc_fortran})
+  set(ENV{LD_LIBRARY_PATH} "${lib}")
+  check_linkage("${work}/pc_fortran" shared "libzarr_fortran.so.${SONAME_MAJOR}")
+  run_program("${work}/pc_fortran" pkg-config-fortran)
+  set(ENV{LD_LIBRARY_PATH} "")
+  message(STATUS "install.downstream: the three Fortran downstream builds ran correctly")
+endif()
 message(STATUS "install.downstream: all four downstream builds ran correctly")

@@ -16,11 +16,6 @@
 
 
 /**
- * Largest decoded size (bytes) of one variable-length chunk, a guard against decompression bombs.
- */
-#define MAX_VLEN_CHUNK_BYTES (1 << 34)
-
-/**
  * Open for reading only.
  */
 #define ZARR_READ 1
@@ -261,11 +256,6 @@ typedef enum zarr_node_type {
    */
   ZARR_NODE_GROUP = 2,
 } zarr_node_type;
-
-/**
- * The float formats other than the core float16/32/64, plus those three (used as complex components).
- */
-typedef struct FloatKind FloatKind;
 
 /**
  * An open array (opaque). Create with zarr_open(), zarr_create() or the zarr_group_* functions;

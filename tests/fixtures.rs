@@ -500,3 +500,22 @@ fn fixture_groups_match() {
     }
     assert!(failures.is_empty(), "group check failures:\n  {}", failures.join("\n  "));
 }
+
+/// tests/fixtures/pcodec_zfp (tools/make_pcodec_zfp_fixtures.py): zarr-python's numcodecs `pcodec` and
+/// `zfpy` codecs (v3 names and v2 compressors; zfp in fixed rate / precision / accuracy and reversible
+/// modes), read byte for byte, and their damaged chunks refused.
+#[test]
+fn pcodec_zfp_fixtures_read_correctly() {
+    SUBSET.with(|s| *s.borrow_mut() = "pcodec_zfp");
+    let m = manifest();
+    let cases = m["cases"].as_array().expect("manifest has no cases");
+    assert!(cases.len() >= 24, "the pcodec_zfp manifest lost cases");
+    let failures: Vec<String> = cases
+        .iter()
+        .filter_map(|case| {
+            let r = std::panic::catch_unwind(|| check_case(case)).unwrap_or_else(|_| Err("panicked".into()));
+            r.err().map(|m| format!("{}: {m}", case["name"]))
+        })
+        .collect();
+    assert!(failures.is_empty(), "{} case(s) failed:\n  {}", failures.len(), failures.join("\n  "));
+}

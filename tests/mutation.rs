@@ -374,23 +374,22 @@ fn write_corners(
     (failed, problems)
 }
 
-/// Readable fixture cases (name, path, whether the codec chain ends with crc32c, whether sharded).
+/// Readable cases of tests/fixtures/manifest.json and of the sub-corpora with their own manifests
+/// (`numcodecs_v3`, `pcodec_zfp`).
 fn readable_cases() -> Vec<(String, PathBuf)> {
-    let text = std::fs::read_to_string(fixtures_root().join("manifest.json"))
-        .expect("tests/fixtures/manifest.json");
-    let m: Value = serde_json::from_str(&text).unwrap();
-    m["cases"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|c| c["expect_error"].is_null())
-        .map(|c| {
-            (
-                c["name"].as_str().unwrap().to_string(),
-                fixtures_root().join(c["path"].as_str().unwrap()),
-            )
-        })
-        .collect()
+    let mut out = Vec::new();
+    for sub in ["", "numcodecs_v3", "pcodec_zfp"] {
+        let dir = fixtures_root().join(sub);
+        let text = std::fs::read_to_string(dir.join("manifest.json"))
+            .unwrap_or_else(|e| panic!("{}: {e}", dir.join("manifest.json").display()));
+        let m: Value = serde_json::from_str(&text).unwrap();
+        out.extend(m["cases"].as_array().unwrap().iter().filter(|c| c["expect_error"].is_null()).map(|c| {
+            let name = c["name"].as_str().unwrap();
+            let name = if sub.is_empty() { name.to_string() } else { format!("{sub}/{name}") };
+            (name, dir.join(c["path"].as_str().unwrap()))
+        }));
+    }
+    out
 }
 
 /// Names of the array's v3 codecs (empty for v2/v1).

@@ -225,3 +225,43 @@ fn invalid_configurations() {
         Error::Metadata(_)
     ));
 }
+
+/// A write into part of a shard re-encodes only the inner chunks it touches: the others keep their
+/// stored bytes. Proof: the shard is first written with gzip level 1, then the metadata is changed to
+/// level 9 (decoding is the same). After a one-element write, the touched inner chunk is level-9
+/// bytes and every other inner chunk is byte-for-byte its level-1 original.
+#[test]
+fn partial_shard_write_reencodes_only_touched_inner_chunks() {
+    let store = Arc::new(MemoryStore::new());
+    let level = |l: u32| json!([{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "gzip", "configuration": {"level": l}}]);
+    let a = Array::create(store.clone(), "", &meta(&[16, 12], &[16, 12], &[4, 6], "uint16", json!(0), level(1), "end")).unwrap();
+    let data = values_u16(16 * 12, 5);
+    a.write_region(&[0, 0], &[16, 12], &data).unwrap();
+    let before = store.get("c/0/0").unwrap().unwrap();
+    let idx_before = parse_index(&before, 8, false);
+    store.set("zarr.json", meta(&[16, 12], &[16, 12], &[4, 6], "uint16", json!(0), level(9), "end").as_bytes()).unwrap();
+    let a = Array::open(store.clone(), "", true).unwrap();
+    // One element of inner chunk (1, 1): rows 4..8, columns 6..12.
+    a.write_region(&[5, 7], &[1, 1], &77u16.to_ne_bytes()).unwrap();
+    let after = store.get("c/0/0").unwrap().unwrap();
+    let idx_after = parse_index(&after, 8, false);
+    let piece = |s: &[u8], (o, n): (u64, u64)| s[o as usize..(o + n) as usize].to_vec();
+    for k in 0..8 {
+        let (b, n) = (piece(&before, idx_before[k]), piece(&after, idx_after[k]));
+        if k == 3 {
+            assert_ne!(b, n, "the touched inner chunk is re-encoded (level 9)");
+        } else {
+            assert_eq!(b, n, "inner chunk {k} keeps its stored bytes");
+        }
+    }
+    let mut want = data.clone();
+    want[(5 * 12 + 7) * 2..(5 * 12 + 7) * 2 + 2].copy_from_slice(&77u16.to_ne_bytes());
+    let mut out = vec![0u8; want.len()];
+    a.read_region(&[0, 0], &[16, 12], &mut out).unwrap();
+    assert_eq!(out, want);
+    // Writing the fill value over a whole inner chunk removes it from the index; the others stay.
+    a.write_region(&[0, 0], &[4, 6], &vec![0u8; 4 * 6 * 2]).unwrap();
+    let idx = parse_index(&store.get("c/0/0").unwrap().unwrap(), 8, false);
+    assert_eq!(idx[0], (u64::MAX, u64::MAX));
+    assert!(idx[1..].iter().all(|e| e.0 != u64::MAX));
+}

@@ -1568,11 +1568,14 @@ def main():
     out = args.out.resolve()
     readme = out / "README.md"
     keep = readme.read_bytes() if readme.exists() else None
-    # tests/fixtures/numcodecs_v3 belongs to tools/make_numcodecs_v3_fixtures.py: kept as it is
-    sub = out / "numcodecs_v3"
-    aside = Path(tempfile.mkdtemp()) / "numcodecs_v3"
-    if sub.exists():
-        shutil.move(str(sub), aside)
+    # tests/fixtures/numcodecs_v3 and pcodec_zfp belong to tools/make_numcodecs_v3_fixtures.py and
+    # tools/make_pcodec_zfp_fixtures.py: kept as they are
+    kept = {}
+    for name in ("numcodecs_v3", "pcodec_zfp"):
+        sub = out / name
+        if sub.exists():
+            kept[sub] = Path(tempfile.mkdtemp()) / name
+            shutil.move(str(sub), kept[sub])
     # The scale_offset / cast_value cases come from tools/make_ext_codec_fixtures.py (zarr-python 3.4.2
     # on Python 3.12): kept as they are, files and manifest entries.
     kept_cases, kept_files = [], {}
@@ -1590,7 +1593,7 @@ def main():
     out.mkdir(parents=True)
     if keep is not None:
         readme.write_bytes(keep)
-    if aside.exists():
+    for sub, aside in kept.items():
         shutil.move(str(aside), sub)
     for rel, data in kept_files.items():
         (out / rel).parent.mkdir(parents=True, exist_ok=True)

@@ -3,6 +3,7 @@
 
 mod chunks;
 mod read;
+mod shard_update;
 pub mod vlen;
 mod write;
 

@@ -16,6 +16,14 @@ use crate::selection::convert::Conv;
 use crate::selection::{copy, ChunkPart, Layout, Selection};
 use std::sync::Mutex;
 
+/// What phase 1 of a write keeps of a chunk the selection covers only in part.
+enum Existing {
+    /// The decoded chunk.
+    Decoded(Vec<u8>),
+    /// A shard: its stored bytes, index and the decoded inner chunks covered in part.
+    Shard(super::shard_update::ShardUpdate),
+}
+
 impl Array {
     /// Writes `data` (C order, native-endian, exactly the region's size) to the region `start..start+count`.
     pub fn write_region(&self, start: &[u64], count: &[u64], data: &[u8]) -> Result<()> {
@@ -58,11 +66,20 @@ impl Array {
         // Phase 1: decode the chunks the selection covers only in part.
         let partial: Vec<usize> = (0..parts.len()).filter(|&i| !self.covers_chunk(&parts[i])).collect();
         let decoded = crate::threads::try_map(&partial, |&i| {
-            let mut buf = try_alloc(self.meta.chain_for(&parts[i].chunk)?.decoded_repr().nbytes())?;
+            let chain = self.meta.chain_for(&parts[i].chunk)?;
+            if let (true, Some(shard)) = (chain.is_bare(), chain.array_to_bytes().as_sharding()) {
+                // A shard: only its touched inner chunks are decoded (and later re-encoded).
+                let key = self.chunk_key(&parts[i].chunk);
+                return self
+                    .prepare_shard_update(shard, &parts[i])
+                    .map(Existing::Shard)
+                    .map_err(|e| e.context(self.store.location(&key)));
+            }
+            let mut buf = try_alloc(chain.decoded_repr().nbytes())?;
             self.read_chunk(&parts[i].chunk, &mut buf)?;
-            Ok(buf)
+            Ok(Existing::Decoded(buf))
         })?;
-        let mut existing: Vec<Mutex<Option<Vec<u8>>>> = (0..parts.len()).map(|_| Mutex::new(None)).collect();
+        let mut existing: Vec<Mutex<Option<Existing>>> = (0..parts.len()).map(|_| Mutex::new(None)).collect();
         for (i, buf) in partial.into_iter().zip(decoded) {
             existing[i] = Mutex::new(Some(buf));
         }
@@ -123,11 +140,19 @@ impl Array {
         layout: &Layout,
         conv: &Conv,
         data: &[u8],
-        existing: Option<Vec<u8>>,
+        existing: Option<Existing>,
         sink: crate::codec::Sink,
     ) -> Result<()> {
         let chain = self.meta.chain_for(&part.chunk)?;
         let repr = chain.decoded_repr();
+        let existing = match existing {
+            Some(Existing::Shard(update)) => {
+                let shard = chain.array_to_bytes().as_sharding().expect("phase 1 saw a sharding codec");
+                return self.write_shard_update(shard, part, update, layout, conv, data, sink);
+            }
+            Some(Existing::Decoded(buf)) => Some(buf),
+            None => None,
+        };
         let encode = |src: &[u8], layout: &Layout, offset: usize, sink: crate::codec::Sink| {
             if self.meta.fill_defined {
                 chain.encode_box(src, layout, offset, repr, sink)

@@ -20,6 +20,7 @@ pub mod packbits;
 pub mod sharding;
 pub mod transpose;
 pub mod vlen;
+pub mod zfp;
 pub mod zstd;
 
 use crate::dtype::{DataType, SwapPlan};
@@ -421,6 +422,7 @@ pub fn from_v3(ext: &Extension, decoded: &ArrayRepr) -> Result<Option<Codec>> {
         "blosc" => Codec::BytesToBytes(Box::new(blosc::BloscCodec::from_v3(cfg, decoded)?)),
         "crc32c" => Codec::BytesToBytes(Box::new(crc32c::Crc32cCodec::from_v3(cfg)?)),
         "packbits" => Codec::ArrayToBytes(Box::new(packbits::PackBitsCodec::from_v3(cfg, decoded)?)),
+        "zfp" => Codec::ArrayToBytes(Box::new(zfp::ZfpCodec::from_v3(cfg, decoded)?)),
         "sharding_indexed" => Codec::ArrayToBytes(Box::new(sharding::ShardingCodec::from_v3(cfg, decoded)?)),
         name if name.starts_with(numcodecs::v3::PREFIX) => match numcodecs::v3::from_v3(name, cfg, decoded) {
             Err(Error::Unsupported(_)) if !ext.must_understand && !numcodecs::v3::known(name) => return Ok(None),

@@ -537,9 +537,61 @@ impl CastPlan {
     }
 }
 
+/// Whether every value of `source` is exactly a value of `target`.
+fn exact_widening(source: Kind, target: Kind) -> bool {
+    match (source, target) {
+        (Kind::Int { signed: ss, bits: sb }, Kind::Int { signed: ts, bits: tb }) => {
+            (ss == ts && tb >= sb) || (!ss && ts && tb > sb)
+        }
+        (Kind::Int { signed, bits }, Kind::Float(f)) => bits - signed as u32 <= f.p,
+        (Kind::Float(s), Kind::Float(t)) => s.p <= t.p && s.emax <= t.emax,
+        (Kind::Float(_), Kind::Int { .. }) => false,
+    }
+}
+
 fn cast_slice<S: Elem, D: Elem>(plan: &CastPlan, src: &[u8], dst: &mut [u8]) -> Result<()> {
     let target = Kind::of(&plan.target).ok_or_else(|| Error::Internal("cast to a non-numeric type".into()))?;
     let (mode, oor) = (plan.rounding, plan.out_of_range);
+    let source = Kind::of(&plan.source).ok_or_else(|| Error::Internal("cast from a non-numeric type".into()))?;
+    if plan.map.is_empty() && exact_widening(source, target) {
+        // Every source value is exactly a target value: no rounding, no range check (the decode
+        // direction of the usual float <- narrow integer storage).
+        for (s, d) in src.chunks_exact(S::SIZE).zip(dst.chunks_exact_mut(D::SIZE)) {
+            let bits = match (S::read(s), target) {
+                (Num::Int(i), Kind::Int { .. }) => i as u64,
+                (Num::Int(i), Kind::Float(f)) if f.bits == 64 => (i as f64).to_bits(),
+                (Num::Int(i), Kind::Float(f)) if f.bits == 32 => (i as f32).to_bits() as u64,
+                (Num::Float(x), Kind::Float(f)) if f.bits == 64 => x.to_bits(),
+                (Num::Float(x), Kind::Float(f)) if f.bits == 32 => (x as f32).to_bits() as u64,
+                (v, _) => convert(v, target, mode, oor).map_err(|f| plan.failure(v, f))?,
+            };
+            D::write(bits, d);
+        }
+        return Ok(());
+    }
+    if let (true, Kind::Int { signed, bits }) = (plan.map.is_empty(), target) {
+        // Float or integer to an integer: values that round into range take the short path.
+        let (min, max): (i128, i128) =
+            if signed { (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1) } else { (0, (1i128 << bits) - 1) };
+        // Both bounds are exact in f64: min is 0 or -2^(bits-1), max + 1 is 2^bits or 2^(bits-1).
+        let (fmin, fend) = (min as f64, (max + 1) as f64);
+        for (s, d) in src.chunks_exact(S::SIZE).zip(dst.chunks_exact_mut(D::SIZE)) {
+            let v = S::read(s);
+            let fast = match v {
+                Num::Float(x) => {
+                    let r = mode.to_integer(x);
+                    (r >= fmin && r < fend).then(|| r as i128 as u64)
+                }
+                Num::Int(i) => (i >= min && i <= max).then_some(i as u64),
+            };
+            let bits = match fast {
+                Some(b) => b,
+                None => convert(v, target, mode, oor).map_err(|f| plan.failure(v, f))?,
+            };
+            D::write(bits, d);
+        }
+        return Ok(());
+    }
     if plan.map.is_empty() {
         for (s, d) in src.chunks_exact(S::SIZE).zip(dst.chunks_exact_mut(D::SIZE)) {
             let v = S::read(s);

@@ -63,14 +63,33 @@ pub fn parse_array(doc: &Value, attributes: Map<String, Value>) -> Result<ArrayM
     }
     let (v2t, fill, fill_defined) = typed_fill(dtype_v, obj.get("fill_value"))?;
     let data_type = v2t.data_type.clone();
-    let codecs = numeric_codecs(
-        &data_type,
-        v2t.byte_order,
-        order == "F",
-        shape.len(),
-        filters(obj)?,
-        compressor(obj)?,
-    )?;
+    let rank = shape.len();
+    // numcodecs' array -> bytes compressors (`pcodec`, `zfpy`) take the place of the bytes codec.
+    let compressor_id = obj.get("compressor").and_then(|c| c.get("id")).and_then(Value::as_str);
+    let codecs = if let Some(id @ ("pcodec" | "zfpy")) = compressor_id {
+        let has_filters = matches!(obj.get("filters"), Some(Value::Array(l)) if !l.is_empty());
+        if has_filters {
+            return Err(Error::Unsupported(format!("v2 compressor '{id}' after filters")));
+        }
+        if v2t.byte_order.is_some_and(|e| e != numcodecs::v3::native()) {
+            return Err(Error::Unsupported(format!("v2 compressor '{id}' on a non-native byte order (numcodecs refuses it)")));
+        }
+        if id == "zfpy" && order == "F" && rank > 1 {
+            return Err(Error::Unsupported("v2 compressor 'zfpy' with order \"F\" (numcodecs refuses it)".into()));
+        }
+        let mut codecs = Vec::new();
+        push_fortran_transpose(&mut codecs, order == "F", rank)?;
+        let mut chunk_shape = grid.chunk_shape.clone();
+        if order == "F" {
+            chunk_shape.reverse();
+        }
+        let repr = ArrayRepr { shape: chunk_shape, data_type: data_type.clone(), fill_value: fill.clone() };
+        let cfg = &obj["compressor"];
+        codecs.push(Codec::ArrayToBytes(numcodecs::v3::array_to_bytes(cfg, &repr, cfg.clone())?));
+        codecs
+    } else {
+        numeric_codecs(&data_type, v2t.byte_order, order == "F", rank, filters(obj)?, compressor(obj)?)?
+    };
     let fixed = Fixed { zarr_format: 2, shape, grid, separator, attributes, document: complete(doc) };
     assemble(fixed, data_type, fill, fill_defined, codecs)
 }
@@ -135,13 +154,19 @@ pub(super) fn numeric_codecs(
     compressor: Option<&Value>,
 ) -> Result<Vec<Codec>> {
     let mut codecs = Vec::new();
-    if fortran && rank > 1 {
-        codecs.push(Codec::ArrayToArray(Box::new(TransposeCodec::new((0..rank).rev().collect())?)));
-    }
+    push_fortran_transpose(&mut codecs, fortran, rank)?;
     codecs.push(Codec::ArrayToBytes(Box::new(BytesCodec::new(data_type, byte_order))));
     let elem = V2Elem { data_type: data_type.clone(), byte_order };
     push_numcodecs(&mut codecs, elem, filters, compressor)?;
     Ok(codecs)
+}
+
+/// Appends the transpose codec that stores a `fortran` order array of `rank` > 1 dimensions.
+fn push_fortran_transpose(codecs: &mut Vec<Codec>, fortran: bool, rank: usize) -> Result<()> {
+    if fortran && rank > 1 {
+        codecs.push(Codec::ArrayToArray(Box::new(TransposeCodec::new((0..rank).rev().collect())?)));
+    }
+    Ok(())
 }
 
 /// Appends the numcodecs `filters` and then `compressor` as bytes -> bytes codecs, the first

@@ -8,15 +8,18 @@ use super::layout::Layout;
 use crate::buffer::RawBuf;
 use crate::error::Result;
 
-/// The dimensions of a box walk after dropping extent-1 dimensions and merging contiguous ones:
-/// (count, source stride, destination stride), outermost first.
-fn plan(count: &[u64], ss: &[usize], ds: &[usize]) -> Vec<(usize, usize, usize)> {
-    let mut dims: Vec<(usize, usize, usize)> = Vec::with_capacity(count.len());
-    for d in 0..count.len() {
-        if count[d] == 1 {
-            continue;
-        }
-        let (n, s, t) = (count[d] as usize, ss[d], ds[d]);
+/// The dimensions of a box walk after dropping extent-1 dimensions, ordering the rest by the strides
+/// of one side (`by_src`: the source's, else the destination's; outermost first) and merging
+/// dimensions contiguous on both sides: (count, source stride, destination stride), outermost first.
+/// Copies order by the larger buffer (the caller's), which a transposing copy (C order into a
+/// Fortran-order buffer, or back) then walks in memory order, while the chunk side, small enough
+/// for the cache, takes the strided accesses.
+fn plan(count: &[u64], ss: &[usize], ds: &[usize], by_src: bool) -> Vec<(usize, usize, usize)> {
+    let mut order: Vec<(usize, usize, usize)> =
+        (0..count.len()).filter(|&d| count[d] != 1).map(|d| (count[d] as usize, ss[d], ds[d])).collect();
+    order.sort_by_key(|&(_, s, t)| std::cmp::Reverse(if by_src { (s, t) } else { (t, s) }));
+    let mut dims: Vec<(usize, usize, usize)> = Vec::with_capacity(order.len());
+    for (n, s, t) in order {
         if let Some(last) = dims.last_mut() {
             // The previous (outer) dimension steps exactly over this one on both sides: merge.
             if last.1 == s * n && last.2 == t * n {
@@ -35,12 +38,13 @@ fn for_each_run(
     count: &[u64],
     ss: &[usize],
     ds: &[usize],
+    by_src: bool,
     mut f: impl FnMut(usize, usize, usize, usize, usize) -> bool,
 ) -> bool {
     if count.contains(&0) {
         return true;
     }
-    let dims = plan(count, ss, ds);
+    let dims = plan(count, ss, ds, by_src);
     let Some(&(n, s_in, d_in)) = dims.last() else { return f(0, 0, 1, 0, 0) };
     let outer = &dims[..dims.len() - 1];
     let mut idx = vec![0usize; outer.len()];
@@ -89,7 +93,8 @@ pub fn copy(
     assert!(src_end.is_some_and(|e| e <= src.len() || count.contains(&0)), "copy: box outside the source");
     assert!(dst_end.is_some_and(|e| e <= dst.len() || count.contains(&0)), "copy: box outside the destination");
     let (sp, dp) = (src.as_ptr(), dst.as_ptr());
-    let ok = for_each_run(count, &src_layout.strides, &dst_layout.strides, |so, dof, n, s, d| {
+    let by_src = src.len() > dst.len();
+    let ok = for_each_run(count, &src_layout.strides, &dst_layout.strides, by_src, |so, dof, n, s, d| {
         // SAFETY: every element of the box lies inside both buffers (asserted above); the destination's
         // disjointness from other writers is RawBuf's contract, and src and dst never alias (a caller's
         // buffer and a chunk buffer).
@@ -113,7 +118,7 @@ pub fn fill(dst: RawBuf, dst_off: usize, dst_layout: &Layout, count: &[u64], val
     let e = value.len();
     let zeros = vec![0; count.len()];
     let mut pattern: Vec<u8> = Vec::new();
-    for_each_run(count, &zeros, &dst_layout.strides, |_, dof, n, _, d| {
+    for_each_run(count, &zeros, &dst_layout.strides, false, |_, dof, n, _, d| {
         if d == e {
             // SAFETY: inside dst (asserted); disjointness is RawBuf's contract.
             let run = unsafe { dst.slice_mut(dst_off + dof, n * e) };
@@ -144,7 +149,7 @@ pub fn check(src: &[u8], src_off: usize, src_layout: &Layout, count: &[u64], con
     let zeros = vec![0; count.len()];
     let mut tmp = vec![0u8; 256 * conv.to_size()];
     let sp = src.as_ptr();
-    let ok = for_each_run(count, &src_layout.strides, &zeros, |so, _, n, s, _| {
+    let ok = for_each_run(count, &src_layout.strides, &zeros, true, |so, _, n, s, _| {
         let mut i = 0;
         while i < n {
             let m = (n - i).min(256);
@@ -171,10 +176,14 @@ mod tests {
     #[test]
     fn plans_merge_and_drop() {
         // 3x4 of 2-byte elements, C order both sides: one run of 12.
-        assert_eq!(plan(&[3, 4], &[8, 2], &[8, 2]), [(12, 2, 2)]);
+        assert_eq!(plan(&[3, 4], &[8, 2], &[8, 2], false), [(12, 2, 2)]);
         // destination rows wider: no merge.
-        assert_eq!(plan(&[3, 4], &[8, 2], &[20, 2]), [(3, 8, 20), (4, 2, 2)]);
-        assert_eq!(plan(&[1, 4, 1], &[99, 2, 77], &[1, 2, 3]), [(4, 2, 2)]);
+        assert_eq!(plan(&[3, 4], &[8, 2], &[20, 2], false), [(3, 8, 20), (4, 2, 2)]);
+        assert_eq!(plan(&[1, 4, 1], &[99, 2, 77], &[1, 2, 3], true), [(4, 2, 2)]);
+        // C order into Fortran order: ordered by the destination, its unit-stride dimension goes
+        // innermost; ordered by the source, the source's.
+        assert_eq!(plan(&[3, 4], &[8, 2], &[2, 6], false), [(4, 2, 6), (3, 8, 2)]);
+        assert_eq!(plan(&[3, 4], &[8, 2], &[2, 6], true), [(3, 8, 2), (4, 2, 6)]);
     }
 
     #[test]

@@ -11,9 +11,11 @@ pub mod filters;
 pub mod lz4;
 pub mod lzma;
 pub mod numpy;
+pub mod pcodec;
 #[cfg(test)]
 mod test_vectors;
 pub mod v3;
+pub mod zfpy;
 pub mod zlib;
 
 use super::blosc::{BloscCodec, Shuffle};

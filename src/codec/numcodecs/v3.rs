@@ -13,14 +13,15 @@
 //!   of the type they describe (`astype`, `encode_dtype`; `packbits`: `1 + ceil(n / 8)` `uint8`
 //!   values in one dimension); other filters keep the chunk's shape. Elements produced in the
 //!   non-native byte order (a `">i4"` `astype`) are handed on in native order, as zarr-python does.
-//! - array -> bytes: `numcodecs.pcodec` and `numcodecs.zfpy` (see [`super::pcodec`], [`super::zfpy`]).
+//! - array -> bytes: `numcodecs.pcodec` and `numcodecs.zfpy` (see [`super::pcodec`], [`super::zfpy`]); they
+//!   receive the chunk's elements (native byte order) in its shape, as zarr-python hands them over.
 //!
 //! Dtype members (`dtype`, `astype`, `encode_dtype`, `decode_dtype`) may be numpy dtype names, as
 //! zarr-python writes them (`"float64"`, `"uint8"`, `"bool"`, `"i4"`): they mean the native byte order.
 //! Example: `{"name": "numcodecs.delta", "configuration": {"dtype": "int32"}}`
 
 use super::{compressor, filter, V2Elem};
-use crate::codec::{ArrayRepr, ArrayToArrayCodec, BytesToBytesCodec, Codec, DecodedSize};
+use crate::codec::{ArrayRepr, ArrayToArrayCodec, ArrayToBytesCodec, BytesToBytesCodec, Codec, DecodedSize};
 use crate::dtype::{DataType, Endian};
 use crate::error::{Error, Result};
 use serde_json::{Map, Value};
@@ -104,7 +105,7 @@ pub const ARRAY_FILTERS: &[&str] = &["delta", "fixedscaleoffset", "quantize", "b
 /// The numcodecs ids with a v3 name here.
 const IDS: &[&str] = &[
     "blosc", "lz4", "zstd", "zlib", "gzip", "bz2", "lzma", "crc32", "adler32", "crc32c", "fletcher32", "shuffle", "delta",
-    "fixedscaleoffset", "quantize", "bitround", "astype", "packbits", "categorize",
+    "fixedscaleoffset", "quantize", "bitround", "astype", "packbits", "categorize", "pcodec", "zfpy",
 ];
 
 /// Whether `name` is a `numcodecs.<id>` codec libzarr implements.
@@ -131,7 +132,19 @@ pub fn from_v3(name: &str, cfg: Option<&Map<String, Value>>, decoded: &ArrayRepr
         id if ARRAY_FILTERS.contains(&id) => {
             Codec::ArrayToArray(Box::new(V3Filter::new(&v2, decoded, json).map_err(ctx)?))
         }
+        "pcodec" | "zfpy" => Codec::ArrayToBytes(array_to_bytes(&v2, decoded, json).map_err(ctx)?),
         _ => return Err(Error::Unsupported(format!("unsupported codec '{name}'"))),
+    })
+}
+
+/// Builds the array -> bytes codec `pcodec` or `zfpy` from its numcodecs configuration (`{"id", ...}`)
+/// for chunks of `decoded` (native byte order); `json` is its metadata object.
+pub fn array_to_bytes(v2: &Value, decoded: &ArrayRepr, json: Value) -> Result<Box<dyn ArrayToBytesCodec>> {
+    let c = super::V2Config::new(v2)?;
+    Ok(match c.id {
+        "pcodec" => Box::new(super::pcodec::PcodecCodec::from_config(&c, &decoded.data_type, json)?),
+        "zfpy" => Box::new(super::zfpy::ZfpyCodec::from_config(&c, decoded, json)?),
+        id => return Err(Error::Unsupported(format!("numcodecs '{id}' is not an array -> bytes codec"))),
     })
 }
 

@@ -87,6 +87,11 @@ impl ShardingCodec {
         &self.inner_shape
     }
 
+    /// The grid of inner chunks within a shard.
+    pub fn inner_grid(&self) -> &RegularGrid {
+        &self.inner_grid
+    }
+
     /// The inner codec chain.
     pub fn inner_chain(&self) -> &CodecChain {
         &self.inner
@@ -127,7 +132,7 @@ impl ArrayToBytesCodec for ShardingCodec {
         // A shard without inner chunks is just its index of empty entries.
         Ok(Cow::Owned(match shard {
             Some(s) => s,
-            None => crate::codec::join_parts(self.layout_parts(&vec![None; self.index.num_chunks])?),
+            None => crate::codec::join_parts(self.layout_parts::<Vec<u8>>(&vec![None; self.index.num_chunks])?),
         }))
     }
 
@@ -199,7 +204,7 @@ impl ArrayToBytesCodec for ShardingCodec {
 impl ShardingCodec {
     /// The parts of a shard holding `encoded` inner chunks (in index order): the inner chunks back to
     /// back, with the index before or after them.
-    pub(crate) fn layout_parts<'a>(&self, encoded: &'a [Option<Vec<u8>>]) -> Result<crate::codec::Parts<'a>> {
+    pub(crate) fn layout_parts<'a, B: AsRef<[u8]>>(&self, encoded: &'a [Option<B>]) -> Result<crate::codec::Parts<'a>> {
         let index_len = self.index.encoded_size;
         let mut offset = if self.index.location == IndexLocation::Start { index_len } else { 0 };
         let mut entries = Vec::with_capacity(encoded.len());
@@ -207,6 +212,7 @@ impl ShardingCodec {
         for e in encoded {
             match e {
                 Some(bytes) => {
+                    let bytes = bytes.as_ref();
                     entries.push(Some((offset, bytes.len() as u64)));
                     offset += bytes.len() as u64;
                     parts.push(Cow::Borrowed(bytes));
