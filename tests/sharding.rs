@@ -260,7 +260,7 @@ fn partial_shard_write_reencodes_only_touched_inner_chunks() {
     a.read_region(&[0, 0], &[16, 12], &mut out).unwrap();
     assert_eq!(out, want);
     // Writing the fill value over a whole inner chunk removes it from the index; the others stay.
-    a.write_region(&[0, 0], &[4, 6], &vec![0u8; 4 * 6 * 2]).unwrap();
+    a.write_region(&[0, 0], &[4, 6], &[0u8; 4 * 6 * 2]).unwrap();
     let idx = parse_index(&store.get("c/0/0").unwrap().unwrap(), 8, false);
     assert_eq!(idx[0], (u64::MAX, u64::MAX));
     assert!(idx[1..].iter().all(|e| e.0 != u64::MAX));

@@ -47,6 +47,9 @@ pub(crate) fn resolve_buffer_type(code: DataTypeCode, array_type: &DataType) -> 
     })
 }
 
+/// The checked pointer arguments of a hyperslab call: start, count, step, buffer stride.
+type HyperslabArgs<'a> = (&'a [u64], &'a [u64], Option<&'a [u64]>, Option<&'a [i64]>);
+
 /// The selection arguments of a hyperslab call, checked for NULL.
 ///
 /// # Safety
@@ -57,7 +60,7 @@ unsafe fn hyperslab_args<'a>(
     count: *const u64,
     step: *const u64,
     buffer_stride: *const i64,
-) -> Result<(&'a [u64], &'a [u64], Option<&'a [u64]>, Option<&'a [i64]>)> {
+) -> Result<HyperslabArgs<'a>> {
     // SAFETY: forwarded.
     unsafe {
         let start = slice_arg(start, rank, "start")?;

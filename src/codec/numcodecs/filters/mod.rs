@@ -55,7 +55,7 @@ pub fn check_input(c: &V2Config, key: &str, t: NumType, input: &V2Elem) -> Resul
 
 /// The number of `size`-byte elements in `len` bytes, or `Error::Codec` if it is not a whole number.
 pub fn count(len: usize, size: usize, codec: &str, what: &str) -> Result<usize> {
-    if size == 0 || len % size != 0 {
+    if size == 0 || !len.is_multiple_of(size) {
         return Err(Error::Codec(format!("{codec}: {what} of {len} bytes is not a whole number of {size}-byte elements")));
     }
     Ok(len / size)
@@ -71,7 +71,7 @@ pub fn check_out(out: &[u8], expected: usize, codec: &str) -> Result<()> {
 
 /// `n / from * to` for fixed-ratio filters (`None` when `n` is not a whole number of elements).
 pub fn ratio_size(n: u64, from: usize, to: usize) -> Option<u64> {
-    (n % from as u64 == 0).then(|| n / from as u64 * to as u64)
+    n.is_multiple_of(from as u64).then(|| n / from as u64 * to as u64)
 }
 
 /// Reads a configuration number as a python scalar: an integer literal is a python `int` (kept exact;
