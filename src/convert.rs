@@ -13,8 +13,11 @@
 //! output is stored big-endian (zarr-python 3 would read those in the wrong byte order). A `null` v2 fill value
 //! becomes the zero value, which is what readers use for missing chunks.
 
+use crate::codec::bytes::BytesCodec;
+use crate::codec::numcodecs::v3::ARRAY_FILTERS;
 use crate::codec::numcodecs::{self, V2Elem};
-use crate::dtype::Endian;
+use crate::codec::transpose::TransposeCodec;
+use crate::codec::{ArrayToArrayCodec, ArrayToBytesCodec, BytesToBytesCodec};
 use crate::error::{Error, Result};
 use crate::metadata::{self, fill_value, v2, v3};
 use crate::node;
@@ -54,72 +57,30 @@ fn unsupported(why: String) -> Error {
     Error::Unsupported(why)
 }
 
-/// The numcodecs filters that are array -> array codecs in Zarr v3 (`numcodecs.<id>`).
-const ARRAY_FILTERS: &[&str] = &["delta", "fixedscaleoffset", "quantize", "bitround", "astype", "packbits", "categorize"];
-
-/// The members of a numcodecs configuration, without `id`.
-fn members(cfg: &Value) -> Map<String, Value> {
-    let mut m = cfg.as_object().cloned().unwrap_or_default();
-    m.remove("id");
-    m
-}
-
-/// The v3 `numcodecs.<id>` codec of a v2 array filter receiving `elem`. Its dtype members name the
-/// elements in the v3 chain, which are native (little-endian): a big-endian v2 dtype becomes the
-/// little-endian one (the `bytes` codec restores the stored order).
-fn array_filter(cfg: &Value, id: &str, elem: &V2Elem) -> Result<Value> {
-    let mut m = members(cfg);
-    for key in ["dtype", "astype", "encode_dtype", "decode_dtype"] {
-        if let Some(Value::String(s)) = m.get(key) {
-            let parsed = V2Elem::parse(s)?;
-            let received = key == "dtype" || key == "decode_dtype";
-            if received && parsed.data_type.size() > 1 && elem.data_type.size() > 1 && parsed.byte_order != elem.byte_order {
-                return Err(unsupported(format!(
-                    "v2 filter '{id}': {key} '{s}' reinterprets the byte order of the elements it receives; no Zarr v3 equivalent"
-                )));
-            }
-            if let Some(rest) = s.strip_prefix('>') {
-                m.insert(key.into(), Value::from(format!("<{rest}")));
+/// The v3 `numcodecs.<id>` codec of a v2 array filter receiving `elem`, from the filter's own
+/// configuration (`to_json`). Its dtype members name the elements in the v3 chain, which are native
+/// (little-endian): a big-endian v2 dtype becomes the little-endian one (the `bytes` codec restores
+/// the stored order).
+fn array_filter(filter: &dyn BytesToBytesCodec, id: &str, elem: &V2Elem) -> Result<Value> {
+    let mut json = filter.to_json();
+    if let Some(m) = json.as_object_mut() {
+        for key in ["dtype", "astype", "encode_dtype", "decode_dtype"] {
+            if let Some(Value::String(s)) = m.get(key) {
+                let parsed = V2Elem::parse(s)?;
+                let received = key == "dtype" || key == "decode_dtype";
+                if received && parsed.data_type.size() > 1 && elem.data_type.size() > 1 && parsed.byte_order != elem.byte_order {
+                    return Err(unsupported(format!(
+                        "v2 filter '{id}': {key} '{s}' reinterprets the byte order of the elements it receives; no Zarr v3 equivalent"
+                    )));
+                }
+                if let Some(rest) = s.strip_prefix('>') {
+                    let little = format!("<{rest}");
+                    m.insert(key.into(), Value::from(little));
+                }
             }
         }
     }
-    Ok(json!({"name": format!("numcodecs.{id}"), "configuration": m}))
-}
-
-/// The v3 codec of a v2 compressor (or a bytes filter) receiving `elem`: blosc, gzip and zstd become
-/// the core codecs (blosc's typesize is the size of `elem`, as numcodecs takes it), the other numcodecs
-/// compressors and checksums, and shuffle, their `numcodecs.<id>` codecs.
-fn bytes_to_bytes(c: &Value, id: &str, elem: &V2Elem, what: &str) -> Result<Value> {
-    let size = elem.data_type.size();
-    let get = |k: &str| c.get(k).filter(|v| !v.is_null());
-    Ok(match id {
-        "blosc" => {
-            let shuffle = match get("shuffle").and_then(Value::as_i64).unwrap_or(1) {
-                0 => "noshuffle",
-                2 => "bitshuffle",
-                -1 if size == 1 => "bitshuffle",
-                _ => "shuffle",
-            };
-            json!({"name": "blosc", "configuration": {
-                "cname": get("cname").cloned().unwrap_or(json!("lz4")),
-                "clevel": get("clevel").cloned().unwrap_or(json!(5)),
-                "shuffle": shuffle, "typesize": size,
-                "blocksize": get("blocksize").cloned().unwrap_or(json!(0))}})
-        }
-        "gzip" => json!({"name": "gzip", "configuration": {"level": get("level").cloned().unwrap_or(json!(1))}}),
-        "zstd" => json!({"name": "zstd", "configuration": {
-            "level": get("level").cloned().unwrap_or(json!(1)),
-            "checksum": get("checksum").cloned().unwrap_or(json!(false))}}),
-        "shuffle" => {
-            let mut m = members(c);
-            m.insert("elementsize".into(), get("elementsize").cloned().unwrap_or(json!(4)));
-            json!({"name": "numcodecs.shuffle", "configuration": m})
-        }
-        "zlib" | "lz4" | "bz2" | "lzma" | "crc32" | "adler32" | "crc32c" | "fletcher32" => {
-            json!({"name": format!("numcodecs.{id}"), "configuration": members(c)})
-        }
-        other => return Err(unsupported(format!("v2 {what} '{other}' has no Zarr v3 codec"))),
-    })
+    Ok(numcodecs::v3::v3_metadata(json))
 }
 
 /// The v3 document equivalent to a v2 `.zarray` (`meta` is its parsed form).
@@ -140,12 +101,11 @@ fn v3_document(doc: &Value, meta: &metadata::ArrayMetadata, attrs: Map<String, V
     let fortran = doc.get("order").and_then(Value::as_str) == Some("F") && rank > 1;
     let mut codecs = Vec::new();
     if fortran {
-        codecs.push(json!({"name": "transpose", "configuration": {"order": (0..rank).rev().collect::<Vec<_>>()}}));
+        codecs.push(TransposeCodec::new((0..rank).rev().collect())?.to_json());
     }
-    let bytes_codec = |e: &V2Elem| match e.byte_order {
-        Some(Endian::Big) if e.data_type.size() > 1 => json!({"name": "bytes", "configuration": {"endian": "big"}}),
-        Some(_) if e.data_type.size() > 1 => json!({"name": "bytes", "configuration": {"endian": "little"}}),
-        _ => json!({"name": "bytes"}),
+    // Single-byte elements have no byte order.
+    let bytes_codec = |e: &V2Elem| {
+        BytesCodec::new(&e.data_type, e.byte_order.filter(|_| e.data_type.size() > 1)).to_json()
     };
     // The elements each codec receives, as in the v2 pipeline.
     let mut elem = V2Elem { data_type: meta.data_type.clone(), byte_order: t.byte_order };
@@ -153,7 +113,7 @@ fn v3_document(doc: &Value, meta: &metadata::ArrayMetadata, attrs: Map<String, V
     let filters = doc.get("filters").and_then(Value::as_array).cloned().unwrap_or_default();
     for f in &filters {
         let id = f.get("id").and_then(Value::as_str).unwrap_or("?");
-        let (_, out) = numcodecs::filter(f, &elem).map_err(|e| match e {
+        let (codec, out) = numcodecs::filter(f, &elem).map_err(|e| match e {
             Error::Unsupported(m) => unsupported(format!("v2 filter '{id}' has no Zarr v3 equivalent ({m})")),
             e => e.context(format!("v2 filter '{id}'")),
         })?;
@@ -164,13 +124,13 @@ fn v3_document(doc: &Value, meta: &metadata::ArrayMetadata, attrs: Map<String, V
             if fortran && (id == "delta" || id == "packbits") {
                 return Err(unsupported(format!("v2 filter '{id}' on an order \"F\" array has no Zarr v3 equivalent")));
             }
-            codecs.push(array_filter(f, id, &elem)?);
+            codecs.push(array_filter(codec.as_ref(), id, &elem)?);
         } else {
             if arrays {
                 codecs.push(bytes_codec(&elem));
                 arrays = false;
             }
-            codecs.push(bytes_to_bytes(f, id, &elem, "filter")?);
+            codecs.push(numcodecs::v3::v3_metadata(codec.to_json()));
         }
         elem = out;
     }
@@ -190,11 +150,11 @@ fn v3_document(doc: &Value, meta: &metadata::ArrayMetadata, attrs: Map<String, V
         None | Some(Value::Null) => {}
         Some(c) => {
             let id = c.get("id").and_then(Value::as_str).unwrap_or("?");
-            numcodecs::compressor(c, &elem).map_err(|e| match e {
+            let codec = numcodecs::compressor(c, &elem).map_err(|e| match e {
                 Error::Unsupported(_) => unsupported(format!("v2 compressor '{id}' has no Zarr v3 codec")),
                 e => e.context(format!("v2 compressor '{id}'")),
             })?;
-            codecs.push(bytes_to_bytes(c, id, &elem, "compressor")?);
+            codecs.push(numcodecs::v3::v3_metadata(codec.to_json()));
         }
     }
     let separator = match doc.get("dimension_separator").and_then(Value::as_str) {
@@ -292,6 +252,27 @@ mod tests {
                 assert_eq!(store.get(&k).unwrap(), bytes, "chunk {k} unchanged");
             }
         }
+    }
+
+    #[test]
+    fn codec_metadata_comes_from_the_codecs() {
+        let store = Arc::new(MemoryStore::new());
+        v2_array(&store, json!({"zarr_format": 2, "shape": [4, 6], "chunks": [2, 3], "dtype": "|u1", "fill_value": 0,
+            "order": "F", "filters": [{"id": "fixedscaleoffset", "offset": 1, "scale": 2, "dtype": "|u1"}, {"id": "crc32"}],
+            "compressor": {"id": "blosc", "cname": "zstd", "clevel": 2, "shuffle": -1}}));
+        v2_to_v3(store.as_ref(), "a").unwrap();
+        let doc: Value = serde_json::from_slice(&store.get("a/zarr.json").unwrap().unwrap()).unwrap();
+        assert_eq!(
+            doc["codecs"],
+            json!([
+                {"name": "transpose", "configuration": {"order": [1, 0]}},
+                {"name": "numcodecs.fixedscaleoffset", "configuration": {"offset": 1, "scale": 2, "dtype": "|u1", "astype": "|u1"}},
+                {"name": "bytes"},
+                {"name": "numcodecs.crc32", "configuration": {"location": "start"}},
+                // numcodecs' automatic shuffle of 1-byte elements is the bit shuffle
+                {"name": "blosc", "configuration": {"cname": "zstd", "clevel": 2, "shuffle": "bitshuffle", "typesize": 1, "blocksize": 0}},
+            ])
+        );
     }
 
     #[test]

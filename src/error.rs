@@ -1,6 +1,6 @@
 //! The library's error type. Every variant maps to exactly one C status code ([`Error::status`]).
 
-use crate::ffi::status::*;
+use crate::status::*;
 
 /// An error raised anywhere in libzarr. The message carries the context (path, chunk key, sizes).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

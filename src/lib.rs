@@ -26,6 +26,7 @@ pub mod node;
 pub mod selection;
 pub mod spec;
 pub mod scratch;
+pub mod status;
 pub mod store;
 pub mod threads;
 

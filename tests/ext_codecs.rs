@@ -4,21 +4,14 @@
 //! tests/fixtures (cases of kind v3-ext-codec, read by tests/fixtures.rs) and
 //! tests/interop/test_ext_codecs_roundtrip.py.)
 
-use serde_json::{json, Value};
+mod common;
+
+use common::{bytes_codec, v3_array};
+use serde_json::json;
 use std::sync::Arc;
 use zarr::store::memory::MemoryStore;
 use zarr::store::Store;
 use zarr::{Array, Error};
-
-fn meta(shape: &[u64], chunks: &[u64], dtype: &str, fill: Value, codecs: Value) -> String {
-    json!({
-        "zarr_format": 3, "node_type": "array", "shape": shape, "data_type": dtype,
-        "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": chunks}},
-        "chunk_key_encoding": {"name": "default", "configuration": {"separator": "/"}},
-        "fill_value": fill, "codecs": codecs, "attributes": {}
-    })
-    .to_string()
-}
 
 fn f64s(v: &[f64]) -> Vec<u8> {
     v.iter().flat_map(|x| x.to_ne_bytes()).collect()
@@ -28,19 +21,13 @@ fn le_i16(b: &[u8]) -> Vec<i16> {
     b.chunks(2).map(|c| i16::from_le_bytes([c[0], c[1]])).collect()
 }
 
-const BYTES: &str = r#"{"name": "bytes", "configuration": {"endian": "little"}}"#;
-
-fn bytes() -> Value {
-    serde_json::from_str(BYTES).unwrap()
-}
-
 #[test]
 fn edge_chunk_padding_holds_the_encoded_fill_value() {
     // float64 fill 5.0 -> scale_offset (x - 2) * 10 = 30 -> int16 30
     let store = Arc::new(MemoryStore::new());
     let codecs = json!([{"name": "scale_offset", "configuration": {"offset": 2, "scale": 10}},
-                        {"name": "cast_value", "configuration": {"data_type": "int16"}}, bytes()]);
-    let a = Array::create(store.clone(), "", &meta(&[5], &[4], "float64", json!(5.0), codecs)).unwrap();
+                        {"name": "cast_value", "configuration": {"data_type": "int16"}}, bytes_codec("little")]);
+    let a = Array::create(store.clone(), "", &v3_array(&[5], &[4], "float64", json!(5.0), codecs)).unwrap();
     a.write_region(&[0], &[5], &f64s(&[1.0, 2.5, -3.0, 2.0, 4.25])).unwrap();
     assert_eq!(le_i16(&store.get("c/1").unwrap().unwrap()), [22, 30, 30, 30]);
     assert_eq!(le_i16(&store.get("c/0").unwrap().unwrap()), [-10, 5, -50, 0]);
@@ -56,20 +43,20 @@ fn sharding_inside_and_outside() {
         (
             "inner",
             json!([{"name": "sharding_indexed", "configuration": {
-                "chunk_shape": [2, 2], "index_codecs": [bytes(), {"name": "crc32c"}],
+                "chunk_shape": [2, 2], "index_codecs": [bytes_codec("little"), {"name": "crc32c"}],
                 "codecs": [{"name": "scale_offset", "configuration": {"offset": 100, "scale": 2}},
-                           {"name": "cast_value", "configuration": {"data_type": "int16"}}, bytes()]}}]),
+                           {"name": "cast_value", "configuration": {"data_type": "int16"}}, bytes_codec("little")]}}]),
         ),
         (
             "outer",
             json!([{"name": "scale_offset", "configuration": {"offset": 100, "scale": 2}},
                    {"name": "cast_value", "configuration": {"data_type": "int16"}},
                    {"name": "sharding_indexed", "configuration": {
-                       "chunk_shape": [2, 2], "index_codecs": [bytes(), {"name": "crc32c"}], "codecs": [bytes()]}}]),
+                       "chunk_shape": [2, 2], "index_codecs": [bytes_codec("little"), {"name": "crc32c"}], "codecs": [bytes_codec("little")]}}]),
         ),
     ] {
         let store = Arc::new(MemoryStore::new());
-        let a = Array::create(store.clone(), "", &meta(&[5, 4], &[4, 4], "float32", json!(0.0), codecs)).unwrap();
+        let a = Array::create(store.clone(), "", &v3_array(&[5, 4], &[4, 4], "float32", json!(0.0), codecs)).unwrap();
         // only the top-left inner chunk of shard 0 and the edge shard's first row are written
         let v: Vec<u8> = [1.0f32, 2.0, 3.0, 4.5].iter().flat_map(|x| x.to_ne_bytes()).collect();
         a.write_region(&[0, 0], &[2, 2], &v).unwrap();
@@ -99,8 +86,8 @@ fn sharding_inside_and_outside() {
 #[test]
 fn value_errors_on_write_and_read() {
     let store = Arc::new(MemoryStore::new());
-    let codecs = json!([{"name": "cast_value", "configuration": {"data_type": "uint8"}}, bytes()]);
-    let a = Array::create(store.clone(), "", &meta(&[4], &[2], "float64", json!(0.0), codecs)).unwrap();
+    let codecs = json!([{"name": "cast_value", "configuration": {"data_type": "uint8"}}, bytes_codec("little")]);
+    let a = Array::create(store.clone(), "", &v3_array(&[4], &[2], "float64", json!(0.0), codecs)).unwrap();
     a.write_region(&[0], &[2], &f64s(&[1.0, 2.0])).unwrap();
     for bad in [256.0, -1.0, f64::NAN, f64::INFINITY, -0.6] {
         let e = a.write_region(&[0], &[2], &f64s(&[7.0, bad])).unwrap_err();
@@ -109,8 +96,8 @@ fn value_errors_on_write_and_read() {
     }
     // a stored value the decoder cannot map back (int16 300 -> int8) is a value error on read
     let store = Arc::new(MemoryStore::new());
-    let codecs = json!([{"name": "cast_value", "configuration": {"data_type": "int16"}}, bytes()]);
-    let a = Array::create(store.clone(), "", &meta(&[4], &[2], "int8", json!(0), codecs)).unwrap();
+    let codecs = json!([{"name": "cast_value", "configuration": {"data_type": "int16"}}, bytes_codec("little")]);
+    let a = Array::create(store.clone(), "", &v3_array(&[4], &[2], "int8", json!(0), codecs)).unwrap();
     store.set("c/1", &[44, 1, 5, 0]).unwrap();
     let mut out = vec![0u8; 4];
     assert!(matches!(a.read_region(&[0], &[4], &mut out), Err(Error::Value(m)) if m.contains("300")));
@@ -118,8 +105,8 @@ fn value_errors_on_write_and_read() {
     assert_eq!(out[..2], [0, 0]);
     // scale_offset: a stored value with a remainder
     let store = Arc::new(MemoryStore::new());
-    let codecs = json!([{"name": "scale_offset", "configuration": {"scale": 4}}, bytes()]);
-    let a = Array::create(store.clone(), "", &meta(&[2], &[2], "int32", json!(0), codecs)).unwrap();
+    let codecs = json!([{"name": "scale_offset", "configuration": {"scale": 4}}, bytes_codec("little")]);
+    let a = Array::create(store.clone(), "", &v3_array(&[2], &[2], "int32", json!(0), codecs)).unwrap();
     store.set("c/0", &[8, 0, 0, 0, 6, 0, 0, 0]).unwrap();
     let mut out = vec![0u8; 8];
     assert!(matches!(a.read_region(&[0], &[2], &mut out), Err(Error::Value(_))));
@@ -129,12 +116,12 @@ fn value_errors_on_write_and_read() {
 fn fill_values_that_cannot_be_encoded_fail_at_open() {
     let store = Arc::new(MemoryStore::new());
     for (dtype, fill, codecs) in [
-        ("float64", json!("NaN"), json!([{"name": "cast_value", "configuration": {"data_type": "int16"}}, bytes()])),
-        ("float64", json!(1e9), json!([{"name": "cast_value", "configuration": {"data_type": "int16"}}, bytes()])),
-        ("int16", json!(32767), json!([{"name": "scale_offset", "configuration": {"offset": -1}}, bytes()])),
-        ("uint8", json!(3), json!([{"name": "cast_value", "configuration": {"data_type": "float32", "scalar_map": {"encode": [[3, "NaN"]]}}}, bytes()])),
+        ("float64", json!("NaN"), json!([{"name": "cast_value", "configuration": {"data_type": "int16"}}, bytes_codec("little")])),
+        ("float64", json!(1e9), json!([{"name": "cast_value", "configuration": {"data_type": "int16"}}, bytes_codec("little")])),
+        ("int16", json!(32767), json!([{"name": "scale_offset", "configuration": {"offset": -1}}, bytes_codec("little")])),
+        ("uint8", json!(3), json!([{"name": "cast_value", "configuration": {"data_type": "float32", "scalar_map": {"encode": [[3, "NaN"]]}}}, bytes_codec("little")])),
     ] {
-        let e = Array::create(store.clone(), "x", &meta(&[4], &[2], dtype, fill.clone(), codecs)).unwrap_err();
+        let e = Array::create(store.clone(), "x", &v3_array(&[4], &[2], dtype, fill.clone(), codecs)).unwrap_err();
         assert!(matches!(e, Error::Metadata(_)), "{dtype} {fill}: {e}");
     }
 }
@@ -146,8 +133,8 @@ fn fill_values_that_cannot_be_encoded_fail_at_open() {
 #[test]
 fn refused_multi_chunk_write_changes_nothing() {
     let store = Arc::new(MemoryStore::new());
-    let codecs = json!([{"name": "cast_value", "configuration": {"data_type": "uint8"}}, bytes()]);
-    let a = Array::create(store.clone(), "", &meta(&[8], &[2], "float64", json!(0.0), codecs)).unwrap();
+    let codecs = json!([{"name": "cast_value", "configuration": {"data_type": "uint8"}}, bytes_codec("little")]);
+    let a = Array::create(store.clone(), "", &v3_array(&[8], &[2], "float64", json!(0.0), codecs)).unwrap();
     a.write_region(&[0], &[8], &f64s(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0])).unwrap();
     let e = a.write_region(&[0], &[8], &f64s(&[9.0, 9.0, 9.0, 9.0, 9.0, 9.0, 9.0, 300.0])).unwrap_err();
     assert!(matches!(e, Error::Value(_)), "{e}");

@@ -9,9 +9,12 @@
 //! and a few deterministic pseudo-random boxes), and each corrupted case is read chunk by chunk: the
 //! intact chunks must read correctly, the damaged ones must fail with the expected error.
 
+mod common;
+
+use common::{fixtures_root, for_each_index};
 use serde_json::Value;
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 use zarr::dtype::DataType;
 use zarr::node::NodeKind;
@@ -24,8 +27,7 @@ thread_local! {
 }
 
 fn fixtures_dir() -> PathBuf {
-    let base = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests").join("fixtures");
-    SUBSET.with(|s| base.join(*s.borrow()))
+    SUBSET.with(|s| fixtures_root().join(*s.borrow()))
 }
 
 fn manifest() -> Value {
@@ -99,31 +101,16 @@ fn le_to_native(mut bytes: Vec<u8>, dt: &DataType) -> Vec<u8> {
 fn sub_box(full: &[u8], shape: &[u64], start: &[u64], count: &[u64], es: usize) -> Vec<u8> {
     let n: u64 = count.iter().product();
     let mut out = Vec::with_capacity(n as usize * es);
-    if n == 0 {
-        return out;
-    }
-    let rank = shape.len();
-    let mut idx = vec![0u64; rank];
-    loop {
-        let mut off = 0u64;
-        for d in 0..rank {
-            off = off * shape[d] + start[d] + idx[d];
-        }
-        let o = off as usize * es;
+    for_each_index(start, count, |idx| {
+        let o = linear(idx, shape) * es;
         out.extend_from_slice(&full[o..o + es]);
-        let mut d = rank;
-        loop {
-            if d == 0 {
-                return out;
-            }
-            d -= 1;
-            idx[d] += 1;
-            if idx[d] < count[d] {
-                break;
-            }
-            idx[d] = 0;
-        }
-    }
+    });
+    out
+}
+
+/// The C-order linear position of `idx` in an array of `shape`.
+fn linear(idx: &[u64], shape: &[u64]) -> usize {
+    idx.iter().zip(shape).fold(0u64, |a, (x, s)| a * s + x) as usize
 }
 
 fn first_difference(a: &[u8], b: &[u8]) -> String {
@@ -149,32 +136,16 @@ impl Lcg {
 /// Every chunk's clipped box, as (grid index, start, count).
 fn chunk_boxes(shape: &[u64], chunks: &[u64]) -> Vec<(Vec<u64>, Vec<u64>, Vec<u64>)> {
     let grid: Vec<u64> = shape.iter().zip(chunks).map(|(s, c)| s.div_ceil(*c)).collect();
-    if grid.iter().any(|&g| g == 0) {
-        return Vec::new();
-    }
     let rank = shape.len();
     let mut out = Vec::new();
-    let mut idx = vec![0u64; rank];
-    loop {
+    for_each_index(&vec![0; rank], &grid, |idx| {
         let start: Vec<u64> = (0..rank).map(|d| idx[d] * chunks[d]).collect();
         let count: Vec<u64> = (0..rank).map(|d| chunks[d].min(shape[d] - start[d])).collect();
-        out.push((idx.clone(), start, count));
-        let mut d = rank;
-        loop {
-            if d == 0 {
-                return out;
-            }
-            d -= 1;
-            idx[d] += 1;
-            if idx[d] < grid[d] {
-                break;
-            }
-            idx[d] = 0;
-        }
-    }
+        out.push((idx.to_vec(), start, count));
+    });
+    out
 }
 
-/// The chunk grid index named by a chunk key of the default (`c/1/2`, `c.1.2`) or v2 (`1.2`) encodings.
 fn key_to_index(key: &str) -> Vec<u64> {
     let k = key.strip_prefix('c').unwrap_or(key);
     k.split(['/', '.']).filter(|s| !s.is_empty()).map(|s| s.parse().expect("chunk key index")).collect()
@@ -324,20 +295,14 @@ fn check_vlen_case(case: &Value, arr: &Array, shape: &[u64]) -> Result<String, S
             return Err(format!("region {start:?}+{count:?}: {} elements, expected {total}", got.len()));
         }
         let mut bad = None;
-        let mut idx = start.to_vec();
-        for i in 0..total as usize {
-            let lin = idx.iter().zip(shape).fold(0u64, |a, (x, s)| a * s + x) as usize;
+        let mut i = 0;
+        for_each_index(start, count, |idx| {
+            let lin = linear(idx, shape);
             if bad.is_none() && got.get(i) != &expected[lin][..] {
                 bad = Some(lin);
             }
-            for d in (0..idx.len()).rev() {
-                idx[d] += 1;
-                if idx[d] < start[d] + count[d] {
-                    break;
-                }
-                idx[d] = start[d];
-            }
-        }
+            i += 1;
+        });
         match bad {
             Some(lin) => Err(format!("region {start:?}+{count:?}: element {lin} differs")),
             None => Ok(()),

@@ -24,6 +24,9 @@
 //! A global allocator refuses any single request above 4 GiB (as a machine without that much memory
 //! would) so that an unguarded huge allocation shows up as an abort here rather than as an OOM kill.
 
+mod common;
+
+use common::fixtures_root;
 use serde_json::Value;
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -84,12 +87,6 @@ const READ_ALL_MAX_BYTES: u64 = 4 << 20;
 const READ_ALL_MAX_CHUNKS: u64 = 4096;
 /// A single open-and-read that takes longer than this counts as a hang.
 const HANG_LIMIT: Duration = Duration::from_secs(120);
-
-fn fixtures_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests")
-        .join("fixtures")
-}
 
 /// Deterministic xorshift64* generator.
 struct Rng(u64);
@@ -215,7 +212,7 @@ fn open_and_read(dir: &Path) -> Result<Result<Vec<u8>, Error>, String> {
         }
         let es = md.data_type.size() as u64;
         let shape = md.shape.clone();
-        if shape.iter().any(|&n| n == 0) {
+        if shape.contains(&0) {
             return Ok(Vec::new());
         }
         let grid = md.grid.grid_shape(&shape);
@@ -382,7 +379,7 @@ fn write_corners(
 fn readable_cases() -> Vec<(String, PathBuf)> {
     let mut out = Vec::new();
     for sub in ["", "numcodecs_v3", "pcodec_zfp"] {
-        let dir = fixtures_dir().join(sub);
+        let dir = fixtures_root().join(sub);
         let text = std::fs::read_to_string(dir.join("manifest.json"))
             .unwrap_or_else(|e| panic!("{}: {e}", dir.join("manifest.json").display()));
         let m: Value = serde_json::from_str(&text).unwrap();

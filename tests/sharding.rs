@@ -1,6 +1,9 @@
 //! sharding_indexed: round trips, partial shard writes, empty inner chunks, hostile shards, and the
 //! proof that small reads fetch only the index and the inner chunks they touch.
 
+mod common;
+
+use common::{bytes_codec, sharding_codec, v3_array};
 use serde_json::{json, Value};
 use std::sync::Arc;
 use zarr::store::memory::MemoryStore;
@@ -8,26 +11,15 @@ use zarr::store::Store;
 use zarr::{Array, Error};
 
 fn meta(shape: &[u64], shard: &[u64], inner: &[u64], dtype: &str, fill: Value, inner_codecs: Value, location: &str) -> String {
-    json!({
-        "zarr_format": 3, "node_type": "array", "shape": shape, "data_type": dtype,
-        "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": shard}},
-        "chunk_key_encoding": {"name": "default", "configuration": {"separator": "/"}},
-        "fill_value": fill,
-        "codecs": [{"name": "sharding_indexed", "configuration": {
-            "chunk_shape": inner, "codecs": inner_codecs,
-            "index_codecs": [{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "crc32c"}],
-            "index_location": location}}],
-        "attributes": {}
-    })
-    .to_string()
+    v3_array(shape, shard, dtype, fill, json!([sharding_codec(inner, inner_codecs, location)]))
 }
 
 fn gzip_codecs() -> Value {
-    json!([{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "gzip", "configuration": {"level": 1}}])
+    json!([bytes_codec("little"), {"name": "gzip", "configuration": {"level": 1}}])
 }
 
 fn bytes_codecs() -> Value {
-    json!([{"name": "bytes", "configuration": {"endian": "little"}}])
+    json!([bytes_codec("little")])
 }
 
 fn values_u16(n: usize, seed: u32) -> Vec<u8> {
@@ -268,7 +260,7 @@ fn partial_shard_write_reencodes_only_touched_inner_chunks() {
     a.read_region(&[0, 0], &[16, 12], &mut out).unwrap();
     assert_eq!(out, want);
     // Writing the fill value over a whole inner chunk removes it from the index; the others stay.
-    a.write_region(&[0, 0], &[4, 6], &vec![0u8; 4 * 6 * 2]).unwrap();
+    a.write_region(&[0, 0], &[4, 6], &[0u8; 4 * 6 * 2]).unwrap();
     let idx = parse_index(&store.get("c/0/0").unwrap().unwrap(), 8, false);
     assert_eq!(idx[0], (u64::MAX, u64::MAX));
     assert!(idx[1..].iter().all(|e| e.0 != u64::MAX));

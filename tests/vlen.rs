@@ -2,22 +2,15 @@
 //! array (a Vec of elements), partial writes, fill values, sharding, and errors (refused fixed-size
 //! calls, invalid UTF-8, corrupt chunks, bad offsets), checking that failing writes store nothing.
 
+mod common;
+
+use common::{for_each_index, v3_array};
 use serde_json::{json, Value};
 use std::sync::Arc;
 use zarr::array::vlen::VlenData;
 use zarr::store::memory::MemoryStore;
 use zarr::store::Store;
 use zarr::{Array, Error};
-
-fn v3(shape: &[u64], chunks: &[u64], dtype: &str, fill: Value, codecs: Value) -> String {
-    json!({
-        "zarr_format": 3, "node_type": "array", "shape": shape, "data_type": dtype,
-        "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": chunks}},
-        "chunk_key_encoding": {"name": "default", "configuration": {"separator": "/"}},
-        "fill_value": fill, "codecs": codecs, "attributes": {}
-    })
-    .to_string()
-}
 
 fn elem(i: usize, seed: usize) -> String {
     let k = (i * 7 + seed * 13) % 11;
@@ -57,7 +50,7 @@ fn exercise(a: &Array, fill: &[u8]) {
         let v = VlenData::from_elements(&elems);
         a.write_region_vlen(start, count, &v.offsets, &v.data).unwrap();
         let mut i = 0;
-        for_each_in_box(start, count, |idx| {
+        for_each_index(start, count, |idx| {
             let lin = idx.iter().zip(&shape).fold(0u64, |acc, (x, s)| acc * s + x) as usize;
             model[lin] = elems[i].clone();
             i += 1;
@@ -76,22 +69,6 @@ fn exercise(a: &Array, fill: &[u8]) {
     }
 }
 
-fn for_each_in_box(start: &[u64], count: &[u64], mut f: impl FnMut(&[u64])) {
-    let rank = start.len();
-    let total: u64 = count.iter().product();
-    let mut idx = start.to_vec();
-    for _ in 0..total {
-        f(&idx);
-        for d in (0..rank).rev() {
-            idx[d] += 1;
-            if idx[d] < start[d] + count[d] {
-                break;
-            }
-            idx[d] = start[d];
-        }
-    }
-}
-
 #[test]
 fn strings_round_trip_with_codecs() {
     for codecs in [
@@ -100,7 +77,7 @@ fn strings_round_trip_with_codecs() {
         json!([{"name": "vlen-utf8"}, {"name": "gzip", "configuration": {"level": 5}}, "crc32c"]),
     ] {
         let store = Arc::new(MemoryStore::new());
-        let a = Array::create(store.clone(), "s", &v3(&[7, 9], &[3, 4], "string", json!("fill"), codecs.clone())).unwrap();
+        let a = Array::create(store.clone(), "s", &v3_array(&[7, 9], &[3, 4], "string", json!("fill"), codecs.clone())).unwrap();
         exercise(&a, b"fill");
         let reopened = Array::open(store, "s", false).unwrap();
         assert_eq!(reopened.read_region_vlen(&[0, 0], &[7, 9]).unwrap(), a.read_region_vlen(&[0, 0], &[7, 9]).unwrap());
@@ -115,7 +92,7 @@ fn bytes_fill_forms_and_sharding() {
         ("bytes", json!("AQID"), vec![1, 2, 3]),
     ] {
         let store = Arc::new(MemoryStore::new());
-        let a = Array::create(store.clone(), "b", &v3(&[20], &[6], dtype, fill, json!([{"name": "vlen-bytes"}]))).unwrap();
+        let a = Array::create(store.clone(), "b", &v3_array(&[20], &[6], dtype, fill, json!([{"name": "vlen-bytes"}]))).unwrap();
         assert_eq!(a.metadata().fill_value, want);
         let r = a.read_region_vlen(&[3], &[4]).unwrap();
         assert_eq!(r, VlenData::from_elements(&[&want, &want, &want, &want]));
@@ -128,7 +105,7 @@ fn bytes_fill_forms_and_sharding() {
             "codecs": [{"name": "vlen-utf8"}, {"name": "zstd", "configuration": {"level": 1, "checksum": false}}],
             "index_codecs": [{"name": "bytes", "configuration": {"endian": "little"}}, "crc32c"],
             "index_location": location}}]);
-        let a = Array::create(store.clone(), "sh", &v3(&[9, 10], &[4, 6], "string", json!(""), codecs)).unwrap();
+        let a = Array::create(store.clone(), "sh", &v3_array(&[9, 10], &[4, 6], "string", json!(""), codecs)).unwrap();
         exercise(&a, b"");
     }
 }
@@ -136,7 +113,7 @@ fn bytes_fill_forms_and_sharding() {
 #[test]
 fn fill_chunks_are_not_stored() {
     let store = Arc::new(MemoryStore::new());
-    let a = Array::create(store.clone(), "f", &v3(&[4], &[2], "string", json!("x"), json!(["vlen-utf8"]))).unwrap();
+    let a = Array::create(store.clone(), "f", &v3_array(&[4], &[2], "string", json!("x"), json!(["vlen-utf8"]))).unwrap();
     let v = VlenData::from_elements(&["a", "x", "x", "x"]);
     a.write_region_vlen(&[0], &[4], &v.offsets, &v.data).unwrap();
     assert!(store.get("f/c/0").unwrap().is_some());
@@ -153,7 +130,7 @@ fn fill_chunks_are_not_stored() {
 #[test]
 fn errors_store_nothing() {
     let store = Arc::new(MemoryStore::new());
-    let a = Array::create(store.clone(), "e", &v3(&[6], &[2], "string", json!(""), json!(["vlen-utf8"]))).unwrap();
+    let a = Array::create(store.clone(), "e", &v3_array(&[6], &[2], "string", json!(""), json!(["vlen-utf8"]))).unwrap();
     let v = VlenData::from_elements(&["a", "b", "c", "d", "e", "f"]);
     a.write_region_vlen(&[0], &[6], &v.offsets, &v.data).unwrap();
     let before: Vec<(String, Option<Vec<u8>>)> = store.keys().into_iter().map(|k| (k.clone(), store.get(&k).unwrap())).collect();
@@ -183,14 +160,14 @@ fn errors_store_nothing() {
     a.write_region_vlen(&[4], &[2], &one.offsets, &one.data).unwrap();
     assert_eq!(a.read_region_vlen(&[0], &[6]).unwrap(), VlenData::from_elements(&["a", "b", "c", "d", "z", "z"]));
     // a fixed-size array refuses the vlen calls
-    let f = Array::create(store.clone(), "i", &v3(&[2], &[2], "int32", json!(0), json!([{"name": "bytes", "configuration": {"endian": "little"}}]))).unwrap();
+    let f = Array::create(store.clone(), "i", &v3_array(&[2], &[2], "int32", json!(0), json!([{"name": "bytes", "configuration": {"endian": "little"}}]))).unwrap();
     assert!(matches!(f.read_region_vlen(&[0], &[2]), Err(Error::InvalidArgument(_))));
 }
 
 #[test]
 fn metadata_checks() {
     let store = Arc::new(MemoryStore::new());
-    let bad = |dtype: &str, fill: Value, codecs: Value| Array::create(store.clone(), "m", &v3(&[2], &[2], dtype, fill, codecs)).unwrap_err();
+    let bad = |dtype: &str, fill: Value, codecs: Value| Array::create(store.clone(), "m", &v3_array(&[2], &[2], dtype, fill, codecs)).unwrap_err();
     assert!(matches!(bad("string", json!(""), json!(["bytes"])), Error::Metadata(_)));
     assert!(matches!(bad("string", json!(""), json!(["vlen-bytes"])), Error::Metadata(_)));
     assert!(matches!(bad("int32", json!(0), json!(["vlen-utf8"])), Error::Metadata(_)));

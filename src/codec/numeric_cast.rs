@@ -502,7 +502,7 @@ impl CastPlan {
     /// number of elements). Fails with [`Error::Value`] on the first value that cannot be converted.
     pub fn cast(&self, src: &[u8], dst: &mut [u8]) -> Result<()> {
         let (ss, ds) = (self.source.size(), self.target.size());
-        if src.len() % ss != 0 || dst.len() / ds != src.len() / ss || dst.len() % ds != 0 {
+        if !src.len().is_multiple_of(ss) || dst.len() / ds != src.len() / ss || !dst.len().is_multiple_of(ds) {
             return Err(Error::Codec(format!(
                 "cast_value: {} bytes of {} do not match {} bytes of {}",
                 src.len(),
@@ -580,7 +580,7 @@ fn cast_slice<S: Elem, D: Elem>(plan: &CastPlan, src: &[u8], dst: &mut [u8]) -> 
             let fast = match v {
                 Num::Float(x) => {
                     let r = mode.to_integer(x);
-                    (r >= fmin && r < fend).then(|| r as i128 as u64)
+                    (r >= fmin && r < fend).then_some(r as i128 as u64)
                 }
                 Num::Int(i) => (i >= min && i <= max).then_some(i as u64),
             };

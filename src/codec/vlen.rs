@@ -83,7 +83,7 @@ impl VlenCodec {
             VlenKind::Utf8 => std::str::from_utf8(e).map(|_| ()).map_err(|err| format!("not valid UTF-8 ({err})")),
             VlenKind::Bytes => Ok(()),
             VlenKind::Array { item, .. } => {
-                if e.len() % item.size() == 0 {
+                if e.len().is_multiple_of(item.size()) {
                     Ok(())
                 } else {
                     Err(format!("{} bytes is not a whole number of {item} items", e.len()))
@@ -142,7 +142,7 @@ impl VlenCodec {
                 }
                 VlenKind::Bytes => {}
                 VlenKind::Array { item, .. } => {
-                    if len % item.size() != 0 {
+                    if !len.is_multiple_of(item.size()) {
                         return Err(corrupt(format!("element {i} of {len} bytes is not a whole number of {item} items")));
                     }
                     crate::dtype::swap_in_place(e, swap);

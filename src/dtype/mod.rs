@@ -123,7 +123,7 @@ impl DataType {
                     return None;
                 }
                 let bits: usize = bits.parse().ok()?;
-                if bits % 8 != 0 || bits / 8 > MAX_RAW_BYTES {
+                if !bits.is_multiple_of(8) || bits / 8 > MAX_RAW_BYTES {
                     return None;
                 }
                 DataType::Raw(bits / 8)
@@ -186,7 +186,7 @@ impl DataType {
     }
 
     fn from_v3_json_depth(v: &Value, depth: usize) -> Result<DataType> {
-        let e = crate::codec::Extension::parse(v, "data_type")?;
+        let e = crate::metadata::extension::Extension::parse(v, "data_type")?;
         let cfg = e.configuration;
         let bad = |why: String| Error::Metadata(format!("data_type '{}': {why}", e.name));
         let length_bytes = |multiple: usize| -> Result<usize> {
@@ -195,7 +195,7 @@ impl DataType {
                 return Err(bad(format!("unknown configuration member '{k}'")));
             }
             match c.get("length_bytes").and_then(Value::as_u64) {
-                Some(n) if n > 0 && n as usize % multiple == 0 && n <= MAX_RAW_BYTES as u64 => Ok(n as usize),
+                Some(n) if n > 0 && (n as usize).is_multiple_of(multiple) && n <= MAX_RAW_BYTES as u64 => Ok(n as usize),
                 _ => Err(bad(format!(
                     "'length_bytes' must be a positive multiple of {multiple} (at most {MAX_RAW_BYTES}), got {}",
                     c.get("length_bytes").unwrap_or(&Value::Null)

@@ -1,13 +1,13 @@
 //! C functions on arrays: open, create, inspect, read and write regions.
 
 use super::status::*;
-use super::{clear_out, guard, need_out, slice_arg, slice_out, str_arg, write_out, write_string};
+use super::handle::{handle_kind, new_handle, HandleKind};
+use super::{clear_out, document_text, guard, new_string, slice_arg, slice_out, str_arg, write_out, write_string};
 use crate::array::Array;
 use crate::dtype::{DataType, FloatKind, SmallInt};
 use crate::error::{Error, Result};
-use crate::store::filesystem::{path_from_location, FilesystemStore};
+use crate::store::open_location;
 use std::ffi::{c_char, c_int, c_void, CString};
-use std::sync::Arc;
 
 /// Open for reading only.
 pub const ZARR_READ: c_int = 1;
@@ -200,8 +200,6 @@ impl From<&DataType> for zarr_data_type {
     }
 }
 
-const ARRAY_MAGIC: u64 = 0x7a61_7272_4152_5259; // "zarrARRY"
-
 /// An open array (opaque). Create with zarr_open(), zarr_create() or the zarr_group_* functions;
 /// release with zarr_close().
 ///
@@ -211,61 +209,46 @@ pub struct zarr_array {
     _opaque: [u8; 0],
 }
 
-/// What a `zarr_array *` points to. Every handle kind starts with its magic number, so checking a
-/// handle of the wrong kind reads only its first 8 bytes.
-#[repr(C)]
-struct ArrayHandle {
-    magic: u64,
-    inner: Array,
+handle_kind!(
+    zarr_array,
+    OpenArray,
+    0x7a61_7272_4152_5259, // "zarrARRY"
+    "array handle is NULL",
+    "not an open zarr_array handle (closed or corrupt?)"
+);
+
+/// What a `zarr_array *` owns: the array and what C borrows from the handle. Dereferences to the
+/// [`Array`].
+pub(crate) struct OpenArray {
+    array: Array,
     /// NUL-terminated field names of a structured type (owned here for zarr_array_field()).
     field_names: Vec<CString>,
 }
 
-impl zarr_array {
-    pub(crate) fn into_raw(a: Array) -> *mut zarr_array {
+impl OpenArray {
+    /// The handle value for `a` (make the handle with `zarr_array::into_raw`).
+    pub(crate) fn new(a: Array) -> OpenArray {
         let field_names = match &a.metadata().data_type {
             DataType::Struct(s) => {
                 s.fields.iter().map(|f| CString::new(f.name.replace('\0', "")).unwrap_or_default()).collect()
             }
             _ => Vec::new(),
         };
-        Box::into_raw(Box::new(ArrayHandle { magic: ARRAY_MAGIC, inner: a, field_names })).cast()
+        OpenArray { array: a, field_names }
     }
 }
 
-/// The handle behind a pointer (after the checks of `array_ref`).
-///
-/// # Safety
-/// `p` passed `array_ref`.
-unsafe fn handle_ref<'a>(p: *const zarr_array) -> &'a ArrayHandle {
-    // SAFETY: caller's contract.
-    unsafe { &*p.cast::<ArrayHandle>() }
+impl std::ops::Deref for OpenArray {
+    type Target = Array;
+    fn deref(&self) -> &Array {
+        &self.array
+    }
 }
 
-/// The array behind a handle.
-///
-/// # Safety
-/// `p` is NULL or a pointer returned by libzarr for an array.
-pub(crate) unsafe fn array_ref<'a>(p: *const zarr_array) -> Result<&'a Array> {
-    if p.is_null() {
-        return Err(Error::InvalidHandle("array handle is NULL".into()));
+impl std::ops::DerefMut for OpenArray {
+    fn deref_mut(&mut self) -> &mut Array {
+        &mut self.array
     }
-    // SAFETY: caller's contract; the magic check catches closed or foreign handles (best effort).
-    let h = unsafe { &*p.cast::<ArrayHandle>() };
-    if h.magic != ARRAY_MAGIC {
-        return Err(Error::InvalidHandle("not an open zarr_array handle (closed or corrupt?)".into()));
-    }
-    Ok(&h.inner)
-}
-
-/// The array behind a handle, for calls that change the handle's array (resize).
-///
-/// # Safety
-/// `p` is NULL or a pointer returned by libzarr for an array, not used by another thread meanwhile.
-pub(crate) unsafe fn array_mut<'a>(p: *mut zarr_array) -> Result<&'a mut Array> {
-    // SAFETY: checked as array_ref does; exclusivity is the caller's contract.
-    unsafe { array_ref(p) }?;
-    Ok(unsafe { &mut (*p.cast::<ArrayHandle>()).inner })
 }
 
 pub(crate) fn parse_mode(mode: c_int) -> Result<bool> {
@@ -276,10 +259,6 @@ pub(crate) fn parse_mode(mode: c_int) -> Result<bool> {
             "mode {mode} is neither ZARR_READ ({ZARR_READ}) nor ZARR_READ_WRITE ({ZARR_READ_WRITE})"
         ))),
     }
-}
-
-pub(crate) fn fs_store(location: &str) -> Result<Arc<dyn crate::store::Store>> {
-    Ok(Arc::new(FilesystemStore::new(path_from_location(location)?)))
 }
 
 /// Opens the array stored in the directory `path` (a filesystem path or a `file://` URI).
@@ -297,14 +276,14 @@ pub(crate) fn fs_store(location: &str) -> Result<Arc<dyn crate::store::Store>> {
 #[no_mangle]
 pub unsafe extern "C" fn zarr_open(path: *const c_char, mode: c_int, out: *mut *mut zarr_array) -> zarr_status {
     // SAFETY (whole body): pointer arguments follow this function's documented contract.
-    unsafe { clear_out(out) };
-    guard(|| {
-        need_out(out, "out")?;
+    let make = || {
         let path = unsafe { str_arg(path, "path") }?;
         let writable = parse_mode(mode)?;
-        let a = Array::open(fs_store(path)?, "", writable)?;
-        unsafe { write_out(out, zarr_array::into_raw(a), "out") }
-    })
+        let a = Array::open(open_location(path)?, "", writable)?;
+        Ok(OpenArray::new(a))
+    };
+    // SAFETY: `out` follows the documented contract.
+    unsafe { new_handle(out, make) }
 }
 
 /// Creates an array in the directory `path` from a complete metadata document and opens it for
@@ -325,14 +304,14 @@ pub unsafe extern "C" fn zarr_create(
     metadata_json: *const c_char,
     out: *mut *mut zarr_array,
 ) -> zarr_status {
-    unsafe { clear_out(out) };
-    guard(|| {
-        need_out(out, "out")?;
+    let make = || {
         let path = unsafe { str_arg(path, "path") }?;
         let json = unsafe { str_arg(metadata_json, "metadata_json") }?;
-        let a = Array::create(fs_store(path)?, "", json)?;
-        unsafe { write_out(out, zarr_array::into_raw(a), "out") }
-    })
+        let a = Array::create(open_location(path)?, "", json)?;
+        Ok(OpenArray::new(a))
+    };
+    // SAFETY: `out` follows the documented contract.
+    unsafe { new_handle(out, make) }
 }
 
 /// Closes an array handle and frees it. NULL is a no-op. Everything written has already been stored
@@ -345,19 +324,7 @@ pub unsafe extern "C" fn zarr_create(
 /// `array` is NULL or an open handle; it must not be used afterwards.
 #[no_mangle]
 pub unsafe extern "C" fn zarr_close(array: *mut zarr_array) -> zarr_status {
-    if array.is_null() {
-        return ZARR_OK;
-    }
-    guard(|| {
-        unsafe { array_ref(array) }?;
-        // SAFETY: a live handle created by Box::into_raw; the magic is cleared to catch double closes.
-        unsafe {
-            let h = array.cast::<ArrayHandle>();
-            (*h).magic = 0;
-            drop(Box::from_raw(h));
-        }
-        Ok(())
-    })
+    guard(|| unsafe { zarr_array::close(array) })
 }
 
 /// The number of dimensions.
@@ -370,7 +337,7 @@ pub unsafe extern "C" fn zarr_close(array: *mut zarr_array) -> zarr_status {
 #[no_mangle]
 pub unsafe extern "C" fn zarr_array_rank(array: *const zarr_array, rank: *mut usize) -> zarr_status {
     guard(|| {
-        let a = unsafe { array_ref(array) }?;
+        let a = unsafe { zarr_array::get(array) }?;
         unsafe { write_out(rank, a.shape().len(), "rank") }
     })
 }
@@ -396,7 +363,7 @@ fn copy_dims(dst: *mut u64, rank: usize, src: &[u64], what: &str) -> Result<()> 
 /// `array` is an open handle; `shape` has room for `rank` values.
 #[no_mangle]
 pub unsafe extern "C" fn zarr_array_shape(array: *const zarr_array, shape: *mut u64, rank: usize) -> zarr_status {
-    guard(|| copy_dims(shape, rank, unsafe { array_ref(array) }?.shape(), "shape"))
+    guard(|| copy_dims(shape, rank, unsafe { zarr_array::get(array) }?.shape(), "shape"))
 }
 
 /// The chunk shape (for a sharded array: the shard shape).
@@ -414,7 +381,7 @@ pub unsafe extern "C" fn zarr_array_chunk_shape(
     chunk_shape: *mut u64,
     rank: usize,
 ) -> zarr_status {
-    guard(|| copy_dims(chunk_shape, rank, unsafe { array_ref(array) }?.metadata().chunk_shape(), "chunk_shape"))
+    guard(|| copy_dims(chunk_shape, rank, unsafe { zarr_array::get(array) }?.metadata().chunk_shape(), "chunk_shape"))
 }
 
 /// The inner chunk shape of a sharded array: the `chunk_shape` of its `sharding_indexed` codec (the
@@ -434,7 +401,7 @@ pub unsafe extern "C" fn zarr_array_inner_chunk_shape(
     rank: usize,
 ) -> zarr_status {
     guard(|| {
-        let a = unsafe { array_ref(array) }?;
+        let a = unsafe { zarr_array::get(array) }?;
         let shape = a.inner_chunk_shape().unwrap_or(a.metadata().chunk_shape());
         copy_dims(inner_chunk_shape, rank, shape, "inner_chunk_shape")
     })
@@ -450,7 +417,7 @@ pub unsafe extern "C" fn zarr_array_inner_chunk_shape(
 #[no_mangle]
 pub unsafe extern "C" fn zarr_array_is_sharded(array: *const zarr_array, sharded: *mut c_int) -> zarr_status {
     guard(|| {
-        let a = unsafe { array_ref(array) }?;
+        let a = unsafe { zarr_array::get(array) }?;
         unsafe { write_out(sharded, a.inner_chunk_shape().is_some() as c_int, "sharded") }
     })
 }
@@ -469,7 +436,7 @@ pub unsafe extern "C" fn zarr_array_data_type(
     element_size: *mut usize,
 ) -> zarr_status {
     guard(|| {
-        let a = unsafe { array_ref(array) }?;
+        let a = unsafe { zarr_array::get(array) }?;
         let dt = &a.metadata().data_type;
         if !dtype.is_null() {
             unsafe { write_out(dtype, zarr_data_type::from(dt), "dtype") }?;
@@ -502,7 +469,7 @@ pub unsafe extern "C" fn zarr_array_time_unit(
 ) -> zarr_status {
     unsafe { clear_out(unit) };
     guard(|| {
-        let a = unsafe { array_ref(array) }?;
+        let a = unsafe { zarr_array::get(array) }?;
         let (DataType::DateTime64(t) | DataType::TimeDelta64(t)) = &a.metadata().data_type else {
             return Err(Error::InvalidArgument(format!(
                 "the array's data type {} is not numpy.datetime64 or numpy.timedelta64",
@@ -529,8 +496,7 @@ pub unsafe extern "C" fn zarr_array_time_unit(
 #[no_mangle]
 pub unsafe extern "C" fn zarr_array_num_fields(array: *const zarr_array, count: *mut usize) -> zarr_status {
     guard(|| {
-        unsafe { array_ref(array) }?;
-        let n = unsafe { handle_ref(array) }.field_names.len();
+        let n = unsafe { zarr_array::get(array) }?.field_names.len();
         unsafe { write_out(count, n, "count") }
     })
 }
@@ -560,7 +526,7 @@ pub unsafe extern "C" fn zarr_array_field(
     size: *mut usize,
 ) -> zarr_status {
     guard(|| {
-        let a = unsafe { array_ref(array) }?;
+        let a = unsafe { zarr_array::get(array) }?;
         let DataType::Struct(st) = &a.metadata().data_type else {
             return Err(Error::InvalidArgument("the array's data type is not structured".into()));
         };
@@ -568,7 +534,7 @@ pub unsafe extern "C" fn zarr_array_field(
             Error::InvalidArgument(format!("field {index} is not below the field count {}", st.fields.len()))
         })?;
         if !name.is_null() {
-            let n = &unsafe { handle_ref(array) }.field_names[index];
+            let n = &a.field_names[index];
             unsafe { write_out(name, n.as_ptr(), "name") }?;
         }
         if !dtype.is_null() {
@@ -603,7 +569,7 @@ pub unsafe extern "C" fn zarr_array_field(
 pub unsafe extern "C" fn zarr_convert_v2_to_v3(path: *const c_char) -> zarr_status {
     guard(|| {
         let path = unsafe { str_arg(path, "path") }?;
-        let store = fs_store(path)?;
+        let store = open_location(path)?;
         crate::convert::v2_to_v3(store.as_ref(), "")
     })
 }
@@ -618,7 +584,7 @@ pub unsafe extern "C" fn zarr_convert_v2_to_v3(path: *const c_char) -> zarr_stat
 #[no_mangle]
 pub unsafe extern "C" fn zarr_array_zarr_format(array: *const zarr_array, format: *mut c_int) -> zarr_status {
     guard(|| {
-        let a = unsafe { array_ref(array) }?;
+        let a = unsafe { zarr_array::get(array) }?;
         unsafe { write_out(format, a.metadata().zarr_format as c_int, "format") }
     })
 }
@@ -635,7 +601,7 @@ pub unsafe extern "C" fn zarr_array_zarr_format(array: *const zarr_array, format
 #[no_mangle]
 pub unsafe extern "C" fn zarr_array_fill_value(array: *const zarr_array, value: *mut c_void, size: usize) -> zarr_status {
     guard(|| {
-        let a = unsafe { array_ref(array) }?;
+        let a = unsafe { zarr_array::get(array) }?;
         let fill = &a.metadata().fill_value;
         if size != fill.len() {
             return Err(Error::BufferSize(format!("fill value needs {} bytes, {size} given", fill.len())));
@@ -661,7 +627,7 @@ pub unsafe extern "C" fn zarr_array_dimension_name(
 ) -> zarr_status {
     unsafe { clear_out(name) };
     guard(|| {
-        let a = unsafe { array_ref(array) }?;
+        let a = unsafe { zarr_array::get(array) }?;
         let rank = a.shape().len();
         if dim >= rank {
             return Err(Error::InvalidArgument(format!("dimension {dim} is not below the rank {rank}")));
@@ -686,13 +652,12 @@ pub unsafe extern "C" fn zarr_array_dimension_name(
 /// `array` is an open handle; `json` is valid for writing a pointer.
 #[no_mangle]
 pub unsafe extern "C" fn zarr_array_attributes(array: *const zarr_array, json: *mut *mut c_char) -> zarr_status {
-    unsafe { clear_out(json) };
-    guard(|| {
-        need_out(json, "json")?;
-        let a = unsafe { array_ref(array) }?;
-        let text = serde_json::Value::Object(a.attributes()).to_string();
-        unsafe { write_string(json, text, "json") }
-    })
+    let make = || {
+        let a = unsafe { zarr_array::get(array) }?;
+        Ok(serde_json::Value::Object(a.attributes()).to_string())
+    };
+    // SAFETY: `json` follows the documented contract.
+    unsafe { new_string(json, "json", make) }
 }
 
 /// Replaces the user attributes with the JSON object `json` and rewrites the metadata atomically.
@@ -706,7 +671,7 @@ pub unsafe extern "C" fn zarr_array_attributes(array: *const zarr_array, json: *
 #[no_mangle]
 pub unsafe extern "C" fn zarr_array_set_attributes(array: *mut zarr_array, json: *const c_char) -> zarr_status {
     guard(|| {
-        let a = unsafe { array_ref(array) }?;
+        let a = unsafe { zarr_array::get(array) }?;
         let json = unsafe { str_arg(json, "json") }?;
         a.set_attributes(crate::metadata::parse_attributes_arg(json)?)
     })
@@ -722,13 +687,12 @@ pub unsafe extern "C" fn zarr_array_set_attributes(array: *mut zarr_array, json:
 /// `array` is an open handle; `json` is valid for writing a pointer.
 #[no_mangle]
 pub unsafe extern "C" fn zarr_array_metadata(array: *const zarr_array, json: *mut *mut c_char) -> zarr_status {
-    unsafe { clear_out(json) };
-    guard(|| {
-        need_out(json, "json")?;
-        let a = unsafe { array_ref(array) }?;
-        let text = serde_json::to_string_pretty(&a.document()).map_err(|e| Error::Internal(e.to_string()))?;
-        unsafe { write_string(json, text, "json") }
-    })
+    let make = || {
+        let a = unsafe { zarr_array::get(array) }?;
+        document_text(&a.document())
+    };
+    // SAFETY: `json` follows the documented contract.
+    unsafe { new_string(json, "json", make) }
 }
 
 /// Reads the hyperrectangle `start[i] .. start[i] + count[i]` into `buffer`: C order (last dimension
@@ -755,7 +719,7 @@ pub unsafe extern "C" fn zarr_read_region(
     buffer_size: usize,
 ) -> zarr_status {
     guard(|| {
-        let a = unsafe { array_ref(array) }?;
+        let a = unsafe { zarr_array::get(array) }?;
         let rank = a.shape().len();
         let start = unsafe { slice_arg(start, rank, "start") }?;
         let count = unsafe { slice_arg(count, rank, "count") }?;
@@ -785,7 +749,7 @@ pub unsafe extern "C" fn zarr_write_region(
     buffer_size: usize,
 ) -> zarr_status {
     guard(|| {
-        let a = unsafe { array_ref(array) }?;
+        let a = unsafe { zarr_array::get(array) }?;
         let rank = a.shape().len();
         let start = unsafe { slice_arg(start, rank, "start") }?;
         let count = unsafe { slice_arg(count, rank, "count") }?;

@@ -1,7 +1,8 @@
 //! C functions at the level of chunks (the grid, which chunks a selection touches, whole-chunk I/O,
 //! erasing) and resizing an array.
 
-use super::array::{array_mut, array_ref, zarr_array};
+use super::array::zarr_array;
+use super::handle::HandleKind;
 use super::hyperslab::{resolve_buffer_type, DataTypeCode};
 use super::status::*;
 use super::{guard, slice_arg, slice_out, write_out};
@@ -37,7 +38,7 @@ unsafe fn chunk_arg<'a>(chunk: *const u64, rank: usize) -> Result<&'a [u64]> {
 #[no_mangle]
 pub unsafe extern "C" fn zarr_array_resize(array: *mut zarr_array, shape: *const u64, rank: usize) -> zarr_status {
     guard(|| {
-        let a = unsafe { array_mut(array) }?;
+        let a = unsafe { zarr_array::get_mut(array) }?;
         if rank != a.shape().len() {
             return Err(Error::InvalidArgument(format!("rank {rank} given, the array has rank {}", a.shape().len())));
         }
@@ -57,7 +58,7 @@ pub unsafe extern "C" fn zarr_array_resize(array: *mut zarr_array, shape: *const
 #[no_mangle]
 pub unsafe extern "C" fn zarr_array_grid_shape(array: *const zarr_array, grid_shape: *mut u64, rank: usize) -> zarr_status {
     guard(|| {
-        let a = unsafe { array_ref(array) }?;
+        let a = unsafe { zarr_array::get(array) }?;
         let g = a.grid_shape();
         if rank != g.len() {
             return Err(Error::InvalidArgument(format!("rank {rank} given, the array has rank {}", g.len())));
@@ -93,7 +94,7 @@ pub unsafe extern "C" fn zarr_array_selection_chunks(
     num_chunks: *mut usize,
 ) -> zarr_status {
     guard(|| {
-        let a = unsafe { array_ref(array) }?;
+        let a = unsafe { zarr_array::get(array) }?;
         let rank = a.shape().len();
         let start = unsafe { slice_arg(start, rank, "start") }?;
         let count = unsafe { slice_arg(count, rank, "count") }?;
@@ -127,7 +128,7 @@ pub unsafe extern "C" fn zarr_array_chunk_region(
     shape: *mut u64,
 ) -> zarr_status {
     guard(|| {
-        let a = unsafe { array_ref(array) }?;
+        let a = unsafe { zarr_array::get(array) }?;
         let rank = a.shape().len();
         let (o, s) = a.chunk_region(unsafe { chunk_arg(chunk, rank) }?)?;
         if !origin.is_null() {
@@ -150,7 +151,7 @@ pub unsafe extern "C" fn zarr_array_chunk_region(
 #[no_mangle]
 pub unsafe extern "C" fn zarr_array_chunk_is_stored(array: *const zarr_array, chunk: *const u64, stored: *mut c_int) -> zarr_status {
     guard(|| {
-        let a = unsafe { array_ref(array) }?;
+        let a = unsafe { zarr_array::get(array) }?;
         super::need_out(stored, "stored")?;
         let s = a.chunk_is_stored(unsafe { chunk_arg(chunk, a.shape().len()) }?)?;
         unsafe { write_out(stored, s as c_int, "stored") }
@@ -176,7 +177,7 @@ pub unsafe extern "C" fn zarr_array_read_chunk(
     buffer_size: usize,
 ) -> zarr_status {
     guard(|| {
-        let a = unsafe { array_ref(array) }?;
+        let a = unsafe { zarr_array::get(array) }?;
         let chunk = unsafe { chunk_arg(chunk, a.shape().len()) }?;
         let out = unsafe { slice_out(buffer.cast::<u8>(), buffer_size, "buffer") }?;
         a.read_whole_chunk(chunk, out).map(|_| ())
@@ -200,7 +201,7 @@ pub unsafe extern "C" fn zarr_array_write_chunk(
     buffer_size: usize,
 ) -> zarr_status {
     guard(|| {
-        let a = unsafe { array_ref(array) }?;
+        let a = unsafe { zarr_array::get(array) }?;
         let chunk = unsafe { chunk_arg(chunk, a.shape().len()) }?;
         let data = unsafe { slice_arg(buffer.cast::<u8>(), buffer_size, "buffer") }?;
         a.write_whole_chunk(chunk, data)
@@ -219,7 +220,7 @@ pub unsafe extern "C" fn zarr_array_write_chunk(
 #[no_mangle]
 pub unsafe extern "C" fn zarr_array_erase_chunk(array: *mut zarr_array, chunk: *const u64) -> zarr_status {
     guard(|| {
-        let a = unsafe { array_ref(array) }?;
+        let a = unsafe { zarr_array::get(array) }?;
         a.erase_chunk(unsafe { chunk_arg(chunk, a.shape().len()) }?)
     })
 }
@@ -246,7 +247,7 @@ pub unsafe extern "C" fn zarr_array_region_nbytes(
     nbytes: *mut usize,
 ) -> zarr_status {
     guard(|| {
-        let a = unsafe { array_ref(array) }?;
+        let a = unsafe { zarr_array::get(array) }?;
         if rank != a.shape().len() {
             return Err(Error::InvalidArgument(format!("rank {rank} given, the array has rank {}", a.shape().len())));
         }

@@ -1,10 +1,12 @@
 //! C functions on groups: create, open, attributes, children.
 
-use super::array::{fs_store, parse_mode, zarr_array};
+use super::array::{parse_mode, zarr_array, OpenArray};
+use super::handle::{handle_kind, new_handle, HandleKind};
 use super::status::*;
-use super::{clear_out, guard, need_out, str_arg, write_out, write_string};
+use super::{document_text, guard, new_string, str_arg, write_out};
 use crate::error::{Error, Result};
 use crate::group::Group;
+use crate::store::open_location;
 use crate::node::NodeKind;
 use std::ffi::{c_char, c_int, CString};
 
@@ -27,9 +29,6 @@ impl From<NodeKind> for zarr_node_type {
     }
 }
 
-const GROUP_MAGIC: u64 = 0x7a61_7272_4752_5550; // "zarrGRUP"
-const LIST_MAGIC: u64 = 0x7a61_7272_4c49_5354; // "zarrLIST"
-
 /// An open group (opaque). Create with zarr_group_open() or zarr_group_create(); release with
 /// zarr_group_close(). Arrays and groups opened through it share its access mode.
 ///
@@ -38,55 +37,30 @@ pub struct zarr_group {
     _opaque: [u8; 0],
 }
 
-/// What a `zarr_group *` points to (magic number first, as in every handle kind).
-#[repr(C)]
-struct GroupHandle {
-    magic: u64,
-    inner: Group,
-}
+handle_kind!(
+    zarr_group,
+    Group,
+    0x7a61_7272_4752_5550, // "zarrGRUP"
+    "group handle is NULL",
+    "not an open zarr_group handle (closed or corrupt?)"
+);
 
 /// A snapshot of a group's children (opaque), from zarr_group_list(); release with zarr_node_list_free().
 pub struct zarr_node_list {
     _opaque: [u8; 0],
 }
 
-/// What a `zarr_node_list *` points to.
-#[repr(C)]
-struct NodeList {
-    magic: u64,
+handle_kind!(
+    zarr_node_list,
+    NodeList,
+    0x7a61_7272_4c49_5354, // "zarrLIST"
+    "node list handle is NULL",
+    "not a live zarr_node_list (freed or corrupt?)"
+);
+
+/// What a `zarr_node_list *` owns: each child's NUL-terminated name and kind.
+pub(crate) struct NodeList {
     entries: Vec<(CString, zarr_node_type)>,
-}
-
-fn into_raw(g: Group) -> *mut zarr_group {
-    Box::into_raw(Box::new(GroupHandle { magic: GROUP_MAGIC, inner: g })).cast()
-}
-
-/// # Safety
-/// `p` is NULL or a pointer returned by libzarr for a group.
-pub(crate) unsafe fn group_ref<'a>(p: *const zarr_group) -> Result<&'a Group> {
-    if p.is_null() {
-        return Err(Error::InvalidHandle("group handle is NULL".into()));
-    }
-    // SAFETY: caller's contract; magic checked.
-    let h = unsafe { &*p.cast::<GroupHandle>() };
-    if h.magic != GROUP_MAGIC {
-        return Err(Error::InvalidHandle("not an open zarr_group handle (closed or corrupt?)".into()));
-    }
-    Ok(&h.inner)
-}
-
-/// # Safety
-/// `p` is NULL or a pointer returned by zarr_group_list().
-unsafe fn list_ref<'a>(p: *const zarr_node_list) -> Result<&'a NodeList> {
-    if p.is_null() {
-        return Err(Error::InvalidHandle("node list handle is NULL".into()));
-    }
-    // SAFETY: caller's contract; magic checked.
-    let h = unsafe { &*p.cast::<NodeList>() };
-    if h.magic != LIST_MAGIC {
-        return Err(Error::InvalidHandle("not a live zarr_node_list (freed or corrupt?)".into()));
-    }
-    Ok(h)
 }
 
 fn attributes_arg(json: *const c_char) -> Result<serde_json::Map<String, serde_json::Value>> {
@@ -110,13 +84,13 @@ fn attributes_arg(json: *const c_char) -> Result<serde_json::Map<String, serde_j
 #[no_mangle]
 pub unsafe extern "C" fn zarr_group_open(path: *const c_char, mode: i32, out: *mut *mut zarr_group) -> zarr_status {
     // SAFETY (whole body): pointer arguments follow the documented contract.
-    unsafe { clear_out(out) };
-    guard(|| {
-        need_out(out, "out")?;
+    let make = || {
         let path = unsafe { str_arg(path, "path") }?;
-        let g = Group::open(fs_store(path)?, "", parse_mode(mode)?)?;
-        unsafe { write_out(out, into_raw(g), "out") }
-    })
+        let g = Group::open(open_location(path)?, "", parse_mode(mode)?)?;
+        Ok(g)
+    };
+    // SAFETY: `out` follows the documented contract.
+    unsafe { new_handle(out, make) }
 }
 
 /// Creates a group in the directory `path` and opens it for reading and writing.
@@ -133,13 +107,13 @@ pub unsafe extern "C" fn zarr_group_create(
     attributes_json: *const c_char,
     out: *mut *mut zarr_group,
 ) -> zarr_status {
-    unsafe { clear_out(out) };
-    guard(|| {
-        need_out(out, "out")?;
+    let make = || {
         let path = unsafe { str_arg(path, "path") }?;
-        let g = Group::create(fs_store(path)?, "", attributes_arg(attributes_json)?, 3)?;
-        unsafe { write_out(out, into_raw(g), "out") }
-    })
+        let g = Group::create(open_location(path)?, "", attributes_arg(attributes_json)?, 3)?;
+        Ok(g)
+    };
+    // SAFETY: `out` follows the documented contract.
+    unsafe { new_handle(out, make) }
 }
 
 /// Creates a group of the given Zarr format (2: `.zgroup` + `.zattrs`; 3: `zarr.json`) in the directory
@@ -160,16 +134,16 @@ pub unsafe extern "C" fn zarr_group_create_ex(
     zarr_format: c_int,
     out: *mut *mut zarr_group,
 ) -> zarr_status {
-    unsafe { clear_out(out) };
-    guard(|| {
-        need_out(out, "out")?;
+    let make = || {
         let path = unsafe { str_arg(path, "path") }?;
         let format = u8::try_from(zarr_format).ok().filter(|f| *f == 2 || *f == 3).ok_or_else(|| {
             Error::InvalidArgument(format!("zarr_format must be 2 or 3, got {zarr_format}"))
         })?;
-        let g = Group::create(fs_store(path)?, "", attributes_arg(attributes_json)?, format)?;
-        unsafe { write_out(out, into_raw(g), "out") }
-    })
+        let g = Group::create(open_location(path)?, "", attributes_arg(attributes_json)?, format)?;
+        Ok(g)
+    };
+    // SAFETY: `out` follows the documented contract.
+    unsafe { new_handle(out, make) }
 }
 
 /// The Zarr format of the group's metadata (2 or 3).
@@ -182,7 +156,7 @@ pub unsafe extern "C" fn zarr_group_create_ex(
 #[no_mangle]
 pub unsafe extern "C" fn zarr_group_zarr_format(group: *const zarr_group, format: *mut c_int) -> zarr_status {
     guard(|| {
-        let g = unsafe { group_ref(group) }?;
+        let g = unsafe { zarr_group::get(group) }?;
         unsafe { write_out(format, g.zarr_format() as c_int, "format") }
     })
 }
@@ -196,19 +170,7 @@ pub unsafe extern "C" fn zarr_group_zarr_format(group: *const zarr_group, format
 /// `group` is NULL or an open handle; it must not be used afterwards.
 #[no_mangle]
 pub unsafe extern "C" fn zarr_group_close(group: *mut zarr_group) -> zarr_status {
-    if group.is_null() {
-        return ZARR_OK;
-    }
-    guard(|| {
-        unsafe { group_ref(group) }?;
-        // SAFETY: live handle from Box::into_raw.
-        unsafe {
-            let h = group.cast::<GroupHandle>();
-            (*h).magic = 0;
-            drop(Box::from_raw(h));
-        }
-        Ok(())
-    })
+    guard(|| unsafe { zarr_group::close(group) })
 }
 
 /// The group's attributes as a JSON object text (free with zarr_string_free()).
@@ -220,12 +182,12 @@ pub unsafe extern "C" fn zarr_group_close(group: *mut zarr_group) -> zarr_status
 /// `group` is an open handle; `json` is valid for writing a pointer.
 #[no_mangle]
 pub unsafe extern "C" fn zarr_group_attributes(group: *const zarr_group, json: *mut *mut c_char) -> zarr_status {
-    unsafe { clear_out(json) };
-    guard(|| {
-        need_out(json, "json")?;
-        let g = unsafe { group_ref(group) }?;
-        unsafe { write_string(json, serde_json::Value::Object(g.attributes()).to_string(), "json") }
-    })
+    let make = || {
+        let g = unsafe { zarr_group::get(group) }?;
+        Ok(serde_json::Value::Object(g.attributes()).to_string())
+    };
+    // SAFETY: `json` follows the documented contract.
+    unsafe { new_string(json, "json", make) }
 }
 
 /// Replaces the group's attributes with the JSON object `json` (metadata rewritten atomically).
@@ -238,7 +200,7 @@ pub unsafe extern "C" fn zarr_group_attributes(group: *const zarr_group, json: *
 #[no_mangle]
 pub unsafe extern "C" fn zarr_group_set_attributes(group: *mut zarr_group, json: *const c_char) -> zarr_status {
     guard(|| {
-        let g = unsafe { group_ref(group) }?;
+        let g = unsafe { zarr_group::get(group) }?;
         let json = unsafe { str_arg(json, "json") }?;
         g.set_attributes(crate::metadata::parse_attributes_arg(json)?)
     })
@@ -253,13 +215,12 @@ pub unsafe extern "C" fn zarr_group_set_attributes(group: *mut zarr_group, json:
 /// `group` is an open handle; `json` is valid for writing a pointer.
 #[no_mangle]
 pub unsafe extern "C" fn zarr_group_metadata(group: *const zarr_group, json: *mut *mut c_char) -> zarr_status {
-    unsafe { clear_out(json) };
-    guard(|| {
-        need_out(json, "json")?;
-        let g = unsafe { group_ref(group) }?;
-        let text = serde_json::to_string_pretty(&g.document()).map_err(|e| Error::Internal(e.to_string()))?;
-        unsafe { write_string(json, text, "json") }
-    })
+    let make = || {
+        let g = unsafe { zarr_group::get(group) }?;
+        document_text(&g.document())
+    };
+    // SAFETY: `json` follows the documented contract.
+    unsafe { new_string(json, "json", make) }
 }
 
 /// Opens the array `name` below the group (`name` may be a relative path such as "a/b").
@@ -276,13 +237,13 @@ pub unsafe extern "C" fn zarr_group_open_array(
     name: *const c_char,
     out: *mut *mut zarr_array,
 ) -> zarr_status {
-    unsafe { clear_out(out) };
-    guard(|| {
-        need_out(out, "out")?;
-        let g = unsafe { group_ref(group) }?;
+    let make = || {
+        let g = unsafe { zarr_group::get(group) }?;
         let a = g.open_array(unsafe { str_arg(name, "name") }?)?;
-        unsafe { write_out(out, zarr_array::into_raw(a), "out") }
-    })
+        Ok(OpenArray::new(a))
+    };
+    // SAFETY: `out` follows the documented contract.
+    unsafe { new_handle(out, make) }
 }
 
 /// Creates the array `name` below the group from a complete metadata document; missing intermediate
@@ -301,15 +262,15 @@ pub unsafe extern "C" fn zarr_group_create_array(
     metadata_json: *const c_char,
     out: *mut *mut zarr_array,
 ) -> zarr_status {
-    unsafe { clear_out(out) };
-    guard(|| {
-        need_out(out, "out")?;
-        let g = unsafe { group_ref(group) }?;
+    let make = || {
+        let g = unsafe { zarr_group::get(group) }?;
         let name = unsafe { str_arg(name, "name") }?;
         let json = unsafe { str_arg(metadata_json, "metadata_json") }?;
         let a = g.create_array(name, json)?;
-        unsafe { write_out(out, zarr_array::into_raw(a), "out") }
-    })
+        Ok(OpenArray::new(a))
+    };
+    // SAFETY: `out` follows the documented contract.
+    unsafe { new_handle(out, make) }
 }
 
 /// Opens the group `name` below the group.
@@ -326,13 +287,13 @@ pub unsafe extern "C" fn zarr_group_open_group(
     name: *const c_char,
     out: *mut *mut zarr_group,
 ) -> zarr_status {
-    unsafe { clear_out(out) };
-    guard(|| {
-        need_out(out, "out")?;
-        let g = unsafe { group_ref(group) }?;
+    let make = || {
+        let g = unsafe { zarr_group::get(group) }?;
         let child = g.open_group(unsafe { str_arg(name, "name") }?)?;
-        unsafe { write_out(out, into_raw(child), "out") }
-    })
+        Ok(child)
+    };
+    // SAFETY: `out` follows the documented contract.
+    unsafe { new_handle(out, make) }
 }
 
 /// Creates the group `name` below the group (missing intermediate groups are created).
@@ -351,14 +312,14 @@ pub unsafe extern "C" fn zarr_group_create_group(
     attributes_json: *const c_char,
     out: *mut *mut zarr_group,
 ) -> zarr_status {
-    unsafe { clear_out(out) };
-    guard(|| {
-        need_out(out, "out")?;
-        let g = unsafe { group_ref(group) }?;
+    let make = || {
+        let g = unsafe { zarr_group::get(group) }?;
         let name = unsafe { str_arg(name, "name") }?;
         let child = g.create_group(name, attributes_arg(attributes_json)?)?;
-        unsafe { write_out(out, into_raw(child), "out") }
-    })
+        Ok(child)
+    };
+    // SAFETY: `out` follows the documented contract.
+    unsafe { new_handle(out, make) }
 }
 
 /// Lists the group's direct children that are arrays or groups, sorted by name.
@@ -372,18 +333,17 @@ pub unsafe extern "C" fn zarr_group_create_group(
 /// `group` is an open handle; `out` valid for writing a pointer.
 #[no_mangle]
 pub unsafe extern "C" fn zarr_group_list(group: *const zarr_group, out: *mut *mut zarr_node_list) -> zarr_status {
-    unsafe { clear_out(out) };
-    guard(|| {
-        need_out(out, "out")?;
-        let g = unsafe { group_ref(group) }?;
+    let make = || {
+        let g = unsafe { zarr_group::get(group) }?;
         let entries = g
             .children()?
             .into_iter()
             .map(|(name, kind)| (CString::new(name).unwrap_or_default(), zarr_node_type::from(kind)))
             .collect();
-        let list = Box::into_raw(Box::new(NodeList { magic: LIST_MAGIC, entries }));
-        unsafe { write_out(out, list.cast::<zarr_node_list>(), "out") }
-    })
+        Ok(NodeList { entries })
+    };
+    // SAFETY: `out` follows the documented contract.
+    unsafe { new_handle(out, make) }
 }
 
 /// The number of entries in a node list.
@@ -396,7 +356,7 @@ pub unsafe extern "C" fn zarr_group_list(group: *const zarr_group, out: *mut *mu
 #[no_mangle]
 pub unsafe extern "C" fn zarr_node_list_size(list: *const zarr_node_list, size: *mut usize) -> zarr_status {
     guard(|| {
-        let l = unsafe { list_ref(list) }?;
+        let l = unsafe { zarr_node_list::get(list) }?;
         unsafe { write_out(size, l.entries.len(), "size") }
     })
 }
@@ -417,7 +377,7 @@ pub unsafe extern "C" fn zarr_node_list_get(
     node_type: *mut zarr_node_type,
 ) -> zarr_status {
     guard(|| {
-        let l = unsafe { list_ref(list) }?;
+        let l = unsafe { zarr_node_list::get(list) }?;
         let (n, t) = l.entries.get(index).ok_or_else(|| {
             Error::InvalidArgument(format!("index {index} is not below the list size {}", l.entries.len()))
         })?;
@@ -440,19 +400,7 @@ pub unsafe extern "C" fn zarr_node_list_get(
 /// `list` is NULL or a live list; it must not be used afterwards.
 #[no_mangle]
 pub unsafe extern "C" fn zarr_node_list_free(list: *mut zarr_node_list) -> zarr_status {
-    if list.is_null() {
-        return ZARR_OK;
-    }
-    guard(|| {
-        unsafe { list_ref(list) }?;
-        // SAFETY: live list from Box::into_raw.
-        unsafe {
-            let h = list.cast::<NodeList>();
-            (*h).magic = 0;
-            drop(Box::from_raw(h));
-        }
-        Ok(())
-    })
+    guard(|| unsafe { zarr_node_list::close(list) })
 }
 
 /// What is stored at the directory `path`: an array or a group.
@@ -466,7 +414,7 @@ pub unsafe extern "C" fn zarr_node_list_free(list: *mut zarr_node_list) -> zarr_
 pub unsafe extern "C" fn zarr_node_type_at(path: *const c_char, node_type: *mut zarr_node_type) -> zarr_status {
     guard(|| {
         let path = unsafe { str_arg(path, "path") }?;
-        let store = fs_store(path)?;
+        let store = open_location(path)?;
         match crate::node::node_kind(store.as_ref(), "")? {
             Some((k, _)) => unsafe { write_out(node_type, zarr_node_type::from(k), "node_type") },
             None => Err(Error::NotFound(format!("no array or group at '{path}'"))),

@@ -2,7 +2,8 @@
 //! `zarr_write_hyperslab`), as HDF5's `H5Dread` with a memory type and hyperslab and netCDF's
 //! `nc_get_vars_<type>` offer them.
 
-use super::array::{array_ref, zarr_array, zarr_data_type};
+use super::array::{zarr_array, zarr_data_type};
+use super::handle::HandleKind;
 use super::status::*;
 use super::{guard, slice_arg};
 use crate::dtype::DataType;
@@ -46,6 +47,9 @@ pub(crate) fn resolve_buffer_type(code: DataTypeCode, array_type: &DataType) -> 
     })
 }
 
+/// The checked pointer arguments of a hyperslab call: start, count, step, buffer stride.
+type HyperslabArgs<'a> = (&'a [u64], &'a [u64], Option<&'a [u64]>, Option<&'a [i64]>);
+
 /// The selection arguments of a hyperslab call, checked for NULL.
 ///
 /// # Safety
@@ -56,7 +60,7 @@ unsafe fn hyperslab_args<'a>(
     count: *const u64,
     step: *const u64,
     buffer_stride: *const i64,
-) -> Result<(&'a [u64], &'a [u64], Option<&'a [u64]>, Option<&'a [i64]>)> {
+) -> Result<HyperslabArgs<'a>> {
     // SAFETY: forwarded.
     unsafe {
         let start = slice_arg(start, rank, "start")?;
@@ -120,7 +124,7 @@ pub unsafe extern "C" fn zarr_read_hyperslab(
     buffer_size: usize,
 ) -> zarr_status {
     guard(|| {
-        let a = unsafe { array_ref(array) }?;
+        let a = unsafe { zarr_array::get(array) }?;
         let rank = a.shape().len();
         let (start, count, step, stride) = unsafe { hyperslab_args(rank, start, count, step, buffer_stride) }?;
         let btype = resolve_buffer_type(buffer_type, &a.metadata().data_type)?;
@@ -154,7 +158,7 @@ pub unsafe extern "C" fn zarr_write_hyperslab(
     buffer_size: usize,
 ) -> zarr_status {
     guard(|| {
-        let a = unsafe { array_ref(array) }?;
+        let a = unsafe { zarr_array::get(array) }?;
         let rank = a.shape().len();
         let (start, count, step, stride) = unsafe { hyperslab_args(rank, start, count, step, buffer_stride) }?;
         let btype = resolve_buffer_type(buffer_type, &a.metadata().data_type)?;

@@ -2,12 +2,13 @@
 //! code plus `zarr_last_error()`, and a panic becomes `ZARR_ERR_INTERNAL`, never an unwind into C.
 //!
 //! Handles are boxes of Rust values behind opaque C types, tagged with a magic number so that NULL,
-//! closed or mixed-up handles are caught (best effort) with `ZARR_ERR_INVALID_HANDLE`.
+//! closed or mixed-up handles are caught (best effort) with `ZARR_ERR_INVALID_HANDLE` ([`handle`]).
 #![allow(non_camel_case_types)]
 
 pub mod array;
 pub mod chunks;
 pub mod group;
+pub mod handle;
 pub mod hyperslab;
 pub mod last_error;
 pub mod spec;
@@ -119,6 +120,28 @@ pub(crate) unsafe fn write_string(p: *mut *mut c_char, s: String, what: &str) ->
     let c = CString::new(s.replace('\0', "\\u0000")).expect("NULs replaced");
     // SAFETY: forwarded.
     unsafe { write_out(p, c.into_raw(), what) }
+}
+
+/// Runs an exported function whose result is a string returned through `out` (free it with
+/// `zarr_string_free`): `out` is set to NULL first and checked before `make` runs, as
+/// [`handle::new_handle`] does for handles.
+///
+/// # Safety
+/// `out` is NULL or valid for writing a pointer.
+pub(crate) unsafe fn new_string(out: *mut *mut c_char, what: &str, make: impl FnOnce() -> Result<String>) -> zarr_status {
+    // SAFETY: caller's contract.
+    unsafe { clear_out(out) };
+    guard(|| {
+        need_out(out, what)?;
+        let s = make()?;
+        // SAFETY: caller's contract, checked non-NULL above.
+        unsafe { write_string(out, s, what) }
+    })
+}
+
+/// A metadata document as the pretty-printed JSON text the `zarr_*_metadata` functions return.
+pub(crate) fn document_text(doc: &serde_json::Value) -> Result<String> {
+    serde_json::to_string_pretty(doc).map_err(|e| Error::Internal(e.to_string()))
 }
 
 /// Clears an output handle pointer on entry, so that it is NULL whenever the call fails.

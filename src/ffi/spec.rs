@@ -3,8 +3,10 @@
 //! `H5Pset_chunk` / `H5Pset_deflate`, then given to zarr_create_from_spec() or
 //! zarr_group_create_array_from_spec(). The core is [`crate::spec`].
 
-use super::array::{fs_store, zarr_array, zarr_data_type};
-use super::group::{group_ref, zarr_group};
+use super::array::{zarr_array, zarr_data_type, OpenArray};
+use super::handle::{handle_kind, HandleKind};
+use crate::store::open_location;
+use super::group::zarr_group;
 use super::hyperslab::DataTypeCode;
 use super::status::*;
 use super::{clear_out, guard, need_out, slice_arg, str_arg, write_out, write_string};
@@ -25,8 +27,6 @@ pub const ZARR_SHUFFLE_BYTE: c_int = 1;
 /// zarr_array_spec_set_shuffle(): bit shuffle (blosc compressors only).
 pub const ZARR_SHUFFLE_BIT: c_int = 2;
 
-const SPEC_MAGIC: u64 = 0x7a61_7272_5350_4543; // "zarrSPEC"
-
 /// A description of an array to create (opaque): data type, shape, chunking, sharding, compressor,
 /// fill value, dimension names, attributes and Zarr format. Create with zarr_array_spec_new(), adjust
 /// with the zarr_array_spec_set_*() calls, use with zarr_create_from_spec() or
@@ -38,33 +38,13 @@ pub struct zarr_array_spec {
     _opaque: [u8; 0],
 }
 
-#[repr(C)]
-struct SpecHandle {
-    magic: u64,
-    inner: ArraySpec,
-}
-
-/// # Safety
-/// `p` is NULL or a pointer returned by zarr_array_spec_new().
-unsafe fn spec_ref<'a>(p: *const zarr_array_spec) -> Result<&'a ArraySpec> {
-    if p.is_null() {
-        return Err(Error::InvalidHandle("array spec handle is NULL".into()));
-    }
-    // SAFETY: caller's contract; the magic check catches freed or foreign handles (best effort).
-    let h = unsafe { &*p.cast::<SpecHandle>() };
-    if h.magic != SPEC_MAGIC {
-        return Err(Error::InvalidHandle("not a live zarr_array_spec handle (freed or corrupt?)".into()));
-    }
-    Ok(&h.inner)
-}
-
-/// # Safety
-/// As [`spec_ref`], and not used by another thread meanwhile.
-unsafe fn spec_mut<'a>(p: *mut zarr_array_spec) -> Result<&'a mut ArraySpec> {
-    // SAFETY: checked as spec_ref does; exclusivity is the caller's contract.
-    unsafe { spec_ref(p) }?;
-    Ok(unsafe { &mut (*p.cast::<SpecHandle>()).inner })
-}
+handle_kind!(
+    zarr_array_spec,
+    ArraySpec,
+    0x7a61_7272_5350_4543, // "zarrSPEC"
+    "array spec handle is NULL",
+    "not a live zarr_array_spec handle (freed or corrupt?)"
+);
 
 /// The data type a spec may be created with, from its C code.
 fn spec_data_type(code: DataTypeCode) -> Result<DataType> {
@@ -151,8 +131,7 @@ pub unsafe extern "C" fn zarr_array_spec_new(
         need_out(out, "out")?;
         let shape = unsafe { slice_arg(shape, rank, "shape") }?;
         let spec = ArraySpec::new(spec_data_type(data_type)?, shape)?;
-        let h = Box::into_raw(Box::new(SpecHandle { magic: SPEC_MAGIC, inner: spec })).cast();
-        unsafe { write_out(out, h, "out") }
+        unsafe { write_out(out, zarr_array_spec::into_raw(spec), "out") }
     })
 }
 
@@ -165,18 +144,8 @@ pub unsafe extern "C" fn zarr_array_spec_new(
 /// `spec` is NULL or a live spec; it must not be used afterwards.
 #[no_mangle]
 pub unsafe extern "C" fn zarr_array_spec_free(spec: *mut zarr_array_spec) -> zarr_status {
-    guard(|| {
-        if spec.is_null() {
-            return Ok(());
-        }
-        unsafe { spec_ref(spec) }?;
-        // SAFETY: a live handle made by Box::into_raw in zarr_array_spec_new; clear the magic first so
-        // that a second free is caught (best effort).
-        let mut h = unsafe { Box::from_raw(spec.cast::<SpecHandle>()) };
-        h.magic = 0;
-        drop(h);
-        Ok(())
-    })
+    // SAFETY: `spec` is NULL or a live spec, per the contract.
+    guard(|| unsafe { zarr_array_spec::close(spec) })
 }
 
 /// Sets the chunk shape (`nc_def_var_chunking`, `H5Pset_chunk`). For a sharded array these are the
@@ -193,7 +162,7 @@ pub unsafe extern "C" fn zarr_array_spec_free(spec: *mut zarr_array_spec) -> zar
 #[no_mangle]
 pub unsafe extern "C" fn zarr_array_spec_set_chunks(spec: *mut zarr_array_spec, chunks: *const u64, rank: usize) -> zarr_status {
     guard(|| {
-        let s = unsafe { spec_mut(spec) }?;
+        let s = unsafe { zarr_array_spec::get_mut(spec) }?;
         let chunks = unsafe { slice_arg(chunks, rank, "chunks") }?;
         s.set_chunks(chunks)
     })
@@ -219,7 +188,7 @@ pub unsafe extern "C" fn zarr_array_spec_set_shards(
     rank: usize,
 ) -> zarr_status {
     guard(|| {
-        let s = unsafe { spec_mut(spec) }?;
+        let s = unsafe { zarr_array_spec::get_mut(spec) }?;
         if shard_shape.is_null() {
             return s.set_shards(None);
         }
@@ -254,7 +223,7 @@ pub unsafe extern "C" fn zarr_array_spec_set_compressor(
     level: c_int,
 ) -> zarr_status {
     guard(|| {
-        let s = unsafe { spec_mut(spec) }?;
+        let s = unsafe { zarr_array_spec::get_mut(spec) }?;
         let name = unsafe { str_arg(name, "name") }?;
         s.compressor = Compressor::parse(name, (level != ZARR_LEVEL_DEFAULT).then_some(level))?;
         Ok(())
@@ -277,7 +246,7 @@ pub unsafe extern "C" fn zarr_array_spec_set_compressor(
 #[no_mangle]
 pub unsafe extern "C" fn zarr_array_spec_set_shuffle(spec: *mut zarr_array_spec, shuffle: c_int) -> zarr_status {
     guard(|| {
-        let s = unsafe { spec_mut(spec) }?;
+        let s = unsafe { zarr_array_spec::get_mut(spec) }?;
         s.shuffle = Some(match shuffle {
             ZARR_SHUFFLE_NONE => Shuffle::None,
             ZARR_SHUFFLE_BYTE => Shuffle::Byte,
@@ -312,7 +281,7 @@ pub unsafe extern "C" fn zarr_array_spec_set_fill_value(
     size: usize,
 ) -> zarr_status {
     guard(|| {
-        let s = unsafe { spec_mut(spec) }?;
+        let s = unsafe { zarr_array_spec::get_mut(spec) }?;
         let v = unsafe { slice_arg(value.cast::<u8>(), size, "value") }?;
         s.set_fill_value(v)
     })
@@ -337,7 +306,7 @@ pub unsafe extern "C" fn zarr_array_spec_set_dimension_names(
     rank: usize,
 ) -> zarr_status {
     guard(|| {
-        let s = unsafe { spec_mut(spec) }?;
+        let s = unsafe { zarr_array_spec::get_mut(spec) }?;
         if names.is_null() {
             s.dimension_names = None;
             return Ok(());
@@ -362,7 +331,7 @@ pub unsafe extern "C" fn zarr_array_spec_set_dimension_names(
 #[no_mangle]
 pub unsafe extern "C" fn zarr_array_spec_set_attributes(spec: *mut zarr_array_spec, json: *const c_char) -> zarr_status {
     guard(|| {
-        let s = unsafe { spec_mut(spec) }?;
+        let s = unsafe { zarr_array_spec::get_mut(spec) }?;
         s.attributes = if json.is_null() {
             Default::default()
         } else {
@@ -382,7 +351,7 @@ pub unsafe extern "C" fn zarr_array_spec_set_attributes(spec: *mut zarr_array_sp
 /// `spec` is a live spec.
 #[no_mangle]
 pub unsafe extern "C" fn zarr_array_spec_set_zarr_format(spec: *mut zarr_array_spec, zarr_format: c_int) -> zarr_status {
-    guard(|| unsafe { spec_mut(spec) }?.set_zarr_format(zarr_format as i64))
+    guard(|| unsafe { zarr_array_spec::get_mut(spec) }?.set_zarr_format(zarr_format as i64))
 }
 
 /// The metadata document the spec creates, byte for byte as zarr_create_from_spec() writes it
@@ -403,7 +372,7 @@ pub unsafe extern "C" fn zarr_array_spec_to_json(spec: *const zarr_array_spec, j
     unsafe { clear_out(json) };
     guard(|| {
         need_out(json, "json")?;
-        let s = unsafe { spec_ref(spec) }?;
+        let s = unsafe { zarr_array_spec::get(spec) }?;
         let doc = crate::metadata::to_bytes(&s.document(s.format_or(3))?);
         let text = String::from_utf8(doc).map_err(|_| Error::Internal("metadata is not UTF-8".into()))?;
         unsafe { write_string(json, text, "json") }
@@ -432,9 +401,9 @@ pub unsafe extern "C" fn zarr_create_from_spec(
     guard(|| {
         need_out(out, "out")?;
         let path = unsafe { str_arg(path, "path") }?;
-        let s = unsafe { spec_ref(spec) }?;
-        let a = s.create(fs_store(path)?, "")?;
-        unsafe { write_out(out, zarr_array::into_raw(a), "out") }
+        let s = unsafe { zarr_array_spec::get(spec) }?;
+        let a = s.create(open_location(path)?, "")?;
+        unsafe { write_out(out, zarr_array::into_raw(OpenArray::new(a)), "out") }
     })
 }
 
@@ -460,10 +429,10 @@ pub unsafe extern "C" fn zarr_group_create_array_from_spec(
     unsafe { clear_out(out) };
     guard(|| {
         need_out(out, "out")?;
-        let g = unsafe { group_ref(group) }?;
+        let g = unsafe { zarr_group::get(group) }?;
         let name = unsafe { str_arg(name, "name") }?;
-        let s = unsafe { spec_ref(spec) }?;
+        let s = unsafe { zarr_array_spec::get(spec) }?;
         let a = s.create_in(g, name)?;
-        unsafe { write_out(out, zarr_array::into_raw(a), "out") }
+        unsafe { write_out(out, zarr_array::into_raw(OpenArray::new(a)), "out") }
     })
 }

@@ -1,47 +1,9 @@
-//! Status codes returned by every C function. Codes are never renumbered; retired codes stay listed.
+//! Status codes returned by every C function: the codes themselves live in the core ([`crate::status`])
+//! and are re-exported here; [`zarr_status_name`] names them for C.
 
 use std::ffi::c_char;
 
-/// Result of every libzarr call: `ZARR_OK` (0) or a negative `ZARR_ERR_*` code.
-/// `zarr_last_error()` explains a failure.
-pub type zarr_status = i32;
-
-/// Success.
-pub const ZARR_OK: zarr_status = 0;
-
-/// An argument is invalid: a NULL pointer, an unknown mode, a rank mismatch, an invalid name.
-pub const ZARR_ERR_INVALID_ARGUMENT: zarr_status = -1;
-/// A handle is NULL, already closed, or not a handle of the expected kind.
-pub const ZARR_ERR_INVALID_HANDLE: zarr_status = -2;
-/// The buffer size does not match the region (or the element size).
-pub const ZARR_ERR_BUFFER_SIZE: zarr_status = -3;
-/// The region lies (partly) outside the array.
-pub const ZARR_ERR_OUT_OF_BOUNDS: zarr_status = -4;
-/// A write through a handle opened read-only.
-pub const ZARR_ERR_READ_ONLY: zarr_status = -5;
-
-/// A metadata document is malformed or structurally invalid.
-pub const ZARR_ERR_METADATA: zarr_status = -10;
-/// Valid metadata that names something this library does not implement (codec, data type, extension).
-pub const ZARR_ERR_UNSUPPORTED: zarr_status = -11;
-/// A value cannot be represented in the array's data type.
-pub const ZARR_ERR_VALUE: zarr_status = -12;
-
-/// Stored bytes cannot be decoded: truncated or corrupt data, inconsistent sizes.
-pub const ZARR_ERR_CODEC: zarr_status = -20;
-/// A stored checksum does not match the data.
-pub const ZARR_ERR_CHECKSUM: zarr_status = -21;
-
-/// No array or group at the path.
-pub const ZARR_ERR_NOT_FOUND: zarr_status = -30;
-/// An array or group already exists at the path.
-pub const ZARR_ERR_EXISTS: zarr_status = -31;
-
-/// An operating-system I/O error (permissions, disk full, ...).
-pub const ZARR_ERR_IO: zarr_status = -40;
-
-/// A bug in libzarr, including a caught internal panic.
-pub const ZARR_ERR_INTERNAL: zarr_status = -50;
+pub use crate::status::*;
 
 /// The name of a status code, e.g. `"ZARR_ERR_CHECKSUM"`; `"ZARR_ERR_UNKNOWN"` for other values.
 ///

@@ -1,14 +1,13 @@
 //! C functions for arrays with variable-length elements (ZARR_STRING, ZARR_BYTES): regions cross the
 //! boundary as an offsets array plus one data buffer.
 
-use super::array::{array_ref, zarr_array, zarr_data_type};
+use super::array::{zarr_array, zarr_data_type};
+use super::handle::{handle_kind, new_handle, HandleKind};
 use super::status::*;
-use super::{clear_out, guard, need_out, slice_arg, write_out};
+use super::{guard, need_out, slice_arg, write_out};
 use crate::array::vlen::VlenData;
 use crate::dtype::DataType;
 use crate::error::Error;
-
-const VLEN_MAGIC: u64 = 0x7a61_7272_564c_454e; // "zarrVLEN"
 
 /// Variable-length elements read by zarr_read_region_vlen() (opaque). Element i of n is
 /// `data[offsets[i] .. offsets[i+1])` (see zarr_vlen_view()). Owned by the caller; free it with
@@ -19,11 +18,13 @@ pub struct zarr_vlen {
     _opaque: [u8; 0],
 }
 
-#[repr(C)]
-struct VlenHandle {
-    magic: u64,
-    inner: VlenData,
-}
+handle_kind!(
+    zarr_vlen,
+    VlenData,
+    0x7a61_7272_564c_454e, // "zarrVLEN"
+    "zarr_vlen is NULL",
+    "not a live zarr_vlen (freed or corrupt?)"
+);
 
 /// Reads the hyperrectangle `start[i] .. start[i] + count[i]` of an array with variable-length
 /// elements (ZARR_STRING or ZARR_BYTES) into a new zarr_vlen: product(count) elements in C order
@@ -49,17 +50,16 @@ pub unsafe extern "C" fn zarr_read_region_vlen(
     count: *const u64,
     out: *mut *mut zarr_vlen,
 ) -> zarr_status {
-    unsafe { clear_out(out) };
-    guard(|| {
-        need_out(out, "out")?;
-        let a = unsafe { array_ref(array) }?;
+    let make = || {
+        let a = unsafe { zarr_array::get(array) }?;
         let rank = a.shape().len();
         let start = unsafe { slice_arg(start, rank, "start") }?;
         let count = unsafe { slice_arg(count, rank, "count") }?;
         let v = a.read_region_vlen(start, count)?;
-        let h = Box::into_raw(Box::new(VlenHandle { magic: VLEN_MAGIC, inner: v })).cast::<zarr_vlen>();
-        unsafe { write_out(out, h, "out") }
-    })
+        Ok(v)
+    };
+    // SAFETY: `out` follows the documented contract.
+    unsafe { new_handle(out, make) }
 }
 
 /// The elements held by `v`: `n` elements, `offsets` has `n + 1` entries (`offsets[0]` is 0), and
@@ -80,16 +80,16 @@ pub unsafe extern "C" fn zarr_vlen_view(
     n: *mut usize,
 ) -> zarr_status {
     guard(|| {
-        let h = unsafe { vlen_ref(v) }?;
+        let h = unsafe { zarr_vlen::get(v) }?;
         if !offsets.is_null() {
-            unsafe { write_out(offsets, h.inner.offsets.as_ptr(), "offsets") }?;
+            unsafe { write_out(offsets, h.offsets.as_ptr(), "offsets") }?;
         }
         if !data.is_null() {
-            let p = if h.inner.data.is_empty() { std::ptr::null() } else { h.inner.data.as_ptr() };
+            let p = if h.data.is_empty() { std::ptr::null() } else { h.data.as_ptr() };
             unsafe { write_out(data, p, "data") }?;
         }
         if !n.is_null() {
-            unsafe { write_out(n, h.inner.len(), "n") }?;
+            unsafe { write_out(n, h.len(), "n") }?;
         }
         Ok(())
     })
@@ -103,19 +103,7 @@ pub unsafe extern "C" fn zarr_vlen_view(
 /// `v` is NULL or returned by zarr_read_region_vlen() and not yet freed; it must not be used afterwards.
 #[no_mangle]
 pub unsafe extern "C" fn zarr_vlen_free(v: *mut zarr_vlen) {
-    if v.is_null() {
-        return;
-    }
-    let _ = guard(|| {
-        unsafe { vlen_ref(v) }?;
-        // SAFETY: a live handle created by Box::into_raw; the magic is cleared to catch double frees.
-        unsafe {
-            let h = v.cast::<VlenHandle>();
-            (*h).magic = 0;
-            drop(Box::from_raw(h));
-        }
-        Ok(())
-    });
+    let _ = guard(|| unsafe { zarr_vlen::close(v) });
 }
 
 /// Writes variable-length elements to the hyperrectangle `start[i] .. start[i] + count[i]` (C order):
@@ -148,7 +136,7 @@ pub unsafe extern "C" fn zarr_write_region_vlen(
     data_size: usize,
 ) -> zarr_status {
     guard(|| {
-        let a = unsafe { array_ref(array) }?;
+        let a = unsafe { zarr_array::get(array) }?;
         let rank = a.shape().len();
         let start = unsafe { slice_arg(start, rank, "start") }?;
         let count = unsafe { slice_arg(count, rank, "count") }?;
@@ -184,7 +172,7 @@ pub unsafe extern "C" fn zarr_array_fill_value_vlen(
     size: *mut usize,
 ) -> zarr_status {
     guard(|| {
-        let a = unsafe { array_ref(array) }?;
+        let a = unsafe { zarr_array::get(array) }?;
         let m = a.metadata();
         if !m.data_type.is_vlen() {
             return Err(Error::InvalidArgument("the array has fixed-size elements: use zarr_array_fill_value()".into()));
@@ -213,7 +201,7 @@ pub unsafe extern "C" fn zarr_array_vlen_item_type(
     item_size: *mut usize,
 ) -> zarr_status {
     guard(|| {
-        let a = unsafe { array_ref(array) }?;
+        let a = unsafe { zarr_array::get(array) }?;
         let DataType::VlenArray(item) = &a.metadata().data_type else {
             return Err(Error::InvalidArgument("the array is not a Zarr v2 vlen-array object array".into()));
         };
@@ -225,20 +213,4 @@ pub unsafe extern "C" fn zarr_array_vlen_item_type(
         }
         Ok(())
     })
-}
-
-/// The zarr_vlen behind a pointer.
-///
-/// # Safety
-/// `p` is NULL or a pointer returned by zarr_read_region_vlen().
-unsafe fn vlen_ref<'a>(p: *const zarr_vlen) -> crate::error::Result<&'a VlenHandle> {
-    if p.is_null() {
-        return Err(Error::InvalidHandle("zarr_vlen is NULL".into()));
-    }
-    // SAFETY: caller's contract; the magic check catches freed or foreign pointers (best effort).
-    let h = unsafe { &*p.cast::<VlenHandle>() };
-    if h.magic != VLEN_MAGIC {
-        return Err(Error::InvalidHandle("not a live zarr_vlen (freed or corrupt?)".into()));
-    }
-    Ok(h)
 }

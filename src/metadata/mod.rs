@@ -4,6 +4,7 @@
 //! [`ArrayMetadata`]: a data type, a regular grid, a chunk key encoding, a fill value and a codec chain.
 
 pub mod base64;
+pub mod extension;
 pub mod fill_value;
 pub mod v1;
 pub mod v2;

@@ -12,15 +12,18 @@ use crate::codec::numcodecs::{self, V2Elem};
 use crate::codec::transpose::TransposeCodec;
 use crate::codec::{ArrayRepr, Codec};
 use crate::dtype::v2 as dtv2;
+use crate::dtype::{DataType, Endian};
 use crate::error::{Error, Result};
 use serde_json::{Map, Value};
 use std::sync::Arc;
 
-fn meta_err(msg: impl Into<String>) -> Error {
+/// A metadata error with `msg`.
+pub(super) fn meta_err(msg: impl Into<String>) -> Error {
     Error::Metadata(msg.into())
 }
 
-fn dims(v: Option<&Value>, what: &str) -> Result<Vec<u64>> {
+/// The list of non-negative integers `v` (member `what`, required).
+pub(super) fn dims(v: Option<&Value>, what: &str) -> Result<Vec<u64>> {
     let v = v.ok_or_else(|| meta_err(format!("missing required member '{what}'")))?;
     let list = v.as_array().ok_or_else(|| meta_err(format!("{what} must be a list of integers, got {v}")))?;
     list.iter()
@@ -58,19 +61,12 @@ pub fn parse_array(doc: &Value, attributes: Map<String, Value>) -> Result<ArrayM
         let parts = ObjectParts { shape, grid, separator, order, attributes };
         return parse_object_array(obj, doc, parts);
     }
-    let v2t = dtv2::parse(dtype_v)?;
+    let (v2t, fill, fill_defined) = typed_fill(dtype_v, obj.get("fill_value"))?;
     let data_type = v2t.data_type.clone();
-    let fill_given = fill_value::parse_v2_typed(&data_type, v2t.byte_order, v2t.text, obj.get("fill_value").unwrap_or(&Value::Null))?;
-    let fill_defined = fill_given.is_some();
-    let fill = fill_given.unwrap_or_else(|| vec![0; data_type.size()]);
     let rank = shape.len();
-    let mut codecs = Vec::new();
-    if order == "F" && rank > 1 {
-        codecs.push(Codec::ArrayToArray(Box::new(TransposeCodec::new((0..rank).rev().collect())?)));
-    }
     // numcodecs' array -> bytes compressors (`pcodec`, `zfpy`) take the place of the bytes codec.
     let compressor_id = obj.get("compressor").and_then(|c| c.get("id")).and_then(Value::as_str);
-    if let Some(id @ ("pcodec" | "zfpy")) = compressor_id {
+    let codecs = if let Some(id @ ("pcodec" | "zfpy")) = compressor_id {
         let has_filters = matches!(obj.get("filters"), Some(Value::Array(l)) if !l.is_empty());
         if has_filters {
             return Err(Error::Unsupported(format!("v2 compressor '{id}' after filters")));
@@ -81,6 +77,8 @@ pub fn parse_array(doc: &Value, attributes: Map<String, Value>) -> Result<ArrayM
         if id == "zfpy" && order == "F" && rank > 1 {
             return Err(Error::Unsupported("v2 compressor 'zfpy' with order \"F\" (numcodecs refuses it)".into()));
         }
+        let mut codecs = Vec::new();
+        push_fortran_transpose(&mut codecs, order == "F", rank)?;
         let mut chunk_shape = grid.chunk_shape.clone();
         if order == "F" {
             chunk_shape.reverse();
@@ -88,56 +86,119 @@ pub fn parse_array(doc: &Value, attributes: Map<String, Value>) -> Result<ArrayM
         let repr = ArrayRepr { shape: chunk_shape, data_type: data_type.clone(), fill_value: fill.clone() };
         let cfg = &obj["compressor"];
         codecs.push(Codec::ArrayToBytes(numcodecs::v3::array_to_bytes(cfg, &repr, cfg.clone())?));
-        let chain = CodecChain::new(codecs, &ArrayRepr { shape: grid.chunk_shape.clone(), ..repr })?;
-        return Ok(ArrayMetadata {
-            zarr_format: 2,
-            shape,
-            data_type,
-            grid: Arc::new(grid),
-            other_chains: Default::default(),
-            chunk_key_encoding: ChunkKeyEncoding::V2 { separator },
-            fill_value: fill,
-            codecs: Arc::new(chain),
-            dimension_names: None,
-            attributes,
-            document: complete(doc),
-            fill_defined,
-        });
-    }
-    codecs.push(Codec::ArrayToBytes(Box::new(BytesCodec::new(&data_type, v2t.byte_order))));
-    let mut elem = V2Elem { data_type: data_type.clone(), byte_order: v2t.byte_order };
-    match obj.get("filters") {
-        None | Some(Value::Null) => {}
-        Some(Value::Array(list)) => {
-            for f in list {
-                let (codec, out) = numcodecs::filter(f, &elem)?;
-                codecs.push(Codec::BytesToBytes(codec));
-                elem = out;
-            }
-        }
-        Some(v) => return Err(meta_err(format!("filters must be a list or null, got {v}"))),
-    }
-    match obj.get("compressor") {
-        None | Some(Value::Null) => {}
-        Some(c @ Value::Object(_)) => codecs.push(Codec::BytesToBytes(numcodecs::compressor(c, &elem)?)),
-        Some(v) => return Err(meta_err(format!("compressor must be an object or null, got {v}"))),
-    }
-    let repr = ArrayRepr { shape: grid.chunk_shape.clone(), data_type: data_type.clone(), fill_value: fill.clone() };
+        codecs
+    } else {
+        numeric_codecs(&data_type, v2t.byte_order, order == "F", rank, filters(obj)?, compressor(obj)?)?
+    };
+    let fixed = Fixed { zarr_format: 2, shape, grid, separator, attributes, document: complete(doc) };
+    assemble(fixed, data_type, fill, fill_defined, codecs)
+}
+
+/// A v1 / v2 `dtype` of fixed-size elements and the document's `fill_value` in it: the parsed type,
+/// the fill value's bytes (zero where the document has `null` or none) and whether it defines one.
+pub(super) fn typed_fill(dtype: &Value, fill_value: Option<&Value>) -> Result<(dtv2::V2Type, Vec<u8>, bool)> {
+    let t = dtv2::parse(dtype)?;
+    let given = fill_value::parse_v2_typed(&t.data_type, t.byte_order, t.text, fill_value.unwrap_or(&Value::Null))?;
+    let defined = given.is_some();
+    let fill = given.unwrap_or_else(|| vec![0; t.data_type.size()]);
+    Ok((t, fill, defined))
+}
+
+/// The members of a v1 `meta` or v2 `.zarray` document that do not depend on its data type.
+pub(super) struct Fixed {
+    /// 1 or 2.
+    pub zarr_format: u8,
+    /// Array shape.
+    pub shape: Vec<u64>,
+    /// The regular chunk grid.
+    pub grid: RegularGrid,
+    /// Chunk key separator of the `v2` chunk key encoding.
+    pub separator: char,
+    /// User attributes.
+    pub attributes: Map<String, Value>,
+    /// The document as stored.
+    pub document: Value,
+}
+
+/// The [`ArrayMetadata`] of a v1 or v2 array: `codecs` become its chain for chunks of the grid's
+/// shape; `fill_defined` is false where the document's fill value is `null` (`fill` then holds the
+/// value readers use for missing chunks).
+pub(super) fn assemble(f: Fixed, data_type: DataType, fill: Vec<u8>, fill_defined: bool, codecs: Vec<Codec>) -> Result<ArrayMetadata> {
+    let repr = ArrayRepr { shape: f.grid.chunk_shape.clone(), data_type: data_type.clone(), fill_value: fill.clone() };
     let chain = CodecChain::new(codecs, &repr)?;
     Ok(ArrayMetadata {
-        zarr_format: 2,
-        shape,
+        zarr_format: f.zarr_format,
+        shape: f.shape,
         data_type,
-        grid: Arc::new(grid),
+        grid: Arc::new(f.grid),
         other_chains: Default::default(),
-        chunk_key_encoding: ChunkKeyEncoding::V2 { separator },
+        chunk_key_encoding: ChunkKeyEncoding::V2 { separator: f.separator },
         fill_value: fill,
         codecs: Arc::new(chain),
         dimension_names: None,
-        attributes,
-        document: complete(doc),
+        attributes: f.attributes,
+        document: f.document,
         fill_defined,
     })
+}
+
+/// The codecs of a v1 or v2 array of fixed-size elements stored with `byte_order`: a transpose for
+/// `fortran` order (of `rank` > 1 dimensions), the `bytes` codec, then the numcodecs `filters` and `compressor` as bytes -> bytes
+/// codecs, each receiving what the one before produces.
+pub(super) fn numeric_codecs(
+    data_type: &DataType,
+    byte_order: Option<Endian>,
+    fortran: bool,
+    rank: usize,
+    filters: &[Value],
+    compressor: Option<&Value>,
+) -> Result<Vec<Codec>> {
+    let mut codecs = Vec::new();
+    push_fortran_transpose(&mut codecs, fortran, rank)?;
+    codecs.push(Codec::ArrayToBytes(Box::new(BytesCodec::new(data_type, byte_order))));
+    let elem = V2Elem { data_type: data_type.clone(), byte_order };
+    push_numcodecs(&mut codecs, elem, filters, compressor)?;
+    Ok(codecs)
+}
+
+/// Appends the transpose codec that stores a `fortran` order array of `rank` > 1 dimensions.
+fn push_fortran_transpose(codecs: &mut Vec<Codec>, fortran: bool, rank: usize) -> Result<()> {
+    if fortran && rank > 1 {
+        codecs.push(Codec::ArrayToArray(Box::new(TransposeCodec::new((0..rank).rev().collect())?)));
+    }
+    Ok(())
+}
+
+/// Appends the numcodecs `filters` and then `compressor` as bytes -> bytes codecs, the first
+/// receiving `elem`.
+fn push_numcodecs(codecs: &mut Vec<Codec>, mut elem: V2Elem, filters: &[Value], compressor: Option<&Value>) -> Result<()> {
+    for f in filters {
+        let (codec, out) = numcodecs::filter(f, &elem)?;
+        codecs.push(Codec::BytesToBytes(codec));
+        elem = out;
+    }
+    if let Some(c) = compressor {
+        codecs.push(Codec::BytesToBytes(numcodecs::compressor(c, &elem)?));
+    }
+    Ok(())
+}
+
+/// The `filters` of a `.zarray` (`null` or absent: none).
+fn filters(obj: &Map<String, Value>) -> Result<&[Value]> {
+    match obj.get("filters") {
+        Some(Value::Array(list)) => Ok(list),
+        None | Some(Value::Null) => Ok(&[]),
+        Some(v) => Err(meta_err(format!("filters must be a list or null, got {v}"))),
+    }
+}
+
+/// The `compressor` of a `.zarray` (`null` or absent: none).
+fn compressor(obj: &Map<String, Value>) -> Result<Option<&Value>> {
+    match obj.get("compressor") {
+        None | Some(Value::Null) => Ok(None),
+        Some(c @ Value::Object(_)) => Ok(Some(c)),
+        Some(v) => Err(meta_err(format!("compressor must be an object or null, got {v}"))),
+    }
 }
 
 /// The members of a `.zarray` parsed before its dtype.
@@ -154,11 +215,7 @@ struct ObjectParts<'a> {
 /// as bytes -> bytes codecs over the framed chunk.
 fn parse_object_array(obj: &Map<String, Value>, doc: &Value, p: ObjectParts) -> Result<ArrayMetadata> {
     use crate::codec::vlen::{VlenCodec, VlenKind};
-    let filters = match obj.get("filters") {
-        Some(Value::Array(list)) => list.as_slice(),
-        None | Some(Value::Null) => &[],
-        Some(v) => return Err(meta_err(format!("filters must be a list or null, got {v}"))),
-    };
+    let filters = filters(obj)?;
     let no_codec = || {
         Error::Unsupported(
             "v2 object dtype '|O' needs a vlen-utf8, vlen-bytes or vlen-array filter first (other object codecs \
@@ -192,32 +249,16 @@ fn parse_object_array(obj: &Map<String, Value>, doc: &Value, p: ObjectParts) -> 
     let fill_defined = fill_given.is_some();
     let fill = fill_given.unwrap_or_default();
     let mut codecs = vec![Codec::ArrayToBytes(Box::new(vlen))];
-    let elem = V2Elem::bytes();
-    for f in &filters[1..] {
-        let (codec, _) = numcodecs::filter(f, &elem)?;
-        codecs.push(Codec::BytesToBytes(codec));
-    }
-    match obj.get("compressor") {
-        None | Some(Value::Null) => {}
-        Some(c @ Value::Object(_)) => codecs.push(Codec::BytesToBytes(numcodecs::compressor(c, &elem)?)),
-        Some(v) => return Err(meta_err(format!("compressor must be an object or null, got {v}"))),
-    }
-    let repr = ArrayRepr { shape: p.grid.chunk_shape.clone(), data_type: data_type.clone(), fill_value: fill.clone() };
-    let chain = CodecChain::new(codecs, &repr)?;
-    Ok(ArrayMetadata {
+    push_numcodecs(&mut codecs, V2Elem::bytes(), &filters[1..], compressor(obj)?)?;
+    let fixed = Fixed {
         zarr_format: 2,
         shape: p.shape,
-        data_type,
-        grid: Arc::new(p.grid),
-        other_chains: Default::default(),
-        chunk_key_encoding: ChunkKeyEncoding::V2 { separator: p.separator },
-        fill_value: fill,
-        codecs: Arc::new(chain),
-        dimension_names: None,
+        grid: p.grid,
+        separator: p.separator,
         attributes: p.attributes,
         document: complete(doc),
-        fill_defined,
-    })
+    };
+    assemble(fixed, data_type, fill, fill_defined, codecs)
 }
 
 /// The `.zarray` document with every member the v2 spec requires present (absent optional ones

@@ -44,48 +44,6 @@ impl FilesystemStore {
     }
 }
 
-/// Turns a `file://` URI (or a plain path) into a filesystem path. Percent-escapes are decoded.
-pub fn path_from_location(location: &str) -> Result<PathBuf> {
-    let Some(rest) = location.strip_prefix("file://") else {
-        if location.is_empty() {
-            return Err(Error::InvalidArgument("empty path".into()));
-        }
-        if location.contains("://") {
-            let scheme = location.split("://").next().unwrap_or("");
-            return Err(Error::Unsupported(format!("unsupported URI scheme '{scheme}' in '{location}'")));
-        }
-        return Ok(PathBuf::from(location));
-    };
-    // file:///abs/path or file://localhost/abs/path
-    let path = if let Some(p) = rest.strip_prefix("localhost/") {
-        format!("/{p}")
-    } else if rest.starts_with('/') {
-        rest.to_string()
-    } else {
-        return Err(Error::Unsupported(format!("file URI with a remote host is not supported: '{location}'")));
-    };
-    let bytes = path.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' {
-            let hex = bytes.get(i + 1..i + 3).and_then(|h| std::str::from_utf8(h).ok());
-            match hex.and_then(|h| u8::from_str_radix(h, 16).ok()) {
-                Some(b) => {
-                    out.push(b);
-                    i += 3;
-                    continue;
-                }
-                None => return Err(Error::InvalidArgument(format!("bad percent-escape in URI '{location}'"))),
-            }
-        }
-        out.push(bytes[i]);
-        i += 1;
-    }
-    use std::os::unix::ffi::OsStringExt;
-    Ok(PathBuf::from(std::ffi::OsString::from_vec(out)))
-}
-
 struct FileSource<'a> {
     file: File,
     len: u64,
@@ -293,16 +251,5 @@ mod tests {
         assert!(matches!(s.set("../evil", b"x"), Err(Error::InvalidArgument(_))));
         assert!(matches!(s.get("/etc/passwd"), Err(Error::InvalidArgument(_))));
         assert!(s.list_dir("../").is_err());
-    }
-
-    #[test]
-    fn uris() {
-        assert_eq!(path_from_location("/tmp/x").unwrap(), PathBuf::from("/tmp/x"));
-        assert_eq!(path_from_location("file:///tmp/a%20b").unwrap(), PathBuf::from("/tmp/a b"));
-        assert_eq!(path_from_location("file://localhost/tmp/x").unwrap(), PathBuf::from("/tmp/x"));
-        assert!(matches!(path_from_location("s3://bucket/x"), Err(Error::Unsupported(_))));
-        assert!(path_from_location("file://host/x").is_err());
-        assert!(path_from_location("file:///x%zz").is_err());
-        assert!(path_from_location("").is_err());
     }
 }

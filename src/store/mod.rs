@@ -2,9 +2,13 @@
 //!
 //! Keys are `/`-separated relative paths (`c/0/1`, `group/zarr.json`). [`validate_key`] rejects keys that
 //! could escape the store root. Implementations: [`filesystem::FilesystemStore`], [`memory::MemoryStore`].
+//! [`open_location`] turns a location (path or URI) into a store.
 
 pub mod filesystem;
+pub mod location;
 pub mod memory;
+
+pub use location::open_location;
 
 use crate::error::{Error, Result};
 

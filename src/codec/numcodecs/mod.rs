@@ -10,6 +10,7 @@ pub mod checksum;
 pub mod filters;
 pub mod lz4;
 pub mod lzma;
+pub mod numpy;
 pub mod pcodec;
 #[cfg(test)]
 mod test_vectors;

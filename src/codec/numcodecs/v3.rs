@@ -85,6 +85,23 @@ fn v3_json(name: &str, cfg: Option<&Map<String, Value>>) -> Value {
     serde_json::json!({"name": name, "configuration": cfg.cloned().unwrap_or_default()})
 }
 
+/// The Zarr v3 metadata object of a codec built from a numcodecs configuration, given the codec's
+/// `to_json()`: a Zarr v3 codec (blosc, gzip, zstd) already names itself; a numcodecs one (`{"id": ...,
+/// members}`) becomes `numcodecs.<id>` with its members as configuration (the inverse of
+/// `v2_config`).
+pub fn v3_metadata(codec_json: Value) -> Value {
+    match codec_json {
+        Value::Object(mut m) if !m.contains_key("name") => {
+            let id = m.remove("id").and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
+            serde_json::json!({"name": format!("{PREFIX}{id}"), "configuration": m})
+        }
+        v => v,
+    }
+}
+
+/// The numcodecs filters that are array -> array codecs in Zarr v3 (`numcodecs.<id>`).
+pub const ARRAY_FILTERS: &[&str] = &["delta", "fixedscaleoffset", "quantize", "bitround", "astype", "packbits", "categorize"];
+
 /// The numcodecs ids with a v3 name here.
 const IDS: &[&str] = &[
     "blosc", "lz4", "zstd", "zlib", "gzip", "bz2", "lzma", "crc32", "adler32", "crc32c", "fletcher32", "shuffle", "delta",
@@ -112,7 +129,7 @@ pub fn from_v3(name: &str, cfg: Option<&Map<String, Value>>, decoded: &ArrayRepr
             }
             Codec::BytesToBytes(Box::new(V3Bytes { inner: filter(&v2, &V2Elem::bytes()).map_err(ctx)?.0, json }))
         }
-        "delta" | "fixedscaleoffset" | "quantize" | "bitround" | "astype" | "packbits" | "categorize" => {
+        id if ARRAY_FILTERS.contains(&id) => {
             Codec::ArrayToArray(Box::new(V3Filter::new(&v2, decoded, json).map_err(ctx)?))
         }
         "pcodec" | "zfpy" => Codec::ArrayToBytes(array_to_bytes(&v2, decoded, json).map_err(ctx)?),

@@ -11,7 +11,8 @@
 //! module documentation of `filters`), anything -> bool is `!= 0`. Narrowing loses data silently, as in
 //! numcodecs. Complex, string, datetime, structured and object types are refused (`Error::Unsupported`).
 
-use super::{check_input, check_out, count, num_type, ratio_size, Arr, NumType};
+use super::{check_input, check_out, count, num_type, ratio_size};
+use crate::codec::numcodecs::numpy::{Arr, NumType};
 use crate::codec::numcodecs::{V2Config, V2Elem};
 use crate::codec::{BytesToBytesCodec, DecodedSize};
 use crate::error::Result;

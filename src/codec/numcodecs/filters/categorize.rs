@@ -18,7 +18,8 @@
 //! fractional, NaN) gives the empty string (all zero bytes). `astype` may be bool, an integer or a float
 //! type (numbers compare after numpy's conversion of `i + 1` to it).
 
-use super::{check_out, count, num_type, Arr, Canon, Kind, Num, NumType};
+use super::{check_out, count, num_type};
+use crate::codec::numcodecs::numpy::{Arr, Canon, Kind, Num, NumType};
 use crate::codec::numcodecs::{V2Config, V2Elem};
 use crate::codec::{BytesToBytesCodec, DecodedSize};
 use crate::error::{Error, Result};

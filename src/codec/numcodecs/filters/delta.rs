@@ -14,7 +14,8 @@
 //! numpy's scalar assignment of the first element raises (a first value that does not fit a signed
 //! integer `astype`, NaN or infinity into one), encoding fails with `Error::Value`.
 
-use super::{check_input, check_out, count, num_type, ratio_size, scalar_assign_ok, Arr, Kind, NumType};
+use super::{check_input, check_out, count, num_type, ratio_size};
+use crate::codec::numcodecs::numpy::{scalar_assign_ok, Arr, Kind, NumType};
 use crate::codec::numcodecs::{V2Config, V2Elem};
 use crate::codec::{BytesToBytesCodec, DecodedSize};
 use crate::error::{Error, Result};

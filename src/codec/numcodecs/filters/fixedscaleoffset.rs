@@ -18,7 +18,8 @@
 //! Integers, unsigned integers and floats are supported; bool, complex, datetime and object dtypes are
 //! refused. Integers in `offset`/`scale` beyond 128 bits are refused.
 
-use super::{check_input, check_out, count, num_type, py_number, ratio_size, Arr, Canon, Kind, NumType, Op};
+use super::{check_input, check_out, count, num_type, py_number, ratio_size};
+use crate::codec::numcodecs::numpy::{Arr, Canon, Kind, NumType, Op};
 use crate::codec::numcodecs::{V2Config, V2Elem};
 use crate::codec::{BytesToBytesCodec, DecodedSize};
 use crate::error::{Error, Result};

@@ -14,7 +14,8 @@
 //! Only float dtypes (`f2`, `f4`, `f8`) are accepted, as in numcodecs (others: `Error::Metadata`);
 //! `digits` whose scale python cannot compute (overflow, domain errors) are `Error::Metadata`.
 
-use super::{check_input, check_out, count, num_type, py_number, ratio_size, Arr, NumType};
+use super::{check_input, check_out, count, num_type, py_number, ratio_size};
+use crate::codec::numcodecs::numpy::{Arr, NumType};
 use crate::codec::numcodecs::{V2Config, V2Elem};
 use crate::codec::{BytesToBytesCodec, DecodedSize};
 use crate::error::{Error, Result};

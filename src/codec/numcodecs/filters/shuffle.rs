@@ -42,7 +42,7 @@ impl ShuffleCodec {
 
     fn check(&self, len: usize) -> Result<()> {
         match self.size() {
-            Some(e) if len % e != 0 => Err(Error::Codec(format!(
+            Some(e) if !len.is_multiple_of(e) => Err(Error::Codec(format!(
                 "shuffle: a buffer of {len} bytes is not a whole number of {e}-byte elements"
             ))),
             _ => Ok(()),

@@ -1,0 +1,83 @@
+//! Locations: what C callers pass as `path` (a filesystem path or a `file://` URI). [`open_location`]
+//! is the one place where a location becomes a store; stores for further URI schemes plug in there.
+
+use super::filesystem::FilesystemStore;
+use super::Store;
+use crate::error::{Error, Result};
+use std::os::unix::ffi::OsStringExt;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// The store named by `location`: a [`FilesystemStore`] rooted at a filesystem path or a `file://`
+/// URI (the directory need not exist yet). Other URI schemes are [`Error::Unsupported`].
+pub fn open_location(location: &str) -> Result<Arc<dyn Store>> {
+    Ok(Arc::new(FilesystemStore::new(path_from_location(location)?)))
+}
+
+/// Turns a `file://` URI (or a plain path) into a filesystem path. Percent-escapes are decoded.
+pub fn path_from_location(location: &str) -> Result<PathBuf> {
+    let Some(rest) = location.strip_prefix("file://") else {
+        if location.is_empty() {
+            return Err(Error::InvalidArgument("empty path".into()));
+        }
+        if location.contains("://") {
+            let scheme = location.split("://").next().unwrap_or("");
+            return Err(Error::Unsupported(format!("unsupported URI scheme '{scheme}' in '{location}'")));
+        }
+        return Ok(PathBuf::from(location));
+    };
+    // file:///abs/path or file://localhost/abs/path
+    let path = if let Some(p) = rest.strip_prefix("localhost/") {
+        format!("/{p}")
+    } else if rest.starts_with('/') {
+        rest.to_string()
+    } else {
+        return Err(Error::Unsupported(format!("file URI with a remote host is not supported: '{location}'")));
+    };
+    let bytes = path.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let hex = bytes.get(i + 1..i + 3).and_then(|h| std::str::from_utf8(h).ok());
+            match hex.and_then(|h| u8::from_str_radix(h, 16).ok()) {
+                Some(b) => {
+                    out.push(b);
+                    i += 3;
+                    continue;
+                }
+                None => return Err(Error::InvalidArgument(format!("bad percent-escape in URI '{location}'"))),
+            }
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    Ok(PathBuf::from(std::ffi::OsString::from_vec(out)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn uris() {
+        assert_eq!(path_from_location("/tmp/x").unwrap(), PathBuf::from("/tmp/x"));
+        assert_eq!(path_from_location("file:///tmp/a%20b").unwrap(), PathBuf::from("/tmp/a b"));
+        assert_eq!(path_from_location("file://localhost/tmp/x").unwrap(), PathBuf::from("/tmp/x"));
+        assert!(matches!(path_from_location("s3://bucket/x"), Err(Error::Unsupported(_))));
+        assert!(path_from_location("file://host/x").is_err());
+        assert!(path_from_location("file:///x%zz").is_err());
+        assert!(path_from_location("").is_err());
+    }
+
+    #[test]
+    fn open_location_gives_a_filesystem_store() {
+        let dir = std::env::temp_dir().join(format!("zarr-location-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let uri = format!("file://{}", dir.display());
+        open_location(&uri).unwrap().set("k", b"v").unwrap();
+        assert_eq!(open_location(dir.to_str().unwrap()).unwrap().get("k").unwrap(), Some(b"v".to_vec()));
+        assert!(matches!(open_location("s3://bucket/x"), Err(Error::Unsupported(_))));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
