@@ -88,7 +88,7 @@ impl Num for Bool {
             Val::I(x) => (x == 0 || x == 1).then_some(Bool(x as u8)),
             Val::F(f) => {
                 let t = f.trunc();
-                (t >= 0.0 && t < 2.0).then_some(Bool(t as u8))
+                (0.0..2.0).contains(&t).then_some(Bool(t as u8))
             }
         }
     }
