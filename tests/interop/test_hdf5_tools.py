@@ -18,7 +18,9 @@ dataset of many chunks with edge chunks (the chunk loop), converted
     level and shuffle, fill value, attributes (as values: integers become int64, floats float64);
   * zarrtoh5 of hierarchies written by zarr-python (v3 zstd, blosc with shuffle, v2 zlib + shuffle
     filter) and the refusals (unsupported types skipped with exit status 2, a missing input, an existing
-    output, bad options).
+    output, bad options);
+  * a 256 MiB dataset converted both ways with a peak resident memory under 64 MiB (chunk by chunk), and
+    the progress line: shown on a terminal (a pty), absent with -q or when stderr is not a terminal.
 """
 import json
 import os
@@ -350,6 +352,70 @@ def t_lone_array(r):
         assert f[name].attrs["units"] == "m"
 
 
+def peak_rss_mib(*cmd):
+    """Runs cmd in a fresh Python parent and returns the child's peak resident memory in MiB."""
+    probe = ("import resource, subprocess, sys\n"
+             "p = subprocess.run(sys.argv[1:])\n"
+             "print(p.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n")
+    out = subprocess.run([sys.executable, "-c", probe, *map(str, cmd)], capture_output=True, text=True,
+                         timeout=600)
+    rc, kib = out.stdout.split()
+    assert rc == "0", f"{cmd[0]} exit {rc}: {out.stderr}"
+    return int(kib) / 1024
+
+
+def t_bounded_memory(r):
+    """A 256 MiB dataset in 1 MiB chunks converts both ways with far less memory than its size."""
+    src = r.path("large.h5")
+    rng = np.random.default_rng(3)
+    band = values(rng, "f4", (512, 8192))
+    with h5py.File(src, "w") as f:
+        d = f.create_dataset("large", shape=(8192, 8192), dtype="f4", chunks=(512, 512), fillvalue=2.0)
+        d[1024:1536, :] = band
+    out = r.path("large.zarr")
+    rss = peak_rss_mib(H5TOZARR, "-q", src, out)
+    if r.verbose:
+        print(f"h5tozarr peak RSS {rss:.0f} MiB")
+    assert rss < 64, f"h5tozarr peaked at {rss:.0f} MiB for a 256 MiB dataset"
+    z = zarr.open_array(out / "large", mode="r")
+    same_values(z[1024:1536, :], band, "band")
+    assert float(z[5000, 77]) == 2.0 and z.chunks == (512, 512)
+    back = r.path("large.h5")
+    rss = peak_rss_mib(ZARRTOH5, "-q", out, back)
+    if r.verbose:
+        print(f"zarrtoh5 peak RSS {rss:.0f} MiB")
+    assert rss < 64, f"zarrtoh5 peaked at {rss:.0f} MiB for a 256 MiB dataset"
+    with h5py.File(back, "r") as f:
+        same_values(f["large"][1024:1536, :], band, "band back")
+        assert f["large"][8000, 8000] == 2.0
+
+
+def t_progress(r):
+    """On a terminal, a progress line per dataset; none when stderr is a file or with -q."""
+    import pty
+    src = r.path("progress.h5")
+    with h5py.File(src, "w") as f:
+        f.create_dataset("a/b", data=np.arange(1000.0), chunks=(100,))
+    for quiet, want in (([], True), (["-q"], False)):
+        master, slave = pty.openpty()
+        p = subprocess.run([H5TOZARR, *quiet, src, r.path("progress.zarr")], stderr=slave, timeout=60)
+        os.close(slave)
+        text = b""
+        try:
+            while True:
+                chunk = os.read(master, 4096)
+                if not chunk:
+                    break
+                text += chunk
+        except OSError:
+            pass
+        os.close(master)
+        assert p.returncode == 0
+        assert ("/a/b: 10/10 chunks (100%)" in text.decode()) == want, f"progress {quiet}: {text!r}"
+    p = run(H5TOZARR, src, r.path("progress.zarr"))
+    assert p.stderr == "", p.stderr
+
+
 def t_refusals(r):
     src = r.path("strings.h5")
     with h5py.File(src, "w") as f:
@@ -396,6 +462,8 @@ def main():
     r.run("h5tozarr --codec none", t_roundtrip, r, 3, ["--codec", "none", "-q"], None, "none")
     r.run("zarrtoh5 of zarr-python hierarchies", t_from_zarr_python, r)
     r.run("zarrtoh5 of a lone array", t_lone_array, r)
+    r.run("bounded memory (256 MiB dataset)", t_bounded_memory, r)
+    r.run("progress line on a terminal", t_progress, r)
     r.run("refusals and options", t_refusals, r)
     shutil.rmtree(tmp, ignore_errors=True)
     print(f"{r.passed} passed, {len(r.failed)} failed")
