@@ -23,10 +23,11 @@ static const char *USAGE =
     "What is converted:\n"
     "  groups     recursively, with their attributes; soft and external links are skipped (warning)\n"
     "  datasets   integers of 1, 2, 4, 8 bytes (signed, unsigned), floats of 4 and 8 bytes, h5py's boolean\n"
-    "             enum; either byte order, stored little-endian. Shape, fill value (0 when undefined),\n"
+    "             enum; either byte order, stored little-endian; fixed-length strings as Zarr\n"
+    "             null_terminated_bytes (v2: |S<n>), NUL-padded. Shape, fill value (0 when undefined),\n"
     "             chunk shape (the HDF5 chunk dimensions; a contiguous or compact dataset gets its shape\n"
     "             with the leading dimensions halved until a chunk holds at most 1 MiB). Other types\n"
-    "             (strings, compounds, ...) are skipped with a message and make the exit status 2.\n"
+    "             (variable-length strings, compounds, ...) are skipped with a message and make the exit status 2.\n"
     "  attributes as JSON: integers, floats (NaN and infinities as the strings \"NaN\", \"Infinity\",\n"
     "             \"-Infinity\"), strings (fixed or variable length), booleans; arrays as (nested) JSON\n"
     "             arrays; an empty (null-space) attribute as null. Others are skipped with a warning.\n"
@@ -185,6 +186,7 @@ typedef struct {
     const char *v3, *v2;   /* Zarr data type names */
     size_t size;
     int is_float, is_signed;
+    int is_bytes;          /* fixed-length string: Zarr null_terminated_bytes / |S<size> */
 } dtype_map;
 
 static int map_type(hid_t t, dtype_map *m) {
@@ -208,6 +210,12 @@ static int map_type(hid_t t, dtype_map *m) {
         if (size == 4) { m->mem = H5T_NATIVE_FLOAT; m->ztype = ZARR_FLOAT32; m->v3 = "float32"; m->v2 = "<f4"; return 1; }
         if (size == 8) { m->mem = H5T_NATIVE_DOUBLE; m->ztype = ZARR_FLOAT64; m->v3 = "float64"; m->v2 = "<f8"; return 1; }
         return 0;
+    case H5T_STRING:
+        if (H5Tis_variable_str(t) > 0) return 0;
+        m->is_bytes = 1;
+        m->mem = -1; /* the file's string type, NUL-padded, set by the caller */
+        m->ztype = ZARR_NULL_TERMINATED_BYTES;
+        return 1;
     case H5T_ENUM:
         if (!is_h5py_bool(t)) return 0;
         m->mem = -1; /* the enum's own native type, set by the caller */
@@ -220,6 +228,19 @@ static int map_type(hid_t t, dtype_map *m) {
 
 /* The fill value as JSON, from `size` bytes in the memory type of `m`. */
 static void fill_json(sbuf *b, const dtype_map *m, const unsigned char *v) {
+    if (m->is_bytes) { /* base64, as Zarr writes fill values of byte strings */
+        static const char tab[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+        sb_puts(b, "\"");
+        for (size_t i = 0; i < m->size; i += 3) {
+            uint32_t w = (uint32_t)v[i] << 16 | (i + 1 < m->size ? (uint32_t)v[i + 1] << 8 : 0) |
+                         (i + 2 < m->size ? v[i + 2] : 0);
+            char q[4] = {tab[w >> 18], tab[(w >> 12) & 63], i + 1 < m->size ? tab[(w >> 6) & 63] : '=',
+                         i + 2 < m->size ? tab[w & 63] : '='};
+            sb_put(b, q, 4);
+        }
+        sb_puts(b, "\"");
+        return;
+    }
     if (m->ztype == ZARR_BOOL) { sb_puts(b, v[0] ? "true" : "false"); return; }
     if (m->is_float) {
         double d;
@@ -315,6 +336,12 @@ static void convert_dataset(hid_t ds, zarr_group *zg, const char *name, const ch
     hid_t mem = m.mem;
     int own_mem = 0;
     if (m.ztype == ZARR_BOOL) { mem = H5Tget_native_type(ft, H5T_DIR_ASCEND); own_mem = 1; }
+    if (m.is_bytes) {
+        mem = H5Tcopy(ft);
+        H5Tset_strpad(mem, H5T_STR_NULLPAD);
+        own_mem = 1;
+        if (g_format == 2) m.ztype = ZARR_RAW; /* libzarr reads a v2 |S<n> as r<8n> */
+    }
     if (H5Sget_simple_extent_type(sp) == H5S_NULL) {
         warn(path, "dataset skipped: an empty (null) dataspace has no Zarr form");
         goto out;
@@ -342,10 +369,11 @@ static void convert_dataset(hid_t ds, zarr_group *zg, const char *name, const ch
         outer[d] = sharded ? (g_shard[d] + chunk[d] - 1) / chunk[d] * chunk[d] : chunk[d];
 
     /* fill value in the memory type */
-    unsigned char fill[16] = {0};
+    unsigned char *fill = xmalloc(m.size);
+    memset(fill, 0, m.size);
     H5D_fill_value_t fdef;
     H5Pfill_value_defined(dcpl, &fdef);
-    if (fdef != H5D_FILL_VALUE_UNDEFINED && H5Pget_fill_value(dcpl, mem, fill) < 0) memset(fill, 0, sizeof fill);
+    if (fdef != H5D_FILL_VALUE_UNDEFINED && H5Pget_fill_value(dcpl, mem, fill) < 0) memset(fill, 0, m.size);
 
     const char *cname;
     int level;
@@ -355,13 +383,17 @@ static void convert_dataset(hid_t ds, zarr_group *zg, const char *name, const ch
     if (g_format == 3) {
         sb_puts(&md, "{\"zarr_format\":3,\"node_type\":\"array\",\"shape\":");
         json_dims(&md, (size_t)rank, shape);
-        sb_printf(&md, ",\"data_type\":\"%s\",\"chunk_grid\":{\"name\":\"regular\",\"configuration\":{\"chunk_shape\":", m.v3);
+        if (m.is_bytes)
+            sb_printf(&md, ",\"data_type\":{\"name\":\"null_terminated_bytes\",\"configuration\":{\"length_bytes\":%zu}}", m.size);
+        else
+            sb_printf(&md, ",\"data_type\":\"%s\"", m.v3);
+        sb_puts(&md, ",\"chunk_grid\":{\"name\":\"regular\",\"configuration\":{\"chunk_shape\":");
         json_dims(&md, (size_t)rank, rank ? outer : chunk);
         sb_puts(&md, "}},\"chunk_key_encoding\":{\"name\":\"default\",\"configuration\":{\"separator\":\"/\"}},\"fill_value\":");
         fill_json(&md, &m, fill);
         sb_puts(&md, ",\"codecs\":[");
         sbuf inner = {0};
-        sb_puts(&inner, "{\"name\":\"bytes\",\"configuration\":{\"endian\":\"little\"}}");
+        sb_puts(&inner, m.is_bytes ? "{\"name\":\"bytes\"}" : "{\"name\":\"bytes\",\"configuration\":{\"endian\":\"little\"}}");
         if (strcmp(cname, "none")) { sb_puts(&inner, ","); codec_json(&inner, cname, level, m.size, 0); }
         if (sharded) {
             sb_puts(&md, "{\"name\":\"sharding_indexed\",\"configuration\":{\"chunk_shape\":");
@@ -378,7 +410,8 @@ static void convert_dataset(hid_t ds, zarr_group *zg, const char *name, const ch
         json_dims(&md, (size_t)rank, shape);
         sb_puts(&md, ",\"chunks\":");
         json_dims(&md, (size_t)rank, chunk);
-        sb_printf(&md, ",\"dtype\":\"%s\",\"fill_value\":", m.v2);
+        if (m.is_bytes) sb_printf(&md, ",\"dtype\":\"|S%zu\",\"fill_value\":", m.size);
+        else sb_printf(&md, ",\"dtype\":\"%s\",\"fill_value\":", m.v2);
         fill_json(&md, &m, fill);
         sb_puts(&md, ",\"order\":\"C\",\"filters\":null,\"dimension_separator\":\".\",\"compressor\":");
         codec_json(&md, cname, level, m.size, 1);
@@ -413,6 +446,7 @@ static void convert_dataset(hid_t ds, zarr_group *zg, const char *name, const ch
     }
     free(buf);
     zcheck(zarr_close(za), "closing", path);
+    free(fill);
 out:
     if (own_mem) H5Tclose(mem);
     H5Tclose(ft);

@@ -14,7 +14,7 @@ static const char *USAGE =
     "\n"
     "What is converted:\n"
     "  arrays      bool (as h5py's boolean enum), int8..int64, uint8..uint64, float32, float64, stored\n"
-    "              little-endian; shape; fill value; chunks (the inner chunks of a sharded array; a chunk\n"
+    "              little-endian, null_terminated_bytes / |S<n> (as NUL-padded fixed-length strings); shape; fill value; chunks (the inner chunks of a sharded array; a chunk\n"
     "              dimension larger than the array is cut to it). Compression: gzip or zlib -> deflate at\n"
     "              the same level; blosc -> deflate at its clevel, with the HDF5 shuffle filter when blosc\n"
     "              shuffles; a numcodecs shuffle filter -> shuffle; any other compressor (zstd, lz4, ...)\n"
@@ -224,6 +224,20 @@ static void convert_array(zarr_array *za, hid_t parent, const char *name, const 
     zarr_data_type zt;
     zcheck(zarr_array_rank(za, &rank), "rank", path);
     zcheck(zarr_array_data_type(za, &zt, &esize), "data type", path);
+    char *mdtext = NULL;
+    zcheck(zarr_array_metadata(za, &mdtext), "metadata", path);
+    jv md;
+    jv_parse(mdtext, &md, path);
+    int level, shuffle;
+    pick_filters(&md, &level, &shuffle);
+    const jv *v2dtype = jv_get(&md, "dtype");
+    /* libzarr reads a v2 |S<n> array as r<8n>: a fixed-length string all the same */
+    if (zt == ZARR_RAW && v2dtype && v2dtype->t == J_STR && ((v2dtype->s[0] == '|' && v2dtype->s[1] == 'S') || v2dtype->s[0] == 'S'))
+        zt = ZARR_NULL_TERMINATED_BYTES;
+    jv_free(&md);
+    zarr_string_free(mdtext);
+    zarr_data_type buffer_type = zt;
+    if (zt == ZARR_NULL_TERMINATED_BYTES) zarr_array_data_type(za, &buffer_type, NULL);
     hid_t ft, mt;
     switch (zt) {
     case ZARR_BOOL: ft = bool_type(); mt = bool_type(); break;
@@ -237,6 +251,12 @@ static void convert_array(zarr_array *za, hid_t parent, const char *name, const 
     case ZARR_UINT64: ft = H5Tcopy(H5T_STD_U64LE); mt = H5Tcopy(H5T_NATIVE_UINT64); break;
     case ZARR_FLOAT32: ft = H5Tcopy(H5T_IEEE_F32LE); mt = H5Tcopy(H5T_NATIVE_FLOAT); break;
     case ZARR_FLOAT64: ft = H5Tcopy(H5T_IEEE_F64LE); mt = H5Tcopy(H5T_NATIVE_DOUBLE); break;
+    case ZARR_NULL_TERMINATED_BYTES:
+        ft = H5Tcopy(H5T_C_S1);
+        H5Tset_size(ft, esize);
+        H5Tset_strpad(ft, H5T_STR_NULLPAD);
+        mt = H5Tcopy(ft);
+        break;
     default: {
         char msg[128];
         snprintf(msg, sizeof msg, "array skipped: its data type (libzarr type %d) has no HDF5 counterpart here", (int)zt);
@@ -253,15 +273,6 @@ static void convert_array(zarr_array *za, hid_t parent, const char *name, const 
     if (sharded) zcheck(zarr_array_inner_chunk_shape(za, inner, rank), "inner chunk shape", path);
     else memcpy(inner, outer, sizeof outer);
 
-    char *mdtext = NULL;
-    zcheck(zarr_array_metadata(za, &mdtext), "metadata", path);
-    jv md;
-    jv_parse(mdtext, &md, path);
-    int level, shuffle;
-    pick_filters(&md, &level, &shuffle);
-    jv_free(&md);
-    zarr_string_free(mdtext);
-
     hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
     hsize_t dims[32], maxdims[32], hchunk[32];
     uint64_t cbytes = esize;
@@ -276,9 +287,10 @@ static void convert_array(zarr_array *za, hid_t parent, const char *name, const 
             cbytes = cbytes / hchunk[d] * ((hchunk[d] + 1) / 2);
             hchunk[d] = (hchunk[d] + 1) / 2;
         }
-    unsigned char fill[16];
+    unsigned char *fill = xmalloc(esize);
     zcheck(zarr_array_fill_value(za, fill, esize), "fill value", path);
     H5Pset_fill_value(dcpl, mt, fill);
+    free(fill);
     if (rank) {
         H5Pset_chunk(dcpl, (int)rank, hchunk);
         if (shuffle && esize > 1) H5Pset_shuffle(dcpl);
@@ -299,7 +311,7 @@ static void convert_array(zarr_array *za, hid_t parent, const char *name, const 
         if (rank) grid_box(rank, shape, outer, idx, start, count);
         size_t nbytes = box_bytes(rank, count, esize, path);
         if (nbytes > cap) { free(buf); buf = xmalloc(nbytes); cap = nbytes; }
-        zcheck(zarr_read_hyperslab(za, start, count, NULL, NULL, zt, buf, nbytes), "reading", path);
+        zcheck(zarr_read_hyperslab(za, start, count, NULL, NULL, buffer_type, buf, nbytes), "reading", path);
         hid_t msp = rank ? H5Screate_simple((int)rank, (const hsize_t *)count, NULL) : H5Screate(H5S_SCALAR);
         if (rank) {
             hsize_t hs[32], hn[32];
