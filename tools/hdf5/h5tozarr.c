@@ -24,10 +24,11 @@ static const char *USAGE =
     "  groups     recursively, with their attributes; soft and external links are skipped (warning)\n"
     "  datasets   integers of 1, 2, 4, 8 bytes (signed, unsigned), floats of 4 and 8 bytes, h5py's boolean\n"
     "             enum; either byte order, stored little-endian; fixed-length strings as Zarr\n"
-    "             null_terminated_bytes (v2: |S<n>), NUL-padded. Shape, fill value (0 when undefined),\n"
+    "             null_terminated_bytes (v2: |S<n>), NUL-padded; variable-length strings as Zarr string\n"
+    "             (v2: |O with vlen-utf8; fill value \"\"; counted as 8 bytes an element in the rule below). Shape, fill value (0 when undefined),\n"
     "             chunk shape (the HDF5 chunk dimensions; a contiguous or compact dataset gets its shape\n"
     "             with the leading dimensions halved until a chunk holds at most 1 MiB). Other types\n"
-    "             (variable-length strings, compounds, ...) are skipped with a message and make the exit status 2.\n"
+    "             (compounds, references, ...) are skipped with a message and make the exit status 2.\n"
     "  attributes as JSON: integers, floats (NaN and infinities as the strings \"NaN\", \"Infinity\",\n"
     "             \"-Infinity\"), strings (fixed or variable length), booleans; arrays as (nested) JSON\n"
     "             arrays; an empty (null-space) attribute as null. Others are skipped with a warning.\n"
@@ -187,6 +188,7 @@ typedef struct {
     size_t size;
     int is_float, is_signed;
     int is_bytes;          /* fixed-length string: Zarr null_terminated_bytes / |S<size> */
+    int is_vstr;           /* variable-length string: Zarr string / v2 |O with vlen-utf8 */
 } dtype_map;
 
 static int map_type(hid_t t, dtype_map *m) {
@@ -211,7 +213,13 @@ static int map_type(hid_t t, dtype_map *m) {
         if (size == 8) { m->mem = H5T_NATIVE_DOUBLE; m->ztype = ZARR_FLOAT64; m->v3 = "float64"; m->v2 = "<f8"; return 1; }
         return 0;
     case H5T_STRING:
-        if (H5Tis_variable_str(t) > 0) return 0;
+        if (H5Tis_variable_str(t) > 0) {
+            m->is_vstr = 1;
+            m->size = sizeof(char *);
+            m->mem = -1; /* a variable-length C string type, set by the caller */
+            m->ztype = ZARR_STRING;
+            return 1;
+        }
         m->is_bytes = 1;
         m->mem = -1; /* the file's string type, NUL-padded, set by the caller */
         m->ztype = ZARR_NULL_TERMINATED_BYTES;
@@ -228,6 +236,10 @@ static int map_type(hid_t t, dtype_map *m) {
 
 /* The fill value as JSON, from `size` bytes in the memory type of `m`. */
 static void fill_json(sbuf *b, const dtype_map *m, const unsigned char *v) {
+    if (m->is_vstr) { /* HDF5 keeps no fill value for variable-length strings that h5py sets: "" */
+        sb_puts(b, "\"\"");
+        return;
+    }
     if (m->is_bytes) { /* base64, as Zarr writes fill values of byte strings */
         static const char tab[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
         sb_puts(b, "\"");
@@ -342,6 +354,12 @@ static void convert_dataset(hid_t ds, zarr_group *zg, const char *name, const ch
         own_mem = 1;
         if (g_format == 2) m.ztype = ZARR_RAW; /* libzarr reads a v2 |S<n> as r<8n> */
     }
+    if (m.is_vstr) {
+        mem = H5Tcopy(H5T_C_S1);
+        H5Tset_size(mem, H5T_VARIABLE);
+        H5Tset_cset(mem, H5Tget_cset(ft));
+        own_mem = 1;
+    }
     if (H5Sget_simple_extent_type(sp) == H5S_NULL) {
         warn(path, "dataset skipped: an empty (null) dataspace has no Zarr form");
         goto out;
@@ -373,7 +391,7 @@ static void convert_dataset(hid_t ds, zarr_group *zg, const char *name, const ch
     memset(fill, 0, m.size);
     H5D_fill_value_t fdef;
     H5Pfill_value_defined(dcpl, &fdef);
-    if (fdef != H5D_FILL_VALUE_UNDEFINED && H5Pget_fill_value(dcpl, mem, fill) < 0) memset(fill, 0, m.size);
+    if (!m.is_vstr && fdef != H5D_FILL_VALUE_UNDEFINED && H5Pget_fill_value(dcpl, mem, fill) < 0) memset(fill, 0, m.size);
 
     const char *cname;
     int level;
@@ -383,7 +401,9 @@ static void convert_dataset(hid_t ds, zarr_group *zg, const char *name, const ch
     if (g_format == 3) {
         sb_puts(&md, "{\"zarr_format\":3,\"node_type\":\"array\",\"shape\":");
         json_dims(&md, (size_t)rank, shape);
-        if (m.is_bytes)
+        if (m.is_vstr)
+            sb_puts(&md, ",\"data_type\":\"string\"");
+        else if (m.is_bytes)
             sb_printf(&md, ",\"data_type\":{\"name\":\"null_terminated_bytes\",\"configuration\":{\"length_bytes\":%zu}}", m.size);
         else
             sb_printf(&md, ",\"data_type\":\"%s\"", m.v3);
@@ -393,7 +413,8 @@ static void convert_dataset(hid_t ds, zarr_group *zg, const char *name, const ch
         fill_json(&md, &m, fill);
         sb_puts(&md, ",\"codecs\":[");
         sbuf inner = {0};
-        sb_puts(&inner, m.is_bytes ? "{\"name\":\"bytes\"}" : "{\"name\":\"bytes\",\"configuration\":{\"endian\":\"little\"}}");
+        sb_puts(&inner, m.is_vstr ? "{\"name\":\"vlen-utf8\"}" : m.is_bytes ? "{\"name\":\"bytes\"}"
+                                  : "{\"name\":\"bytes\",\"configuration\":{\"endian\":\"little\"}}");
         if (strcmp(cname, "none")) { sb_puts(&inner, ","); codec_json(&inner, cname, level, m.size, 0); }
         if (sharded) {
             sb_puts(&md, "{\"name\":\"sharding_indexed\",\"configuration\":{\"chunk_shape\":");
@@ -410,10 +431,12 @@ static void convert_dataset(hid_t ds, zarr_group *zg, const char *name, const ch
         json_dims(&md, (size_t)rank, shape);
         sb_puts(&md, ",\"chunks\":");
         json_dims(&md, (size_t)rank, chunk);
-        if (m.is_bytes) sb_printf(&md, ",\"dtype\":\"|S%zu\",\"fill_value\":", m.size);
+        if (m.is_vstr) sb_puts(&md, ",\"dtype\":\"|O\",\"fill_value\":");
+        else if (m.is_bytes) sb_printf(&md, ",\"dtype\":\"|S%zu\",\"fill_value\":", m.size);
         else sb_printf(&md, ",\"dtype\":\"%s\",\"fill_value\":", m.v2);
         fill_json(&md, &m, fill);
-        sb_puts(&md, ",\"order\":\"C\",\"filters\":null,\"dimension_separator\":\".\",\"compressor\":");
+        sb_printf(&md, ",\"order\":\"C\",\"filters\":%s,\"dimension_separator\":\".\",\"compressor\":",
+                  m.is_vstr ? "[{\"id\":\"vlen-utf8\"}]" : "null");
         codec_json(&md, cname, level, m.size, 1);
         sb_puts(&md, "}");
     }
@@ -440,8 +463,26 @@ static void convert_dataset(hid_t ds, zarr_group *zg, const char *name, const ch
             H5Sselect_hyperslab(sp, H5S_SELECT_SET, hs, NULL, hn, NULL);
         }
         if (H5Dread(ds, mem, msp, sp, H5P_DEFAULT, buf) < 0) die("%s: H5Dread failed", path);
+        if (m.is_vstr) {
+            size_t n = nbytes / sizeof(char *), total_len = 0;
+            char **strs = buf;
+            uint64_t *offsets = xmalloc((n + 1) * sizeof *offsets);
+            for (size_t k = 0; k < n; k++) total_len += strs[k] ? strlen(strs[k]) : 0;
+            unsigned char *data = xmalloc(total_len);
+            offsets[0] = 0;
+            for (size_t k = 0; k < n; k++) {
+                size_t len = strs[k] ? strlen(strs[k]) : 0;
+                if (len) memcpy(data + offsets[k], strs[k], len);
+                offsets[k + 1] = offsets[k] + len;
+            }
+            H5Dvlen_reclaim(mem, msp, H5P_DEFAULT, buf);
+            zcheck(zarr_write_region_vlen(za, start, count, offsets, data, total_len), "writing", path);
+            free(offsets);
+            free(data);
+        } else {
+            zcheck(zarr_write_hyperslab(za, start, count, NULL, NULL, m.ztype, buf, nbytes), "writing", path);
+        }
         H5Sclose(msp);
-        zcheck(zarr_write_hyperslab(za, start, count, NULL, NULL, m.ztype, buf, nbytes), "writing", path);
         if (!g_quiet) progress(path, idx + 1, total);
     }
     free(buf);

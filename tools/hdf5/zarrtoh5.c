@@ -14,7 +14,8 @@ static const char *USAGE =
     "\n"
     "What is converted:\n"
     "  arrays      bool (as h5py's boolean enum), int8..int64, uint8..uint64, float32, float64, stored\n"
-    "              little-endian, null_terminated_bytes / |S<n> (as NUL-padded fixed-length strings); shape; fill value; chunks (the inner chunks of a sharded array; a chunk\n"
+    "              little-endian, null_terminated_bytes / |S<n> (as NUL-padded fixed-length strings), string\n"
+    "              (as UTF-8 variable-length strings; a NUL inside a string ends it); shape; fill value; chunks (the inner chunks of a sharded array; a chunk\n"
     "              dimension larger than the array is cut to it). Compression: gzip or zlib -> deflate at\n"
     "              the same level; blosc -> deflate at its clevel, with the HDF5 shuffle filter when blosc\n"
     "              shuffles; a numcodecs shuffle filter -> shuffle; any other compressor (zstd, lz4, ...)\n"
@@ -190,7 +191,8 @@ static void pick_filters(const jv *md, int *level, int *shuffle) {
                 const jv *l = jv_get(cfg, "clevel"), *s = jv_get(cfg, "shuffle");
                 *level = l && l->t == J_NUM ? (int)l->i : 5;
                 *shuffle = s && s->t == J_STR && strcmp(s->s, "noshuffle");
-            } else if (strcmp(name->s, "bytes") && strcmp(name->s, "crc32c") && strcmp(name->s, "transpose")) {
+            } else if (strcmp(name->s, "bytes") && strcmp(name->s, "crc32c") && strcmp(name->s, "transpose") &&
+                       strcmp(name->s, "vlen-utf8") && strcmp(name->s, "vlen-bytes")) {
                 *level = 6;
             }
         }
@@ -251,6 +253,11 @@ static void convert_array(zarr_array *za, hid_t parent, const char *name, const 
     case ZARR_UINT64: ft = H5Tcopy(H5T_STD_U64LE); mt = H5Tcopy(H5T_NATIVE_UINT64); break;
     case ZARR_FLOAT32: ft = H5Tcopy(H5T_IEEE_F32LE); mt = H5Tcopy(H5T_NATIVE_FLOAT); break;
     case ZARR_FLOAT64: ft = H5Tcopy(H5T_IEEE_F64LE); mt = H5Tcopy(H5T_NATIVE_DOUBLE); break;
+    case ZARR_STRING:
+        ft = vstr_type();
+        mt = vstr_type();
+        esize = sizeof(char *);
+        break;
     case ZARR_NULL_TERMINATED_BYTES:
         ft = H5Tcopy(H5T_C_S1);
         H5Tset_size(ft, esize);
@@ -287,10 +294,21 @@ static void convert_array(zarr_array *za, hid_t parent, const char *name, const 
             cbytes = cbytes / hchunk[d] * ((hchunk[d] + 1) / 2);
             hchunk[d] = (hchunk[d] + 1) / 2;
         }
-    unsigned char *fill = xmalloc(esize);
-    zcheck(zarr_array_fill_value(za, fill, esize), "fill value", path);
-    H5Pset_fill_value(dcpl, mt, fill);
-    free(fill);
+    if (zt == ZARR_STRING) {
+        const uint8_t *fv;
+        size_t fn;
+        zcheck(zarr_array_fill_value_vlen(za, &fv, &fn), "fill value", path);
+        char *fs = xmalloc(fn + 1);
+        if (fn) memcpy(fs, fv, fn);
+        fs[fn] = 0;
+        H5Pset_fill_value(dcpl, mt, &fs);
+        free(fs);
+    } else {
+        unsigned char *fill = xmalloc(esize);
+        zcheck(zarr_array_fill_value(za, fill, esize), "fill value", path);
+        H5Pset_fill_value(dcpl, mt, fill);
+        free(fill);
+    }
     if (rank) {
         H5Pset_chunk(dcpl, (int)rank, hchunk);
         if (shuffle && esize > 1) H5Pset_shuffle(dcpl);
@@ -311,7 +329,26 @@ static void convert_array(zarr_array *za, hid_t parent, const char *name, const 
         if (rank) grid_box(rank, shape, outer, idx, start, count);
         size_t nbytes = box_bytes(rank, count, esize, path);
         if (nbytes > cap) { free(buf); buf = xmalloc(nbytes); cap = nbytes; }
-        zcheck(zarr_read_hyperslab(za, start, count, NULL, NULL, buffer_type, buf, nbytes), "reading", path);
+        zarr_vlen *vl = NULL;
+        char *text = NULL;
+        if (zt == ZARR_STRING) { /* NUL-terminated copies (a NUL inside a string ends it in HDF5) */
+            const uint64_t *off;
+            const uint8_t *data;
+            size_t n;
+            zcheck(zarr_read_region_vlen(za, start, count, &vl), "reading", path);
+            zcheck(zarr_vlen_view(vl, &off, &data, &n), "reading", path);
+            text = xmalloc((size_t)(off[n] - off[0]) + n);
+            char *p = text;
+            for (size_t k = 0; k < n; k++) {
+                size_t len = (size_t)(off[k + 1] - off[k]);
+                if (len) memcpy(p, data + off[k], len);
+                p[len] = 0;
+                ((char **)buf)[k] = p;
+                p += len + 1;
+            }
+        } else {
+            zcheck(zarr_read_hyperslab(za, start, count, NULL, NULL, buffer_type, buf, nbytes), "reading", path);
+        }
         hid_t msp = rank ? H5Screate_simple((int)rank, (const hsize_t *)count, NULL) : H5Screate(H5S_SCALAR);
         if (rank) {
             hsize_t hs[32], hn[32];
@@ -319,6 +356,8 @@ static void convert_array(zarr_array *za, hid_t parent, const char *name, const 
             H5Sselect_hyperslab(sp, H5S_SELECT_SET, hs, NULL, hn, NULL);
         }
         if (H5Dwrite(ds, mt, msp, sp, H5P_DEFAULT, buf) < 0) die("%s: H5Dwrite failed", path);
+        free(text);
+        zarr_vlen_free(vl);
         H5Sclose(msp);
         if (!g_quiet) progress(path, idx + 1, total);
     }
