@@ -25,7 +25,8 @@ static const char *USAGE =
     "  datasets   integers of 1, 2, 4, 8 bytes (signed, unsigned), floats of 4 and 8 bytes, h5py's boolean\n"
     "             enum; either byte order, stored little-endian; fixed-length strings as Zarr\n"
     "             null_terminated_bytes (v2: |S<n>), NUL-padded; variable-length strings as Zarr string\n"
-    "             (v2: |O with vlen-utf8; fill value \"\"; counted as 8 bytes an element in the rule below). Shape, fill value (0 when undefined),\n"
+    "             (v2: |O with vlen-utf8; fill value \"\"; counted as 8 bytes an element in the rule below);\n"
+    "             h5py's complex numbers (a compound {r, i} of two floats) as complex64 / complex128. Shape, fill value (0 when undefined),\n"
     "             chunk shape (the HDF5 chunk dimensions; a contiguous or compact dataset gets its shape\n"
     "             with the leading dimensions halved until a chunk holds at most 1 MiB). Other types\n"
     "             (compounds, references, ...) are skipped with a message and make the exit status 2.\n"
@@ -189,6 +190,7 @@ typedef struct {
     int is_float, is_signed;
     int is_bytes;          /* fixed-length string: Zarr null_terminated_bytes / |S<size> */
     int is_vstr;           /* variable-length string: Zarr string / v2 |O with vlen-utf8 */
+    int is_complex;        /* h5py's complex: a compound {r, i} of two floats */
 } dtype_map;
 
 static int map_type(hid_t t, dtype_map *m) {
@@ -224,6 +226,25 @@ static int map_type(hid_t t, dtype_map *m) {
         m->mem = -1; /* the file's string type, NUL-padded, set by the caller */
         m->ztype = ZARR_NULL_TERMINATED_BYTES;
         return 1;
+    case H5T_COMPOUND: {
+        if (H5Tget_nmembers(t) != 2) return 0;
+        int ok = 1;
+        for (unsigned k = 0; k < 2; k++) {
+            char *nm = H5Tget_member_name(t, k);
+            hid_t mt = H5Tget_member_type(t, k);
+            ok = ok && nm && !strcmp(nm, k ? "i" : "r") && H5Tget_class(mt) == H5T_FLOAT && H5Tget_size(mt) * 2 == size &&
+                 (size == 8 || size == 16);
+            H5free_memory(nm);
+            H5Tclose(mt);
+        }
+        if (!ok) return 0;
+        m->is_complex = 1;
+        m->mem = -1; /* a native compound, made by the caller */
+        m->ztype = size == 8 ? ZARR_COMPLEX64 : ZARR_COMPLEX128;
+        m->v3 = size == 8 ? "complex64" : "complex128";
+        m->v2 = size == 8 ? "<c8" : "<c16";
+        return 1;
+    }
     case H5T_ENUM:
         if (!is_h5py_bool(t)) return 0;
         m->mem = -1; /* the enum's own native type, set by the caller */
@@ -238,6 +259,17 @@ static int map_type(hid_t t, dtype_map *m) {
 static void fill_json(sbuf *b, const dtype_map *m, const unsigned char *v) {
     if (m->is_vstr) { /* HDF5 keeps no fill value for variable-length strings that h5py sets: "" */
         sb_puts(b, "\"\"");
+        return;
+    }
+    if (m->is_complex) { /* [real, imaginary] */
+        double re, im;
+        if (m->size == 8) { float f[2]; memcpy(f, v, 8); re = f[0]; im = f[1]; }
+        else { double d[2]; memcpy(d, v, 16); re = d[0]; im = d[1]; }
+        sb_puts(b, "[");
+        sb_json_double(b, re);
+        sb_puts(b, ",");
+        sb_json_double(b, im);
+        sb_puts(b, "]");
         return;
     }
     if (m->is_bytes) { /* base64, as Zarr writes fill values of byte strings */
@@ -353,6 +385,13 @@ static void convert_dataset(hid_t ds, zarr_group *zg, const char *name, const ch
         H5Tset_strpad(mem, H5T_STR_NULLPAD);
         own_mem = 1;
         if (g_format == 2) m.ztype = ZARR_RAW; /* libzarr reads a v2 |S<n> as r<8n> */
+    }
+    if (m.is_complex) {
+        hid_t part = m.size == 8 ? H5T_NATIVE_FLOAT : H5T_NATIVE_DOUBLE;
+        mem = H5Tcreate(H5T_COMPOUND, m.size);
+        H5Tinsert(mem, "r", 0, part);
+        H5Tinsert(mem, "i", m.size / 2, part);
+        own_mem = 1;
     }
     if (m.is_vstr) {
         mem = H5Tcopy(H5T_C_S1);

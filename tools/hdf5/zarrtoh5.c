@@ -14,7 +14,7 @@ static const char *USAGE =
     "\n"
     "What is converted:\n"
     "  arrays      bool (as h5py's boolean enum), int8..int64, uint8..uint64, float32, float64, stored\n"
-    "              little-endian, null_terminated_bytes / |S<n> (as NUL-padded fixed-length strings), string\n"
+    "              little-endian, complex64 / complex128 (as h5py's compound {r, i}), null_terminated_bytes / |S<n> (as NUL-padded fixed-length strings), string\n"
     "              (as UTF-8 variable-length strings; a NUL inside a string ends it); shape; fill value; chunks (the inner chunks of a sharded array; a chunk\n"
     "              dimension larger than the array is cut to it). Compression: gzip or zlib -> deflate at\n"
     "              the same level; blosc -> deflate at its clevel, with the HDF5 shuffle filter when blosc\n"
@@ -253,6 +253,17 @@ static void convert_array(zarr_array *za, hid_t parent, const char *name, const 
     case ZARR_UINT64: ft = H5Tcopy(H5T_STD_U64LE); mt = H5Tcopy(H5T_NATIVE_UINT64); break;
     case ZARR_FLOAT32: ft = H5Tcopy(H5T_IEEE_F32LE); mt = H5Tcopy(H5T_NATIVE_FLOAT); break;
     case ZARR_FLOAT64: ft = H5Tcopy(H5T_IEEE_F64LE); mt = H5Tcopy(H5T_NATIVE_DOUBLE); break;
+    case ZARR_COMPLEX64:
+    case ZARR_COMPLEX128: { /* h5py's complex: a compound {r, i} */
+        int c64 = zt == ZARR_COMPLEX64;
+        ft = H5Tcreate(H5T_COMPOUND, esize);
+        H5Tinsert(ft, "r", 0, c64 ? H5T_IEEE_F32LE : H5T_IEEE_F64LE);
+        H5Tinsert(ft, "i", esize / 2, c64 ? H5T_IEEE_F32LE : H5T_IEEE_F64LE);
+        mt = H5Tcreate(H5T_COMPOUND, esize);
+        H5Tinsert(mt, "r", 0, c64 ? H5T_NATIVE_FLOAT : H5T_NATIVE_DOUBLE);
+        H5Tinsert(mt, "i", esize / 2, c64 ? H5T_NATIVE_FLOAT : H5T_NATIVE_DOUBLE);
+        break;
+    }
     case ZARR_STRING:
         ft = vstr_type();
         mt = vstr_type();
