@@ -476,6 +476,12 @@ def t_refusals(r):
         assert word in p.stderr, f"no '{word}' in: {p.stderr}"
     same_values(zarr.open_group(out, mode="r")["ok"][()], np.arange(4), "ok")
     run(H5TOZARR, r.path("missing.h5"), r.path("x.zarr"), expect=1)
+    truncated = r.path("truncated.h5")
+    make_source(truncated)
+    with open(truncated, "r+b") as fh:
+        fh.truncate(truncated.stat().st_size // 2)
+    p = run(H5TOZARR, truncated, r.path("t.zarr"), expect=1)
+    assert "h5tozarr:" in p.stderr, p.stderr
     run(H5TOZARR, "--format", "4", src, r.path("y.zarr"), expect=1)
     run(H5TOZARR, "--codec", "lzma", src, r.path("y.zarr"), expect=1)
     run(H5TOZARR, "--format", "2", "--shard", "4", src, r.path("y.zarr"), expect=1)

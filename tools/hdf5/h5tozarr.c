@@ -109,7 +109,10 @@ static herr_t attr_cb(hid_t loc, const char *name, const H5A_info_t *info, void 
     H5T_class_t cls = H5Tget_class(t);
     sbuf v = {0};
     char msg[512];
-    if (scls == H5S_NULL) {
+    int bad = a < 0 || t < 0 || sp < 0;
+    if (bad) {
+        /* reported below */
+    } else if (scls == H5S_NULL) {
         sb_puts(&v, "null");
     } else if (n < 0 || n > (1 << 26)) {
         snprintf(msg, sizeof msg, "attribute '%s' skipped: too large", name);
@@ -119,44 +122,49 @@ static herr_t attr_cb(hid_t loc, const char *name, const H5A_info_t *info, void 
         if (cls == H5T_INTEGER) {
             int sgn = H5Tget_sign(t) == H5T_SGN_2;
             void *buf = xmalloc((size_t)n * 8);
-            H5Aread(a, sgn ? H5T_NATIVE_LLONG : H5T_NATIVE_ULLONG, buf);
-            nested(&v, rank, dims, buf, &k, sgn ? emit_i64 : emit_u64);
+            if (H5Aread(a, sgn ? H5T_NATIVE_LLONG : H5T_NATIVE_ULLONG, buf) < 0) bad = 1;
+            if (!bad) nested(&v, rank, dims, buf, &k, sgn ? emit_i64 : emit_u64);
             free(buf);
         } else if (cls == H5T_FLOAT) {
             void *buf = xmalloc((size_t)n * 8);
-            H5Aread(a, H5T_NATIVE_DOUBLE, buf);
-            nested(&v, rank, dims, buf, &k, emit_f64);
+            if (H5Aread(a, H5T_NATIVE_DOUBLE, buf) < 0) bad = 1;
+            if (!bad) nested(&v, rank, dims, buf, &k, emit_f64);
             free(buf);
         } else if (is_h5py_bool(t)) {
             hid_t mt = H5Tget_native_type(t, H5T_DIR_ASCEND);
             void *buf = xmalloc((size_t)n);
-            H5Aread(a, mt, buf);
+            if (H5Aread(a, mt, buf) < 0) bad = 1;
             H5Tclose(mt);
-            nested(&v, rank, dims, buf, &k, emit_bool);
+            if (!bad) nested(&v, rank, dims, buf, &k, emit_bool);
             free(buf);
         } else if (cls == H5T_STRING && H5Tis_variable_str(t) > 0) {
             hid_t mt = H5Tcopy(H5T_C_S1);
             H5Tset_size(mt, H5T_VARIABLE);
             H5Tset_cset(mt, H5Tget_cset(t));
             char **buf = xmalloc((size_t)n * sizeof(char *));
-            H5Aread(a, mt, buf);
-            nested(&v, rank, dims, buf, &k, emit_vstr);
-            H5Dvlen_reclaim(mt, sp, H5P_DEFAULT, buf);
+            if (H5Aread(a, mt, buf) < 0) bad = 1;
+            if (!bad) nested(&v, rank, dims, buf, &k, emit_vstr);
+            if (!bad) H5Dvlen_reclaim(mt, sp, H5P_DEFAULT, buf);
             H5Tclose(mt);
             free(buf);
         } else if (cls == H5T_STRING) {
             g_fixed_len = H5Tget_size(t);
             g_fixed_pad = H5Tget_strpad(t);
+            if (g_fixed_len == 0 || (uint64_t)n * g_fixed_len > (1u << 28)) { bad = 1; goto done; }
             void *buf = xmalloc((size_t)n * g_fixed_len);
-            H5Aread(a, t, buf);
-            nested(&v, rank, dims, buf, &k, emit_fstr);
+            if (H5Aread(a, t, buf) < 0) bad = 1;
+            if (!bad) nested(&v, rank, dims, buf, &k, emit_fstr);
             free(buf);
         } else {
             snprintf(msg, sizeof msg, "attribute '%s' skipped: its HDF5 type class (%d) has no JSON form", name, (int)cls);
             warn(c->path, msg);
         }
     }
-    if (v.n) {
+done:
+    if (bad) {
+        snprintf(msg, sizeof msg, "attribute '%s' skipped: HDF5 could not read it (or it is too large)", name);
+        warn(c->path, msg);
+    } else if (v.n) {
         if (!c->first) sb_puts(c->out, ",");
         c->first = 0;
         sb_json_str(c->out, name, strlen(name));
@@ -164,9 +172,9 @@ static herr_t attr_cb(hid_t loc, const char *name, const H5A_info_t *info, void 
         sb_puts(c->out, v.p);
     }
     free(v.p);
-    H5Sclose(sp);
-    H5Tclose(t);
-    H5Aclose(a);
+    if (sp >= 0) H5Sclose(sp);
+    if (t >= 0) H5Tclose(t);
+    if (a >= 0) H5Aclose(a);
     return 0;
 }
 
