@@ -3,7 +3,8 @@
  * C API and prints one JSON line of results on stdout.
  *
  *   bench_libzarr --op W|R|Rinto|S|P --layout LAYOUT.json --array DIR --data volume_u16_512.bin
- *                 [--regions regions_16.txt] [--reps N] [--name LABEL] [--threads N]
+ *                 [--regions regions_16.txt] [--reps N] [--name LABEL] [--threads N] [--work DIR]
+ *                 [--small] [--no-warmup]
  *
  * W      write the whole 512^3 uint16 volume from memory into a new array; before each repetition
  *        (untimed) DIR is removed and the array is created from LAYOUT.json; after it (untimed) the
@@ -13,6 +14,18 @@
  *        (overwritten with a sentinel between repetitions, untimed, so a no-op read cannot pass).
  * S      1000 reads of 16^3 boxes, one zarr_read_region() call each, origins from --regions.
  * P      read the plane [:, :, 200] (count 512 x 512 x 1).
+ * Rs     strided read: every 2nd element per dimension ([::2, ::2, ::2], 256^3 elements) with
+ *        zarr_read_hyperslab() into a C-order uint16 buffer malloc'ed inside the timed part.
+ * RsF    the same into a Fortran-order (column-major) uint16 buffer (buffer strides {1, 256, 65536}).
+ * Rs32   the same into a C-order float32 buffer (memory-type conversion in the read).
+ * Wbox   1000 writes of 16^3 boxes, one zarr_write_region() call each, origins from --regions, into a
+ *        copy of the array DIR made (untimed) at --work WORK before each repetition; box i holds the
+ *        volume's box XOR (0x9E37 + i). zarr_close() is timed. Afterwards (untimed) WORK is read whole
+ *        and compared with the volume with the boxes replaced in order.
+ *
+ * W has one untimed warm-up repetition (--no-warmup: none); Wbox has none.
+ * With --small (layout N, many small chunks), --data is the synthetic uint8 volume of the array's shape
+ * (bench/README.md: 1600 x 1600 x 1280, 10^5 chunks of 32^3) and only W and R are available.
  *
  * For R/Rinto/S/P the array in DIR must already exist (the zarr-python copy); one untimed full read
  * warms the page cache before the timed repetitions. Every repetition's result is checked against
@@ -34,6 +47,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -191,21 +205,151 @@ static void verify_all(const uint16_t *got, const uint16_t *vol, const char *wha
         i / (N * N), (i / N) % N, i % N, got[i], vol[i]);
 }
 
+/* Reads the 1000 box origins of REGIONS (z y x per line) into org; returns their number. */
+static size_t load_regions(const char *regions, uint64_t (*org)[3], size_t max) {
+    size_t rlen;
+    char *text = read_file(regions, &rlen);
+    size_t nreg = 0;
+    for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+        while (*line == ' ' || *line == '\t') line++;
+        if (*line == '#' || *line == '\0' || *line == '\r') continue;
+        unsigned long long z, y, x;
+        if (sscanf(line, "%llu %llu %llu", &z, &y, &x) != 3) die("bad line in %s: %s", regions, line);
+        if (z + BOX > N || y + BOX > N || x + BOX > N) die("region out of range in %s: %s", regions, line);
+        if (nreg == max) die("too many regions in %s", regions);
+        org[nreg][0] = z, org[nreg][1] = y, org[nreg][2] = x;
+        nreg++;
+    }
+    free(text);
+    if (nreg != 1000) die("%s: %zu regions, expected 1000", regions, nreg);
+    return nreg;
+}
+
+/* Replaces the array directory DST by a copy of the array directory SRC (cp -r, no shell). */
+static void copy_array_dir(const char *src, const char *dst) {
+    char meta[4096];
+    snprintf(meta, sizeof meta, "%s/zarr.json", src);
+    if (access(meta, F_OK) != 0) die("%s is not an array directory (no zarr.json)", src);
+    remove_array_dir(dst);
+    pid_t pid = fork();
+    if (pid < 0) die("fork: %s", strerror(errno));
+    if (pid == 0) {
+        execlp("cp", "cp", "-r", "--", src, dst, (char *)NULL);
+        _exit(127);
+    }
+    int st = 0;
+    if (waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0) die("cp -r %s %s failed", src, dst);
+}
+
+/* Box i of the Wbox workload: the volume's box at org XOR (0x9E37 + i), so every write changes every
+ * element and overlapping boxes differ (the order of the writes matters). */
+static void make_write_box(const uint16_t *vol, const uint64_t *org, size_t i, uint16_t *box) {
+    uint16_t key = (uint16_t)(0x9E37u + (unsigned)i);
+    for (size_t z = 0; z < BOX; z++)
+        for (size_t y = 0; y < BOX; y++)
+            for (size_t x = 0; x < BOX; x++)
+                box[(z * BOX + y) * BOX + x] = vol[((org[0] + z) * N + (org[1] + y)) * N + org[2] + x] ^ key;
+}
+
+/* ---------------------------------------------------------------- layout N: 10^5 small chunks */
+
+/* W or R of the synthetic uint8 volume DATA (the array's shape) into/from DIR; fills t, cpu. */
+static void run_small(int write, const char *layout, const char *dir, const char *data, int reps, int warmup,
+                      double *t, double *cpu, uint64_t *bytes_per_rep) {
+    size_t vlen = 0;
+    uint8_t *vol = (uint8_t *)read_file(data, &vlen);
+    uint64_t shape[NDIM];
+    zarr_data_type dt;
+    size_t es;
+    if (write) {
+        char *meta = read_file(layout, NULL);
+        remove_array_dir(dir);
+        zarr_array *a = NULL;
+        check(zarr_create(dir, meta, &a), "zarr_create");
+        check(zarr_array_shape(a, shape, NDIM), "zarr_array_shape");
+        check(zarr_array_data_type(a, &dt, &es), "zarr_array_data_type");
+        check(zarr_close(a), "zarr_close");
+        free(meta);
+    } else {
+        zarr_array *a = NULL;
+        check(zarr_open(dir, ZARR_READ, &a), "zarr_open");
+        check(zarr_array_shape(a, shape, NDIM), "zarr_array_shape");
+        check(zarr_array_data_type(a, &dt, &es), "zarr_array_data_type");
+        check(zarr_close(a), "zarr_close");
+    }
+    if (dt != ZARR_UINT8 || es != 1) die("%s: --small expects a uint8 array", dir);
+    const size_t nbytes = (size_t)(shape[0] * shape[1] * shape[2]);
+    if (vlen != nbytes) die("%s: %zu bytes, the array holds %zu", data, vlen, nbytes);
+    *bytes_per_rep = nbytes;
+    const uint64_t start[NDIM] = {0, 0, 0};
+    uint8_t *buf = NULL;
+    if (write) {
+        char *meta = read_file(layout, NULL);
+        for (int r = warmup ? -1 : 0; r < reps; r++) {
+            remove_array_dir(dir);
+            zarr_array *a = NULL;
+            check(zarr_create(dir, meta, &a), "zarr_create");
+            sync();
+            double t0 = now_s(), c0 = cpu_s();
+            check(zarr_write_region(a, start, shape, vol, nbytes), "zarr_write_region");
+            check(zarr_close(a), "zarr_close");
+            if (r >= 0) t[r] = now_s() - t0, cpu[r] = cpu_s() - c0;
+            zarr_array *b = NULL;
+            check(zarr_open(dir, ZARR_READ, &b), "zarr_open");
+            if (!buf) buf = xmalloc(nbytes);
+            memset(buf, 0xA5, nbytes);
+            check(zarr_read_region(b, start, shape, buf, nbytes), "zarr_read_region (check)");
+            if (memcmp(buf, vol, nbytes) != 0) die("W rep %d: the array read back differs from the source", r);
+            check(zarr_close(b), "zarr_close");
+        }
+        free(meta);
+        free(buf);
+    } else {
+        zarr_array *a = NULL;
+        check(zarr_open(dir, ZARR_READ, &a), "zarr_open");
+        buf = xmalloc(nbytes);
+        check(zarr_read_region(a, start, shape, buf, nbytes), "zarr_read_region (warm-up)");
+        if (memcmp(buf, vol, nbytes) != 0) die("warm-up: the array differs from the source");
+        free(buf);
+        for (int r = 0; r < reps; r++) {
+            double t0 = now_s(), c0 = cpu_s();
+            buf = malloc(nbytes);
+            if (!buf) die("out of memory");
+            check(zarr_read_region(a, start, shape, buf, nbytes), "zarr_read_region");
+            t[r] = now_s() - t0;
+            cpu[r] = cpu_s() - c0;
+            if (memcmp(buf, vol, nbytes) != 0) {
+                size_t i = 0;
+                while (buf[i] == vol[i]) i++;
+                die("R rep %d: mismatch at byte %zu: got %u, expected %u", r, i, buf[i], vol[i]);
+            }
+            free(buf);
+        }
+        check(zarr_close(a), "zarr_close");
+    }
+    free(vol);
+}
+
 /* ---------------------------------------------------------------- main */
 
 static void usage(void) {
     fprintf(stderr,
             "usage: bench_libzarr --op W|R|Rinto|S|P --layout LAYOUT.json --array DIR --data VOLUME.bin\n"
-            "                     [--regions REGIONS.txt] [--reps N] [--name LABEL] [--threads N]\n");
+            "                     [--regions REGIONS.txt] [--reps N] [--name LABEL] [--threads N]\n"
+            "                     [--work DIR] [--small] [--no-warmup]\n"
+            "ops: W R Rinto S P Rs RsF Rs32 Wbox (--small: W R)\n");
     exit(2);
 }
 
 int main(int argc, char **argv) {
     const char *op = NULL, *layout = NULL, *dir = NULL, *data = NULL, *regions = NULL, *name = NULL;
-    int reps = 0;
+    const char *work = NULL;
+    int reps = 0, small = 0, warmup = 1;
     long threads = -1;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
+        if (!strcmp(a, "--small")) { small = 1; continue; }
+        if (!strcmp(a, "--no-warmup")) { warmup = 0; continue; }
         if (i + 1 >= argc) usage();
         const char *v = argv[++i];
         if (!strcmp(a, "--op")) op = v;
@@ -216,6 +360,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "--reps")) reps = atoi(v);
         else if (!strcmp(a, "--name")) name = v;
         else if (!strcmp(a, "--threads")) threads = atol(v);
+        else if (!strcmp(a, "--work")) work = v;
         else usage();
     }
     if (!op || !dir || !data) usage();
@@ -234,13 +379,19 @@ int main(int argc, char **argv) {
     }
     g_name = label;
 
-    enum { OP_W, OP_R, OP_RINTO, OP_S, OP_P } kind;
+    enum { OP_W, OP_R, OP_RINTO, OP_S, OP_P, OP_RS, OP_RSF, OP_RS32, OP_WBOX } kind;
     if (!strcmp(op, "W")) kind = OP_W;
     else if (!strcmp(op, "R")) kind = OP_R;
     else if (!strcmp(op, "Rinto")) kind = OP_RINTO;
     else if (!strcmp(op, "S")) kind = OP_S;
     else if (!strcmp(op, "P")) kind = OP_P;
+    else if (!strcmp(op, "Rs")) kind = OP_RS;
+    else if (!strcmp(op, "RsF")) kind = OP_RSF;
+    else if (!strcmp(op, "Rs32")) kind = OP_RS32;
+    else if (!strcmp(op, "Wbox")) kind = OP_WBOX;
     else die("unknown --op %s", op);
+    if (small && kind != OP_W && kind != OP_R) die("--small: only W and R");
+    if (kind == OP_WBOX && (!regions || !work)) die("--op Wbox needs --regions and --work");
     if (kind == OP_W && !layout) die("--op W needs --layout");
     if (kind == OP_S && !regions) die("--op S needs --regions");
     if (reps <= 0) reps = kind == OP_P ? 10 : 5;
@@ -260,20 +411,24 @@ int main(int argc, char **argv) {
     size_t nthreads = 0;
     check(zarr_get_num_threads(&nthreads), "zarr_get_num_threads");
 
+    double t[MAX_REPS], cpu[MAX_REPS];
+    uint64_t bytes_per_rep = VOL_BYTES;
+    if (small) {
+        run_small(kind == OP_W, layout, dir, data, reps, warmup, t, cpu, &bytes_per_rep);
+        goto report;
+    }
+
     /* the source volume */
     size_t vlen = 0;
     uint16_t *vol = (uint16_t *)read_file(data, &vlen);
     if (vlen != VOL_BYTES) die("%s: %zu bytes, expected %zu", data, vlen, VOL_BYTES);
-
-    double t[MAX_REPS], cpu[MAX_REPS];
-    uint64_t bytes_per_rep = VOL_BYTES;
 
     if (kind == OP_W) {
         char *meta = read_file(layout, NULL);
         uint16_t *check_buf = xmalloc(VOL_BYTES);
         memset(check_buf, 0, VOL_BYTES);
         const uint64_t start[NDIM] = {0, 0, 0}, count[NDIM] = {N, N, N};
-        for (int r = -1; r < reps; r++) { /* r = -1: untimed warm-up repetition */
+        for (int r = warmup ? -1 : 0; r < reps; r++) { /* r = -1: untimed warm-up repetition */
             remove_array_dir(dir);
             zarr_array *a = NULL;
             check(zarr_create(dir, meta, &a), "zarr_create");
@@ -291,6 +446,48 @@ int main(int argc, char **argv) {
         }
         free(check_buf);
         free(meta);
+    } else if (kind == OP_WBOX) {
+        uint64_t (*org)[3] = xmalloc(sizeof(*org) * 4096);
+        size_t nreg = load_regions(regions, org, 4096);
+        /* the boxes, and the expected array: the volume with the boxes replaced in order */
+        uint16_t *boxes = xmalloc(nreg * BOX_BYTES);
+        uint16_t *expect = xmalloc(VOL_BYTES);
+        memcpy(expect, vol, VOL_BYTES);
+        for (size_t i = 0; i < nreg; i++) {
+            uint16_t *b = boxes + i * BOX * BOX * BOX;
+            make_write_box(vol, org[i], i, b);
+            for (size_t z = 0; z < BOX; z++)
+                for (size_t y = 0; y < BOX; y++)
+                    memcpy(expect + ((org[i][0] + z) * N + (org[i][1] + y)) * N + org[i][2], b + (z * BOX + y) * BOX,
+                           BOX * ELEM);
+        }
+        if (memcmp(expect, vol, VOL_BYTES) == 0) die("Wbox: the writes change nothing");
+        uint16_t *check_buf = xmalloc(VOL_BYTES);
+        const uint64_t count[NDIM] = {BOX, BOX, BOX};
+        bytes_per_rep = nreg * BOX_BYTES;
+        /* no warm-up repetition: the untimed read of each fresh copy brings its chunks into the cache */
+        for (int r = 0; r < reps; r++) {
+            copy_array_dir(dir, work); /* untimed: a fresh copy of the reference */
+            zarr_array *a = open_checked(work, ZARR_READ_WRITE);
+            read_all(a, check_buf); /* untimed: its chunks in the page cache, and it is the reference */
+            verify_all(check_buf, vol, "Wbox copy", r);
+            double t0 = now_s(), c0 = cpu_s();
+            for (size_t i = 0; i < nreg; i++)
+                check(zarr_write_region(a, org[i], count, boxes + i * BOX * BOX * BOX, BOX_BYTES),
+                      "zarr_write_region (box)");
+            check(zarr_close(a), "zarr_close");
+            t[r] = now_s() - t0, cpu[r] = cpu_s() - c0;
+            zarr_array *b = open_checked(work, ZARR_READ);
+            memset(check_buf, 0xA5, VOL_BYTES);
+            read_all(b, check_buf);
+            verify_all(check_buf, expect, "Wbox", r);
+            check(zarr_close(b), "zarr_close");
+        }
+        remove_array_dir(work);
+        free(check_buf);
+        free(expect);
+        free(boxes);
+        free(org);
     } else {
         zarr_array *a = open_checked(dir, ZARR_READ);
         /* untimed warm-up: one full read brings every chunk file into the page cache */
@@ -322,6 +519,40 @@ int main(int argc, char **argv) {
                 verify_all(buf, vol, "Rinto", r);
             }
             free(buf);
+        } else if (kind == OP_RS || kind == OP_RSF || kind == OP_RS32) {
+            /* [::2, ::2, ::2]: 256^3 elements into a fresh buffer (malloc inside the timed part, as R) */
+            enum { H = N / 2 };
+            const uint64_t start[NDIM] = {0, 0, 0}, count[NDIM] = {H, H, H}, step[NDIM] = {2, 2, 2};
+            const int64_t fortran[NDIM] = {1, H, (int64_t)H * H};
+            const int f32 = kind == OP_RS32;
+            const size_t esz = f32 ? sizeof(float) : ELEM;
+            const size_t obytes = (size_t)H * H * H * esz;
+            bytes_per_rep = obytes;
+            for (int r = 0; r < reps; r++) {
+                double t0 = now_s(), c0 = cpu_s();
+                void *buf = malloc(obytes);
+                if (!buf) die("out of memory");
+                check(zarr_read_hyperslab(a, start, count, step, kind == OP_RSF ? fortran : NULL,
+                                          f32 ? ZARR_FLOAT32 : ZARR_UINT16, buf, obytes),
+                      "zarr_read_hyperslab");
+                t[r] = now_s() - t0;
+                cpu[r] = cpu_s() - c0;
+                for (size_t z = 0; z < H; z++)
+                    for (size_t y = 0; y < H; y++)
+                        for (size_t x = 0; x < H; x++) {
+                            uint16_t want = vol[((2 * z) * N + 2 * y) * N + 2 * x];
+                            int ok;
+                            if (kind == OP_RS)
+                                ok = ((const uint16_t *)buf)[(z * H + y) * H + x] == want;
+                            else if (kind == OP_RSF)
+                                ok = ((const uint16_t *)buf)[(x * H + y) * H + z] == want;
+                            else
+                                ok = ((const float *)buf)[(z * H + y) * H + x] == (float)want;
+                            if (!ok) die("%s rep %d: mismatch at [%zu, %zu, %zu] (volume [%zu, %zu, %zu])", op, r, z, y,
+                                         x, 2 * z, 2 * y, 2 * x);
+                        }
+                free(buf);
+            }
         } else if (kind == OP_P) {
             const uint64_t start[NDIM] = {0, 0, PLANE_X}, count[NDIM] = {N, N, 1};
             const size_t pbytes = (size_t)N * N * ELEM;
@@ -341,22 +572,8 @@ int main(int argc, char **argv) {
             }
             free(buf);
         } else { /* OP_S */
-            size_t rlen;
-            char *text = read_file(regions, &rlen);
             uint64_t (*org)[3] = xmalloc(sizeof(*org) * 4096);
-            size_t nreg = 0;
-            for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
-                while (*line == ' ' || *line == '\t') line++;
-                if (*line == '#' || *line == '\0' || *line == '\r') continue;
-                unsigned long long z, y, x;
-                if (sscanf(line, "%llu %llu %llu", &z, &y, &x) != 3) die("bad line in %s: %s", regions, line);
-                if (z + BOX > N || y + BOX > N || x + BOX > N) die("region out of range in %s: %s", regions, line);
-                if (nreg == 4096) die("too many regions in %s", regions);
-                org[nreg][0] = z, org[nreg][1] = y, org[nreg][2] = x;
-                nreg++;
-            }
-            free(text);
-            if (nreg != 1000) die("%s: %zu regions, expected 1000", regions, nreg);
+            size_t nreg = load_regions(regions, org, 4096);
             /* every box goes to its own slot, so all 1000 results are checked after the repetition */
             uint8_t *boxes = xmalloc(nreg * BOX_BYTES);
             const uint64_t count[NDIM] = {BOX, BOX, BOX};
@@ -387,6 +604,7 @@ int main(int argc, char **argv) {
     }
     free(vol);
 
+report:;
     double tmin = t[0];
     for (int r = 1; r < reps; r++)
         if (t[r] < tmin) tmin = t[r];

@@ -18,6 +18,14 @@ Operations (WORKLOADS.md; each repetition checked against the volume outside the
   Rinto  read everything into one pre-allocated, pre-touched array reused by every repetition
   S      1000 reads of 16^3 boxes, one call each, origins from --regions
   P      read the plane [:, :, 200]
+  Rs     strided read [::2, ::2, ::2] (256^3) into a C-order uint16 array
+  RsF    the same into a Fortran-order uint16 array
+  Rs32   the same as float32 (tensorstore: ts.cast; zarr-python/zarrs: out= a float32 array)
+  Wbox   1000 writes of 16^3 boxes (origins from --regions, box i = the volume's box XOR (0x9E37+i))
+         into a copy of DIR made at --work before each repetition (untimed); checked afterwards
+         against the volume with the boxes replaced in order
+With --small (layout N: 10^5 chunks of 32^3 uint8), --data is the synthetic uint8 volume
+(`--op gen-small --data FILE --layout N.json` writes it) and only W, R and prepare are available.
 Threads: tensorstore: context data_copy_concurrency/file_io_concurrency limit N, cache_pool 0,
 file_io_sync false (libzarr, zarr-python and zarrs do not fsync either); zarr-python:
 threading.max_workers N (the executor behind every asyncio.to_thread: store I/O and codecs),
@@ -136,6 +144,20 @@ class TensorStoreImpl:
     def write_all(self, a, vol):
         a.write(vol).result()  # waits for the commit (everything stored)
 
+    def read_strided(self, a, order, dtype):
+        # the fastest of the ways measured (bench/README.md): a fresh array of the wanted order and type
+        # written from the strided view (a ts.cast view for float32: tensorstore converts while copying
+        # out of the chunks); `read(order=...)` of the (cast) view was 10-70% slower here
+        v = a[::2, ::2, ::2]
+        if dtype != np.uint16:
+            v = self.ts.cast(v, self.ts.float32)
+        out = np.empty(v.shape, dtype=dtype, order=order)
+        self.ts.array(out, copy=False, write=True, context=self.ctx).write(v).result()
+        return out
+
+    def write_box(self, a, z, y, x, box):
+        a[z:z + BOX, y:y + BOX, x:x + BOX].write(box).result()  # one call, waits for the commit
+
     def close(self, a):
         pass
 
@@ -193,6 +215,28 @@ class ZarrPythonImpl:
     def write_all(self, a, vol):
         a[...] = vol
 
+    def read_strided(self, a, order, dtype):
+        sel = (slice(None, None, 2),) * 3
+        try:
+            if order == "C" and dtype == np.uint16:
+                return a[sel]
+            return self._read_strided_out(a, sel, order, dtype)
+        except Exception as e:  # zarrs (strict): "DiscontiguousArrayError: Step size greater than 1 ..."
+            if type(e).__name__ == "DiscontiguousArrayError":
+                raise Unsupported(f"{type(e).__name__}: {e}") from e
+            raise
+
+    def _read_strided_out(self, a, sel, order, dtype):
+        # zarr-python has no memory-type conversion or output order of its own: it copies each chunk's
+        # selected elements into `out` with numpy, which converts and follows out's strides
+        shape = tuple((n + 1) // 2 for n in a.shape)
+        out = np.empty(shape, dtype=dtype, order=order)
+        a.get_basic_selection(sel, out=self.NDBuffer.from_numpy_array(out))
+        return out
+
+    def write_box(self, a, z, y, x, box):
+        a[z:z + BOX, y:y + BOX, x:x + BOX] = box
+
     def close(self, a):
         pass
 
@@ -231,9 +275,117 @@ def timed(fn):
         gc.enable()
 
 
+def check_equal_big(got, want, what):
+    """check_equal for arrays of gigabytes: compared in slabs (no array-sized temporaries)."""
+    if got.shape != want.shape or got.dtype != want.dtype:
+        raise BenchError(f"{what}: got shape {got.shape} {got.dtype}, expected {want.shape} {want.dtype}")
+    step = max(1, want.shape[0] // 64)
+    for z in range(0, want.shape[0], step):
+        check_equal(got[z:z + step], want[z:z + step], f"{what} (slab from z={z})")
+
+
+def small_shape(layout_path):
+    with open(layout_path) as f:
+        meta = json.load(f)
+    if meta.get("data_type") != "uint8" or len(meta["shape"]) != 3:
+        raise BenchError(f"{layout_path}: --small expects a 3-D uint8 layout")
+    return tuple(meta["shape"])
+
+
+def gen_small(path, shape):
+    """The synthetic uint8 volume of layout N (deterministic, compressible: smooth ramps with a sparse
+    pattern): v[z, y, x] = ((x >> 2) + 3 * (y >> 3) + 5 * z + (64 if (7x + 13y + 17z) % 11 == 0)) & 255."""
+    nz, ny, nx = shape
+    x = np.arange(nx, dtype=np.int64)[None, :]
+    y = np.arange(ny, dtype=np.int64)[:, None]
+    tmp = path + ".tmp"
+    with open(tmp, "wb") as f:
+        for z in range(nz):
+            v = (x >> 2) + 3 * (y >> 3) + 5 * z + 64 * ((7 * x + 13 * y + 17 * z) % 11 == 0)
+            f.write((v & 255).astype(np.uint8).tobytes())
+    os.replace(tmp, path)
+
+
+def write_boxes(vol, regions):
+    """The Wbox workload's boxes (box i = the volume's box XOR (0x9E37 + i)) and the expected array."""
+    boxes = []
+    expect = vol.copy()
+    for i, (z, y, x) in enumerate(regions):
+        b = vol[z:z + BOX, y:y + BOX, x:x + BOX] ^ np.uint16((0x9E37 + i) & 0xFFFF)
+        boxes.append(np.ascontiguousarray(b))
+        expect[z:z + BOX, y:y + BOX, x:x + BOX] = b
+    return boxes, expect
+
+
+def run_small(args, impl):
+    shape = small_shape(args.layout)
+    vol = np.fromfile(args.data, dtype=np.uint8)
+    if vol.size != int(np.prod(shape)):
+        raise BenchError(f"{args.data}: {vol.size} bytes, the layout's shape {shape} holds {int(np.prod(shape))}")
+    vol = vol.reshape(shape)
+    times = []
+    if args.op in ("W", "prepare"):
+        with open(args.layout) as f:
+            layout_text = f.read()
+        first = -1 if (args.op == "W" and not args.no_warmup) else 0
+        for r in range(first, args.reps if args.op == "W" else 1):
+            fresh_array_dir(args.array, layout_text)
+            a = impl.open(args.array, write=True)
+            os.sync()
+            t, _ = timed(lambda: impl.write_all(a, vol))
+            if r >= 0:
+                times.append(t)
+            else:
+                CPU.pop()
+            impl.close(a)
+            del a
+            back = impl.read_all(impl.open(args.array))
+            check_equal_big(np.asarray(back), vol, f"{args.op} rep {r} (read back)")
+            del back
+    elif args.op == "R":
+        a = impl.open(args.array)
+        warm = impl.read_all(a)
+        check_equal_big(np.asarray(warm), vol, "warm-up")
+        del warm
+        for r in range(args.reps):
+            t, out = timed(lambda: impl.read_all(a))
+            times.append(t)
+            check_equal_big(np.asarray(out), vol, f"R rep {r}")
+            del out
+    else:
+        raise BenchError(f"--small: op {args.op} is not available (W, R, prepare)")
+    return times, vol.nbytes
+
+
 def run(args, impl, vol):
     times = []
     bytes_per_rep = VOL_BYTES
+    if args.op == "Wbox":
+        regions = read_regions(args.regions)
+        boxes, expect = write_boxes(vol, regions)
+        if np.array_equal(expect, vol):
+            raise BenchError("Wbox: the writes change nothing")
+        bytes_per_rep = len(regions) * BOX ** 3 * 2
+        # no warm-up repetition: the untimed read of each fresh copy brings its chunks into the cache
+        for r in range(args.reps):
+            if os.path.lexists(args.work):
+                if not os.path.exists(os.path.join(args.work, "zarr.json")):
+                    raise BenchError(f"refusing to remove {args.work}: not an array directory")
+                shutil.rmtree(args.work)
+            shutil.copytree(args.array, args.work)  # untimed: a fresh copy of the reference
+            a = impl.open(args.work, write=True)
+            check_equal(np.asarray(impl.read_all(a)), vol, f"Wbox rep {r} (the copy)")  # also warms the cache
+
+            def writes():
+                for (z, y, x), b in zip(regions, boxes):
+                    impl.write_box(a, z, y, x, b)
+                impl.close(a)
+            t, _ = timed(writes)
+            times.append(t)
+            del a
+            check_equal(np.asarray(impl.read_all(impl.open(args.work))), expect, f"Wbox rep {r} (read back)")
+        shutil.rmtree(args.work)
+        return times, bytes_per_rep
     if args.op == "prepare":
         if impl.name != "zarr-python":
             raise BenchError("--op prepare is for --impl zarr-python")
@@ -279,6 +431,19 @@ def run(args, impl, vol):
                 t, _ = timed(lambda: impl.read_into(a, buf))
                 times.append(t)
                 check_equal(buf, vol, f"Rinto rep {r}")
+        elif args.op in ("Rs", "RsF", "Rs32"):
+            order = "F" if args.op == "RsF" else "C"
+            dtype = np.float32 if args.op == "Rs32" else np.uint16
+            want = vol[::2, ::2, ::2].astype(dtype)
+            bytes_per_rep = want.nbytes
+            for r in range(args.reps):
+                t, out = timed(lambda: impl.read_strided(a, order, dtype))
+                times.append(t)
+                out = np.asarray(out)
+                if not (out.flags.f_contiguous if order == "F" else out.flags.c_contiguous):
+                    raise BenchError(f"{args.op} rep {r}: the result is not in {order} order")
+                check_equal(out, want, f"{args.op} rep {r}")
+                del out
         elif args.op == "P":
             bytes_per_rep = N * N * 2
             want = vol[:, :, PLANE_X]
@@ -307,7 +472,11 @@ def run(args, impl, vol):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--impl", required=True, choices=["tensorstore", "zarr-python", "zarrs"])
-    ap.add_argument("--op", required=True, choices=["W", "R", "Rinto", "S", "P", "prepare"])
+    ap.add_argument("--op", required=True,
+                    choices=["W", "R", "Rinto", "S", "P", "Rs", "RsF", "Rs32", "Wbox", "prepare", "gen-small"])
+    ap.add_argument("--work", help="Wbox: the working copy of --array (removed and re-copied each repetition)")
+    ap.add_argument("--small", action="store_true", help="layout N: --data is the synthetic uint8 volume")
+    ap.add_argument("--no-warmup", action="store_true", help="W (--small): no untimed warm-up repetition")
     ap.add_argument("--layout")
     ap.add_argument("--array", required=True)
     ap.add_argument("--data", required=True)
@@ -324,8 +493,13 @@ def main():
         args.reps = 10 if args.op == "P" else 5
     if args.op in ("W", "prepare") and not args.layout:
         ap.error("--op W needs --layout")
-    if args.op == "S" and not args.regions:
-        ap.error("--op S needs --regions")
+    if args.op in ("S", "Wbox") and not args.regions:
+        ap.error("--op S/Wbox needs --regions")
+    if args.op == "Wbox" and not args.work:
+        ap.error("--op Wbox needs --work")
+    if args.op == "gen-small":
+        gen_small(args.data, small_shape(args.layout))
+        return 0
     label = args.name or (os.path.basename(args.layout).removesuffix(".json") if args.layout else args.array)
     base = {"impl": args.impl, "layout": label, "op": args.op}
     try:
@@ -333,10 +507,13 @@ def main():
             raise BenchError("big-endian hosts are not supported by this benchmark")
         impl = make_impl(args)
         base["version"] = impl.version
-        if os.path.getsize(args.data) != VOL_BYTES:
-            raise BenchError(f"{args.data}: expected {VOL_BYTES} bytes")
-        vol = np.fromfile(args.data, dtype="<u2").reshape(N, N, N)
-        times, nbytes = run(args, impl, vol)
+        if args.small:
+            times, nbytes = run_small(args, impl)
+        else:
+            if os.path.getsize(args.data) != VOL_BYTES:
+                raise BenchError(f"{args.data}: expected {VOL_BYTES} bytes")
+            vol = np.fromfile(args.data, dtype="<u2").reshape(N, N, N)
+            times, nbytes = run(args, impl, vol)
     except Unsupported as e:
         emit({**base, "status": "unsupported", "error": str(e)})
         return 3

@@ -16,6 +16,7 @@
 """
 import argparse
 import datetime
+import fnmatch
 import hashlib
 import json
 import os
@@ -28,8 +29,18 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
-ALL_LAYOUTS = ["A", "B", "C", "D", "E"]
-ALL_OPS = ["W", "R", "Rinto", "S", "P"]
+ALL_LAYOUTS = ["A", "B", "C", "D", "E", "N"]
+ALL_OPS = ["W", "R", "Rinto", "S", "P", "Rs", "RsF", "Rs32", "Wbox"]
+BASE_OPS = ["W", "R", "Rinto", "S", "P"]
+# the cells of a full run: every base op on A-E, the strided reads on A and C, the box writes on C and
+# D, and layout N (10^5 small chunks, bench/layouts/N.json) written and read whole
+PLAN = {**{L: list(BASE_OPS) for L in "ABCDE"}}
+PLAN["A"] += ["Rs", "RsF", "Rs32"]
+PLAN["C"] += ["Rs", "RsF", "Rs32", "Wbox"]
+PLAN["D"] += ["Wbox"]
+PLAN["N"] = ["W", "R"]
+SMALL = "N"  # the layout whose data is the synthetic uint8 volume (peers.py gen_small)
+SMALL_VERSION = 1  # bump when gen_small's formula changes
 ALL_IMPLS = ["libzarr", "tensorstore", "zarrs", "zarr-python"]
 PEERS = ["tensorstore", "zarrs", "zarr-python"]
 VOLUME = "volume_u16_512.bin"
@@ -153,7 +164,7 @@ def remove_array(path):
         shutil.rmtree(path)
 
 
-def prepare_reference(args, layout, layout_path, vol, data_sha, env):
+def prepare_reference(args, layout, layout_path, vol, data_sha, env, small=False):
     """The zarr-python copy of LAYOUT (<out>/ref/<L>), rewritten only when the layout or data changed."""
     ref = os.path.join(args.out, "ref", layout)
     marker = ref + ".ok.json"
@@ -171,8 +182,8 @@ def prepare_reference(args, layout, layout_path, vol, data_sha, env):
     os.makedirs(os.path.dirname(ref), exist_ok=True)
     log(f"run_all: writing the zarr-python reference copy of layout {layout} -> {ref}")
     res = run_cell([sys.executable, os.path.join(HERE, "peers.py"), "--impl", "zarr-python", "--op", "prepare",
-                    "--layout", layout_path, "--array", ref, "--data", vol, "--threads", str(args.threads)],
-                   env, args.timeout)
+                    "--layout", layout_path, "--array", ref, "--data", vol, "--threads", str(args.threads)]
+                   + (["--small"] if small else []), env, args.timeout)
     if res.get("status") != "ok":
         return None, res.get("error", "prepare failed")
     with open(marker, "w") as f:
@@ -180,7 +191,108 @@ def prepare_reference(args, layout, layout_path, vol, data_sha, env):
     return ref, None
 
 
-def reps_for(args, op):
+def prepare_small(args, layout_path, data_dir, env):
+    """The synthetic uint8 volume of layout N (peers.py --op gen-small), regenerated when missing or stale."""
+    with open(layout_path) as f:
+        shape = json.load(f)["shape"]
+    path = os.path.join(data_dir, "small_u8_" + "x".join(str(n) for n in shape) + ".bin")
+    marker = path + ".ok.json"
+    with open(layout_path, "rb") as f:
+        stamp = {"layout_sha256": hashlib.sha256(f.read()).hexdigest(), "version": SMALL_VERSION}
+    try:
+        with open(marker) as f:
+            saved = json.load(f)
+        if {k: saved.get(k) for k in stamp} == stamp and os.path.getsize(path) == saved["size"]:
+            return path, saved["sha256"]
+    except (OSError, ValueError, KeyError):
+        pass
+    log(f"run_all: generating the layout N volume -> {path}")
+    subprocess.run([sys.executable, os.path.join(HERE, "peers.py"), "--impl", "zarr-python", "--op", "gen-small",
+                    "--layout", layout_path, "--array", "-", "--data", path], env=env, check=True)
+    sha = sha256_file(path)
+    with open(marker, "w") as f:
+        json.dump({**stamp, "size": os.path.getsize(path), "sha256": sha}, f)
+    return path, sha
+
+
+def codec_speeds(args, layouts, layout_paths, datas, env):
+    """Runs examples/codec_speed (libzarr's codec chain on one thread over the layout's chunks) per layout."""
+    exe = args.codec_speed_exe
+    if not exe:
+        log("run_all: cargo build --release --example codec_speed")
+        subprocess.run(["cargo", "build", "--release", "--example", "codec_speed"], cwd=REPO, check=True,
+                       stdout=sys.stderr)
+        target = os.environ.get("CARGO_TARGET_DIR", os.path.join(REPO, "target"))
+        exe = os.path.join(args.out, "codec_speed")
+        shutil.copyfile(os.path.join(target, "release", "examples", "codec_speed"), exe)  # snapshot
+        os.chmod(exe, 0o755)
+    out = {}
+    for L in layouts:
+        if L == "A":  # uncompressed: nothing to time
+            continue
+        p = subprocess.run([exe, layout_paths[L], datas[L], "3"], env=env, capture_output=True, text=True)
+        try:
+            out[L] = json.loads(p.stdout.strip().splitlines()[-1])
+            log(f"codec_speed {L}: encode {out[L]['encode_GBps']:.3f} GB/s, decode {out[L]['decode_GBps']:.3f} GB/s "
+                f"(one core, ratio {out[L]['encoded_bytes'] / out[L]['bytes']:.3f})")
+        except (IndexError, ValueError, KeyError):
+            out[L] = {"error": (p.stderr or p.stdout).strip()[-300:]}
+            log(f"codec_speed {L}: failed: {out[L]['error']}")
+    return out
+
+
+def chunk_touches(regions_path, chunk):
+    """How many (box, chunk) pairs the 1000 16^3 boxes of REGIONS touch: the chunks a Wbox run re-encodes."""
+    n = 0
+    with open(regions_path) as f:
+        for line in f:
+            v = line.split()
+            if len(v) != 3 or line.lstrip().startswith("#"):
+                continue
+            k = 1
+            for a, c in zip((int(x) for x in v), chunk):
+                k *= (a + 15) // c - a // c + 1
+            n += k
+    return n
+
+
+def codec_table(speeds, results, threads, key="median_s", regions=None):
+    """Each libzarr W (R, Rinto, Wbox) cell as a fraction of the codec bound: bytes / (one core's encode
+    (decode) speed x threads) / the cell's median. 1.0 = the cell runs at the codec's full speed on every
+    thread. Wbox: every touched (inner) chunk decoded and encoded once."""
+    lines = ["| layout | encode GB/s (1 core) | decode GB/s (1 core) | op | libzarr s | codec bound s | "
+             "fraction | best peer s | peer fraction |", "|" + "---|" * 9]
+    for L, sp in speeds.items():
+        if "encode_GBps" not in sp:
+            continue
+        for op in ("W", "R", "Rinto", "Wbox"):
+            r = results.get(f"{L}/{op}/libzarr")
+            if not r or r.get("status") != "ok":
+                continue
+            if op == "Wbox":
+                if not regions:
+                    continue
+                chunk_bytes = sp["bytes"] // sp["chunks"]
+                nbytes = chunk_touches(regions, sp["chunk_shape"]) * chunk_bytes
+                bound = nbytes / (sp["encode_GBps"] * 1e9 * threads) + nbytes / (sp["decode_GBps"] * 1e9 * threads)
+            else:
+                speed = sp["encode_GBps"] if op == "W" else sp["decode_GBps"]
+                bound = sp["bytes"] / (speed * 1e9 * threads)
+            peers = [results[c][key] for c in (f"{L}/{op}/{i}" for i in PEERS)
+                     if c in results and results[c].get("status") == "ok"]
+            best = min(peers) if peers else None
+            lines.append(f"| {L} | {sp['encode_GBps']:.3f} | {sp['decode_GBps']:.3f} | {op} | {r[key]:.4f} | "
+                         f"{bound:.4f} | {bound / r[key]:.2f} | "
+                         + (f"{best:.4f} | {bound / best:.2f} |" if best else "- | - |"))
+    return "\n".join(lines)
+
+
+def reps_for(args, op, layout=None):
+    for item in (args.reps_for or "").split(","):
+        if "=" in item:
+            k, v = item.split("=", 1)
+            if k in (op, f"{layout}/{op}", layout):
+                return int(v)
     if args.reps:
         return args.reps
     if args.quick:
@@ -209,6 +321,8 @@ def make_table(results, layouts, ops, impls, target, key="median_s"):
     notes = []
     for layout in layouts:
         for op in ops:
+            if op not in PLAN.get(layout, []):
+                continue
             cell = {i: results.get(f"{layout}/{op}/{i}") for i in cols}
             row = [layout, op] + [fmt_time(cell[i], key) for i in cols]
             peers = [(cell[i][key], i) for i in cols if i in PEERS and cell[i] and cell[i].get("status") == "ok"]
@@ -229,8 +343,16 @@ def make_table(results, layouts, ops, impls, target, key="median_s"):
             lines.append("| " + " | ".join(row) + " |")
             for i in cols:
                 r = cell[i]
-                if r and r.get("status") not in ("ok", None):
+                if r and r.get("status") not in ("ok", "skipped", None):
                     notes.append(f"{layout}/{op}/{i}: {r.get('status')}: {r.get('error', '')[:200]}")
+    # the strided reads against the dense read of the same chunks (target: at most 1.3)
+    for layout in layouts:
+        dense = results.get(f"{layout}/R/libzarr")
+        for op in ("Rs", "RsF", "Rs32"):
+            r = results.get(f"{layout}/{op}/libzarr")
+            if op in ops and r and dense and r.get("status") == "ok" and dense.get("status") == "ok":
+                notes.append(f"{layout}/{op}: libzarr strided / dense R = {r[key] / dense[key]:.2f}"
+                             + (" (target <= 1.3)" if op == "Rs" else ""))
     return "\n".join(lines), notes
 
 
@@ -248,6 +370,11 @@ def main():
     ap.add_argument("--ops", default=",".join(ALL_OPS))
     ap.add_argument("--impls", default=",".join(ALL_IMPLS))
     ap.add_argument("--reps", type=int, default=0, help="repetitions per cell (default 5, P 10)")
+    ap.add_argument("--reps-for", default="",
+                    help="per-cell repetitions, e.g. 'Wbox=3,N=2,C/Rs=5' (op, layout or layout/op; first match wins)")
+    ap.add_argument("--codec-speed", action="store_true",
+                    help="also run examples/codec_speed (single-core codec speed per layout) and report the "
+                         "W/R cells as a fraction of it")
     ap.add_argument("--quick", action="store_true", help="fewer repetitions (2, P 3): a smoke test, not a figure")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--target", type=float, default=1.2,
@@ -255,6 +382,11 @@ def main():
     ap.add_argument("--metric", choices=["wall", "cpu"], default="wall",
                     help="table of median wall-clock seconds (default) or of median CPU seconds (user+system, "
                          "all threads; steadier on a busy machine); both are in results.json")
+    ap.add_argument("--skip", default="",
+                    help="cells not run, as layout/op/impl patterns, e.g. 'N/*/zarr-python' (shown as n/a)")
+    ap.add_argument("--codec-speed-exe", help="a built examples/codec_speed (default: cargo build it)")
+    ap.add_argument("--small-no-warmup", action="store_true",
+                    help="layout N: no untimed warm-up repetition before W (saves a minute per implementation)")
     ap.add_argument("--table-only", action="store_true",
                     help="print the table of an existing <out>/results.json and exit (nothing is run)")
     ap.add_argument("--timeout", type=int, default=3600, help="seconds per cell")
@@ -278,6 +410,8 @@ def main():
     layout_paths = {}
     for L in layouts:
         p = os.path.join(args.perf_dir, "layouts", L + ".json")
+        if L == SMALL:
+            p = os.path.join(HERE, "layouts", L + ".json")
         if not os.path.exists(p):
             ap.error(f"no layout {p}")
         layout_paths[L] = p
@@ -290,6 +424,10 @@ def main():
         print(table)
         for x in notes:
             print(f"- {x}")
+        if saved["meta"].get("codec_speed"):
+            print()
+            print(codec_table(saved["meta"]["codec_speed"], saved["results"], saved["meta"]["threads"], key,
+                              regions))
         return 0
 
     env = dict(os.environ)
@@ -301,17 +439,22 @@ def main():
     vol, data_sha = prepare_dataset(args.perf_dir, data_dir)
     exe, libinfo = build_bench(args) if "libzarr" in impls else (None, None)
 
-    needs_ref = any(op != "W" for op in ops)
+    datas, data_shas = {L: vol for L in layouts}, {L: data_sha for L in layouts}
+    if SMALL in layouts and any(op in PLAN[SMALL] for op in ops):
+        datas[SMALL], data_shas[SMALL] = prepare_small(args, layout_paths[SMALL], data_dir, env)
     refs, ref_errors = {}, {}
-    if needs_ref:
-        for L in layouts:
-            refs[L], ref_errors[L] = prepare_reference(args, L, layout_paths[L], vol, data_sha, env)
+    for L in layouts:
+        if any(op != "W" and op in PLAN.get(L, []) for op in ops):
+            refs[L], ref_errors[L] = prepare_reference(args, L, layout_paths[L], datas[L], data_shas[L], env,
+                                                       small=L == SMALL)
 
+    speeds = codec_speeds(args, layouts, layout_paths, datas, env) if args.codec_speed else {}
     results = {}
     out_json = os.path.join(args.out, "results.json")
     meta = {"started": datetime.datetime.now().isoformat(timespec="seconds"), "host": platform.node(),
             "cpus": os.cpu_count(), "threads": args.threads, "python": platform.python_version(),
-            "library": libinfo, "data_sha256": data_sha, "perf_dir": args.perf_dir, "target": args.target}
+            "library": libinfo, "data_sha256": data_sha, "perf_dir": args.perf_dir, "target": args.target,
+            "codec_speed": speeds}
 
     def save():
         with open(out_json + ".tmp", "w") as f:
@@ -321,11 +464,16 @@ def main():
     k = 0
     for L in layouts:
         for op in ops:
+            if op not in PLAN.get(L, []):
+                continue
             order = impls[k % len(impls):] + impls[:k % len(impls)]  # rotate: no implementation always first
             k += 1
             for impl in order:
                 cell = f"{L}/{op}/{impl}"
-                reps = reps_for(args, op)
+                if any(fnmatch.fnmatchcase(cell, pat) for pat in args.skip.split(",") if pat):
+                    results[cell] = {"status": "skipped", "impl": impl, "layout": L, "op": op, "error": "--skip"}
+                    continue
+                reps = reps_for(args, op, L)
                 if op == "W":
                     array = os.path.join(args.out, "w", impl, L)
                     os.makedirs(os.path.dirname(array), exist_ok=True)
@@ -336,8 +484,15 @@ def main():
                         results[cell] = {"status": "error", "impl": impl, "layout": L, "op": op,
                                          "error": f"no reference copy: {ref_errors.get(L)}"}
                         continue
-                common = ["--op", op, "--layout", layout_paths[L], "--array", array, "--data", vol,
+                common = ["--op", op, "--layout", layout_paths[L], "--array", array, "--data", datas[L],
                           "--regions", regions, "--reps", str(reps), "--name", L]
+                if L == SMALL:
+                    common += ["--small"] + (["--no-warmup"] if args.small_no_warmup else [])
+                if op == "Wbox":
+                    work = os.path.join(args.out, "w", impl, L + "-box")
+                    os.makedirs(os.path.dirname(work), exist_ok=True)
+                    remove_array(work)
+                    common += ["--work", work]
                 if impl == "libzarr":
                     cmd = [exe, *common, "--threads", n]
                 else:
@@ -368,6 +523,11 @@ def main():
         print()
         for x in notes:
             print(f"- {x}")
+    if speeds:
+        print()
+        print("codec bound: bytes / (libzarr's single-core codec speed x threads); fraction = bound / median")
+        print()
+        print(codec_table(speeds, results, args.threads, key, regions))
     print()
     print(f"raw results: {out_json}")
     return 0

@@ -9,8 +9,8 @@
 # (shared and static) and through pkg-config zarr-fortran.
 #
 # Inputs (-D): BUILD_DIR SOURCE_DIR CONFIG GENERATOR C_COMPILER READELF PKG_CONFIG VERSION SONAME
-#              LIBDIR INCLUDEDIR [FORTRAN_COMPILER] [HDF5_TOOLS (bin/h5tozarr, bin/zarrtoh5 were built)];
-#              the scratch directory is $ZARR_TEST_TMPDIR.
+#              LIBDIR INCLUDEDIR BINDIR [FORTRAN_COMPILER] [HDF5_TOOLS (bin/h5tozarr, bin/zarrtoh5 were
+#              built)]; the scratch directory is $ZARR_TEST_TMPDIR.
 cmake_minimum_required(VERSION 3.16)
 
 if(DEFINED ENV{ZARR_TEST_TMPDIR})
@@ -80,6 +80,7 @@ set(lib "${prefix}/${LIBDIR}")
 
 # 2. The installed tree.
 foreach(f "${lib}/libzarr.so.${VERSION}" "${lib}/libzarr.a" "${prefix}/${INCLUDEDIR}/zarr.h"
+          "${prefix}/${INCLUDEDIR}/zarr.hpp" "${prefix}/${BINDIR}/zarrdump"
           "${lib}/cmake/zarr/zarrConfig.cmake" "${lib}/cmake/zarr/zarrConfigVersion.cmake"
           "${lib}/pkgconfig/zarr.pc")
   if(NOT EXISTS "${f}" OR IS_SYMLINK "${f}")
@@ -101,16 +102,22 @@ endforeach()
 # The HDF5 tools (when the build made them): in bin/, and they load the moved prefix's libzarr.
 if(HDF5_TOOLS)
   foreach(tool h5tozarr zarrtoh5)
-    execute_process(COMMAND "${prefix}/bin/${tool}" --help RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+    execute_process(COMMAND "${prefix}/${BINDIR}/${tool}" --help RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
     if(NOT rc EQUAL 0 OR NOT out MATCHES "^usage: ${tool} ")
-      message(FATAL_ERROR "${prefix}/bin/${tool} --help failed (${rc}): ${out}${err}")
+      message(FATAL_ERROR "${prefix}/${BINDIR}/${tool} --help failed (${rc}): ${out}${err}")
     endif()
-    message(STATUS "${prefix}/bin/${tool} runs from the moved prefix")
+    message(STATUS "${prefix}/${BINDIR}/${tool} runs from the moved prefix")
   endforeach()
 endif()
 dynamic_section("${lib}/libzarr.so.${VERSION}" dyn)
 if(dyn AND NOT dyn MATCHES "SONAME[^\n]*\\[${SONAME}\\]")
   message(FATAL_ERROR "the soname of libzarr.so.${VERSION} is not ${SONAME}:\n${dyn}")
+endif()
+# The installed zarrdump finds the installed library through its RPATH ($ORIGIN/../lib), after the move.
+set(ENV{LD_LIBRARY_PATH} "")
+execute_process(COMMAND "${prefix}/${BINDIR}/zarrdump" --version OUTPUT_VARIABLE zd_out RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0 OR NOT zd_out MATCHES "libzarr ${VERSION}")
+  message(FATAL_ERROR "the installed zarrdump --version failed (${rc}): ${zd_out}")
 endif()
 message(STATUS "installed tree complete: ${prefix}")
 

@@ -26,6 +26,28 @@
 #define ZARR_READ_WRITE 3
 
 /**
+ * The level argument of zarr_array_spec_set_compressor() that picks the compressor's default level
+ * (zstd 3, gzip 6, blosc 5).
+ */
+#define ZARR_LEVEL_DEFAULT (-2147483647 - 1)
+
+/**
+ * zarr_array_spec_set_shuffle(): no shuffle.
+ */
+#define ZARR_SHUFFLE_NONE 0
+
+/**
+ * zarr_array_spec_set_shuffle(): byte shuffle (blosc's `shuffle`; before zstd or gzip, the numcodecs
+ * `shuffle` filter).
+ */
+#define ZARR_SHUFFLE_BYTE 1
+
+/**
+ * zarr_array_spec_set_shuffle(): bit shuffle (blosc compressors only).
+ */
+#define ZARR_SHUFFLE_BIT 2
+
+/**
  * Element types. Buffers hold native-endian elements: bool is 1 byte (0 or 1), float16 its 2 IEEE
  * bytes, complex numbers (real, imaginary) pairs, ZARR_RAW (`r<N>`) N/8 opaque bytes.
  *
@@ -265,6 +287,17 @@ typedef enum zarr_node_type {
  * distinct chunks; writes touching the same chunk, and zarr_close(), need external synchronisation.
  */
 typedef struct zarr_array zarr_array;
+
+/**
+ * A description of an array to create (opaque): data type, shape, chunking, sharding, compressor,
+ * fill value, dimension names, attributes and Zarr format. Create with zarr_array_spec_new(), adjust
+ * with the zarr_array_spec_set_*() calls, use with zarr_create_from_spec() or
+ * zarr_group_create_array_from_spec() (as often as wanted), release with zarr_array_spec_free().
+ *
+ * Thread-safety: a spec may be read (zarr_create_from_spec(), zarr_array_spec_to_json()) from several
+ * threads at once; the setters and zarr_array_spec_free() need external synchronisation.
+ */
+typedef struct zarr_array_spec zarr_array_spec;
 
 /**
  * An open group (opaque). Create with zarr_group_open() or zarr_group_create(); release with
@@ -1167,6 +1200,245 @@ zarr_status zarr_write_hyperslab(struct zarr_array *array,
  * Thread-safe: each thread has its own message. Since: 0.1.
  */
 const char *zarr_last_error(void);
+
+/**
+ * Creates an array spec with every default: compressor zstd level 3 (no checksum), chunks of at most
+ * 1 MiB (the rule below), fill value zero (false, 0, +0.0; the empty string for ZARR_STRING and
+ * ZARR_BYTES), no sharding, no dimension names, no attributes, Zarr format 3 (or, through
+ * zarr_group_create_array_from_spec(), the group's format).
+ *
+ * Default chunks: starting from the shape (an extent of 0 counts as 1), the largest extent (the first
+ * among equals) is halved, rounding up, until a chunk holds at most 1 MiB (ZARR_STRING and ZARR_BYTES
+ * elements count 16 bytes) or every extent is 1. E.g. float64 [4096, 4096] gets chunks [256, 512].
+ * Default inner chunks of a sharded array (zarr_array_spec_set_shards() without
+ * zarr_array_spec_set_chunks()): starting from the shard shape, the largest extent above 1 is divided
+ * by its smallest prime factor until the chunk holds at most 1 MiB, so they always divide the shard.
+ *
+ * @param data_type  the element type: bool, the integer, float and complex types, ZARR_STRING,
+ *                   ZARR_BYTES and the extension float and small-integer types (18 and up except
+ *                   ZARR_DATETIME64, ZARR_TIMEDELTA64, ZARR_FIXED_UTF32, ZARR_NULL_TERMINATED_BYTES);
+ *                   types that need parameters (ZARR_RAW, ZARR_STRUCT, those four) are created from a
+ *                   metadata document with zarr_create() instead
+ * @param rank       the number of dimensions (0: a scalar)
+ * @param shape      `rank` extents (may be NULL when `rank` is 0)
+ * @param out        receives the new spec (free with zarr_array_spec_free()); NULL on failure
+ * @returns ZARR_OK; ZARR_ERR_INVALID_ARGUMENT (NULL, not a zarr_data_type value);
+ *          ZARR_ERR_UNSUPPORTED (a type needing parameters).
+ * Thread-safe. Since: 0.2.
+ *
+ * # Safety
+ * `shape` holds `rank` values; `out` is valid for writing a pointer.
+ */
+zarr_status zarr_array_spec_new(zarr_data_type data_type,
+                                size_t rank,
+                                const uint64_t *shape,
+                                struct zarr_array_spec **out);
+
+/**
+ * Frees an array spec. NULL is a no-op. Arrays created from it are not affected.
+ *
+ * @returns ZARR_OK; ZARR_ERR_INVALID_HANDLE (not a live spec).
+ * Not thread-safe with other calls on the same spec. Since: 0.2.
+ *
+ * # Safety
+ * `spec` is NULL or a live spec; it must not be used afterwards.
+ */
+zarr_status zarr_array_spec_free(struct zarr_array_spec *spec);
+
+/**
+ * Sets the chunk shape (`nc_def_var_chunking`, `H5Pset_chunk`). For a sharded array these are the
+ * inner chunks, the unit of compression inside each shard, and must divide the shard shape. Chunks
+ * may be larger than the array.
+ *
+ * @param chunks  `rank` extents, each at least 1
+ * @param rank    must equal the spec's rank
+ * @returns ZARR_OK; ZARR_ERR_INVALID_HANDLE; ZARR_ERR_INVALID_ARGUMENT (NULL, wrong rank, a zero extent).
+ * Not thread-safe with other calls on the same spec. Since: 0.2.
+ *
+ * # Safety
+ * `spec` is a live spec; `chunks` holds `rank` values.
+ */
+zarr_status zarr_array_spec_set_chunks(struct zarr_array_spec *spec,
+                                       const uint64_t *chunks,
+                                       size_t rank);
+
+/**
+ * Makes the array sharded (Zarr format 3 only): each stored object (a shard) holds a shard of this
+ * shape, made of inner chunks (zarr_array_spec_set_chunks(), else the default inner chunks described
+ * at zarr_array_spec_new()), compressed one by one, with an index (`bytes` + `crc32c`) at its end.
+ * `shard_shape` NULL removes the sharding.
+ *
+ * @param shard_shape  `rank` extents, each at least 1 and a multiple of the chunk extent; or NULL
+ * @param rank         must equal the spec's rank
+ * @returns ZARR_OK; ZARR_ERR_INVALID_HANDLE; ZARR_ERR_INVALID_ARGUMENT (wrong rank, a zero extent).
+ *          Whether the chunks divide the shards is checked when the array is created.
+ * Not thread-safe with other calls on the same spec. Since: 0.2.
+ *
+ * # Safety
+ * `spec` is a live spec; `shard_shape` is NULL or holds `rank` values.
+ */
+zarr_status zarr_array_spec_set_shards(struct zarr_array_spec *spec,
+                                       const uint64_t *shard_shape,
+                                       size_t rank);
+
+/**
+ * Sets the compressor (`nc_def_var_deflate`, `H5Pset_deflate`) by name and level:
+ * - `"zstd"`: levels -131072 to 22, default 3 (written without checksum);
+ * - `"gzip"`: levels 0 to 9, default 6;
+ * - `"blosc-lz4"`, `"blosc-lz4hc"`, `"blosc-blosclz"`, `"blosc-zstd"`, `"blosc-zlib"`: blosc with that
+ *   internal compressor, levels 0 to 9, default 5, with the byte shuffle unless
+ *   zarr_array_spec_set_shuffle() says otherwise;
+ * - `"none"`: no compression (the level is ignored).
+ *
+ * Zarr v3 writes the `zstd`, `gzip` and `blosc` codecs, Zarr v2 the numcodecs compressors of the same
+ * names.
+ *
+ * @param name   one of the names above (NUL-terminated)
+ * @param level  the level, or ZARR_LEVEL_DEFAULT
+ * @returns ZARR_OK; ZARR_ERR_INVALID_HANDLE; ZARR_ERR_INVALID_ARGUMENT (NULL, unknown name, level out of
+ *          range).
+ * Not thread-safe with other calls on the same spec. Since: 0.2.
+ *
+ * # Safety
+ * `spec` is a live spec; `name` is a NUL-terminated string.
+ */
+zarr_status zarr_array_spec_set_compressor(struct zarr_array_spec *spec,
+                                           const char *name,
+                                           int level);
+
+/**
+ * Sets the shuffle applied before compression (the `shuffle` flag of `nc_def_var_deflate`,
+ * `H5Pset_shuffle`). With a blosc compressor it is blosc's own shuffle (default: byte). With zstd or
+ * gzip a byte shuffle adds the numcodecs `shuffle` filter (Zarr v3: the `numcodecs.shuffle` codec,
+ * read by zarr-python 3; Zarr v2: a `shuffle` filter); the bit shuffle needs blosc, which is checked
+ * when the array is created. With `"none"` a byte shuffle is still written (it then only reorders
+ * the bytes).
+ *
+ * @param shuffle  ZARR_SHUFFLE_NONE, ZARR_SHUFFLE_BYTE or ZARR_SHUFFLE_BIT
+ * @returns ZARR_OK; ZARR_ERR_INVALID_HANDLE; ZARR_ERR_INVALID_ARGUMENT (another value).
+ * Not thread-safe with other calls on the same spec. Since: 0.2.
+ *
+ * # Safety
+ * `spec` is a live spec.
+ */
+zarr_status zarr_array_spec_set_shuffle(struct zarr_array_spec *spec,
+                                        int shuffle);
+
+/**
+ * Sets the fill value: the value of elements never written (`nc_def_var_fill`, `H5Pset_fill_value`).
+ *
+ * @param value  one element of the spec's type, native-endian (as zarr_read_region() gives it: bool is
+ *               one byte 0 or 1); for ZARR_STRING and ZARR_BYTES the element's bytes (UTF-8 for
+ *               strings, no NUL needed), and `value` may be NULL when `size` is 0
+ * @param size   the element size in bytes (for ZARR_STRING / ZARR_BYTES the value's length)
+ * @returns ZARR_OK; ZARR_ERR_INVALID_HANDLE; ZARR_ERR_INVALID_ARGUMENT (NULL); ZARR_ERR_BUFFER_SIZE
+ *          (`size` is not the element size); ZARR_ERR_VALUE (not a value of the type: a bool other than
+ *          0 or 1, an int4 outside [-8, 7], invalid UTF-8, ...).
+ * Not thread-safe with other calls on the same spec. Since: 0.2.
+ *
+ * # Safety
+ * `spec` is a live spec; `value` is readable for `size` bytes.
+ */
+zarr_status zarr_array_spec_set_fill_value(struct zarr_array_spec *spec,
+                                           const void *value,
+                                           size_t size);
+
+/**
+ * Sets the dimension names (netCDF's dimensions). Zarr v3 writes them as `dimension_names`; Zarr v2
+ * has no such member and writes them as the `_ARRAY_DIMENSIONS` attribute (the xarray convention),
+ * which needs every dimension named.
+ *
+ * @param names  `rank` NUL-terminated UTF-8 names; an entry may be NULL for an unnamed dimension
+ *               (Zarr v3 only). `names` itself NULL removes the names.
+ * @param rank   must equal the spec's rank
+ * @returns ZARR_OK; ZARR_ERR_INVALID_HANDLE; ZARR_ERR_INVALID_ARGUMENT (wrong rank, invalid UTF-8).
+ * Not thread-safe with other calls on the same spec. Since: 0.2.
+ *
+ * # Safety
+ * `spec` is a live spec; `names` is NULL or holds `rank` pointers, each NULL or a NUL-terminated string.
+ */
+zarr_status zarr_array_spec_set_dimension_names(struct zarr_array_spec *spec,
+                                                const char *const *names,
+                                                size_t rank);
+
+/**
+ * Sets the user attributes.
+ *
+ * @param json  a JSON object text, or NULL for none
+ * @returns ZARR_OK; ZARR_ERR_INVALID_HANDLE; ZARR_ERR_INVALID_ARGUMENT (not a JSON object).
+ * Not thread-safe with other calls on the same spec. Since: 0.2.
+ *
+ * # Safety
+ * `spec` is a live spec; `json` is NULL or a NUL-terminated string.
+ */
+zarr_status zarr_array_spec_set_attributes(struct zarr_array_spec *spec, const char *json);
+
+/**
+ * Sets the Zarr format: 3 (`zarr.json`) or 2 (`.zarray` + `.zattrs`; no sharding, only the core
+ * numeric types, ZARR_STRING and ZARR_BYTES).
+ *
+ * @returns ZARR_OK; ZARR_ERR_INVALID_HANDLE; ZARR_ERR_INVALID_ARGUMENT (not 2 or 3).
+ * Not thread-safe with other calls on the same spec. Since: 0.2.
+ *
+ * # Safety
+ * `spec` is a live spec.
+ */
+zarr_status zarr_array_spec_set_zarr_format(struct zarr_array_spec *spec, int zarr_format);
+
+/**
+ * The metadata document the spec creates, byte for byte as zarr_create_from_spec() writes it
+ * (indented JSON, codec defaults made explicit): for Zarr v3 the `zarr.json`, for Zarr v2 the `.zarray` (the
+ * attributes, and v2 dimension names, go to `.zattrs`). Passing this text to zarr_create() creates
+ * the same array (for v2, without the attributes).
+ *
+ * @param json  receives a string to free with zarr_string_free(); NULL on failure
+ * @returns ZARR_OK; ZARR_ERR_INVALID_HANDLE; ZARR_ERR_INVALID_ARGUMENT (NULL; chunks that do not divide
+ *          the shards; a bit shuffle without blosc; v2 dimension names with an unnamed dimension);
+ *          ZARR_ERR_UNSUPPORTED (sharding or an extension type in Zarr v2).
+ * Thread-safe. Since: 0.2.
+ *
+ * # Safety
+ * `spec` is a live spec; `json` is valid for writing a pointer.
+ */
+zarr_status zarr_array_spec_to_json(const struct zarr_array_spec *spec,
+                                    char **json);
+
+/**
+ * Creates an array from a spec in the directory `path` (created if needed) and opens it for reading
+ * and writing, as zarr_create() does with the document zarr_array_spec_to_json() gives.
+ *
+ * @param path  directory for the array (filesystem path or `file://` URI)
+ * @param spec  the spec (not modified; may be used again)
+ * @param out   receives the new handle (close with zarr_close()); NULL on failure
+ * @returns ZARR_OK; ZARR_ERR_INVALID_HANDLE (`spec`); the errors of zarr_array_spec_to_json();
+ *          ZARR_ERR_EXISTS (an array or group is already there); ZARR_ERR_IO.
+ * Thread-safe. Since: 0.2.
+ *
+ * # Safety
+ * `path` is a NUL-terminated string; `spec` a live spec; `out` is valid for writing a pointer.
+ */
+zarr_status zarr_create_from_spec(const char *path,
+                                  const struct zarr_array_spec *spec,
+                                  struct zarr_array **out);
+
+/**
+ * Creates the array `name` (a relative path such as "a/b"; missing intermediate groups are created)
+ * below a group from a spec. Without zarr_array_spec_set_zarr_format() the array takes the group's
+ * Zarr format.
+ *
+ * @param out  receives the new handle (close with zarr_close()); NULL on failure
+ * @returns ZARR_OK; ZARR_ERR_INVALID_HANDLE (`group` or `spec`); ZARR_ERR_INVALID_ARGUMENT (bad name,
+ *          and as zarr_array_spec_to_json()); ZARR_ERR_UNSUPPORTED; ZARR_ERR_READ_ONLY;
+ *          ZARR_ERR_EXISTS; ZARR_ERR_IO.
+ * Thread-safe. Since: 0.2.
+ *
+ * # Safety
+ * `group` is an open handle; `name` a NUL-terminated string; `spec` a live spec; `out` writable.
+ */
+zarr_status zarr_group_create_array_from_spec(struct zarr_group *group,
+                                              const char *name,
+                                              const struct zarr_array_spec *spec,
+                                              struct zarr_array **out);
 
 /**
  * The name of a status code, e.g. `"ZARR_ERR_CHECKSUM"`; `"ZARR_ERR_UNKNOWN"` for other values.

@@ -24,6 +24,7 @@ pub mod group;
 pub mod metadata;
 pub mod node;
 pub mod selection;
+pub mod spec;
 pub mod scratch;
 pub mod store;
 pub mod threads;

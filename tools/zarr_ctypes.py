@@ -121,6 +121,20 @@ def load(path=None):
         "zarr_array_fill_value_vlen": [vp, ctypes.POINTER(ctypes.POINTER(ctypes.c_uint8)),
                                        ctypes.POINTER(ctypes.c_size_t)],
         "zarr_array_vlen_item_type": [vp, ctypes.POINTER(ctypes.c_int), ctypes.POINTER(ctypes.c_size_t)],
+        # creation specs
+        "zarr_array_spec_new": [ctypes.c_int, ctypes.c_size_t, u64p, ctypes.POINTER(vp)],
+        "zarr_array_spec_free": [vp],
+        "zarr_array_spec_set_chunks": [vp, u64p, ctypes.c_size_t],
+        "zarr_array_spec_set_shards": [vp, u64p, ctypes.c_size_t],
+        "zarr_array_spec_set_compressor": [vp, c, ctypes.c_int],
+        "zarr_array_spec_set_shuffle": [vp, ctypes.c_int],
+        "zarr_array_spec_set_fill_value": [vp, vp, ctypes.c_size_t],
+        "zarr_array_spec_set_dimension_names": [vp, ctypes.POINTER(c), ctypes.c_size_t],
+        "zarr_array_spec_set_attributes": [vp, c],
+        "zarr_array_spec_set_zarr_format": [vp, ctypes.c_int],
+        "zarr_array_spec_to_json": [vp, ctypes.POINTER(vp)],
+        "zarr_create_from_spec": [c, vp, ctypes.POINTER(vp)],
+        "zarr_group_create_array_from_spec": [vp, c, vp, ctypes.POINTER(vp)],
     }
     for name, args in sigs.items():
         f = getattr(lib, name)
@@ -393,6 +407,70 @@ class Array:
         n = ctypes.c_size_t()
         check(lib().zarr_array_region_nbytes(self.h, _dims(count), len(count), code, ctypes.byref(n)))
         return n.value
+
+
+LEVEL_DEFAULT = -2147483648
+SHUFFLE = {"none": 0, "byte": 1, "bit": 2}
+
+
+class Spec:
+    """A zarr_array_spec: Spec(dtype_name, shape, chunks=..., shards=..., compressor=..., level=...,
+    shuffle="none"|"byte"|"bit", fill_value=bytes, dimension_names=[...], attributes=json_text,
+    zarr_format=2|3). Free it with close() (or use it as a context manager)."""
+
+    def __init__(self, dtype, shape, chunks=None, shards=None, compressor=None, level=LEVEL_DEFAULT,
+                 shuffle=None, fill_value=None, dimension_names=None, attributes=None, zarr_format=None):
+        self.h = ctypes.c_void_p()
+        check(lib().zarr_array_spec_new(dtype_code(dtype), len(shape), _dims(shape), ctypes.byref(self.h)))
+        try:
+            if chunks is not None:
+                check(lib().zarr_array_spec_set_chunks(self.h, _dims(chunks), len(chunks)))
+            if shards is not None:
+                check(lib().zarr_array_spec_set_shards(self.h, _dims(shards), len(shards)))
+            if compressor is not None:
+                check(lib().zarr_array_spec_set_compressor(self.h, compressor.encode(), level))
+            if shuffle is not None:
+                check(lib().zarr_array_spec_set_shuffle(self.h, SHUFFLE[shuffle]))
+            if fill_value is not None:
+                fv = bytes(fill_value)
+                check(lib().zarr_array_spec_set_fill_value(self.h, fv, len(fv)))
+            if dimension_names is not None:
+                names = (ctypes.c_char_p * max(len(dimension_names), 1))(
+                    *[None if n is None else n.encode() for n in dimension_names])
+                check(lib().zarr_array_spec_set_dimension_names(self.h, names, len(dimension_names)))
+            if attributes is not None:
+                check(lib().zarr_array_spec_set_attributes(self.h, attributes.encode()))
+            if zarr_format is not None:
+                check(lib().zarr_array_spec_set_zarr_format(self.h, zarr_format))
+        except ZarrError:
+            self.close()
+            raise
+
+    def to_json(self):
+        p = ctypes.c_void_p()
+        check(lib().zarr_array_spec_to_json(self.h, ctypes.byref(p)))
+        return _take_string(p)
+
+    def create(self, path):
+        h = ctypes.c_void_p()
+        check(lib().zarr_create_from_spec(str(path).encode(), self.h, ctypes.byref(h)))
+        return Array(h)
+
+    def create_in(self, group, name):
+        h = ctypes.c_void_p()
+        check(lib().zarr_group_create_array_from_spec(group.h, name.encode(), self.h, ctypes.byref(h)))
+        return Array(h)
+
+    def close(self):
+        if self.h:
+            check(lib().zarr_array_spec_free(self.h))
+            self.h = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
 
 
 class Group:

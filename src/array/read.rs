@@ -15,7 +15,7 @@ use crate::selection::{ChunkPart, Layout, Selection};
 
 impl Array {
     /// Reads the region `start..start+count` into `out` (C order, native-endian, exactly the region's size).
-    /// A destination of 8 MiB or more is advised to use transparent huge pages (as numpy does for its
+    /// A destination of 8 MiB to 1 GiB is advised to use transparent huge pages (as numpy does for its
     /// large arrays): when it is freshly allocated, the kernel then faults it in 2 MiB at a time.
     /// `ZARR_HUGEPAGES=0` in the environment turns this off.
     pub fn read_region(&self, start: &[u64], count: &[u64], out: &mut [u8]) -> Result<()> {
@@ -81,10 +81,14 @@ impl Array {
 /// as a file-backed mapping are ignored).
 fn advise_huge_pages(buf: &mut [u8]) {
     const MIN: usize = 8 << 20;
+    // Above this, synchronous compaction for huge pages (transparent_hugepage/defrag = madvise) costs
+    // more than the page faults it saves: a fresh 3.3 GB destination took 11-12 CPU s with the advice
+    // and 6.2 s without it, while 256 MiB reads still gain (bench/README.md).
+    const MAX: usize = 1 << 30;
     const PAGE: usize = 4096;
     static ENABLED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     let enabled = *ENABLED.get_or_init(|| std::env::var("ZARR_HUGEPAGES").map(|v| v != "0").unwrap_or(true));
-    if !enabled || buf.len() < MIN {
+    if !enabled || buf.len() < MIN || buf.len() > MAX {
         return;
     }
     let begin = (buf.as_mut_ptr() as usize).next_multiple_of(PAGE);

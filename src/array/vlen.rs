@@ -22,7 +22,7 @@ use crate::codec::vlen::VlenCodec;
 use crate::codec::{BytesToBytesCodec, DecodedSize};
 use crate::error::{Error, Result};
 use crate::buffer::RawBuf;
-use crate::selection::for_each_pair;
+use crate::selection::{for_each_pair, for_each_pair_run};
 use crate::store::SliceSource;
 
 /// Largest decoded size (bytes) of one variable-length chunk, a guard against decompression bombs.
@@ -220,11 +220,21 @@ impl Array {
         let dst = RawBuf::new(&mut data);
         let offsets_ref = &offsets;
         crate::threads::try_for_each(&units, |u| {
-            for_each_pair(&u.origin, &u.shape, start, count, |r, k| {
-                let e = u.elem(k, fill);
-                // SAFETY: element r's range of the output is written by this task only (each region
-                // element lies in exactly one unit), and lies inside `data` (its offsets sum to total).
-                unsafe { dst.slice_mut(offsets_ref[r] as usize, e.len()) }.copy_from_slice(e);
+            for_each_pair_run(&u.origin, &u.shape, start, count, |r0, k0, run| {
+                let (lo, hi) = (offsets_ref[r0] as usize, offsets_ref[r0 + run] as usize);
+                // SAFETY: elements r0..r0+run of the output are written by this task only (each region
+                // element lies in exactly one unit), and lie inside `data` (their offsets sum to total).
+                let out = unsafe { dst.slice_mut(lo, hi - lo) };
+                match &u.data {
+                    // A run of consecutive elements is one run of bytes of the decoded chunk (the
+                    // frame's length prefixes were squeezed out by parse_frame).
+                    Some(d) => out.copy_from_slice(&d.buf[d.spans[k0].0..d.spans[k0 + run - 1].1]),
+                    None => {
+                        for e in out.chunks_exact_mut(fill.len().max(1)) {
+                            e.copy_from_slice(fill);
+                        }
+                    }
+                }
             });
             Ok(())
         })?;

@@ -101,7 +101,9 @@ impl VlenCodec {
     }
 
     /// Parses a framed chunk of `n` elements in `buf` (which is modified only to bring vlen-array
-    /// items to native byte order), appending each element's byte range to `spans`.
+    /// items to native byte order), appending each element's byte range to `spans`. The elements are
+    /// moved down over their length prefixes, so the ranges are of the squeezed buffer and
+    /// consecutive elements are adjacent.
     pub fn parse_frame(&self, buf: &mut [u8], n: usize, spans: &mut Vec<(usize, usize)>) -> Result<()> {
         let corrupt = |why: String| Error::Codec(format!("{}: {why}", self.name()));
         if buf.len() < 4 {
@@ -118,6 +120,9 @@ impl VlenCodec {
         spans.reserve(n);
         let swap = self.swap_unit();
         let mut pos = 4usize;
+        // Element bytes are moved down over the length prefixes as they are parsed (`w`), so that
+        // consecutive elements end up contiguous: readers copy runs of them with one memcpy.
+        let mut w = 0usize;
         for i in 0..n {
             let Some(head) = buf.get(pos..pos + 4) else {
                 return Err(corrupt(format!("truncated at element {i} of {n}")));
@@ -143,7 +148,9 @@ impl VlenCodec {
                     crate::dtype::swap_in_place(e, swap);
                 }
             }
-            spans.push((start, end));
+            buf.copy_within(start..end, w);
+            spans.push((w, w + len));
+            w += len;
             pos = end;
         }
         if pos != buf.len() {

@@ -63,7 +63,7 @@ fn into_raw(g: Group) -> *mut zarr_group {
 
 /// # Safety
 /// `p` is NULL or a pointer returned by libzarr for a group.
-unsafe fn group_ref<'a>(p: *const zarr_group) -> Result<&'a Group> {
+pub(crate) unsafe fn group_ref<'a>(p: *const zarr_group) -> Result<&'a Group> {
     if p.is_null() {
         return Err(Error::InvalidHandle("group handle is NULL".into()));
     }

@@ -10,6 +10,7 @@ pub mod chunks;
 pub mod group;
 pub mod hyperslab;
 pub mod last_error;
+pub mod spec;
 pub mod status;
 pub mod version;
 pub mod vlen;

@@ -181,9 +181,18 @@ impl Selection {
 /// Calls `f(r, k)` for every element in both the box `start..start+count` (r: its C-order index in
 /// that box) and the unit box `origin..origin+shape` (k: its C-order index there).
 pub fn for_each_pair(origin: &[u64], shape: &[u64], start: &[u64], count: &[u64], mut f: impl FnMut(usize, usize)) {
+    for_each_pair_run(origin, shape, start, count, |r0, k0, run| {
+        for j in 0..run {
+            f(r0 + j, k0 + j);
+        }
+    })
+}
+
+/// As [`for_each_pair`], a run at a time: `f(r0, k0, n)` stands for the pairs `(r0 + j, k0 + j)`, `j < n`.
+pub fn for_each_pair_run(origin: &[u64], shape: &[u64], start: &[u64], count: &[u64], mut f: impl FnMut(usize, usize, usize)) {
     let rank = shape.len();
     if rank == 0 {
-        f(0, 0);
+        f(0, 0, 1);
         return;
     }
     let mut lo = vec![0u64; rank];
@@ -209,9 +218,7 @@ pub fn for_each_pair(origin: &[u64], shape: &[u64], start: &[u64], count: &[u64]
             r0 += (idx[d] - start[d]) as usize * rs[d];
             k0 += (idx[d] - origin[d]) as usize * us[d];
         }
-        for j in 0..run {
-            f(r0 + j, k0 + j);
-        }
+        f(r0, k0, run);
         let mut d = rank - 1;
         loop {
             if d == 0 {

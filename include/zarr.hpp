@@ -1,0 +1,635 @@
+// zarr.hpp: a header-only C++17 layer over libzarr's C API (zarr.h).
+//
+//   #include <zarr.hpp>
+//   auto spec = zarr::ArraySpec::of<float>({100, 200}).chunks({10, 20}).compressor("zstd", 5);
+//   zarr::Array a = zarr::Array::create("temp.zarr", spec);
+//   a.write(std::vector<float>(100 * 200, 1.0f));          // the whole array
+//   std::vector<double> row = a.read<double>({3, 0}, {1, 200});   // converted to double
+//
+// - Handles (zarr::Array, zarr::Group, zarr::ArraySpec) are move-only RAII owners: the destructor
+//   closes or frees the C handle. close() closes early and reports errors; a moved-from or closed
+//   object holds nothing (valid() is false) and any other call on it throws.
+// - Every failing call throws zarr::Error, which carries the zarr_status code (status()) and the
+//   library's message (what()). Sizes checked on the C++ side throw zarr::Error with
+//   ZARR_ERR_BUFFER_SIZE or ZARR_ERR_INVALID_ARGUMENT.
+// - Typed reads and writes (read<T>, write) use zarr_read_hyperslab / zarr_write_hyperslab, so T may
+//   differ from the stored type (netCDF's conversion rule: integers, floats and bool convert to one
+//   another, complex to complex; a value out of range throws ZARR_ERR_VALUE). T is one of bool (through
+//   pointer views only: std::vector<bool> is bit-packed, use uint8_t), the fixed-width integers,
+//   float, double, std::complex<float>, std::complex<double>.
+// - Indices are C order (the last dimension varies fastest), 0-based, as in the C API. Shapes are
+//   zarr::Shape (std::vector<uint64_t>); a hyperslab is (start, count, step), step empty meaning 1.
+// - Thread safety is that of the C API (see zarr.h): reads may run concurrently on one Array; the
+//   objects themselves are not synchronised, so moving, closing or resizing needs exclusive access.
+#ifndef ZARR_HPP
+#define ZARR_HPP
+
+#include <zarr.h>
+
+#include <complex>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace zarr {
+
+/// Extents, indices, counts and steps per dimension.
+using Shape = std::vector<uint64_t>;
+
+/// A failed libzarr call: the status code and the library's message.
+class Error : public std::runtime_error {
+public:
+    Error(zarr_status status, const std::string &message)
+        : std::runtime_error(std::string(zarr_status_name(status)) + ": " + message), status_(status) {}
+    /// The ZARR_ERR_* code.
+    zarr_status status() const noexcept { return status_; }
+
+private:
+    zarr_status status_;
+};
+
+namespace detail {
+
+inline void check(zarr_status s) {
+    if (s != ZARR_OK) throw Error(s, zarr_last_error());
+}
+
+/// Takes ownership of a string returned by libzarr.
+inline std::string take(char *s) {
+    std::string out = s ? std::string(s) : std::string();
+    zarr_string_free(s);
+    return out;
+}
+
+template <class T> struct dtype_of {
+    static constexpr bool known = false;
+};
+template <> struct dtype_of<bool> {
+    static constexpr bool known = true;
+    static constexpr zarr_data_type value = ZARR_BOOL;
+};
+template <> struct dtype_of<float> {
+    static constexpr bool known = true;
+    static constexpr zarr_data_type value = ZARR_FLOAT32;
+};
+template <> struct dtype_of<double> {
+    static constexpr bool known = true;
+    static constexpr zarr_data_type value = ZARR_FLOAT64;
+};
+template <> struct dtype_of<std::complex<float>> {
+    static constexpr bool known = true;
+    static constexpr zarr_data_type value = ZARR_COMPLEX64;
+};
+template <> struct dtype_of<std::complex<double>> {
+    static constexpr bool known = true;
+    static constexpr zarr_data_type value = ZARR_COMPLEX128;
+};
+
+template <class T> constexpr zarr_data_type integer_dtype() {
+    constexpr bool s = std::is_signed_v<T>;
+    switch (sizeof(T)) {
+        case 1: return s ? ZARR_INT8 : ZARR_UINT8;
+        case 2: return s ? ZARR_INT16 : ZARR_UINT16;
+        case 4: return s ? ZARR_INT32 : ZARR_UINT32;
+        default: return s ? ZARR_INT64 : ZARR_UINT64;
+    }
+}
+
+template <class T> constexpr bool is_plain_integer_v =
+    std::is_integral_v<T> && !std::is_same_v<T, bool> && (sizeof(T) == 1 || sizeof(T) == 2 || sizeof(T) == 4 || sizeof(T) == 8);
+
+inline uint64_t product(const Shape &s) {
+    uint64_t n = 1;
+    for (uint64_t x : s) {
+        if (x != 0 && n > std::numeric_limits<uint64_t>::max() / x)
+            throw Error(ZARR_ERR_BUFFER_SIZE, "the selection's element count overflows 64 bits");
+        n *= x;
+    }
+    return n;
+}
+
+inline size_t checked_size(uint64_t n, size_t elem) {
+    if (n > std::numeric_limits<size_t>::max() / (elem ? elem : 1))
+        throw Error(ZARR_ERR_BUFFER_SIZE, "the selection does not fit in memory");
+    return static_cast<size_t>(n) * elem;
+}
+
+inline const uint64_t *ptr(const Shape &s) { return s.empty() ? nullptr : s.data(); }
+
+}  // namespace detail
+
+/// Whether T maps to a zarr_data_type (and so may be used with read<T> / write).
+template <class T> constexpr bool is_element_v =
+    detail::dtype_of<std::remove_cv_t<T>>::known || detail::is_plain_integer_v<std::remove_cv_t<T>>;
+
+/// The zarr_data_type of a C++ element type: int8_t..uint64_t (any integer type of 1, 2, 4 or 8
+/// bytes), bool, float, double, std::complex<float>, std::complex<double>.
+template <class T> constexpr zarr_data_type data_type_of() {
+    using U = std::remove_cv_t<T>;
+    static_assert(is_element_v<U>, "zarr: T must be bool, an integer, float, double or std::complex<float/double>");
+    if constexpr (detail::is_plain_integer_v<U>) {
+        return detail::integer_dtype<U>();
+    } else {
+        return detail::dtype_of<U>::value;
+    }
+}
+
+/// A strided view of caller-owned memory: `shape` elements, element (i0, i1, ...) at
+/// `data[sum(i_d * strides[d])]`. Empty `strides` mean C order (contiguous, last index fastest).
+/// Use View<T> to read into, View<const T> to write from.
+template <class T> struct View {
+    T *data = nullptr;
+    Shape shape;
+    std::vector<int64_t> strides;
+
+    View() = default;
+    View(T *d, Shape s, std::vector<int64_t> st = {}) : data(d), shape(std::move(s)), strides(std::move(st)) {}
+    /// A Fortran-order (column-major) view: the first index varies fastest.
+    static View column_major(T *d, Shape s) {
+        std::vector<int64_t> st(s.size());
+        int64_t step = 1;
+        for (size_t i = 0; i < s.size(); ++i) {
+            st[i] = step;
+            step *= static_cast<int64_t>(s[i]);
+        }
+        return View(d, std::move(s), std::move(st));
+    }
+    /// Elements the view spans in memory (what a buffer must hold).
+    size_t span() const {
+        if (strides.empty()) return static_cast<size_t>(detail::product(shape));
+        size_t last = 0;
+        for (size_t i = 0; i < shape.size(); ++i) {
+            if (shape[i] == 0) return 0;
+            last += static_cast<size_t>((shape[i] - 1) * static_cast<uint64_t>(strides[i]));
+        }
+        return last + 1;
+    }
+};
+
+/// A creation spec (zarr_array_spec): data type, shape and the netCDF/HDF5-style settings, with the
+/// documented defaults of zarr_array_spec_new() (zstd level 3, chunks of at most 1 MiB, fill value 0,
+/// Zarr v3). Setters return *this for chaining.
+class ArraySpec {
+public:
+    ArraySpec(zarr_data_type type, const Shape &shape) {
+        detail::check(zarr_array_spec_new(type, shape.size(), detail::ptr(shape), &h_));
+        rank_ = shape.size();
+    }
+    /// A spec for elements of C++ type T.
+    template <class T> static ArraySpec of(const Shape &shape) { return ArraySpec(data_type_of<T>(), shape); }
+
+    ArraySpec(ArraySpec &&o) noexcept : h_(std::exchange(o.h_, nullptr)), rank_(o.rank_) {}
+    ArraySpec &operator=(ArraySpec &&o) noexcept {
+        if (this != &o) {
+            zarr_array_spec_free(h_);
+            h_ = std::exchange(o.h_, nullptr);
+            rank_ = o.rank_;
+        }
+        return *this;
+    }
+    ArraySpec(const ArraySpec &) = delete;
+    ArraySpec &operator=(const ArraySpec &) = delete;
+    ~ArraySpec() { zarr_array_spec_free(h_); }
+
+    /// The chunk shape (the inner chunks of a sharded array).
+    ArraySpec &chunks(const Shape &c) & {
+        detail::check(zarr_array_spec_set_chunks(get(), detail::ptr(c), c.size()));
+        return *this;
+    }
+    ArraySpec &&chunks(const Shape &c) && { return std::move(this->chunks(c)); }
+    /// The shard shape (Zarr v3); an empty shape removes the sharding.
+    ArraySpec &shards(const Shape &s) & {
+        if (s.empty() && rank_ != 0) {
+            detail::check(zarr_array_spec_set_shards(get(), nullptr, rank_));
+        } else {
+            detail::check(zarr_array_spec_set_shards(get(), detail::ptr(s), s.size()));
+        }
+        return *this;
+    }
+    ArraySpec &&shards(const Shape &s) && { return std::move(this->shards(s)); }
+    /// "zstd", "gzip", "blosc-lz4", "blosc-lz4hc", "blosc-blosclz", "blosc-zstd", "blosc-zlib" or "none".
+    ArraySpec &compressor(const std::string &name, int level = ZARR_LEVEL_DEFAULT) & {
+        detail::check(zarr_array_spec_set_compressor(get(), name.c_str(), level));
+        return *this;
+    }
+    ArraySpec &&compressor(const std::string &name, int level = ZARR_LEVEL_DEFAULT) && { return std::move(this->compressor(name, level)); }
+    /// ZARR_SHUFFLE_NONE, ZARR_SHUFFLE_BYTE or ZARR_SHUFFLE_BIT.
+    ArraySpec &shuffle(int mode) & {
+        detail::check(zarr_array_spec_set_shuffle(get(), mode));
+        return *this;
+    }
+    ArraySpec &&shuffle(int mode) && { return std::move(this->shuffle(mode)); }
+    /// The fill value, given as the array's own element type (its size must match). Setters have
+    /// overloads for temporaries too, so `auto s = ArraySpec::of<float>({n}).chunks({c});` moves.
+    template <class T> ArraySpec &fill_value(const T &value) & {
+        static_assert(std::is_trivially_copyable_v<T>, "zarr: a fill value is one element");
+        detail::check(zarr_array_spec_set_fill_value(get(), &value, sizeof(T)));
+        return *this;
+    }
+    template <class T> ArraySpec &&fill_value(const T &value) && { return std::move(this->fill_value(value)); }
+    /// The fill value of a ZARR_STRING or ZARR_BYTES array.
+    ArraySpec &fill_value(const std::string &value) & {
+        detail::check(zarr_array_spec_set_fill_value(get(), value.data(), value.size()));
+        return *this;
+    }
+    ArraySpec &&fill_value(const std::string &value) && { return std::move(this->fill_value(value)); }
+    ArraySpec &fill_value(const char *value) & { return fill_value(std::string(value)); }
+    ArraySpec &&fill_value(const char *value) && { return std::move(this->fill_value(std::string(value))); }
+    /// One name per dimension; an empty name leaves that dimension unnamed.
+    ArraySpec &dimension_names(const std::vector<std::string> &names) & {
+        std::vector<const char *> p;
+        for (const auto &n : names) p.push_back(n.empty() ? nullptr : n.c_str());
+        detail::check(zarr_array_spec_set_dimension_names(get(), p.empty() ? nullptr : p.data(), p.size()));
+        return *this;
+    }
+    ArraySpec &&dimension_names(const std::vector<std::string> &names) && { return std::move(this->dimension_names(names)); }
+    /// User attributes as a JSON object text.
+    ArraySpec &attributes(const std::string &json) & {
+        detail::check(zarr_array_spec_set_attributes(get(), json.c_str()));
+        return *this;
+    }
+    ArraySpec &&attributes(const std::string &json) && { return std::move(this->attributes(json)); }
+    /// 2 or 3.
+    ArraySpec &zarr_format(int format) & {
+        detail::check(zarr_array_spec_set_zarr_format(get(), format));
+        return *this;
+    }
+    ArraySpec &&zarr_format(int format) && { return std::move(this->zarr_format(format)); }
+    /// The metadata document the spec creates (zarr_array_spec_to_json()).
+    std::string to_json() const {
+        char *s = nullptr;
+        detail::check(zarr_array_spec_to_json(get(), &s));
+        return detail::take(s);
+    }
+    /// The C handle (owned by this object).
+    zarr_array_spec *get() const {
+        if (!h_) throw Error(ZARR_ERR_INVALID_HANDLE, "zarr::ArraySpec is empty (moved from)");
+        return h_;
+    }
+
+private:
+    zarr_array_spec *h_ = nullptr;
+    size_t rank_ = 0;
+};
+
+/// An open array (zarr_array). Move-only; closed by the destructor.
+class Array {
+public:
+    Array() = default;
+    /// Takes ownership of a C handle.
+    explicit Array(zarr_array *h) : h_(h) {}
+    Array(Array &&o) noexcept : h_(std::exchange(o.h_, nullptr)) {}
+    Array &operator=(Array &&o) noexcept {
+        if (this != &o) {
+            zarr_close(h_);
+            h_ = std::exchange(o.h_, nullptr);
+        }
+        return *this;
+    }
+    Array(const Array &) = delete;
+    Array &operator=(const Array &) = delete;
+    ~Array() { zarr_close(h_); }
+
+    /// Opens the array in directory `path` (read-only unless `writable`).
+    static Array open(const std::string &path, bool writable = false) {
+        zarr_array *h = nullptr;
+        detail::check(zarr_open(path.c_str(), writable ? ZARR_READ_WRITE : ZARR_READ, &h));
+        return Array(h);
+    }
+    /// Creates an array from a complete metadata document (zarr.json or .zarray text).
+    static Array create(const std::string &path, const std::string &metadata_json) {
+        zarr_array *h = nullptr;
+        detail::check(zarr_create(path.c_str(), metadata_json.c_str(), &h));
+        return Array(h);
+    }
+    /// Creates an array from a spec.
+    static Array create(const std::string &path, const ArraySpec &spec) {
+        zarr_array *h = nullptr;
+        detail::check(zarr_create_from_spec(path.c_str(), spec.get(), &h));
+        return Array(h);
+    }
+
+    /// Closes the handle now (errors are thrown; the destructor ignores them).
+    void close() { detail::check(zarr_close(std::exchange(h_, nullptr))); }
+    bool valid() const noexcept { return h_ != nullptr; }
+    /// The C handle (still owned by this object).
+    zarr_array *get() const {
+        if (!h_) throw Error(ZARR_ERR_INVALID_HANDLE, "zarr::Array is closed or moved from");
+        return h_;
+    }
+
+    size_t rank() const {
+        size_t r = 0;
+        detail::check(zarr_array_rank(get(), &r));
+        return r;
+    }
+    Shape shape() const { return dims(zarr_array_shape); }
+    /// The chunk shape (the shard shape of a sharded array).
+    Shape chunk_shape() const { return dims(zarr_array_chunk_shape); }
+    /// The inner chunk shape of a sharded array (else the chunk shape).
+    Shape inner_chunk_shape() const { return dims(zarr_array_inner_chunk_shape); }
+    /// Chunks (shards) per dimension.
+    Shape grid_shape() const { return dims(zarr_array_grid_shape); }
+    bool is_sharded() const {
+        int s = 0;
+        detail::check(zarr_array_is_sharded(get(), &s));
+        return s != 0;
+    }
+    /// The number of elements.
+    uint64_t size() const { return detail::product(shape()); }
+    zarr_data_type data_type() const {
+        zarr_data_type t{};
+        detail::check(zarr_array_data_type(get(), &t, nullptr));
+        return t;
+    }
+    /// Bytes per element (0 for variable-length types).
+    size_t element_size() const {
+        size_t n = 0;
+        detail::check(zarr_array_data_type(get(), nullptr, &n));
+        return n;
+    }
+    int zarr_format() const {
+        int f = 0;
+        detail::check(zarr_array_zarr_format(get(), &f));
+        return f;
+    }
+    /// The name of dimension `dim`, if it has one.
+    std::optional<std::string> dimension_name(size_t dim) const {
+        char *s = nullptr;
+        detail::check(zarr_array_dimension_name(get(), dim, &s));
+        if (!s) return std::nullopt;
+        return detail::take(s);
+    }
+    /// The fill value as T, which must be the array's own type.
+    template <class T> T fill_value() const {
+        if (data_type_of<T>() != data_type())
+            throw Error(ZARR_ERR_INVALID_ARGUMENT, "fill_value<T>: T is not the array's data type");
+        T v{};
+        detail::check(zarr_array_fill_value(get(), &v, sizeof v));
+        return v;
+    }
+    /// User attributes as JSON text.
+    std::string attributes() const {
+        char *s = nullptr;
+        detail::check(zarr_array_attributes(get(), &s));
+        return detail::take(s);
+    }
+    void set_attributes(const std::string &json) { detail::check(zarr_array_set_attributes(get(), json.c_str())); }
+    /// The whole metadata document.
+    std::string metadata() const {
+        char *s = nullptr;
+        detail::check(zarr_array_metadata(get(), &s));
+        return detail::take(s);
+    }
+    /// Whether the chunk (shard) at grid coordinates `chunk` is stored.
+    bool chunk_is_stored(const Shape &chunk) const {
+        int s = 0;
+        detail::check(zarr_array_chunk_is_stored(get(), detail::ptr(chunk), &s));
+        return s != 0;
+    }
+    /// Changes the shape (the rank stays).
+    void resize(const Shape &shape) { detail::check(zarr_array_resize(get(), detail::ptr(shape), shape.size())); }
+
+    // --- typed reads ---------------------------------------------------------------------------
+    /// The whole array as T, C order.
+    template <class T> std::vector<T> read() const {
+        Shape s = shape();
+        return read<T>(Shape(s.size(), 0), s);
+    }
+    /// The hyperslab (start, count, step) as T, C order over `count`.
+    template <class T> std::vector<T> read(const Shape &start, const Shape &count, const Shape &step = {}) const {
+        static_assert(!std::is_same_v<T, bool>, "zarr: std::vector<bool> is bit-packed: read bool arrays as uint8_t");
+        std::vector<T> out(detail::checked_size(detail::product(count), 1));
+        read_into(start, count, step, nullptr, out.data(), out.size());
+        return out;
+    }
+    /// Reads the hyperslab whose counts are `out.shape` into caller memory laid out by `out.strides`.
+    template <class T> void read(const Shape &start, const View<T> &out, const Shape &step = {}) const {
+        static_assert(!std::is_const_v<T>, "zarr: read into a View<T>, not a View<const T>");
+        read_into(start, out.shape, step, out.strides.empty() ? nullptr : &out.strides, out.data, out.span());
+    }
+    /// Reads the hyperslab into `n` contiguous elements at `out` (C order over `count`).
+    template <class T> void read(const Shape &start, const Shape &count, T *out, size_t n, const Shape &step = {}) const {
+        read_into(start, count, step, nullptr, out, n);
+    }
+
+    // --- typed writes --------------------------------------------------------------------------
+    /// Writes the whole array from `data` (C order; converted from T).
+    template <class T> void write(const std::vector<T> &data) {
+        Shape s = shape();
+        write(Shape(s.size(), 0), s, data);
+    }
+    /// Writes the hyperslab (start, count, step) from `data` (C order over `count`).
+    template <class T>
+    void write(const Shape &start, const Shape &count, const std::vector<T> &data, const Shape &step = {}) {
+        static_assert(!std::is_same_v<T, bool>, "zarr: std::vector<bool> is bit-packed: write bool arrays from uint8_t");
+        if (data.size() != detail::product(count))
+            throw Error(ZARR_ERR_BUFFER_SIZE, "write: the vector has " + std::to_string(data.size()) +
+                                                  " elements, the selection " + std::to_string(detail::product(count)));
+        write_from(start, count, step, nullptr, data.data(), data.size());
+    }
+    /// Writes the hyperslab whose counts are `in.shape` from caller memory laid out by `in.strides`.
+    template <class T> void write(const Shape &start, const View<T> &in, const Shape &step = {}) {
+        write_from(start, in.shape, step, in.strides.empty() ? nullptr : &in.strides,
+                   const_cast<const std::remove_const_t<T> *>(in.data), in.span());
+    }
+
+    // --- variable-length strings and bytes ------------------------------------------------------
+    /// The region's elements of a ZARR_STRING / ZARR_BYTES array, C order.
+    std::vector<std::string> read_strings(const Shape &start, const Shape &count) const {
+        zarr_vlen *v = nullptr;
+        detail::check(zarr_read_region_vlen(get(), detail::ptr(start), detail::ptr(count), &v));
+        const uint64_t *off = nullptr;
+        const uint8_t *d = nullptr;
+        size_t n = 0;
+        zarr_status s = zarr_vlen_view(v, &off, &d, &n);
+        std::vector<std::string> out;
+        if (s == ZARR_OK) {
+            out.reserve(n);
+            for (size_t i = 0; i < n; ++i)
+                out.emplace_back(reinterpret_cast<const char *>(d) + off[i], static_cast<size_t>(off[i + 1] - off[i]));
+        }
+        zarr_vlen_free(v);
+        detail::check(s);
+        return out;
+    }
+    /// Writes the region's elements of a ZARR_STRING / ZARR_BYTES array from `values` (C order).
+    void write_strings(const Shape &start, const Shape &count, const std::vector<std::string> &values) {
+        if (values.size() != detail::product(count))
+            throw Error(ZARR_ERR_BUFFER_SIZE, "write_strings: the element count differs from the selection's");
+        std::vector<uint64_t> off{0};
+        std::string data;
+        for (const auto &v : values) {
+            data += v;
+            off.push_back(data.size());
+        }
+        detail::check(zarr_write_region_vlen(get(), detail::ptr(start), detail::ptr(count), off.data(),
+                                             reinterpret_cast<const uint8_t *>(data.data()), data.size()));
+    }
+
+private:
+    using dims_fn = zarr_status (*)(const zarr_array *, uint64_t *, size_t);
+    Shape dims(dims_fn f) const {
+        Shape s(rank());
+        detail::check(f(get(), s.empty() ? nullptr : s.data(), s.size()));
+        return s;
+    }
+    void check_rank(const Shape &start, const Shape &count, const Shape &step, const std::vector<int64_t> *strides) const {
+        size_t r = rank();
+        if (start.size() != r || count.size() != r || (!step.empty() && step.size() != r) ||
+            (strides && strides->size() != r))
+            throw Error(ZARR_ERR_INVALID_ARGUMENT, "the selection's rank differs from the array's (" + std::to_string(r) + ")");
+    }
+    template <class T>
+    void read_into(const Shape &start, const Shape &count, const Shape &step, const std::vector<int64_t> *strides,
+                   T *out, size_t n) const {
+        check_rank(start, count, step, strides);
+        detail::check(zarr_read_hyperslab(get(), detail::ptr(start), detail::ptr(count),
+                                          step.empty() ? nullptr : step.data(), strides ? strides->data() : nullptr,
+                                          data_type_of<T>(), out, detail::checked_size(n, sizeof(T))));
+    }
+    template <class T>
+    void write_from(const Shape &start, const Shape &count, const Shape &step, const std::vector<int64_t> *strides,
+                    const T *in, size_t n) {
+        check_rank(start, count, step, strides);
+        detail::check(zarr_write_hyperslab(get(), detail::ptr(start), detail::ptr(count),
+                                           step.empty() ? nullptr : step.data(), strides ? strides->data() : nullptr,
+                                           data_type_of<T>(), in, detail::checked_size(n, sizeof(T))));
+    }
+
+    zarr_array *h_ = nullptr;
+};
+
+/// A child of a group.
+struct Node {
+    std::string name;
+    zarr_node_type type;
+    bool is_array() const { return type == ZARR_NODE_ARRAY; }
+    bool is_group() const { return type == ZARR_NODE_GROUP; }
+};
+
+/// An open group (zarr_group). Move-only; closed by the destructor.
+class Group {
+public:
+    Group() = default;
+    explicit Group(zarr_group *h) : h_(h) {}
+    Group(Group &&o) noexcept : h_(std::exchange(o.h_, nullptr)) {}
+    Group &operator=(Group &&o) noexcept {
+        if (this != &o) {
+            zarr_group_close(h_);
+            h_ = std::exchange(o.h_, nullptr);
+        }
+        return *this;
+    }
+    Group(const Group &) = delete;
+    Group &operator=(const Group &) = delete;
+    ~Group() { zarr_group_close(h_); }
+
+    static Group open(const std::string &path, bool writable = false) {
+        zarr_group *h = nullptr;
+        detail::check(zarr_group_open(path.c_str(), writable ? ZARR_READ_WRITE : ZARR_READ, &h));
+        return Group(h);
+    }
+    /// Creates a group (Zarr format 2 or 3) with attributes given as a JSON object text ("" for none).
+    static Group create(const std::string &path, const std::string &attributes_json = "", int zarr_format = 3) {
+        zarr_group *h = nullptr;
+        detail::check(zarr_group_create_ex(path.c_str(), attributes_json.empty() ? nullptr : attributes_json.c_str(),
+                                           zarr_format, &h));
+        return Group(h);
+    }
+
+    void close() { detail::check(zarr_group_close(std::exchange(h_, nullptr))); }
+    bool valid() const noexcept { return h_ != nullptr; }
+    zarr_group *get() const {
+        if (!h_) throw Error(ZARR_ERR_INVALID_HANDLE, "zarr::Group is closed or moved from");
+        return h_;
+    }
+
+    int zarr_format() const {
+        int f = 0;
+        detail::check(zarr_group_zarr_format(get(), &f));
+        return f;
+    }
+    std::string attributes() const {
+        char *s = nullptr;
+        detail::check(zarr_group_attributes(get(), &s));
+        return detail::take(s);
+    }
+    void set_attributes(const std::string &json) { detail::check(zarr_group_set_attributes(get(), json.c_str())); }
+    std::string metadata() const {
+        char *s = nullptr;
+        detail::check(zarr_group_metadata(get(), &s));
+        return detail::take(s);
+    }
+    /// The direct children (arrays and groups), sorted by name.
+    std::vector<Node> children() const {
+        zarr_node_list *l = nullptr;
+        detail::check(zarr_group_list(get(), &l));
+        size_t n = 0;
+        std::vector<Node> out;
+        zarr_status s = zarr_node_list_size(l, &n);
+        for (size_t i = 0; s == ZARR_OK && i < n; ++i) {
+            const char *name = nullptr;
+            zarr_node_type t{};
+            s = zarr_node_list_get(l, i, &name, &t);
+            if (s == ZARR_OK) out.push_back(Node{name, t});
+        }
+        zarr_node_list_free(l);
+        detail::check(s);
+        return out;
+    }
+    Array open_array(const std::string &name) const {
+        zarr_array *h = nullptr;
+        detail::check(zarr_group_open_array(get(), name.c_str(), &h));
+        return Array(h);
+    }
+    Group open_group(const std::string &name) const {
+        zarr_group *h = nullptr;
+        detail::check(zarr_group_open_group(get(), name.c_str(), &h));
+        return Group(h);
+    }
+    Group create_group(const std::string &name, const std::string &attributes_json = "") {
+        zarr_group *h = nullptr;
+        detail::check(zarr_group_create_group(get(), name.c_str(),
+                                              attributes_json.empty() ? nullptr : attributes_json.c_str(), &h));
+        return Group(h);
+    }
+    /// Creates the array `name` from a complete metadata document.
+    Array create_array(const std::string &name, const std::string &metadata_json) {
+        zarr_array *h = nullptr;
+        detail::check(zarr_group_create_array(get(), name.c_str(), metadata_json.c_str(), &h));
+        return Array(h);
+    }
+    /// Creates the array `name` from a spec (in the group's format unless the spec sets one).
+    Array create_array(const std::string &name, const ArraySpec &spec) {
+        zarr_array *h = nullptr;
+        detail::check(zarr_group_create_array_from_spec(get(), name.c_str(), spec.get(), &h));
+        return Array(h);
+    }
+
+private:
+    zarr_group *h_ = nullptr;
+};
+
+/// What is stored at `path`: an array or a group (throws ZARR_ERR_NOT_FOUND for neither).
+inline zarr_node_type node_type_at(const std::string &path) {
+    zarr_node_type t{};
+    detail::check(zarr_node_type_at(path.c_str(), &t));
+    return t;
+}
+
+/// The library's version string.
+inline std::string version() { return zarr_version(); }
+
+/// Sets the number of encode/decode threads (0: the default).
+inline void set_num_threads(size_t n) { detail::check(zarr_set_num_threads(n)); }
+
+}  // namespace zarr
+
+#endif  // ZARR_HPP
