@@ -9,7 +9,8 @@
 # (shared and static) and through pkg-config zarr-fortran.
 #
 # Inputs (-D): BUILD_DIR SOURCE_DIR CONFIG GENERATOR C_COMPILER READELF PKG_CONFIG VERSION SONAME
-#              LIBDIR INCLUDEDIR BINDIR [FORTRAN_COMPILER]; the scratch directory is $ZARR_TEST_TMPDIR.
+#              LIBDIR INCLUDEDIR BINDIR [FORTRAN_COMPILER] [HDF5_TOOLS (bin/h5tozarr, bin/zarrtoh5 were
+#              built)]; the scratch directory is $ZARR_TEST_TMPDIR.
 cmake_minimum_required(VERSION 3.16)
 
 if(DEFINED ENV{ZARR_TEST_TMPDIR})
@@ -98,6 +99,16 @@ foreach(link_target "${SONAME}:libzarr.so.${VERSION}" "libzarr.so:${SONAME}")
     message(FATAL_ERROR "${lib}/${link} points to ${got}, not ${want}")
   endif()
 endforeach()
+# The HDF5 tools (when the build made them): in bin/, and they load the moved prefix's libzarr.
+if(HDF5_TOOLS)
+  foreach(tool h5tozarr zarrtoh5)
+    execute_process(COMMAND "${prefix}/${BINDIR}/${tool}" --help RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+    if(NOT rc EQUAL 0 OR NOT out MATCHES "^usage: ${tool} ")
+      message(FATAL_ERROR "${prefix}/${BINDIR}/${tool} --help failed (${rc}): ${out}${err}")
+    endif()
+    message(STATUS "${prefix}/${BINDIR}/${tool} runs from the moved prefix")
+  endforeach()
+endif()
 dynamic_section("${lib}/libzarr.so.${VERSION}" dyn)
 if(dyn AND NOT dyn MATCHES "SONAME[^\n]*\\[${SONAME}\\]")
   message(FATAL_ERROR "the soname of libzarr.so.${VERSION} is not ${SONAME}:\n${dyn}")
