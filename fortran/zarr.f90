@@ -61,6 +61,10 @@ module zarr
     ZARR_UINT8 = 5, ZARR_UINT16 = 6, ZARR_UINT32 = 7, ZARR_UINT64 = 8, ZARR_FLOAT16 = 9, ZARR_FLOAT32 = 10, &
     ZARR_FLOAT64 = 11, ZARR_COMPLEX64 = 12, ZARR_COMPLEX128 = 13, ZARR_RAW = 14, ZARR_STRUCT = 15, &
     ZARR_STRING = 16, ZARR_BYTES = 17
+  !> create(..., level=) default: the compressor's default level (zstd 3, gzip 6, blosc 5).
+  integer, parameter, public :: ZARR_LEVEL_DEFAULT = -huge(0) - 1
+  !> create(..., shuffle=): none, byte shuffle, bit shuffle (blosc codecs only).
+  integer, parameter, public :: ZARR_SHUFFLE_NONE = 0, ZARR_SHUFFLE_BYTE = 1, ZARR_SHUFFLE_BIT = 2
   !> Kinds of hierarchy nodes (group%list(), zarr_node_type()).
   integer, parameter, public :: ZARR_NODE_ARRAY = 1, ZARR_NODE_GROUP = 2
 
@@ -71,7 +75,8 @@ module zarr
   contains
     procedure :: open => zarr_array_open
     procedure, private :: zarr_array_create_json
-    generic :: create => zarr_array_create_json
+    procedure, private :: zarr_array_create_kw
+    generic :: create => zarr_array_create_json, zarr_array_create_kw
     procedure :: close => zarr_array_close
     procedure :: is_open => zarr_array_is_open
     procedure :: rank => zarr_array_rank
@@ -109,7 +114,8 @@ module zarr
     procedure :: open_group => zarr_group_open_group
     procedure :: create_group => zarr_group_create_group
     procedure, private :: zarr_group_create_array_json
-    generic :: create_array => zarr_group_create_array_json
+    procedure, private :: zarr_group_create_array_kw
+    generic :: create_array => zarr_group_create_array_json, zarr_group_create_array_kw
   end type zarr_group_t
 
   public :: zarr_version, zarr_status_name, zarr_node_type, zarr_set_num_threads
@@ -355,6 +361,90 @@ module zarr
       integer(c_int), intent(out) :: t
       integer(c_int32_t) :: st
     end function c_zarr_node_list_get
+    function c_zarr_array_spec_new(t, r, shape, out) bind(C, name="zarr_array_spec_new") result(st)
+      import :: c_int, c_size_t, c_int64_t, c_ptr, c_int32_t
+      integer(c_int), value :: t
+      integer(c_size_t), value :: r
+      integer(c_int64_t), intent(in) :: shape(*)
+      type(c_ptr), intent(out) :: out
+      integer(c_int32_t) :: st
+    end function c_zarr_array_spec_new
+    function c_zarr_array_spec_free(spec) bind(C, name="zarr_array_spec_free") result(st)
+      import :: c_ptr, c_int32_t
+      type(c_ptr), value :: spec
+      integer(c_int32_t) :: st
+    end function c_zarr_array_spec_free
+    function c_zarr_array_spec_set_chunks(spec, c, r) bind(C, name="zarr_array_spec_set_chunks") result(st)
+      import :: c_ptr, c_size_t, c_int64_t, c_int32_t
+      type(c_ptr), value :: spec
+      integer(c_int64_t), intent(in) :: c(*)
+      integer(c_size_t), value :: r
+      integer(c_int32_t) :: st
+    end function c_zarr_array_spec_set_chunks
+    function c_zarr_array_spec_set_shards(spec, c, r) bind(C, name="zarr_array_spec_set_shards") result(st)
+      import :: c_ptr, c_size_t, c_int64_t, c_int32_t
+      type(c_ptr), value :: spec
+      integer(c_int64_t), intent(in) :: c(*)
+      integer(c_size_t), value :: r
+      integer(c_int32_t) :: st
+    end function c_zarr_array_spec_set_shards
+    function c_zarr_array_spec_set_compressor(spec, name, level) bind(C, name="zarr_array_spec_set_compressor") &
+        result(st)
+      import :: c_ptr, c_char, c_int, c_int32_t
+      type(c_ptr), value :: spec
+      character(kind=c_char), intent(in) :: name(*)
+      integer(c_int), value :: level
+      integer(c_int32_t) :: st
+    end function c_zarr_array_spec_set_compressor
+    function c_zarr_array_spec_set_shuffle(spec, shuffle) bind(C, name="zarr_array_spec_set_shuffle") result(st)
+      import :: c_ptr, c_int, c_int32_t
+      type(c_ptr), value :: spec
+      integer(c_int), value :: shuffle
+      integer(c_int32_t) :: st
+    end function c_zarr_array_spec_set_shuffle
+    function c_zarr_array_spec_set_fill_value(spec, v, n) bind(C, name="zarr_array_spec_set_fill_value") result(st)
+      import :: c_ptr, c_int8_t, c_size_t, c_int32_t
+      type(c_ptr), value :: spec
+      integer(c_int8_t), intent(in) :: v(*)
+      integer(c_size_t), value :: n
+      integer(c_int32_t) :: st
+    end function c_zarr_array_spec_set_fill_value
+    function c_zarr_array_spec_set_dimension_names(spec, names, r) bind(C, name="zarr_array_spec_set_dimension_names") &
+        result(st)
+      import :: c_ptr, c_size_t, c_int32_t
+      type(c_ptr), value :: spec
+      type(c_ptr), intent(in) :: names(*)
+      integer(c_size_t), value :: r
+      integer(c_int32_t) :: st
+    end function c_zarr_array_spec_set_dimension_names
+    function c_zarr_array_spec_set_attributes(spec, json) bind(C, name="zarr_array_spec_set_attributes") result(st)
+      import :: c_ptr, c_char, c_int32_t
+      type(c_ptr), value :: spec
+      character(kind=c_char), intent(in) :: json(*)
+      integer(c_int32_t) :: st
+    end function c_zarr_array_spec_set_attributes
+    function c_zarr_array_spec_set_zarr_format(spec, f) bind(C, name="zarr_array_spec_set_zarr_format") result(st)
+      import :: c_ptr, c_int, c_int32_t
+      type(c_ptr), value :: spec
+      integer(c_int), value :: f
+      integer(c_int32_t) :: st
+    end function c_zarr_array_spec_set_zarr_format
+    function c_zarr_create_from_spec(path, spec, out) bind(C, name="zarr_create_from_spec") result(st)
+      import :: c_ptr, c_char, c_int32_t
+      character(kind=c_char), intent(in) :: path(*)
+      type(c_ptr), value :: spec
+      type(c_ptr), intent(out) :: out
+      integer(c_int32_t) :: st
+    end function c_zarr_create_from_spec
+    function c_zarr_group_create_array_from_spec(g, name, spec, out) &
+        bind(C, name="zarr_group_create_array_from_spec") result(st)
+      import :: c_ptr, c_char, c_int32_t
+      type(c_ptr), value :: g
+      character(kind=c_char), intent(in) :: name(*)
+      type(c_ptr), value :: spec
+      type(c_ptr), intent(out) :: out
+      integer(c_int32_t) :: st
+    end function c_zarr_group_create_array_from_spec
     function c_zarr_node_list_free(l) bind(C, name="zarr_node_list_free") result(st)
       import :: c_ptr, c_int32_t
       type(c_ptr), value :: l
@@ -547,6 +637,283 @@ contains
                     'create(' // trim(path) // ')', stat, zmsg)
     if (present(errmsg)) errmsg = zmsg
   end subroutine zarr_array_create_json
+
+  !> Creates an array in the directory `path` from keywords and opens it for reading and writing
+  !> (include/zarr.h: zarr_array_spec_new() and the zarr_array_spec_set_*() calls give the defaults
+  !> and rules):
+  !>   shape       extents in Fortran order (any integer kind; stored reversed, as everywhere here)
+  !>   type        the element type: ZARR_FLOAT64, ZARR_INT32, ...
+  !>   chunks      chunk extents in Fortran order (of a sharded array: the inner chunks)
+  !>   shards      shard extents in Fortran order: a sharded array (Zarr v3)
+  !>   codec       'zstd' (default, level 3), 'gzip', 'blosc-lz4', 'blosc-zstd', ..., 'none'
+  !>   level       the compression level (default: the codec's default)
+  !>   shuffle     ZARR_SHUFFLE_NONE / _BYTE / _BIT
+  !>   fill        the fill value: an integer, real, complex or logical scalar fitting the type
+  !>   dimension_names  one name per dimension, in Fortran order (trailing blanks ignored)
+  !>   attributes  the user attributes, a JSON object text
+  !>   zarr_format 3 (default) or 2
+  subroutine zarr_array_create_kw(self, path, shape, type, chunks, shards, codec, level, shuffle, fill, &
+                                  dimension_names, attributes, zarr_format, stat, errmsg)
+    class(zarr_array_t), intent(inout) :: self
+    character(*), intent(in) :: path
+    class(*), intent(in) :: shape(:)
+    integer, intent(in) :: type
+    class(*), intent(in), optional :: chunks(:), shards(:), fill
+    character(*), intent(in), optional :: codec, attributes
+    integer, intent(in), optional :: level, shuffle, zarr_format
+    character(*), intent(in), optional :: dimension_names(:)
+    integer, intent(out), optional :: stat
+    character(:), allocatable, intent(out), optional :: errmsg
+    character(:), allocatable :: zmsg, msg
+    type(c_ptr) :: spec
+    integer :: st
+    integer(c_int32_t) :: fst
+    if (c_associated(self%handle)) then
+      call zarr_fail(ZARR_ERR_INVALID_ARGUMENT, 'create(' // trim(path) // '): the handle is open already', &
+                     stat, zmsg)
+      if (present(errmsg)) errmsg = zmsg
+      return
+    end if
+    call make_spec(shape, type, chunks, shards, codec, level, shuffle, fill, dimension_names, attributes, &
+                   zarr_format, spec, st, msg)
+    if (st /= ZARR_OK) then
+      call zarr_fail(st, 'create(' // trim(path) // '): ' // msg, stat, zmsg)
+      if (present(errmsg)) errmsg = zmsg
+      return
+    end if
+    st = c_zarr_create_from_spec(c_str(trim(path)), spec, self%handle)
+    fst = c_zarr_array_spec_free(spec)
+    call zarr_check(int(st, c_int32_t), 'create(' // trim(path) // ')', stat, zmsg)
+    if (present(errmsg)) errmsg = zmsg
+  end subroutine zarr_array_create_kw
+
+  !> Values of an integer vector of any integer kind as int64 (ok = .false. for another type).
+  subroutine to_i64(x, v, ok)
+    class(*), intent(in) :: x(:)
+    integer(int64), allocatable, intent(out) :: v(:)
+    logical, intent(out) :: ok
+    ok = .true.
+    select type (x)
+    type is (integer(int8))
+      v = int(x, int64)
+    type is (integer(int16))
+      v = int(x, int64)
+    type is (integer(int32))
+      v = int(x, int64)
+    type is (integer(int64))
+      v = x
+    class default
+      ok = .false.
+      allocate(v(0))
+    end select
+  end subroutine to_i64
+
+  !> The bytes of the fill value `fill` as an element of type `t` (native-endian); st /= ZARR_OK with
+  !> a message when `fill` cannot be such an element (a real for an integer type, out of range, ...).
+  subroutine fill_bytes(fill, t, bytes, st, msg)
+    class(*), intent(in) :: fill
+    integer, intent(in) :: t
+    integer(c_int8_t), allocatable, intent(out) :: bytes(:)
+    integer, intent(out) :: st
+    character(:), allocatable, intent(out) :: msg
+    integer(int64) :: i
+    real(real64) :: r
+    complex(real64) :: z
+    logical :: is_int, is_real, is_cplx, is_bool, b
+    integer(c_int8_t) :: mold(1)
+    is_int = .false.; is_real = .false.; is_cplx = .false.; is_bool = .false.
+    i = 0; r = 0; z = 0; b = .false.
+    select type (fill)
+    type is (integer(int8))
+      i = fill; is_int = .true.
+    type is (integer(int16))
+      i = fill; is_int = .true.
+    type is (integer(int32))
+      i = fill; is_int = .true.
+    type is (integer(int64))
+      i = fill; is_int = .true.
+    type is (real(real32))
+      r = fill; is_real = .true.
+    type is (real(real64))
+      r = fill; is_real = .true.
+    type is (complex(real32))
+      z = fill; is_cplx = .true.
+    type is (complex(real64))
+      z = fill; is_cplx = .true.
+    type is (logical(c_bool))
+      b = fill; is_bool = .true.
+    type is (logical)
+      b = fill; is_bool = .true.
+    end select
+    st = ZARR_OK
+    msg = ''
+    allocate(bytes(0))
+    if (is_int) then
+      r = real(i, real64)
+      z = cmplx(r, 0, real64)
+    else if (is_real) then
+      z = cmplx(r, 0, real64)
+    end if
+    select case (t)
+    case (ZARR_BOOL)
+      if (.not. is_bool) go to 900
+      bytes = [merge(1_c_int8_t, 0_c_int8_t, b)]
+    case (ZARR_INT8, ZARR_INT16, ZARR_INT32, ZARR_INT64, ZARR_UINT8, ZARR_UINT16, ZARR_UINT32, ZARR_UINT64)
+      if (.not. is_int) go to 900
+      select case (t)
+      case (ZARR_INT8)
+        if (i < -huge(0_int8) - 1 .or. i > huge(0_int8)) go to 910
+        bytes = transfer(int(i, int8), mold)
+      case (ZARR_INT16)
+        if (i < -huge(0_int16) - 1 .or. i > huge(0_int16)) go to 910
+        bytes = transfer(int(i, int16), mold)
+      case (ZARR_INT32)
+        if (i < -huge(0_int32) - 1_int64 .or. i > huge(0_int32)) go to 910
+        bytes = transfer(int(i, int32), mold)
+      case (ZARR_INT64)
+        bytes = transfer(i, mold)
+      case (ZARR_UINT8)
+        if (i < 0 .or. i > 255) go to 910
+        bytes = transfer(int(i, int16), mold, 1)
+      case (ZARR_UINT16)
+        if (i < 0 .or. i > 65535) go to 910
+        bytes = transfer(int(i, int32), mold, 2)
+      case (ZARR_UINT32)
+        if (i < 0 .or. i > 4294967295_int64) go to 910
+        bytes = transfer(i, mold, 4)
+      case default
+        if (i < 0) go to 910
+        bytes = transfer(i, mold)
+      end select
+      ! the low-order bytes above are the first ones on a little-endian machine only
+      if (t >= ZARR_UINT8 .and. t <= ZARR_UINT32 .and. transfer(1_int16, 0_int8) == 0_int8) &
+        go to 920
+    case (ZARR_FLOAT32)
+      if (.not. (is_int .or. is_real)) go to 900
+      bytes = transfer(real(r, real32), mold)
+    case (ZARR_FLOAT64)
+      if (.not. (is_int .or. is_real)) go to 900
+      bytes = transfer(r, mold)
+    case (ZARR_COMPLEX64)
+      if (.not. (is_int .or. is_real .or. is_cplx)) go to 900
+      bytes = transfer(cmplx(z, kind=real32), mold)
+    case (ZARR_COMPLEX128)
+      if (.not. (is_int .or. is_real .or. is_cplx)) go to 900
+      bytes = transfer(z, mold)
+    case default
+      st = ZARR_ERR_UNSUPPORTED
+      msg = 'fill= is supported for bool, integer, float32/64 and complex arrays only'
+    end select
+    return
+900 st = ZARR_ERR_VALUE
+    msg = 'fill= has a type that does not fit the array type (logical for bool, integer for integer types)'
+    return
+910 st = ZARR_ERR_VALUE
+    msg = 'fill= is out of the range of the array type'
+    return
+920 st = ZARR_ERR_UNSUPPORTED
+    msg = 'fill= for unsigned types needs a little-endian machine'
+  end subroutine fill_bytes
+
+  !> Builds a creation spec (include/zarr.h: zarr_array_spec_*) from the keyword arguments of create()
+  !> and create_array(), reversing the Fortran-order extents into Zarr order. st /= ZARR_OK: msg says
+  !> why, and no spec is left.
+  subroutine make_spec(shape, type, chunks, shards, codec, level, shuffle, fill, dimension_names, &
+                       attributes, zarr_format, spec, st, msg)
+    class(*), intent(in) :: shape(:)
+    integer, intent(in) :: type
+    class(*), intent(in), optional :: chunks(:), shards(:), fill
+    character(*), intent(in), optional :: codec, attributes
+    integer, intent(in), optional :: level, shuffle, zarr_format
+    character(*), intent(in), optional :: dimension_names(:)
+    type(c_ptr), intent(out) :: spec
+    integer, intent(out) :: st
+    character(:), allocatable, intent(out) :: msg
+    integer(int64), allocatable :: v(:), e(:)
+    integer(c_int8_t), allocatable :: fb(:)
+    integer(c_size_t) :: r
+    logical :: ok
+    integer :: k, lv
+    type(c_ptr), allocatable :: names(:)
+    type :: cname_t
+      character(kind=c_char), allocatable :: s(:)
+    end type cname_t
+    type(cname_t), allocatable, target :: cnames(:)
+    integer(c_int32_t) :: fst
+    spec = c_null_ptr
+    msg = ''
+    call to_i64(shape, v, ok)
+    if (.not. ok) then
+      st = ZARR_ERR_INVALID_ARGUMENT; msg = 'shape= must be an integer vector'; return
+    end if
+    if (any(v < 0)) then
+      st = ZARR_ERR_INVALID_ARGUMENT; msg = 'shape= has a negative extent'; return
+    end if
+    r = size(v, kind=c_size_t)
+    st = c_zarr_array_spec_new(int(type, c_int), r, v(r:1:-1), spec)
+    if (st /= ZARR_OK) go to 800
+    if (present(chunks)) then
+      call to_i64(chunks, e, ok)
+      if (.not. ok .or. size(e) /= size(v) .or. any(e < 1)) then
+        st = ZARR_ERR_INVALID_ARGUMENT; msg = 'chunks= must be one positive integer per dimension'; go to 810
+      end if
+      st = c_zarr_array_spec_set_chunks(spec, e(r:1:-1), r)
+      if (st /= ZARR_OK) go to 800
+    end if
+    if (present(shards)) then
+      call to_i64(shards, e, ok)
+      if (.not. ok .or. size(e) /= size(v) .or. any(e < 1)) then
+        st = ZARR_ERR_INVALID_ARGUMENT; msg = 'shards= must be one positive integer per dimension'; go to 810
+      end if
+      st = c_zarr_array_spec_set_shards(spec, e(r:1:-1), r)
+      if (st /= ZARR_OK) go to 800
+    end if
+    if (present(codec) .or. present(level)) then
+      lv = ZARR_LEVEL_DEFAULT
+      if (present(level)) lv = level
+      if (present(codec)) then
+        st = c_zarr_array_spec_set_compressor(spec, c_str(trim(codec)), int(lv, c_int))
+      else
+        st = c_zarr_array_spec_set_compressor(spec, c_str('zstd'), int(lv, c_int))
+      end if
+      if (st /= ZARR_OK) go to 800
+    end if
+    if (present(shuffle)) then
+      st = c_zarr_array_spec_set_shuffle(spec, int(shuffle, c_int))
+      if (st /= ZARR_OK) go to 800
+    end if
+    if (present(fill)) then
+      call fill_bytes(fill, type, fb, st, msg)
+      if (st /= ZARR_OK) go to 810
+      st = c_zarr_array_spec_set_fill_value(spec, fb, size(fb, kind=c_size_t))
+      if (st /= ZARR_OK) go to 800
+    end if
+    if (present(dimension_names)) then
+      if (size(dimension_names) /= size(v)) then
+        st = ZARR_ERR_INVALID_ARGUMENT; msg = 'dimension_names= must have one name per dimension'; go to 810
+      end if
+      allocate(cnames(r), names(r))
+      do k = 1, int(r)
+        ! Zarr order: the last Fortran dimension comes first
+        cnames(k)%s = c_str(trim(dimension_names(int(r) + 1 - k)))
+        names(k) = c_loc(cnames(k)%s)
+      end do
+      st = c_zarr_array_spec_set_dimension_names(spec, names, r)
+      if (st /= ZARR_OK) go to 800
+    end if
+    if (present(attributes)) then
+      st = c_zarr_array_spec_set_attributes(spec, c_str(attributes))
+      if (st /= ZARR_OK) go to 800
+    end if
+    if (present(zarr_format)) then
+      st = c_zarr_array_spec_set_zarr_format(spec, int(zarr_format, c_int))
+      if (st /= ZARR_OK) go to 800
+    end if
+    return
+800 msg = f_str(c_zarr_status_name(int(st, c_int32_t))) // ': ' // f_str(c_zarr_last_error())
+810 if (c_associated(spec)) fst = c_zarr_array_spec_free(spec)
+    spec = c_null_ptr
+  end subroutine make_spec
 
   !> Closes the handle (a closed handle: nothing to do). Writes are never buffered: everything
   !> written is stored already.
@@ -1207,6 +1574,48 @@ contains
                     'create_array(' // trim(name) // ')', stat, zmsg)
     if (present(errmsg)) errmsg = zmsg
   end subroutine zarr_group_create_array_json
+
+  !> Creates the array `name` below the group into `array` from keywords (as zarr_array_t%create();
+  !> without zarr_format= the array takes the group's format).
+  subroutine zarr_group_create_array_kw(self, name, array, shape, type, chunks, shards, codec, level, shuffle, &
+                                        fill, dimension_names, attributes, zarr_format, stat, errmsg)
+    class(zarr_group_t), intent(inout) :: self
+    character(*), intent(in) :: name
+    type(zarr_array_t), intent(inout) :: array
+    class(*), intent(in) :: shape(:)
+    integer, intent(in) :: type
+    class(*), intent(in), optional :: chunks(:), shards(:), fill
+    character(*), intent(in), optional :: codec, attributes
+    integer, intent(in), optional :: level, shuffle, zarr_format
+    character(*), intent(in), optional :: dimension_names(:)
+    integer, intent(out), optional :: stat
+    character(:), allocatable, intent(out), optional :: errmsg
+    character(:), allocatable :: zmsg, msg
+    type(c_ptr) :: spec
+    integer :: st
+    integer(c_int32_t) :: fst
+    if (not_open(self%handle, 'create_array(' // trim(name) // ')', stat, zmsg)) then
+      if (present(errmsg)) errmsg = zmsg
+      return
+    end if
+    if (c_associated(array%handle)) then
+      call zarr_fail(ZARR_ERR_INVALID_ARGUMENT, 'create_array(' // trim(name) // &
+                     '): the array handle is open already', stat, zmsg)
+      if (present(errmsg)) errmsg = zmsg
+      return
+    end if
+    call make_spec(shape, type, chunks, shards, codec, level, shuffle, fill, dimension_names, attributes, &
+                   zarr_format, spec, st, msg)
+    if (st /= ZARR_OK) then
+      call zarr_fail(st, 'create_array(' // trim(name) // '): ' // msg, stat, zmsg)
+      if (present(errmsg)) errmsg = zmsg
+      return
+    end if
+    st = c_zarr_group_create_array_from_spec(self%handle, c_str(trim(name)), spec, array%handle)
+    fst = c_zarr_array_spec_free(spec)
+    call zarr_check(int(st, c_int32_t), 'create_array(' // trim(name) // ')', stat, zmsg)
+    if (present(errmsg)) errmsg = zmsg
+  end subroutine zarr_group_create_array_kw
 
   !> Opens the group `name` below the group into `group`.
   subroutine zarr_group_open_group(self, name, group, stat, errmsg)

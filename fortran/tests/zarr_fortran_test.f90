@@ -260,6 +260,50 @@ contains
     call g%close()
     call make(a, 'named', 'int8', [3, 2], [3, 2], '"dimension_names": ["y", "x"]')
     call a%close()
+
+    ! Keyword creation (the C creation spec). kw: (6, 4, 3) = Zarr [3, 4, 6], gzip 5, fill -1.5; only
+    ! planes 1..2 are written, plane 3 stays the fill value.
+    call a%create(p('kw'), shape=[6, 4, 3], type=ZARR_FLOAT64, chunks=[3, 2, 3], codec='gzip', level=5, &
+                  fill=-1.5_real64, dimension_names=[character(4) :: 'x', 'y', 'time'], &
+                  attributes='{"units": "K"}', stat=st, errmsg=msg)
+    call check(st == ZARR_OK .and. msg == '', 'keyword create kw: ' // msg)
+    call a%write(reshape(v_r8(lin(48)), [6, 4, 2]))
+    call check(all(a%shape() == [6_int64, 4_int64, 3_int64]), 'kw shape')
+    call check(all(a%chunk_shape() == [3_int64, 2_int64, 3_int64]), 'kw chunks')
+    call check(a%data_type() == ZARR_FLOAT64, 'kw type')
+    call check(a%dimension_name(3) == 'time', 'kw dimension name 3')
+    call a%close()
+    ! A sharded int32 array below a group, int64 extents, integer fill, no compression; columns 1..4 written.
+    call g%create(p('kwgroup'))
+    call g%create_array('sharded', a, shape=[8_int64, 6_int64], type=ZARR_INT32, chunks=[2_int64, 3_int64], &
+                        shards=[4_int64, 6_int64], codec='none', fill=7, stat=st, errmsg=msg)
+    call check(st == ZARR_OK, 'keyword create_array sharded: ' // msg)
+    call a%write(reshape([(int(j * 3 - 40, int32), j = 0, 31)], [8, 4]))
+    call check(all(a%chunk_shape() == [4_int64, 6_int64]), 'sharded shard shape')
+    call check(all(a%inner_chunk_shape() == [2_int64, 3_int64]), 'sharded inner chunks')
+    call a%close()
+    ! Zarr v2, uint8, blosc with bit shuffle, logical-free integer fill, dimension names as _ARRAY_DIMENSIONS.
+    call g%create_array('v2', a, shape=[5, 2], type=ZARR_UINT8, codec='blosc-lz4', shuffle=ZARR_SHUFFLE_BIT, &
+                        fill=200, dimension_names=['lon', 'lat'], zarr_format=2, stat=st, errmsg=msg)
+    call check(st == ZARR_OK, 'keyword create_array v2: ' // msg)
+    call check(a%zarr_format() == 2, 'v2 format')
+    call a%write(reshape([(j, j = 1, 5)], [5, 1]), start=[1, 2])
+    call a%close()
+    ! Errors come back in stat/errmsg, and nothing is created.
+    call g%create_array('bad_rank', a, shape=[4, 4], type=ZARR_INT16, chunks=[2], stat=st, errmsg=msg)
+    call check(st == ZARR_ERR_INVALID_ARGUMENT .and. index(msg, 'chunks=') > 0, 'chunks of the wrong rank: ' // msg)
+    call g%create_array('bad_fill', a, shape=[4], type=ZARR_INT16, fill=0.5, stat=st, errmsg=msg)
+    call check(st == ZARR_ERR_VALUE .and. .not. a%is_open(), 'real fill for an integer type: ' // msg)
+    call g%create_array('bad_range', a, shape=[4], type=ZARR_INT8, fill=300, stat=st, errmsg=msg)
+    call check(st == ZARR_ERR_VALUE, 'fill out of range: ' // msg)
+    call g%create_array('bad_codec', a, shape=[4], type=ZARR_INT8, codec='lzma', stat=st, errmsg=msg)
+    call check(st == ZARR_ERR_INVALID_ARGUMENT .and. index(msg, 'ZARR_ERR_INVALID_ARGUMENT') > 0, &
+               'unknown codec: ' // msg)
+    call g%create_array('bad_shards', a, shape=[4], type=ZARR_INT8, chunks=[3], shards=[4], stat=st, errmsg=msg)
+    call check(st == ZARR_ERR_INVALID_ARGUMENT, 'chunks not dividing shards: ' // msg)
+    call a%create(p('kw'), shape=[2], type=ZARR_INT8, stat=st, errmsg=msg)
+    call check(st == ZARR_ERR_EXISTS, 'keyword create over an existing array: ' // msg)
+    call g%close()
   end subroutine do_write
 
   ! =================================================================================================

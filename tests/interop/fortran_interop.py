@@ -125,6 +125,40 @@ def check_written(runner, d):
 
     runner.run("groups and attributes", tree)
 
+    def keyword_create():
+        z = arr("kw")
+        assert z.shape == (3, 4, 6) and z.chunks == (3, 2, 3), (z.shape, z.chunks)
+        assert z.dtype == np.float64 and z.fill_value == -1.5, (z.dtype, z.fill_value)
+        assert z.metadata.dimension_names == ("time", "y", "x"), z.metadata.dimension_names
+        assert dict(z.attrs) == {"units": "K"}, dict(z.attrs)
+        meta = json.loads((d / "kw" / "zarr.json").read_text())
+        gz = [c for c in meta["codecs"] if c["name"] == "gzip"]
+        assert gz and gz[0]["configuration"]["level"] == 5, meta["codecs"]
+        want = np.full((3, 4, 6), -1.5)
+        want[:2] = fortran_array(VALUES["float64"], [6, 4, 2])
+        same(z[...], want, "kw")
+
+        s = zarr.open_array(str(d / "kwgroup" / "sharded"), mode="r")
+        assert s.shape == (6, 8) and s.shards == (6, 4) and s.chunks == (3, 2), (s.shape, s.shards, s.chunks)
+        assert s.fill_value == 7 and s.dtype == np.int32, (s.fill_value, s.dtype)
+        want = np.full((6, 8), 7, dtype=np.int32)
+        want[:4] = (np.arange(32, dtype=np.int32) * 3 - 40).reshape((4, 8))
+        same(s[...], want, "kwgroup/sharded")
+
+        v = zarr.open_array(str(d / "kwgroup" / "v2"), mode="r")
+        assert v.metadata.zarr_format == 2 and v.dtype == np.uint8 and v.fill_value == 200, v.metadata
+        zarray = json.loads((d / "kwgroup" / "v2" / ".zarray").read_text())
+        assert zarray["compressor"]["id"] == "blosc" and zarray["compressor"]["cname"] == "lz4", zarray
+        assert zarray["compressor"]["shuffle"] == 2, zarray
+        assert dict(v.attrs)["_ARRAY_DIMENSIONS"] == ["lat", "lon"], dict(v.attrs)
+        want = np.full((2, 5), 200, dtype=np.uint8)
+        want[1] = np.arange(1, 6)
+        same(v[...], want, "kwgroup/v2")
+        for bad in ("bad_rank", "bad_fill", "bad_range", "bad_codec", "bad_shards"):
+            assert not (d / "kwgroup" / bad).exists(), bad
+
+    runner.run("keyword create (creation spec)", keyword_create)
+
 
 # ---- 2. zarr-python writes, Fortran reads --------------------------------------------------------------
 def write_for_fortran(d):
