@@ -7,6 +7,8 @@
 !>   call a%read(t)                                    ! t(i, j, k) = Zarr element [k-1, j-1, i-1]
 !>   call a%read(plane, start=[1, 1, 5], stride=[2, 2, 1])
 !>   call a%close()
+!>   call a%create('out.zarr', shape=[nx, ny, nt], type=ZARR_FLOAT64, chunks=[nx, ny, 1], &
+!>                 shards=[nx, ny, 8], codec='zstd', fill=-999.0_real64, dimension_names=['x', 'y', 't'])
 !>
 !> Dimension order. As in netCDF-Fortran, dimensions are reversed: a Fortran array A(nx, ny, nz) is
 !> the Zarr array of shape [nz, ny, nx] (Zarr and C store the last dimension fastest, Fortran the first,

@@ -289,6 +289,14 @@ contains
     call check(a%zarr_format() == 2, 'v2 format')
     call a%write(reshape([(j, j = 1, 5)], [5, 1]), start=[1, 2])
     call a%close()
+    ! Complex fill, and an integer fill for a float32 array.
+    call g%create_array('cfill', a, shape=[3], type=ZARR_COMPLEX128, fill=(1.5_real64, -2.0_real64), stat=st, &
+                        errmsg=msg)
+    call check(st == ZARR_OK, 'keyword create_array cfill: ' // msg)
+    call a%close()
+    call g%create_array('ffill', a, shape=[3], type=ZARR_FLOAT32, fill=-3, stat=st, errmsg=msg)
+    call check(st == ZARR_OK, 'keyword create_array ffill: ' // msg)
+    call a%close()
     ! Errors come back in stat/errmsg, and nothing is created.
     call g%create_array('bad_rank', a, shape=[4, 4], type=ZARR_INT16, chunks=[2], stat=st, errmsg=msg)
     call check(st == ZARR_ERR_INVALID_ARGUMENT .and. index(msg, 'chunks=') > 0, 'chunks of the wrong rank: ' // msg)

@@ -154,6 +154,10 @@ def check_written(runner, d):
         want = np.full((2, 5), 200, dtype=np.uint8)
         want[1] = np.arange(1, 6)
         same(v[...], want, "kwgroup/v2")
+        same(zarr.open_array(str(d / "kwgroup" / "cfill"), mode="r")[...],
+             np.full(3, 1.5 - 2j, dtype=np.complex128), "kwgroup/cfill")
+        same(zarr.open_array(str(d / "kwgroup" / "ffill"), mode="r")[...],
+             np.full(3, -3, dtype=np.float32), "kwgroup/ffill")
         for bad in ("bad_rank", "bad_fill", "bad_range", "bad_codec", "bad_shards"):
             assert not (d / "kwgroup" / bad).exists(), bad
 
