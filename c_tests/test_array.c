@@ -30,34 +30,11 @@ static const char *meta(const char *shape, const char *dtype, const char *chunks
 #define LE "[{\"name\":\"bytes\",\"configuration\":{\"endian\":\"little\"}}]"
 #define NOENDIAN "[{\"name\":\"bytes\"}]"
 
-/* `in` without the whitespace outside JSON strings, into a static buffer. */
-static const char *compact(const char *in) {
-    static char out[2][16384];
-    static int next;
-    char *o = out[next++ % 2];
-    size_t n = 0;
-    int in_str = 0;
-    for (; in && *in && n + 1 < sizeof out[0]; in++) {
-        if (in_str) {
-            o[n++] = *in;
-            if (*in == '\\' && in[1]) o[n++] = *++in;
-            else if (*in == '"') in_str = 0;
-        } else if (*in == '"') {
-            in_str = 1;
-            o[n++] = *in;
-        } else if (*in != ' ' && *in != '\n' && *in != '\t' && *in != '\r') {
-            o[n++] = *in;
-        }
-    }
-    o[n] = 0;
-    return o;
-}
-
 /* The attributes of `a` must be exactly the (compact) JSON `want`. */
 static void check_attributes(zarr_array *a, const char *want, int line) {
     char *json = NULL;
     CHECK_OK(zarr_array_attributes(a, &json));
-    if (!json || strcmp(compact(json), want) != 0) {
+    if (!json || strcmp(t_compact(json), want) != 0) {
         t_failures++;
         fprintf(stderr, "test_array.c:%d: attributes are %s, expected %s\n", line, json ? json : "(null)", want);
     }
@@ -70,7 +47,7 @@ static void check_metadata_has(zarr_array *a, const char *sub, int line) {
     char *json = NULL;
     CHECK_OK(zarr_array_metadata(a, &json));
     t_checks++;
-    if (!json || !strstr(compact(json), sub)) {
+    if (!json || !strstr(t_compact(json), sub)) {
         t_failures++;
         fprintf(stderr, "test_array.c:%d: metadata lacks %s:\n%s\n", line, sub, json ? json : "(null)");
     }
@@ -177,8 +154,8 @@ static void test_create_and_getters(void) {
     {
         size_t n = 0;
         unsigned char *text = t_read_file(path_in("basic/zarr.json"), &n);
-        CHECK(text && strstr(compact((char *)text), "\"a\":{\"b\":true}"));
-        CHECK(text && strstr(compact((char *)text), "\"shape\":[10,12]"));
+        CHECK(text && strstr(t_compact((char *)text), "\"a\":{\"b\":true}"));
+        CHECK(text && strstr(t_compact((char *)text), "\"shape\":[10,12]"));
         free(text);
     }
     a = NULL;

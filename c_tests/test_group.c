@@ -20,34 +20,11 @@ static const char *path_in(const char *rel) {
     "\"configuration\":{\"separator\":\"/\"}},\"fill_value\":-1,\"codecs\":[{\"name\":\"bytes\",\"configuration\":" \
     "{\"endian\":\"little\"}}],\"attributes\":{\"kind\":\"child\"}}"
 
-/* `in` without the whitespace outside JSON strings (static buffer). */
-static const char *compact(const char *in) {
-    static char out[2][8192];
-    static int next;
-    char *o = out[next++ % 2];
-    size_t n = 0;
-    int in_str = 0;
-    for (; in && *in && n + 1 < sizeof out[0]; in++) {
-        if (in_str) {
-            o[n++] = *in;
-            if (*in == '\\' && in[1]) o[n++] = *++in;
-            else if (*in == '"') in_str = 0;
-        } else if (*in == '"') {
-            in_str = 1;
-            o[n++] = *in;
-        } else if (*in != ' ' && *in != '\n' && *in != '\t' && *in != '\r') {
-            o[n++] = *in;
-        }
-    }
-    o[n] = 0;
-    return o;
-}
-
 static void check_group_attrs(zarr_group *g, const char *want, int line) {
     char *json = NULL;
     CHECK_OK(zarr_group_attributes(g, &json));
     t_checks++;
-    if (!json || strcmp(compact(json), want) != 0) {
+    if (!json || strcmp(t_compact(json), want) != 0) {
         t_failures++;
         fprintf(stderr, "test_group.c:%d: group attributes %s, expected %s\n", line, json ? json : "(null)", want);
     }
@@ -58,7 +35,7 @@ static void check_group_meta_has(zarr_group *g, const char *sub, int line) {
     char *json = NULL;
     CHECK_OK(zarr_group_metadata(g, &json));
     t_checks++;
-    if (!json || !strstr(compact(json), sub)) {
+    if (!json || !strstr(t_compact(json), sub)) {
         t_failures++;
         fprintf(stderr, "test_group.c:%d: group metadata lacks %s:\n%s\n", line, sub, json ? json : "(null)");
     }
@@ -74,7 +51,7 @@ static int node_type(const char *rel) { /* ZARR_NODE_* or a negative status */
 static int file_has(const char *rel, const char *sub) {
     size_t n = 0;
     unsigned char *f = t_read_file(path_in(rel), &n);
-    int yes = f && strstr(compact((const char *)f), sub) != NULL;
+    int yes = f && strstr(t_compact((const char *)f), sub) != NULL;
     free(f);
     return yes;
 }
@@ -235,7 +212,7 @@ static void test_hierarchy(void) {
         CHECK_OK(zarr_write_region(xy, st, ct, v, sizeof v));
         CHECK(t_exists(path_in("h/x/y/c/0")) && t_exists(path_in("h/x/y/c/1")));
         CHECK_OK(zarr_array_attributes(xy, &json));
-        CHECK(json && !strcmp(compact(json), "{\"kind\":\"child\"}"));
+        CHECK(json && !strcmp(t_compact(json), "{\"kind\":\"child\"}"));
         zarr_string_free(json);
         /* the same array, opened through the group and directly */
         CHECK_OK(zarr_group_open_array(root, "x/y", &again));

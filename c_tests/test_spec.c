@@ -17,29 +17,6 @@ static const char *path_in(const char *rel) {
     return b;
 }
 
-/* `in` without the whitespace outside JSON strings (static buffer). */
-static const char *compact(const char *in) {
-    static char out[2][8192];
-    static int next;
-    char *o = out[next++ % 2];
-    size_t n = 0;
-    int in_str = 0;
-    for (; in && *in && n + 1 < sizeof out[0]; in++) {
-        if (in_str) {
-            o[n++] = *in;
-            if (*in == '\\' && in[1]) o[n++] = *++in;
-            else if (*in == '"') in_str = 0;
-        } else if (*in == '"') {
-            in_str = 1;
-            o[n++] = *in;
-        } else if (*in != ' ' && *in != '\n' && *in != '\t' && *in != '\r') {
-            o[n++] = *in;
-        }
-    }
-    o[n] = 0;
-    return o;
-}
-
 static void test_defaults(void) {
     uint64_t shape[2] = {4096, 4096}, got[2] = {0, 0};
     zarr_array_spec *s = NULL;
@@ -54,10 +31,10 @@ static void test_defaults(void) {
     CHECK(s != NULL);
     CHECK_OK(zarr_array_spec_to_json(s, &json));
     /* the documented defaults: zstd level 3, 1 MiB chunks ([256, 512] for float64 4096 x 4096), fill 0 */
-    CHECK(json && strstr(compact(json), "\"chunk_shape\":[256,512]"));
-    CHECK(json && strstr(compact(json), "{\"name\":\"zstd\",\"configuration\":{\"level\":3,\"checksum\":false}}"));
-    CHECK(json && strstr(compact(json), "\"fill_value\":0.0"));
-    CHECK(json && strstr(compact(json), "\"zarr_format\":3"));
+    CHECK(json && strstr(t_compact(json), "\"chunk_shape\":[256,512]"));
+    CHECK(json && strstr(t_compact(json), "{\"name\":\"zstd\",\"configuration\":{\"level\":3,\"checksum\":false}}"));
+    CHECK(json && strstr(t_compact(json), "\"fill_value\":0.0"));
+    CHECK(json && strstr(t_compact(json), "\"zarr_format\":3"));
     CHECK_OK(zarr_create_from_spec(path_in("defaults"), s, &a));
     CHECK_OK(zarr_array_chunk_shape(a, got, 2));
     CHECK(got[0] == 256 && got[1] == 512);
@@ -171,8 +148,8 @@ static void test_v2_and_groups(void) {
     zarr_string_free(attrs);
     CHECK_OK(zarr_close(a));
     zarray = t_read_file(path_in("g2/sub/v/.zarray"), &n);
-    CHECK(zarray && strstr(compact((char *)zarray), "\"compressor\":{\"id\":\"gzip\",\"level\":6}"));
-    CHECK(zarray && strstr(compact((char *)zarray), "\"dtype\":\"<u4\""));
+    CHECK(zarray && strstr(t_compact((char *)zarray), "\"compressor\":{\"id\":\"gzip\",\"level\":6}"));
+    CHECK(zarray && strstr(t_compact((char *)zarray), "\"dtype\":\"<u4\""));
     free(zarray);
     CHECK(t_exists(path_in("g2/sub/.zgroup")));
     /* format 3 set explicitly wins over the group's */

@@ -45,6 +45,30 @@ static inline char *t_mkdtemp(const char *tag) {
     return abs;
 }
 
+/* JSON text with the whitespace outside strings removed, for comparing documents regardless of layout.
+ * Returns one of two alternating static buffers (so two results can be compared). */
+static inline const char *t_compact(const char *in) {
+    static char out[2][16384];
+    static int next;
+    char *o = out[next++ % 2];
+    size_t n = 0;
+    int in_str = 0;
+    for (; in && *in && n + 1 < sizeof out[0]; in++) {
+        if (in_str) {
+            o[n++] = *in;
+            if (*in == '\\' && in[1]) o[n++] = *++in;
+            else if (*in == '"') in_str = 0;
+        } else if (*in == '"') {
+            in_str = 1;
+            o[n++] = *in;
+        } else if (*in != ' ' && *in != '\n' && *in != '\t' && *in != '\r') {
+            o[n++] = *in;
+        }
+    }
+    o[n] = 0;
+    return o;
+}
+
 /* Writes (replaces) a file; returns 0 on success. */
 static inline int t_write_file(const char *path, const void *data, size_t n) {
     FILE *f = fopen(path, "wb");
