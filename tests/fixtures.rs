@@ -384,14 +384,13 @@ fn fixtures_read_correctly() {
     assert!(failures.is_empty(), "{} fixture case(s) failed:\n  {}", failures.len(), failures.join("\n  "));
 }
 
-/// tests/fixtures/numcodecs_v3 (tools/make_numcodecs_v3_fixtures.py): zarr-python's `numcodecs.<id>`
-/// v3 codecs and numcodecs checksums, read byte for byte, and their damaged chunks refused.
-#[test]
-fn numcodecs_v3_fixtures_read_correctly() {
-    SUBSET.with(|s| *s.borrow_mut() = "numcodecs_v3");
+/// Checks every case of the sub-corpus `tests/fixtures/<name>` (its own manifest, at least `min_cases`
+/// cases), reporting all failures at once.
+fn check_subset(name: &'static str, min_cases: usize) {
+    SUBSET.with(|s| *s.borrow_mut() = name);
     let m = manifest();
     let cases = m["cases"].as_array().expect("manifest has no cases");
-    assert!(cases.len() >= 20, "the numcodecs_v3 manifest lost cases");
+    assert!(cases.len() >= min_cases, "the {name} manifest lost cases");
     let failures: Vec<String> = cases
         .iter()
         .filter_map(|case| {
@@ -400,6 +399,13 @@ fn numcodecs_v3_fixtures_read_correctly() {
         })
         .collect();
     assert!(failures.is_empty(), "{} case(s) failed:\n  {}", failures.len(), failures.join("\n  "));
+}
+
+/// tests/fixtures/numcodecs_v3 (tools/make_numcodecs_v3_fixtures.py): zarr-python's `numcodecs.<id>`
+/// v3 codecs and numcodecs checksums, read byte for byte, and their damaged chunks refused.
+#[test]
+fn numcodecs_v3_fixtures_read_correctly() {
+    check_subset("numcodecs_v3", 20);
 }
 
 /// Every non-integer number token of a JSON text, converted by the standard library (correctly rounded),
@@ -506,16 +512,5 @@ fn fixture_groups_match() {
 /// modes), read byte for byte, and their damaged chunks refused.
 #[test]
 fn pcodec_zfp_fixtures_read_correctly() {
-    SUBSET.with(|s| *s.borrow_mut() = "pcodec_zfp");
-    let m = manifest();
-    let cases = m["cases"].as_array().expect("manifest has no cases");
-    assert!(cases.len() >= 24, "the pcodec_zfp manifest lost cases");
-    let failures: Vec<String> = cases
-        .iter()
-        .filter_map(|case| {
-            let r = std::panic::catch_unwind(|| check_case(case)).unwrap_or_else(|_| Err("panicked".into()));
-            r.err().map(|m| format!("{}: {m}", case["name"]))
-        })
-        .collect();
-    assert!(failures.is_empty(), "{} case(s) failed:\n  {}", failures.len(), failures.join("\n  "));
+    check_subset("pcodec_zfp", 24);
 }
