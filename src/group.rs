@@ -4,7 +4,7 @@ use crate::array::Array;
 use crate::error::{Error, Result};
 use crate::metadata::{self, v2, v3};
 use crate::node::{self, NodeKind, NodeMetadata};
-use crate::store::{node_prefix, normalize_node_path, Store};
+use crate::store::{node_prefix, normalize_node_path, LockRange, Store};
 use serde_json::{Map, Value};
 use std::sync::{Arc, Mutex};
 
@@ -81,19 +81,23 @@ impl Group {
         self.attributes.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
-    /// Replaces the attributes and rewrites the group document atomically.
+    /// Replaces the attributes and rewrites the group document atomically, changing only the attributes of
+    /// the document as stored (under the group's metadata lock).
     pub fn set_attributes(&self, attributes: Map<String, Value>) -> Result<()> {
         if !self.writable {
             return Err(Error::ReadOnly(format!("group {} was opened read-only", node::describe(self.store.as_ref(), &self.path))));
         }
         let mut guard = self.attributes.lock().unwrap_or_else(|e| e.into_inner());
+        // Under the group's metadata lock, only the stored document's attributes are replaced.
+        let lock = self.store.lock(&node_prefix(&self.path), &[LockRange::metadata(true)])?;
         match node::attributes_key(&self.path, self.zarr_format) {
             None => {
-                let mut doc = self.document.clone();
+                let key = node::v3_key(&self.path);
+                let mut doc = node::read_document(self.store.as_ref(), &key)?;
                 doc["attributes"] = Value::Object(attributes.clone());
-                self.store.set(&node::v3_key(&self.path), &metadata::to_bytes(&doc))?
+                self.store.set_parts_locked(&key, &[&metadata::to_bytes(&doc)], &lock)?
             }
-            Some(key) => self.store.set(&key, &metadata::to_bytes(&Value::Object(attributes.clone())))?,
+            Some(key) => self.store.set_parts_locked(&key, &[&metadata::to_bytes(&Value::Object(attributes.clone()))], &lock)?,
         }
         *guard = attributes;
         Ok(())

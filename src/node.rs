@@ -63,6 +63,12 @@ fn read_doc(store: &dyn Store, key: &str) -> Result<Option<Value>> {
     }
 }
 
+/// The stored metadata document at `key` (e.g. to update one member under the metadata lock);
+/// [`Error::NotFound`] when absent.
+pub fn read_document(store: &dyn Store, key: &str) -> Result<Value> {
+    read_doc(store, key)?.ok_or_else(|| Error::NotFound(format!("{}: the metadata document is gone", store.location(key))))
+}
+
 fn read_attributes(store: &dyn Store, key: &str) -> Result<Map<String, Value>> {
     match read_doc(store, key)? {
         None => Ok(Map::new()),

@@ -68,7 +68,8 @@ impl Array {
         let key = self.chunk_key(chunk);
         let chain = self.meta.chain_for(chunk)?;
         let repr = chain.decoded_repr();
-        let mut sink = |encoded: Option<crate::codec::Parts>| self.store_chunk(&key, encoded);
+        let lock = self.lock_chunks([chunk])?;
+        let mut sink = |encoded: Option<crate::codec::Parts>| self.store_chunk(&key, encoded, &lock);
         let result = if self.meta.fill_defined {
             chain.encode_box(data, &repr.layout(), 0, repr, &mut sink)
         } else {
@@ -81,7 +82,8 @@ impl Array {
     pub fn erase_chunk(&self, chunk: &[u64]) -> Result<()> {
         self.check_writable()?;
         self.check_chunk(chunk)?;
-        self.store.delete(&self.chunk_key(chunk))
+        let lock = self.lock_chunks([chunk])?;
+        self.store.delete_locked(&self.chunk_key(chunk), &lock)
     }
 
     fn check_chunk_buffer(&self, chunk: &[u64], len: usize) -> Result<()> {
@@ -95,9 +97,19 @@ impl Array {
     /// Changes the array's shape (same rank). Chunks wholly outside the new shape are deleted first;
     /// then the metadata document is rewritten atomically. Chunks straddling the new edge are left as
     /// they are (as zarr-python does): growing the array again shows their old values there.
+    ///
+    /// The call holds the array's metadata lock exclusively (so no chunk writer runs meanwhile) and
+    /// starts from the metadata document as stored, not as this handle cached it: a concurrent
+    /// attribute update or resize by another process or handle is kept (only the shape changes), and
+    /// the handle afterwards holds the stored attributes.
     pub fn resize(&mut self, shape: &[u64]) -> Result<()> {
         self.check_writable()?;
-        let old = self.meta.shape.clone();
+        let lock = self.lock_metadata()?;
+        let stored = match node::read_node(self.store.as_ref(), &self.path)? {
+            Some(node::NodeMetadata::Array(m)) => m,
+            _ => return Err(Error::NotFound(format!("no array at {} any more", node::describe(self.store.as_ref(), &self.path)))),
+        };
+        let old = stored.shape.clone();
         if shape.len() != old.len() {
             return Err(Error::InvalidArgument(format!(
                 "new shape has rank {} but the array has rank {}",
@@ -107,7 +119,7 @@ impl Array {
         }
         // The new metadata first: a rectilinear grid grows an edge, which the codecs must accept
         // (sharding needs edges its inner chunks divide) before anything is deleted.
-        let mut meta = self.meta.clone();
+        let mut meta = stored.clone();
         meta.document["shape"] = serde_json::Value::from(shape.to_vec());
         meta.shape = shape.to_vec();
         if meta.grid.regular_shape().is_none() {
@@ -118,8 +130,10 @@ impl Array {
                 Error::InvalidArgument(format!("shape {shape:?} would add a chunk edge the codecs refuse: {}", e.message()))
             })?;
         }
-        let old_grid = self.grid().grid_shape(&old);
-        let new_grid = self.grid().grid_shape(shape);
+        let old_grid = stored.grid.grid_shape(&old);
+        let new_grid = stored.grid.grid_shape(shape);
+        let prefix = &self.prefix;
+        let key_of = |i: &[u64]| format!("{prefix}{}", stored.chunk_key_encoding.key(i));
         // The chunks outside the new grid, as disjoint boxes: along d beyond the new grid, before d
         // inside it, after d anywhere in the old grid.
         for d in 0..old.len() {
@@ -138,13 +152,15 @@ impl Array {
             }
             let inclusive: Vec<(u64, u64)> = ranges.iter().map(|&(lo, hi)| (lo, hi - 1)).collect();
             let mut keys = Vec::new();
-            for_each_index(&inclusive, |i| keys.push(self.chunk_key(i)));
-            crate::threads::try_for_each(&keys, |k| self.store.delete(k))?;
+            for_each_index(&inclusive, |i| keys.push(key_of(i)));
+            // The exclusive metadata lock excludes every chunk writer.
+            crate::threads::try_for_each(&keys, |k| self.store.delete_locked(k, &lock))?;
         }
         // v3 keeps the attributes in zarr.json; v2 keeps them apart.
-        let stored = if meta.zarr_format == 3 { meta.document_with_attributes(&self.attributes()) } else { meta.document.clone() };
+        let doc = if meta.zarr_format == 3 { meta.document_with_attributes(&stored.attributes) } else { meta.document.clone() };
         let key = node::metadata_key(&self.path, meta.zarr_format, node::NodeKind::Array);
-        self.store.set(&key, &metadata::to_bytes(&stored))?;
+        self.store.set_parts_locked(&key, &[&metadata::to_bytes(&doc)], &lock)?;
+        *self.attributes.get_mut().unwrap_or_else(|e| e.into_inner()) = stored.attributes.clone();
         self.meta = meta;
         Ok(())
     }

@@ -11,12 +11,16 @@ use crate::error::{Error, Result};
 use crate::metadata::{self, ArrayMetadata};
 use crate::node::{self, NodeMetadata};
 use crate::selection::{Layout, Selection};
-use crate::store::{normalize_node_path, node_prefix, Store};
+use crate::store::{normalize_node_path, node_prefix, LockRange, Store, StoreLock};
 use serde_json::{Map, Value};
 use std::sync::{Arc, Mutex};
 
-/// An open array. Reads may run concurrently from several threads; writes to distinct chunks may too,
-/// but concurrent writes to the same chunk race (each chunk ends as one of the writes).
+/// An open array. Reads and writes may run concurrently from several threads, handles and processes:
+/// every write locks the chunks (shards) it touches for the whole call (see [`crate::store::lock`]), so
+/// concurrent writes to one chunk are applied one after the other, none lost. Metadata updates
+/// (attributes, resize) re-read the stored document under the metadata lock and change only their part.
+/// A write through a handle whose cached shape is no longer the stored one (another handle resized the
+/// array) fails with [`Error::Metadata`] and stores nothing: reopen the array.
 #[derive(Debug)]
 pub struct Array {
     store: Arc<dyn Store>,
@@ -122,19 +126,48 @@ impl Array {
     }
 
     /// Replaces the attributes and rewrites their document atomically (`zarr.json` for v3,
-    /// `.zattrs` for v2).
+    /// `.zattrs` for v2). Holds the metadata lock exclusively and rewrites the stored `zarr.json` with
+    /// only its attributes replaced, so a concurrent resize by another handle or process is kept.
     pub fn set_attributes(&self, attributes: Map<String, Value>) -> Result<()> {
         self.check_writable()?;
         let mut guard = self.attributes.lock().unwrap_or_else(|e| e.into_inner());
+        let lock = self.lock_metadata()?;
         match node::attributes_key(&self.path, self.meta.zarr_format) {
             None => {
-                let doc = self.meta.document_with_attributes(&attributes);
-                self.store.set(&node::v3_key(&self.path), &metadata::to_bytes(&doc))?
+                let key = node::v3_key(&self.path);
+                let mut doc = node::read_document(self.store.as_ref(), &key)?;
+                doc["attributes"] = Value::Object(attributes.clone());
+                self.store.set_parts_locked(&key, &[&metadata::to_bytes(&doc)], &lock)?
             }
-            Some(key) => self.store.set(&key, &metadata::to_bytes(&Value::Object(attributes.clone())))?,
+            Some(key) => self.store.set_parts_locked(&key, &[&metadata::to_bytes(&Value::Object(attributes.clone()))], &lock)?,
         }
         *guard = attributes;
         Ok(())
+    }
+
+    /// Takes the array's metadata lock exclusively (excluding every other writer of the array).
+    fn lock_metadata(&self) -> Result<StoreLock> {
+        self.store.lock(&self.prefix, &[LockRange::metadata(true)])
+    }
+
+    /// Locks the stored keys at chunk-grid coordinates `chunks` for writing (and the metadata shared),
+    /// then checks that the stored shape is still the one this handle works with.
+    fn lock_chunks<'a>(&self, chunks: impl IntoIterator<Item = &'a [u64]>) -> Result<StoreLock> {
+        let lock = self.store.lock(&self.prefix, &crate::store::lock::chunk_write_ranges(chunks))?;
+        let key = node::metadata_key(&self.path, self.meta.zarr_format, node::NodeKind::Array);
+        let doc = node::read_document(self.store.as_ref(), &key)?;
+        let stored: Option<Vec<u64>> =
+            doc.get("shape").and_then(Value::as_array).and_then(|a| a.iter().map(Value::as_u64).collect());
+        if stored.as_deref() != Some(self.meta.shape.as_slice()) {
+            return Err(Error::Metadata(format!(
+                "{}: the array's stored shape is now {} but this handle has {:?} (another writer resized it): \
+                 reopen the array",
+                self.store.location(&key),
+                stored.map_or("unreadable".to_string(), |s| format!("{s:?}")),
+                self.meta.shape
+            )));
+        }
+        Ok(lock)
     }
 
     /// The inner chunk shape of a sharded array (the outermost sharding codec's `chunk_shape`), or

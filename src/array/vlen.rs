@@ -311,6 +311,7 @@ impl Array {
             return Ok(());
         }
         let chunks = self.chunks_of(start, count);
+        let lock = self.lock_chunks(chunks.iter().map(Vec::as_slice))?;
         // Decode what is kept and encode every chunk, all before storing anything.
         let encoded: Vec<Option<Vec<u8>>> = crate::threads::try_map(&chunks, |ci| {
             let key = self.chunk_key(ci);
@@ -320,8 +321,8 @@ impl Array {
         crate::threads::try_for_each(&jobs, |(ci, enc)| {
             let key = self.chunk_key(ci);
             match enc {
-                Some(bytes) => self.store.set(&key, bytes),
-                None => self.store.delete(&key),
+                Some(bytes) => self.store.set_parts_locked(&key, &[bytes], &lock),
+                None => self.store.delete_locked(&key, &lock),
             }
         })
     }

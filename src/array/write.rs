@@ -5,6 +5,8 @@
 //! stores nothing. A chunk equal to the fill value everywhere is not stored (an existing one is
 //! deleted). Edge chunks are stored at full size, with the fill value outside the array. A fully
 //! covered chunk whose elements need no conversion is encoded straight from the caller's buffer.
+//! The touched chunks are locked (exclusive) for the whole call, so concurrent writers of one chunk or
+//! shard, in any process, thread or handle, never lose each other's updates.
 
 use super::Array;
 use crate::buffer::{fill_elements, RawBuf};
@@ -14,6 +16,7 @@ use crate::error::{try_alloc, Result};
 use crate::scratch::with_decoded;
 use crate::selection::convert::Conv;
 use crate::selection::{copy, ChunkPart, Layout, Selection};
+use crate::store::StoreLock;
 use std::sync::Mutex;
 
 /// What phase 1 of a write keeps of a chunk the selection covers only in part.
@@ -63,6 +66,9 @@ impl Array {
             copy::check(data, 0, layout, &sel.count, conv)?;
         }
         let parts = sel.project(self.grid());
+        // Every touched chunk (shard) is locked for the whole call, against other writers of any
+        // process, thread or handle (see `crate::store::lock`).
+        let lock = self.lock_chunks(parts.iter().map(|p| p.chunk.as_slice()))?;
         // Phase 1: decode the chunks the selection covers only in part.
         let partial: Vec<usize> = (0..parts.len()).filter(|&i| !self.covers_chunk(&parts[i])).collect();
         let decoded = crate::threads::try_map(&partial, |&i| {
@@ -96,7 +102,7 @@ impl Array {
                     *encoded[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(e.map(crate::codec::join_parts));
                     return Ok(());
                 }
-                self.store_chunk(&key, e)
+                self.store_chunk(&key, e, &lock)
             };
             self.write_chunk_part(&parts[i], layout, conv, data, buf, &mut sink)
                 .map_err(|e| e.context(self.store.location(&key)))
@@ -107,19 +113,20 @@ impl Array {
                 .map(|&i| (self.chunk_key(&parts[i].chunk), encoded[i].lock().unwrap_or_else(|e| e.into_inner()).take().flatten()))
                 .collect();
             crate::threads::try_for_each(&ready, |(key, bytes)| {
-                self.store_chunk(key, bytes.as_deref().map(|b| vec![std::borrow::Cow::Borrowed(b)]))
+                self.store_chunk(key, bytes.as_deref().map(|b| vec![std::borrow::Cow::Borrowed(b)]), &lock)
             })?;
         }
         Ok(())
     }
 
-    /// Stores an encoded chunk under `key`, or deletes the key for `None` (all fill value).
-    pub(crate) fn store_chunk(&self, key: &str, encoded: Option<crate::codec::Parts>) -> Result<()> {
+    /// Stores an encoded chunk under `key`, or deletes the key for `None` (all fill value), holding
+    /// `lock`, which covers the chunk.
+    pub(crate) fn store_chunk(&self, key: &str, encoded: Option<crate::codec::Parts>, lock: &StoreLock) -> Result<()> {
         match encoded {
-            None => self.store.delete(key),
+            None => self.store.delete_locked(key, lock),
             Some(parts) => {
                 let slices: Vec<&[u8]> = parts.iter().map(|p| p.as_ref()).collect();
-                self.store.set_parts(key, &slices)
+                self.store.set_parts_locked(key, &slices, lock)
             }
         }
     }

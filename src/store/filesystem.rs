@@ -1,10 +1,15 @@
 //! Filesystem store (v3 "file system store" spec): key `a/b` is the file `<root>/a/b`.
 //!
 //! Writes are atomic: the value goes to a temporary file in the destination directory, which is then
-//! renamed over the key's file, so a crash leaves the old value or the new one. With `ZARR_FSYNC=1`
+//! renamed over the key's file, so a crash leaves the old value or the new one. A writer holding the
+//! key's lock ([`Store::set_parts_locked`]) uses the fixed temporary name `.<name>.zarrtmp`, so what a
+//! killed writer left there is replaced by the key's next writer; other writes use unique temporary
+//! names `.<name>.<pid>.<n>.tmp`. Temporary files and the per-node lock file `.zarr.lock` are never
+//! listed as keys. With `ZARR_FSYNC=1`
 //! in the environment the file and its directory are also flushed to disk before and after the rename.
 
-use super::{check_range, validate_key, ByteSource, DirListing, Store};
+use super::lock::FileLock;
+use super::{check_range, validate_key, ByteSource, DirListing, LockRange, Store, StoreLock};
 use crate::error::{Error, Result};
 use std::fs::{self, File, OpenOptions};
 use std::io::{Read, Write};
@@ -42,6 +47,80 @@ impl FilesystemStore {
     fn count(&self, n: usize) {
         self.bytes_read.fetch_add(n as u64, Ordering::Relaxed);
     }
+
+    /// The path of `key` and the fixed temporary name writers holding its lock use.
+    fn locked_temp(&self, key: &str) -> Result<(PathBuf, PathBuf)> {
+        let path = self.path_of(key)?;
+        let name = path.file_name().expect("validated key").to_string_lossy();
+        let tmp = path.with_file_name(format!(".{name}{LOCKED_TEMP_SUFFIX}"));
+        Ok((path, tmp))
+    }
+
+    /// Writes `parts` to a temporary file beside `key`'s file and renames it over that file. `locked`:
+    /// the caller holds `key`'s lock, so the temporary name is fixed (`.<name>.zarrtmp`, replacing what a
+    /// killed writer left); otherwise it is unique (`.<name>.<pid>.<n>.tmp`).
+    fn write_via_temp(&self, key: &str, parts: &[&[u8]], locked: bool) -> Result<()> {
+        let (path, tmp) = if locked {
+            self.locked_temp(key)?
+        } else {
+            let path = self.path_of(key)?;
+            let name = path.file_name().expect("validated key").to_string_lossy();
+            let tmp = path.with_file_name(format!(
+                ".{name}.{}.{}.tmp",
+                std::process::id(),
+                TEMP_COUNTER.fetch_add(1, Ordering::Relaxed)
+            ));
+            (path, tmp)
+        };
+        let dir = path.parent().expect("a key has a parent directory");
+        let write = || -> std::io::Result<()> {
+            let open = || {
+                let mut o = OpenOptions::new();
+                o.write(true);
+                if locked {
+                    o.create(true).truncate(true);
+                } else {
+                    o.create_new(true);
+                }
+                o.open(&tmp)
+            };
+            // Directories are created only when missing (no mkdir per write in the common case).
+            let mut f = match open() {
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    fs::create_dir_all(dir)?;
+                    open()?
+                }
+                other => other?,
+            };
+            for part in parts {
+                f.write_all(part)?;
+            }
+            if self.fsync {
+                f.sync_all()?;
+            }
+            drop(f);
+            fs::rename(&tmp, &path)?;
+            if self.fsync {
+                File::open(dir)?.sync_all()?;
+            }
+            Ok(())
+        };
+        write().map_err(|e| {
+            let _ = fs::remove_file(&tmp);
+            Error::io(path.display(), e)
+        })
+    }
+}
+
+/// Name of the lock file in every node directory (see [`super::lock`]).
+pub const LOCK_FILE: &str = ".zarr.lock";
+
+/// Suffix of the fixed temporary name of a write under lock: `.<name>.zarrtmp`.
+pub const LOCKED_TEMP_SUFFIX: &str = ".zarrtmp";
+
+/// Whether a file name is the store's own (the lock file, a temporary value), never a key.
+pub fn is_internal_name(name: &str) -> bool {
+    name == LOCK_FILE || (name.starts_with('.') && (name.ends_with(LOCKED_TEMP_SUFFIX) || name.ends_with(".tmp")))
 }
 
 struct FileSource<'a> {
@@ -115,41 +194,33 @@ impl Store for FilesystemStore {
     }
 
     fn set_parts(&self, key: &str, parts: &[&[u8]]) -> Result<()> {
-        let path = self.path_of(key)?;
-        let dir = path.parent().expect("a key has a parent directory");
-        let name = path.file_name().expect("validated key").to_string_lossy();
-        let tmp = dir.join(format!(
-            ".{name}.{}.{}.tmp",
-            std::process::id(),
-            TEMP_COUNTER.fetch_add(1, Ordering::Relaxed)
-        ));
-        let write = || -> std::io::Result<()> {
-            let open = || OpenOptions::new().write(true).create_new(true).open(&tmp);
-            // Directories are created only when missing (no mkdir per write in the common case).
-            let mut f = match open() {
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                    fs::create_dir_all(dir)?;
-                    open()?
-                }
-                other => other?,
-            };
-            for part in parts {
-                f.write_all(part)?;
-            }
-            if self.fsync {
-                f.sync_all()?;
-            }
-            drop(f);
-            fs::rename(&tmp, &path)?;
-            if self.fsync {
-                File::open(dir)?.sync_all()?;
-            }
-            Ok(())
-        };
-        write().map_err(|e| {
-            let _ = fs::remove_file(&tmp);
-            Error::io(path.display(), e)
-        })
+        self.write_via_temp(key, parts, false)
+    }
+
+    fn lock(&self, node_prefix: &str, ranges: &[LockRange]) -> Result<StoreLock> {
+        if !node_prefix.is_empty() {
+            let p = node_prefix.strip_suffix('/').ok_or_else(|| {
+                Error::InvalidArgument(format!("node prefix '{node_prefix}' must end with '/'"))
+            })?;
+            validate_key(p)?;
+        }
+        let path = self.root.join(node_prefix).join(LOCK_FILE);
+        Ok(StoreLock::new(FileLock::acquire(&path, ranges)?))
+    }
+
+    fn set_parts_locked(&self, key: &str, parts: &[&[u8]], _lock: &StoreLock) -> Result<()> {
+        self.write_via_temp(key, parts, true)
+    }
+
+    fn delete_locked(&self, key: &str, _lock: &StoreLock) -> Result<()> {
+        self.delete(key)?;
+        // A killed writer's temporary value of the key, if any.
+        let (_, tmp) = self.locked_temp(key)?;
+        match fs::remove_file(&tmp) {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound || e.raw_os_error() == Some(libc::ENOTDIR) => Ok(()),
+            Err(e) => Err(Error::io(tmp.display(), e)),
+        }
     }
 
     fn delete(&self, key: &str) -> Result<()> {
@@ -189,7 +260,7 @@ impl Store for FilesystemStore {
             let is_dir = ft.is_dir() || (ft.is_symlink() && entry.path().is_dir());
             if is_dir {
                 out.prefixes.push(name);
-            } else {
+            } else if !is_internal_name(&name) {
                 out.keys.push(name);
             }
         }

@@ -1,6 +1,8 @@
-//! In-memory store, for tests and for callers that build arrays in memory.
+//! In-memory store, for tests and for callers that build arrays in memory. Its locks
+//! ([`Store::lock`]) are an in-process [`LockTable`].
 
-use super::{validate_key, ByteSource, DirListing, SliceSource, Store};
+use super::lock::LockTable;
+use super::{validate_key, ByteSource, DirListing, LockRange, SliceSource, Store, StoreLock};
 use crate::error::Result;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -11,6 +13,7 @@ use std::sync::{Arc, RwLock};
 pub struct MemoryStore {
     map: RwLock<BTreeMap<String, Arc<Vec<u8>>>>,
     bytes_read: AtomicU64,
+    locks: LockTable,
 }
 
 impl MemoryStore {
@@ -67,6 +70,10 @@ impl Store for MemoryStore {
         validate_key(key)?;
         self.map.write().unwrap().remove(key);
         Ok(())
+    }
+
+    fn lock(&self, node_prefix: &str, ranges: &[LockRange]) -> Result<StoreLock> {
+        self.locks.acquire(node_prefix, ranges)
     }
 
     fn exists(&self, key: &str) -> Result<bool> {

@@ -2,13 +2,16 @@
 //!
 //! Keys are `/`-separated relative paths (`c/0/1`, `group/zarr.json`). [`validate_key`] rejects keys that
 //! could escape the store root. Implementations: [`filesystem::FilesystemStore`], [`memory::MemoryStore`].
-//! [`open_location`] turns a location (path or URI) into a store.
+//! [`open_location`] turns a location (path or URI) into a store. Writers exclude each other through
+//! [`Store::lock`] (see [`lock`]).
 
 pub mod filesystem;
 pub mod location;
+pub mod lock;
 pub mod memory;
 
 pub use location::open_location;
+pub use lock::{LockRange, StoreLock};
 
 use crate::error::{Error, Result};
 
@@ -126,6 +129,30 @@ pub trait Store: Send + Sync + std::fmt::Debug {
 
     /// Removes `key`; removing an absent key succeeds.
     fn delete(&self, key: &str) -> Result<()>;
+
+    /// Takes the lock `ranges` (ascending, disjoint; see [`lock`]) of the node at `node_prefix` (`""`
+    /// for the root, otherwise ending in `/`), waiting while another writer (process, thread or handle)
+    /// holds a conflicting lock; the locks are held until the returned guard is dropped. The default
+    /// takes no lock: writers of such a store are not protected against each other.
+    fn lock(&self, node_prefix: &str, ranges: &[LockRange]) -> Result<StoreLock> {
+        let _ = (node_prefix, ranges);
+        Ok(StoreLock::none())
+    }
+
+    /// [`Store::set_parts`] by a writer holding `lock`, which covers `key` exclusively. A store may use
+    /// this to reuse one temporary name per key, so that what a killed writer left behind is replaced
+    /// by the next writer of the key.
+    fn set_parts_locked(&self, key: &str, parts: &[&[u8]], lock: &StoreLock) -> Result<()> {
+        let _ = lock;
+        self.set_parts(key, parts)
+    }
+
+    /// [`Store::delete`] by a writer holding `lock`, which covers `key` exclusively (a store may also
+    /// remove a killed writer's temporary value of `key`).
+    fn delete_locked(&self, key: &str, lock: &StoreLock) -> Result<()> {
+        let _ = lock;
+        self.delete(key)
+    }
 
     /// Whether a value exists at `key`.
     fn exists(&self, key: &str) -> Result<bool>;

@@ -1,0 +1,420 @@
+//! Store-level locks: how writers of one array exclude each other across processes, threads and handles.
+//!
+//! Every array (and group) node has a space of *lock bytes*: byte 0 stands for the node's metadata
+//! document(s), byte `1 + i` for the stored key (chunk, or shard of a sharded array) with lock index `i`
+//! (see [`key_index`]). A write call asks for all its bytes at once with [`Store::lock`]
+//! (`super::Store::lock`): chunk writers take byte 0 *shared* and their chunk bytes *exclusive*; metadata
+//! updates (attributes, resize) take byte 0 *exclusive*, which also waits for every chunk writer. The
+//! ranges are taken one after another in ascending order (so two calls cannot deadlock) and held until
+//! the returned [`StoreLock`] is dropped. Readers take no locks: every stored value is replaced
+//! atomically, so a reader sees the old value or the new one.
+//!
+//! Implementations:
+//! - [`FileLock`] (filesystem store): one lock file per node, `<node dir>/.zarr.lock`, locked with Linux
+//!   open-file-description byte-range locks (`F_OFD_SETLKW`). Each lock call opens its own description,
+//!   so threads and separate handles of one process exclude each other like separate processes do, and
+//!   the kernel releases the locks when the description is closed, including when the process dies.
+//!   Elsewhere than Linux the classic process-wide POSIX locks (`F_SETLKW`) are used: they exclude other
+//!   processes but not threads of the same process.
+//! - [`LockTable`] (memory store, and any store without a shared medium): an in-process table with the
+//!   same semantics.
+//!
+//! Stores that cannot lock (the default of [`super::Store::lock`]) return [`StoreLock::none`]: writers
+//! of such stores are not protected against each other.
+
+use crate::error::{Error, Result};
+use std::collections::HashMap;
+use std::sync::{Arc, Condvar, Mutex};
+
+/// A run of lock bytes `start..start + len`, shared or exclusive.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LockRange {
+    /// First lock byte.
+    pub start: u64,
+    /// Number of bytes (at least 1).
+    pub len: u64,
+    /// Exclusive (a writer of what the bytes stand for) or shared.
+    pub exclusive: bool,
+}
+
+impl LockRange {
+    /// Byte 0: the node's metadata document(s).
+    pub fn metadata(exclusive: bool) -> LockRange {
+        LockRange { start: 0, len: 1, exclusive }
+    }
+
+    fn end(&self) -> u64 {
+        self.start + self.len
+    }
+
+    fn overlaps(&self, other: &LockRange) -> bool {
+        self.start < other.end() && other.start < self.end()
+    }
+}
+
+/// Bits per dimension of the virtual grid in which [`key_index`] numbers chunk coordinates.
+fn bits_per_dim(rank: usize) -> u32 {
+    62 / rank.max(1) as u32
+}
+
+/// The lock index of the stored key at chunk-grid coordinates `coords`.
+///
+/// The index is the C-order linear index in a fixed virtual grid of `2^(62 / rank)` chunks per dimension
+/// (not the array's actual grid, which a resize changes: two handles with different views of the shape
+/// must still agree). Consecutive chunks along the last dimension get consecutive indices, so a region
+/// write locks one range per row of chunks. Coordinates too large for the virtual grid are hashed into
+/// `[2^62, 2^63 - 2)` instead; a hash collision only serialises two writers.
+pub fn key_index(coords: &[u64]) -> u64 {
+    let bits = bits_per_dim(coords.len());
+    if coords.iter().all(|&c| c >> bits == 0) {
+        return coords.iter().fold(0u64, |acc, &c| (acc << bits) | c);
+    }
+    // FNV-1a over the coordinates: stable across processes and builds.
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for &c in coords {
+        for b in c.to_le_bytes() {
+            h ^= b as u64;
+            h = h.wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    (1u64 << 62) + h % ((1u64 << 62) - 2)
+}
+
+/// The lock ranges of a chunk writer: byte 0 shared, then the bytes of `coords` (chunk-grid coordinates of
+/// the stored keys written) exclusive, runs of consecutive indices merged, ascending.
+pub fn chunk_write_ranges<'a>(coords: impl IntoIterator<Item = &'a [u64]>) -> Vec<LockRange> {
+    let mut idx: Vec<u64> = coords.into_iter().map(key_index).collect();
+    idx.sort_unstable();
+    idx.dedup();
+    let mut out = vec![LockRange::metadata(false)];
+    for i in idx {
+        let byte = i + 1;
+        match out.last_mut() {
+            Some(last) if last.exclusive && last.end() == byte => last.len += 1,
+            _ => out.push(LockRange { start: byte, len: 1, exclusive: true }),
+        }
+    }
+    out
+}
+
+/// Fails unless `ranges` are ascending and disjoint (the order that keeps lock calls deadlock-free).
+pub fn check_ranges(ranges: &[LockRange]) -> Result<()> {
+    for w in ranges.windows(2) {
+        if w[1].start < w[0].end() {
+            return Err(Error::Internal(format!("lock ranges out of order or overlapping: {:?} then {:?}", w[0], w[1])));
+        }
+    }
+    if ranges.iter().any(|r| r.len == 0 || r.start.checked_add(r.len).map_or(true, |e| e > i64::MAX as u64)) {
+        return Err(Error::Internal(format!("lock range empty or beyond 2^63: {ranges:?}")));
+    }
+    Ok(())
+}
+
+/// Held locks; dropping the value releases them.
+#[must_use = "the locks are released when the guard is dropped"]
+pub struct StoreLock {
+    _held: Option<Box<dyn Send + Sync>>,
+}
+
+impl std::fmt::Debug for StoreLock {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self._held.is_some() { "StoreLock(held)" } else { "StoreLock(none)" })
+    }
+}
+
+impl StoreLock {
+    /// A guard holding nothing (stores that cannot lock).
+    pub fn none() -> StoreLock {
+        StoreLock { _held: None }
+    }
+
+    /// A guard that releases its locks when `held` is dropped.
+    pub fn new(held: impl Send + Sync + 'static) -> StoreLock {
+        StoreLock { _held: Some(Box::new(held)) }
+    }
+}
+
+/// Byte-range locks on one open file description of a lock file (released when it is closed).
+pub struct FileLock {
+    _file: std::fs::File,
+}
+
+impl FileLock {
+    /// Opens (creating it if needed) the lock file at `path` and takes `ranges` in order, waiting for
+    /// each as long as another description holds a conflicting lock.
+    pub fn acquire(path: &std::path::Path, ranges: &[LockRange]) -> Result<FileLock> {
+        use std::os::unix::fs::OpenOptionsExt;
+        use std::os::unix::io::AsRawFd;
+        check_ranges(ranges)?;
+        let open = || {
+            std::fs::OpenOptions::new().read(true).write(true).create(true).mode(0o666).open(path)
+        };
+        let file = match open() {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                if let Some(dir) = path.parent() {
+                    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir.display(), e))?;
+                }
+                open()
+            }
+            other => other,
+        }
+        .map_err(|e| Error::io(format!("lock file {}", path.display()), e))?;
+        for r in ranges {
+            // SAFETY: flock is plain data; zeroed is a valid value and every field used is set.
+            let mut fl: libc::flock = unsafe { std::mem::zeroed() };
+            fl.l_type = if r.exclusive { libc::F_WRLCK } else { libc::F_RDLCK } as _;
+            fl.l_whence = libc::SEEK_SET as _;
+            fl.l_start = r.start as libc::off_t;
+            fl.l_len = r.len as libc::off_t;
+            loop {
+                // SAFETY: a valid descriptor and a valid flock pointer.
+                let rc = unsafe { libc::fcntl(file.as_raw_fd(), SETLKW, &mut fl as *mut libc::flock) };
+                if rc == 0 {
+                    break;
+                }
+                let e = std::io::Error::last_os_error();
+                if e.kind() != std::io::ErrorKind::Interrupted {
+                    return Err(Error::io(format!("locking {} bytes {}..{}", path.display(), r.start, r.end()), e));
+                }
+            }
+        }
+        Ok(FileLock { _file: file })
+    }
+}
+
+#[cfg(target_os = "linux")]
+const SETLKW: libc::c_int = libc::F_OFD_SETLKW;
+#[cfg(not(target_os = "linux"))]
+const SETLKW: libc::c_int = libc::F_SETLKW;
+
+/// In-process byte-range locks per node prefix, with the semantics of [`FileLock`]: every
+/// [`LockTable::acquire`] is an owner of its own, shared locks coexist, exclusive ones exclude.
+#[derive(Debug, Default)]
+pub struct LockTable {
+    inner: Arc<TableInner>,
+}
+
+#[derive(Debug, Default)]
+struct TableInner {
+    held: Mutex<TableState>,
+    changed: Condvar,
+}
+
+#[derive(Debug, Default)]
+struct TableState {
+    next_owner: u64,
+    /// Per node prefix: (owner, range) of every held lock.
+    by_prefix: HashMap<String, Vec<(u64, LockRange)>>,
+}
+
+struct TableGuard {
+    table: Arc<TableInner>,
+    prefix: String,
+    owner: u64,
+}
+
+impl Drop for TableGuard {
+    fn drop(&mut self) {
+        let mut st = self.table.held.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(v) = st.by_prefix.get_mut(&self.prefix) {
+            v.retain(|(o, _)| *o != self.owner);
+            if v.is_empty() {
+                st.by_prefix.remove(&self.prefix);
+            }
+        }
+        drop(st);
+        self.table.changed.notify_all();
+    }
+}
+
+impl LockTable {
+    /// An empty table.
+    pub fn new() -> LockTable {
+        LockTable::default()
+    }
+
+    /// Takes `ranges` of node `prefix` in order, waiting for each while another owner holds a
+    /// conflicting lock (an exclusive one, or any when asking for exclusive).
+    pub fn acquire(&self, prefix: &str, ranges: &[LockRange]) -> Result<StoreLock> {
+        check_ranges(ranges)?;
+        let mut st = self.inner.held.lock().unwrap_or_else(|e| e.into_inner());
+        st.next_owner += 1;
+        let owner = st.next_owner;
+        // From here on the guard releases whatever was taken, also on an early return.
+        let guard = TableGuard { table: self.inner.clone(), prefix: prefix.to_string(), owner };
+        for r in ranges {
+            loop {
+                let conflict = st
+                    .by_prefix
+                    .get(prefix)
+                    .is_some_and(|v| v.iter().any(|(o, h)| *o != owner && h.overlaps(r) && (h.exclusive || r.exclusive)));
+                if !conflict {
+                    break;
+                }
+                st = self.inner.changed.wait(st).unwrap_or_else(|e| e.into_inner());
+            }
+            st.by_prefix.entry(prefix.to_string()).or_default().push((owner, *r));
+        }
+        drop(st);
+        Ok(StoreLock::new(guard))
+    }
+
+    /// Number of locks held on `prefix` (for tests).
+    pub fn held(&self, prefix: &str) -> usize {
+        self.inner.held.lock().unwrap_or_else(|e| e.into_inner()).by_prefix.get(prefix).map_or(0, Vec::len)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::time::Duration;
+
+    #[test]
+    fn indices_and_ranges() {
+        assert_eq!(key_index(&[5]), 5);
+        assert_eq!(key_index(&[1, 2]), (1 << 31) | 2);
+        assert_eq!(key_index(&[]), 0);
+        // Independent of any grid shape; consecutive along the last dimension.
+        assert_eq!(key_index(&[3, 4, 6]), key_index(&[3, 4, 5]) + 1);
+        // Too large for the virtual grid: hashed above 2^62, deterministic.
+        let h = key_index(&[1 << 40, 0]);
+        assert!(h >= 1 << 62 && h < (1 << 63) - 2);
+        assert_eq!(h, key_index(&[1 << 40, 0]));
+        assert_ne!(h, key_index(&[1 << 40, 1]));
+        let coords: Vec<Vec<u64>> = vec![vec![0, 2], vec![0, 0], vec![0, 1], vec![1, 0], vec![0, 1]];
+        let r = chunk_write_ranges(coords.iter().map(|c| c.as_slice()));
+        assert_eq!(
+            r,
+            [
+                LockRange::metadata(false),
+                LockRange { start: 1, len: 3, exclusive: true },
+                LockRange { start: (1 << 31) + 1, len: 1, exclusive: true }
+            ]
+        );
+        check_ranges(&r).unwrap();
+        assert!(check_ranges(&[r[1], r[0]]).is_err());
+        assert!(check_ranges(&[LockRange { start: 0, len: 0, exclusive: true }]).is_err());
+    }
+
+    /// Runs `second` on a thread after `first` is held; returns whether it finished while `first` was
+    /// still held (it should not when the two conflict).
+    fn blocks(first: impl FnOnce() -> StoreLock, second: impl FnOnce() -> StoreLock + Send + 'static) -> bool {
+        let held = first();
+        let done = Arc::new(AtomicBool::new(false));
+        let d = done.clone();
+        let t = std::thread::spawn(move || {
+            let _g = second();
+            d.store(true, Ordering::SeqCst);
+        });
+        std::thread::sleep(Duration::from_millis(100));
+        let finished_early = done.load(Ordering::SeqCst);
+        drop(held);
+        t.join().unwrap();
+        assert!(done.load(Ordering::SeqCst));
+        !finished_early
+    }
+
+    fn ex(start: u64, len: u64) -> LockRange {
+        LockRange { start, len, exclusive: true }
+    }
+
+    #[test]
+    fn table_semantics() {
+        let t = Arc::new(LockTable::new());
+        let (a, b) = (t.clone(), t.clone());
+        // shared + shared coexist, exclusive excludes, disjoint ranges and other prefixes do not conflict
+        assert!(!blocks(|| a.acquire("x/", &[LockRange::metadata(false)]).unwrap(), {
+            let b = b.clone();
+            move || b.acquire("x/", &[LockRange::metadata(false)]).unwrap()
+        }));
+        assert!(blocks(|| a.acquire("x/", &[LockRange::metadata(false)]).unwrap(), {
+            let b = b.clone();
+            move || b.acquire("x/", &[LockRange::metadata(true)]).unwrap()
+        }));
+        assert!(blocks(|| a.acquire("x/", &[ex(3, 4)]).unwrap(), {
+            let b = b.clone();
+            move || b.acquire("x/", &[ex(6, 1)]).unwrap()
+        }));
+        assert!(!blocks(|| a.acquire("x/", &[ex(3, 4)]).unwrap(), {
+            let b = b.clone();
+            move || b.acquire("x/", &[ex(7, 1)]).unwrap()
+        }));
+        assert!(!blocks(|| a.acquire("x/", &[ex(3, 4)]).unwrap(), {
+            let b = b.clone();
+            move || b.acquire("y/", &[ex(3, 4)]).unwrap()
+        }));
+        assert_eq!(t.held("x/"), 0, "every guard released its locks");
+        assert!(t.acquire("x/", &[ex(2, 1), ex(1, 1)]).is_err(), "descending ranges are refused");
+        assert_eq!(t.held("x/"), 0);
+    }
+
+    #[test]
+    fn table_excludes_threads() {
+        // Many threads increment a counter with a read-modify-write under an exclusive range.
+        let t = Arc::new(LockTable::new());
+        let counter = Arc::new(Mutex::new(0u64));
+        let threads: Vec<_> = (0..8)
+            .map(|_| {
+                let (t, c) = (t.clone(), counter.clone());
+                std::thread::spawn(move || {
+                    for _ in 0..200 {
+                        let _g = t.acquire("a/", &[LockRange::metadata(false), ex(1, 1)]).unwrap();
+                        let v = *c.lock().unwrap();
+                        std::thread::yield_now();
+                        *c.lock().unwrap() = v + 1;
+                    }
+                })
+            })
+            .collect();
+        threads.into_iter().for_each(|t| t.join().unwrap());
+        assert_eq!(*counter.lock().unwrap(), 1600);
+    }
+
+    fn lock_path(tag: &str) -> std::path::PathBuf {
+        let d = std::env::temp_dir().join(format!("zarr-lock-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        d.join("arr/.zarr.lock")
+    }
+
+    #[test]
+    fn file_locks_exclude_descriptions_and_release_on_close() {
+        let p = lock_path("ofd");
+        let (p1, p2) = (p.clone(), p.clone());
+        // Two descriptions in one process exclude each other (OFD semantics).
+        assert!(blocks(move || StoreLock::new(FileLock::acquire(&p1, &[ex(5, 2)]).unwrap()), move || {
+            StoreLock::new(FileLock::acquire(&p2, &[ex(6, 1)]).unwrap())
+        }));
+        let (p1, p2) = (p.clone(), p.clone());
+        assert!(!blocks(move || StoreLock::new(FileLock::acquire(&p1, &[LockRange::metadata(false)]).unwrap()), move || {
+            StoreLock::new(FileLock::acquire(&p2, &[LockRange::metadata(false), ex(1, 1)]).unwrap())
+        }));
+        // Closing (dropping) releases: an exclusive lock can be taken at once afterwards.
+        drop(FileLock::acquire(&p, &[LockRange::metadata(true), ex(1, 100)]).unwrap());
+        let again = FileLock::acquire(&p, &[LockRange::metadata(true), ex(1, 100)]).unwrap();
+        drop(again);
+        // A dead process releases too: a child takes the lock and exits without unlocking.
+        let pc = std::ffi::CString::new(p.to_str().unwrap()).unwrap();
+        // SAFETY: fork in a test; the child only makes async-signal-safe calls before _exit.
+        let pid = unsafe { libc::fork() };
+        if pid == 0 {
+            unsafe {
+                let fd = libc::open(pc.as_ptr(), libc::O_RDWR);
+                let mut fl: libc::flock = std::mem::zeroed();
+                fl.l_type = libc::F_WRLCK as _;
+                fl.l_len = 10;
+                let rc = libc::fcntl(fd, SETLKW, &mut fl as *mut libc::flock);
+                libc::_exit(if rc == 0 { 0 } else { 1 });
+            }
+        }
+        let mut status = 0;
+        unsafe { libc::waitpid(pid, &mut status, 0) };
+        assert_eq!(status, 0);
+        let (tx, rx) = std::sync::mpsc::channel();
+        let p2 = p.clone();
+        std::thread::spawn(move || tx.send(FileLock::acquire(&p2, &[ex(0, 10)]).is_ok()).unwrap());
+        assert_eq!(rx.recv_timeout(Duration::from_secs(10)), Ok(true), "a dead owner's lock was released");
+        std::fs::remove_dir_all(p.parent().unwrap().parent().unwrap()).unwrap();
+    }
+}
