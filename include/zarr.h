@@ -283,8 +283,9 @@ typedef enum zarr_node_type {
  * An open array (opaque). Create with zarr_open(), zarr_create() or the zarr_group_* functions;
  * release with zarr_close().
  *
- * Thread-safety: a handle may be used from several threads at once for reads and for writes to
- * distinct chunks; writes touching the same chunk, and zarr_close(), need external synchronisation.
+ * Thread-safety: a handle may be used from several threads at once for reads and writes, also to the
+ * same chunks (writes lock what they touch, across threads, handles and processes);
+ * zarr_array_resize() and zarr_close() need the handle to themselves.
  */
 typedef struct zarr_array zarr_array;
 
@@ -670,13 +671,15 @@ zarr_status zarr_array_attributes(const struct zarr_array *array, char **json);
  * Replaces the user attributes with the JSON object `json` and rewrites the metadata atomically.
  *
  * @returns ZARR_OK; ZARR_ERR_INVALID_HANDLE; ZARR_ERR_INVALID_ARGUMENT (NULL, not a JSON object);
- *          ZARR_ERR_READ_ONLY; ZARR_ERR_IO.
- * Thread-safe. Since: 0.1.
+ *          ZARR_ERR_READ_ONLY; ZARR_ERR_NOT_FOUND (the array's metadata is gone); ZARR_ERR_IO.
+ * Thread-safe, also across handles and processes: under the array's metadata lock the stored document
+ * is re-read and only its attributes replaced, so a concurrent resize is kept. Since: 0.1.
  *
  * # Safety
  * `array` is an open handle; `json` is a NUL-terminated string.
  */
-zarr_status zarr_array_set_attributes(struct zarr_array *array, const char *json);
+zarr_status zarr_array_set_attributes(struct zarr_array *array,
+                                      const char *json);
 
 /**
  * The whole metadata document (e.g. `zarr.json`) as JSON text, with the current attributes.
@@ -722,7 +725,9 @@ zarr_status zarr_read_region(struct zarr_array *array,
  * @param buffer_size  must equal product(count) * element size, in bytes
  * @returns ZARR_OK; ZARR_ERR_INVALID_HANDLE; ZARR_ERR_INVALID_ARGUMENT; ZARR_ERR_READ_ONLY;
  *          ZARR_ERR_OUT_OF_BOUNDS; ZARR_ERR_BUFFER_SIZE; ZARR_ERR_CODEC; ZARR_ERR_CHECKSUM; ZARR_ERR_IO.
- * Thread-safe for writes that touch distinct chunks. Since: 0.1.
+ * Thread-safe, also across handles and processes: writes touching the same chunk or shard are applied
+ * one after the other (see "Concurrent writers and crash safety" in the README). ZARR_ERR_METADATA when
+ * another handle resized the array since this one was opened (nothing stored; reopen it). Since: 0.1.
  *
  * # Safety
  * `array` is an open handle; `start`/`count` hold `rank` values; `buffer` has `buffer_size` bytes.
@@ -745,8 +750,10 @@ zarr_status zarr_write_region(struct zarr_array *array,
  * @returns ZARR_OK; ZARR_ERR_INVALID_HANDLE; ZARR_ERR_INVALID_ARGUMENT (NULL, wrong rank);
  *          ZARR_ERR_READ_ONLY; ZARR_ERR_IO (then some chunks outside the new shape may be deleted
  *          while the shape is unchanged).
- * Not thread-safe with other calls on the same handle. Other handles of the same array keep the shape
- * they were opened with. Since: 0.2.
+ * Not thread-safe with other calls on the same handle. Safe against other handles and processes: the
+ * call holds the array's metadata lock (waiting for their writes to finish), starts from the stored
+ * metadata (keeping attributes another handle set) and changes only the shape. Other handles keep the
+ * shape they were opened with; their writes then fail with ZARR_ERR_METADATA until reopened. Since: 0.2.
  *
  * # Safety
  * `array` is an open handle; `shape` holds `rank` values.
@@ -847,7 +854,9 @@ zarr_status zarr_array_read_chunk(const struct zarr_array *array,
  *
  * @returns ZARR_OK; ZARR_ERR_INVALID_HANDLE; ZARR_ERR_INVALID_ARGUMENT; ZARR_ERR_OUT_OF_BOUNDS;
  *          ZARR_ERR_BUFFER_SIZE; ZARR_ERR_READ_ONLY; ZARR_ERR_VALUE; ZARR_ERR_IO.
- * Thread-safe for distinct chunks. Since: 0.2.
+ * Thread-safe, also across handles and processes: writes touching the same chunk or shard are applied
+ * one after the other (see "Concurrent writers and crash safety" in the README). ZARR_ERR_METADATA when
+ * another handle resized the array since this one was opened (nothing stored; reopen it). Since: 0.2.
  *
  * # Safety
  * `chunk` holds rank values; `buffer` is readable for `buffer_size` bytes.
@@ -863,12 +872,15 @@ zarr_status zarr_array_write_chunk(struct zarr_array *array,
  *
  * @returns ZARR_OK; ZARR_ERR_INVALID_HANDLE; ZARR_ERR_INVALID_ARGUMENT; ZARR_ERR_OUT_OF_BOUNDS;
  *          ZARR_ERR_READ_ONLY; ZARR_ERR_IO.
- * Thread-safe for distinct chunks. Since: 0.2.
+ * Thread-safe, also across handles and processes: writes touching the same chunk or shard are applied
+ * one after the other (see "Concurrent writers and crash safety" in the README). ZARR_ERR_METADATA when
+ * another handle resized the array since this one was opened (nothing stored; reopen it). Since: 0.2.
  *
  * # Safety
  * `chunk` holds rank values.
  */
-zarr_status zarr_array_erase_chunk(struct zarr_array *array, const uint64_t *chunk);
+zarr_status zarr_array_erase_chunk(struct zarr_array *array,
+                                   const uint64_t *chunk);
 
 /**
  * The size in bytes of a dense buffer for `count` elements of `buffer_type` (C order): what
@@ -1177,8 +1189,9 @@ zarr_status zarr_read_hyperslab(struct zarr_array *array,
  * nothing is stored. Chunks the selection covers only in part are read, merged and rewritten.
  *
  * @returns as zarr_read_hyperslab(), plus ZARR_ERR_READ_ONLY.
- * Thread-safe for writes touching distinct chunks; writes sharing a chunk need external
- * synchronisation. Since: 0.2.
+ * Thread-safe, also across handles and processes: writes touching the same chunk or shard are applied
+ * one after the other (see "Concurrent writers and crash safety" in the README). ZARR_ERR_METADATA when
+ * another handle resized the array since this one was opened (nothing stored; reopen it). Since: 0.2.
  *
  * # Safety
  * As zarr_read_hyperslab(), with `buffer` readable for `buffer_size` bytes.
@@ -1546,7 +1559,9 @@ void zarr_vlen_free(struct zarr_vlen *v);
  *          ZARR_ERR_VALUE (invalid UTF-8 for a string array, an element over 4 GiB, a vlen-array
  *          element that is not whole items); ZARR_ERR_READ_ONLY; ZARR_ERR_OUT_OF_BOUNDS;
  *          ZARR_ERR_CODEC (a partly covered chunk cannot be decoded); ZARR_ERR_CHECKSUM; ZARR_ERR_IO.
- * Thread-safe for writes that touch distinct chunks. Since: 0.2.
+ * Thread-safe, also across handles and processes: writes touching the same chunk or shard are applied
+ * one after the other (see "Concurrent writers and crash safety" in the README). ZARR_ERR_METADATA when
+ * another handle resized the array since this one was opened (nothing stored; reopen it). Since: 0.2.
  *
  * # Safety
  * `array` is an open handle; `start`/`count` hold `rank` values; `offsets` holds product(count) + 1

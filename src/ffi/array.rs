@@ -203,8 +203,9 @@ impl From<&DataType> for zarr_data_type {
 /// An open array (opaque). Create with zarr_open(), zarr_create() or the zarr_group_* functions;
 /// release with zarr_close().
 ///
-/// Thread-safety: a handle may be used from several threads at once for reads and for writes to
-/// distinct chunks; writes touching the same chunk, and zarr_close(), need external synchronisation.
+/// Thread-safety: a handle may be used from several threads at once for reads and writes, also to the
+/// same chunks (writes lock what they touch, across threads, handles and processes);
+/// zarr_array_resize() and zarr_close() need the handle to themselves.
 pub struct zarr_array {
     _opaque: [u8; 0],
 }
@@ -663,8 +664,9 @@ pub unsafe extern "C" fn zarr_array_attributes(array: *const zarr_array, json: *
 /// Replaces the user attributes with the JSON object `json` and rewrites the metadata atomically.
 ///
 /// @returns ZARR_OK; ZARR_ERR_INVALID_HANDLE; ZARR_ERR_INVALID_ARGUMENT (NULL, not a JSON object);
-///          ZARR_ERR_READ_ONLY; ZARR_ERR_IO.
-/// Thread-safe. Since: 0.1.
+///          ZARR_ERR_READ_ONLY; ZARR_ERR_NOT_FOUND (the array's metadata is gone); ZARR_ERR_IO.
+/// Thread-safe, also across handles and processes: under the array's metadata lock the stored document
+/// is re-read and only its attributes replaced, so a concurrent resize is kept. Since: 0.1.
 ///
 /// # Safety
 /// `array` is an open handle; `json` is a NUL-terminated string.
@@ -736,7 +738,9 @@ pub unsafe extern "C" fn zarr_read_region(
 /// @param buffer_size  must equal product(count) * element size, in bytes
 /// @returns ZARR_OK; ZARR_ERR_INVALID_HANDLE; ZARR_ERR_INVALID_ARGUMENT; ZARR_ERR_READ_ONLY;
 ///          ZARR_ERR_OUT_OF_BOUNDS; ZARR_ERR_BUFFER_SIZE; ZARR_ERR_CODEC; ZARR_ERR_CHECKSUM; ZARR_ERR_IO.
-/// Thread-safe for writes that touch distinct chunks. Since: 0.1.
+/// Thread-safe, also across handles and processes: writes touching the same chunk or shard are applied
+/// one after the other (see "Concurrent writers and crash safety" in the README). ZARR_ERR_METADATA when
+/// another handle resized the array since this one was opened (nothing stored; reopen it). Since: 0.1.
 ///
 /// # Safety
 /// `array` is an open handle; `start`/`count` hold `rank` values; `buffer` has `buffer_size` bytes.

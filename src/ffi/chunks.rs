@@ -30,8 +30,10 @@ unsafe fn chunk_arg<'a>(chunk: *const u64, rank: usize) -> Result<&'a [u64]> {
 /// @returns ZARR_OK; ZARR_ERR_INVALID_HANDLE; ZARR_ERR_INVALID_ARGUMENT (NULL, wrong rank);
 ///          ZARR_ERR_READ_ONLY; ZARR_ERR_IO (then some chunks outside the new shape may be deleted
 ///          while the shape is unchanged).
-/// Not thread-safe with other calls on the same handle. Other handles of the same array keep the shape
-/// they were opened with. Since: 0.2.
+/// Not thread-safe with other calls on the same handle. Safe against other handles and processes: the
+/// call holds the array's metadata lock (waiting for their writes to finish), starts from the stored
+/// metadata (keeping attributes another handle set) and changes only the shape. Other handles keep the
+/// shape they were opened with; their writes then fail with ZARR_ERR_METADATA until reopened. Since: 0.2.
 ///
 /// # Safety
 /// `array` is an open handle; `shape` holds `rank` values.
@@ -189,7 +191,9 @@ pub unsafe extern "C" fn zarr_array_read_chunk(
 ///
 /// @returns ZARR_OK; ZARR_ERR_INVALID_HANDLE; ZARR_ERR_INVALID_ARGUMENT; ZARR_ERR_OUT_OF_BOUNDS;
 ///          ZARR_ERR_BUFFER_SIZE; ZARR_ERR_READ_ONLY; ZARR_ERR_VALUE; ZARR_ERR_IO.
-/// Thread-safe for distinct chunks. Since: 0.2.
+/// Thread-safe, also across handles and processes: writes touching the same chunk or shard are applied
+/// one after the other (see "Concurrent writers and crash safety" in the README). ZARR_ERR_METADATA when
+/// another handle resized the array since this one was opened (nothing stored; reopen it). Since: 0.2.
 ///
 /// # Safety
 /// `chunk` holds rank values; `buffer` is readable for `buffer_size` bytes.
@@ -213,7 +217,9 @@ pub unsafe extern "C" fn zarr_array_write_chunk(
 ///
 /// @returns ZARR_OK; ZARR_ERR_INVALID_HANDLE; ZARR_ERR_INVALID_ARGUMENT; ZARR_ERR_OUT_OF_BOUNDS;
 ///          ZARR_ERR_READ_ONLY; ZARR_ERR_IO.
-/// Thread-safe for distinct chunks. Since: 0.2.
+/// Thread-safe, also across handles and processes: writes touching the same chunk or shard are applied
+/// one after the other (see "Concurrent writers and crash safety" in the README). ZARR_ERR_METADATA when
+/// another handle resized the array since this one was opened (nothing stored; reopen it). Since: 0.2.
 ///
 /// # Safety
 /// `chunk` holds rank values.

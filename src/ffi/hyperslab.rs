@@ -141,8 +141,9 @@ pub unsafe extern "C" fn zarr_read_hyperslab(
 /// nothing is stored. Chunks the selection covers only in part are read, merged and rewritten.
 ///
 /// @returns as zarr_read_hyperslab(), plus ZARR_ERR_READ_ONLY.
-/// Thread-safe for writes touching distinct chunks; writes sharing a chunk need external
-/// synchronisation. Since: 0.2.
+/// Thread-safe, also across handles and processes: writes touching the same chunk or shard are applied
+/// one after the other (see "Concurrent writers and crash safety" in the README). ZARR_ERR_METADATA when
+/// another handle resized the array since this one was opened (nothing stored; reopen it). Since: 0.2.
 ///
 /// # Safety
 /// As zarr_read_hyperslab(), with `buffer` readable for `buffer_size` bytes.

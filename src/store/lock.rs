@@ -104,7 +104,7 @@ pub fn check_ranges(ranges: &[LockRange]) -> Result<()> {
             return Err(Error::Internal(format!("lock ranges out of order or overlapping: {:?} then {:?}", w[0], w[1])));
         }
     }
-    if ranges.iter().any(|r| r.len == 0 || r.start.checked_add(r.len).map_or(true, |e| e > i64::MAX as u64)) {
+    if ranges.iter().any(|r| r.len == 0 || r.start.checked_add(r.len).is_none_or(|e| e > i64::MAX as u64)) {
         return Err(Error::Internal(format!("lock range empty or beyond 2^63: {ranges:?}")));
     }
     Ok(())
@@ -147,7 +147,7 @@ impl FileLock {
         use std::os::unix::io::AsRawFd;
         check_ranges(ranges)?;
         let open = || {
-            std::fs::OpenOptions::new().read(true).write(true).create(true).mode(0o666).open(path)
+            std::fs::OpenOptions::new().read(true).write(true).create(true).truncate(false).mode(0o666).open(path)
         };
         let file = match open() {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -280,7 +280,7 @@ mod tests {
         assert_eq!(key_index(&[3, 4, 6]), key_index(&[3, 4, 5]) + 1);
         // Too large for the virtual grid: hashed above 2^62, deterministic.
         let h = key_index(&[1 << 40, 0]);
-        assert!(h >= 1 << 62 && h < (1 << 63) - 2);
+        assert!(((1 << 62)..(1 << 63) - 2).contains(&h));
         assert_eq!(h, key_index(&[1 << 40, 0]));
         assert_ne!(h, key_index(&[1 << 40, 1]));
         let coords: Vec<Vec<u64>> = vec![vec![0, 2], vec![0, 0], vec![0, 1], vec![1, 0], vec![0, 1]];
