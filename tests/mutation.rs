@@ -289,6 +289,8 @@ fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
     files_under(dir, &mut files);
     files
         .into_iter()
+        // The lock file (`.zarr.lock`, see `zarr::store::lock`) that a write creates is not stored data.
+        .filter(|p| p.file_name().is_none_or(|n| n != zarr::store::filesystem::LOCK_FILE))
         .map(|p| {
             let b = std::fs::read(&p).unwrap();
             (p, b)

@@ -2,8 +2,8 @@
 //!
 //! Every array (and group) node has a space of *lock bytes*: byte 0 stands for the node's metadata
 //! document(s), byte `1 + i` for the stored key (chunk, or shard of a sharded array) with lock index `i`
-//! (see [`key_index`]). A write call asks for all its bytes at once with [`Store::lock`]
-//! (`super::Store::lock`): chunk writers take byte 0 *shared* and their chunk bytes *exclusive*; metadata
+//! (see [`key_index`]). A write call asks for all its bytes at once with
+//! [`super::Store::lock`]: chunk writers take byte 0 *shared* and their chunk bytes *exclusive*; metadata
 //! updates (attributes, resize) take byte 0 *exclusive*, which also waits for every chunk writer. The
 //! ranges are taken one after another in ascending order (so two calls cannot deadlock) and held until
 //! the returned [`StoreLock`] is dropped. Readers take no locks: every stored value is replaced

@@ -155,7 +155,7 @@ def inner_chunks(shard, n):
 
 
 def stored_files(root):
-    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file() and p.name != "zarr.json"}
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file() and p.name not in ("zarr.json", ".zarr.lock")}
 
 
 failures = []

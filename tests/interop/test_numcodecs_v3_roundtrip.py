@@ -96,8 +96,8 @@ def t_write(r, tag, data, chunks, codecs, lossy_filters=None):
                               serializer=zarr.codecs.BytesCodec(endian="little"),
                               compressors=doc["codecs"][doc["codecs"].index(BYTES) + 1:] or None, fill_value=0)
         z[...] = data
-        ours = {f.relative_to(p): f.read_bytes() for f in p.rglob("*") if f.is_file() and f.name != "zarr.json"}
-        theirs = {f.relative_to(q): f.read_bytes() for f in q.rglob("*") if f.is_file() and f.name != "zarr.json"}
+        ours = {f.relative_to(p): f.read_bytes() for f in p.rglob("*") if f.is_file() and f.name not in ("zarr.json", ".zarr.lock")}
+        theirs = {f.relative_to(q): f.read_bytes() for f in q.rglob("*") if f.is_file() and f.name not in ("zarr.json", ".zarr.lock")}
         # (compressed streams may differ between compressor builds: compared only without compressors)
         compressors = ("blosc", "lz4", "zstd", "zlib", "gzip", "bz2", "lzma")
         if not any(c["name"].removeprefix("numcodecs.") in compressors for c in codecs):

@@ -224,7 +224,7 @@ def lib_write(arr, data, start=None):
 
 def chunk_files(path):
     """Relative keys of the stored chunk files (everything but zarr.json)."""
-    return sorted(str(p.relative_to(path)) for p in Path(path).rglob("*") if p.is_file() and p.name != "zarr.json")
+    return sorted(str(p.relative_to(path)) for p in Path(path).rglob("*") if p.is_file() and p.name not in ("zarr.json", ".zarr.lock"))
 
 
 # ------------------------------------------------------------------------------------------------
