@@ -125,8 +125,9 @@ zarr_status zarr_mpi_close(MPI_Comm comm, zarr_array *array);
  *
  * @param path   the array's directory (the same on every rank; used to reopen)
  * @param array  in: this rank's open handle (opened for writing); out: the handle to use from now on
- *               (on the ranks other than 0 a new handle; the old one is closed). On failure it may be
- *               NULL on some ranks (then that rank's old handle is closed); close the others.
+ *               (on the ranks other than 0 a new handle; the old one is closed). On failure every rank
+ *               still holds an open handle (the old one where the reopen failed or was not reached),
+ *               to be closed as usual.
  * @param shape  `rank` new extents, the same on every rank (compared)
  * @param rank   the array's rank
  * @returns (identical on every rank) ZARR_OK; ZARR_ERR_INVALID_ARGUMENT; any status of
