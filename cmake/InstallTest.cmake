@@ -7,10 +7,13 @@
 # With FORTRAN_COMPILER (the build had one): also the installed Fortran module, and
 # c_tests/downstream_fortran built through find_package(zarr COMPONENTS fortran) -> zarr::fortran
 # (shared and static) and through pkg-config zarr-fortran.
+# With MPI_C_COMPILER (the build made libzarr_mpi): c_tests/downstream_mpi built through
+# find_package(zarr COMPONENTS mpi) -> zarr::zarr_mpi and through pkg-config zarr-mpi with the MPI
+# compiler wrapper, each run as an MPI singleton.
 #
 # Inputs (-D): BUILD_DIR SOURCE_DIR CONFIG GENERATOR C_COMPILER READELF PKG_CONFIG VERSION SONAME
 #              LIBDIR INCLUDEDIR BINDIR [FORTRAN_COMPILER] [HDF5_TOOLS (bin/h5tozarr, bin/zarrtoh5 were
-#              built)]; the scratch directory is $ZARR_TEST_TMPDIR.
+#              built)] [MPI_C_COMPILER (libzarr_mpi was built)]; the scratch directory is $ZARR_TEST_TMPDIR.
 cmake_minimum_required(VERSION 3.16)
 
 if(DEFINED ENV{ZARR_TEST_TMPDIR})
@@ -179,6 +182,26 @@ if(FORTRAN_COMPILER)
   endforeach()
 endif()
 
+# 3c. libzarr_mpi through CMake (an MPI singleton run: no mpiexec needed).
+if(MPI_C_COMPILER)
+  foreach(f "${lib}/libzarr_mpi.so.${VERSION}" "${prefix}/${INCLUDEDIR}/zarr_mpi.h" "${lib}/pkgconfig/zarr-mpi.pc")
+    if(NOT EXISTS "${f}" OR IS_SYMLINK "${f}")
+      message(FATAL_ERROR "not installed (or not a plain file): ${f}")
+    endif()
+  endforeach()
+  set(bin "${work}/build-mpi")
+  file(REMOVE_RECURSE "${bin}")
+  run("${CMAKE_COMMAND}" -S "${SOURCE_DIR}/c_tests/downstream_mpi" -B "${bin}" -G "${GENERATOR}"
+      "-DCMAKE_C_COMPILER=${C_COMPILER}" "-DCMAKE_BUILD_TYPE=Release" "-DCMAKE_PREFIX_PATH=${prefix}")
+  run("${CMAKE_COMMAND}" --build "${bin}" --config Release)
+  if(EXISTS "${bin}/Release/zarr_downstream_mpi")
+    set(exe "${bin}/Release/zarr_downstream_mpi")
+  else()
+    set(exe "${bin}/zarr_downstream_mpi")
+  endif()
+  run("${exe}" "${work}/cmake-mpi.zarr")
+endif()
+
 # 4. pkg-config and a plain compiler line.
 if(NOT PKG_CONFIG)
   message(WARNING "pkg-config not found: the pkg-config checks were skipped")
@@ -231,5 +254,18 @@ if(FORTRAN_COMPILER)
   run_program("${work}/pc_fortran" pkg-config-fortran)
   set(ENV{LD_LIBRARY_PATH} "")
   message(STATUS "install.downstream: the three Fortran downstream builds ran correctly")
+endif()
+if(MPI_C_COMPILER)
+  execute_process(COMMAND "${PKG_CONFIG}" --cflags --libs zarr-mpi OUTPUT_VARIABLE pc_mpi
+                  OUTPUT_STRIP_TRAILING_WHITESPACE RESULT_VARIABLE rc)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "pkg-config --cflags --libs zarr-mpi failed")
+  endif()
+  separate_arguments(pc_mpi UNIX_COMMAND "${pc_mpi}")
+  run("${MPI_C_COMPILER}" -o "${work}/pc_mpi" "${SOURCE_DIR}/c_tests/downstream_mpi/main.c" ${pc_mpi})
+  set(ENV{LD_LIBRARY_PATH} "${lib}")
+  run("${work}/pc_mpi" "${work}/pkg-config-mpi.zarr")
+  set(ENV{LD_LIBRARY_PATH} "")
+  message(STATUS "install.downstream: the two MPI downstream builds ran correctly")
 endif()
 message(STATUS "install.downstream: all four downstream builds ran correctly")

@@ -81,6 +81,9 @@ module zarr
     generic :: create => zarr_array_create_json, zarr_array_create_kw
     procedure :: close => zarr_array_close
     procedure :: is_open => zarr_array_is_open
+    procedure :: c_handle => zarr_array_c_handle
+    procedure :: adopt_c_handle => zarr_array_adopt_c_handle
+    procedure :: release_c_handle => zarr_array_release_c_handle
     procedure :: rank => zarr_array_rank
     procedure :: shape => zarr_array_shape
     procedure :: chunk_shape => zarr_array_chunk_shape
@@ -937,6 +940,44 @@ contains
     class(zarr_array_t), intent(in) :: self
     zarr_array_is_open = c_associated(self%handle)
   end function zarr_array_is_open
+
+  !> The C handle (struct zarr_array *, c_null_ptr when not open), for companion modules and C code
+  !> (the module zarr_mpi passes it to libzarr_mpi). It stays owned by this object: do not close it in C.
+  function zarr_array_c_handle(self) result(h)
+    class(zarr_array_t), intent(in) :: self
+    type(c_ptr) :: h
+    h = self%handle
+  end function zarr_array_c_handle
+
+  !> Makes this object the owner of an open C handle (from zarr_open() and the like in C, or from the
+  !> module zarr_mpi); close() then closes it. The object must not be open already
+  !> (ZARR_ERR_INVALID_ARGUMENT), and `h` must not be NULL (ZARR_ERR_INVALID_HANDLE).
+  subroutine zarr_array_adopt_c_handle(self, h, stat, errmsg)
+    class(zarr_array_t), intent(inout) :: self
+    type(c_ptr), intent(in) :: h
+    integer, intent(out), optional :: stat
+    character(:), allocatable, intent(out), optional :: errmsg
+    character(:), allocatable :: zmsg
+    if (c_associated(self%handle)) then
+      call zarr_fail(ZARR_ERR_INVALID_ARGUMENT, 'adopt_c_handle: the handle is open already', stat, zmsg)
+    else if (.not. c_associated(h)) then
+      call zarr_fail(ZARR_ERR_INVALID_HANDLE, 'adopt_c_handle: a NULL handle', stat, zmsg)
+    else
+      self%handle = h
+      call zarr_check(int(ZARR_OK, c_int32_t), 'adopt_c_handle', stat, zmsg)
+    end if
+    if (present(errmsg)) errmsg = zmsg
+  end subroutine zarr_array_adopt_c_handle
+
+  !> Hands the C handle over to the caller without closing it (`h`: c_null_ptr when not open); the object
+  !> is then closed. The inverse of adopt_c_handle(): the caller now owns `h` (close it with zarr_close()
+  !> or give it back with adopt_c_handle()).
+  subroutine zarr_array_release_c_handle(self, h)
+    class(zarr_array_t), intent(inout) :: self
+    type(c_ptr), intent(out) :: h
+    h = self%handle
+    self%handle = c_null_ptr
+  end subroutine zarr_array_release_c_handle
 
   !> The number of dimensions (0 on failure).
   integer function zarr_array_rank(self, stat, errmsg) result(r)

@@ -1,0 +1,255 @@
+/*
+ * zarr_mpi.h: MPI-parallel creation, decomposition, writing and reading of Zarr arrays (libzarr_mpi).
+ *
+ * libzarr_mpi is a small C library over libzarr's public C API (zarr.h) and MPI; libzarr itself has no
+ * MPI dependency. Link with zarr::zarr_mpi (CMake) or `pkg-config --libs zarr-mpi`.
+ *
+ *   zarr_array *a;
+ *   uint64_t start[3], count[3];
+ *   int shared;
+ *   zarr_mpi_create(MPI_COMM_WORLD, "out.zarr", metadata_json, &a);    // rank 0 writes zarr.json
+ *   zarr_mpi_decompose(MPI_COMM_WORLD, a, NULL, NULL, start, count, &shared);
+ *   ... fill this rank's block (product(count) elements, C order) ...
+ *   zarr_mpi_write_block(MPI_COMM_WORLD, a, start, count, block, nbytes);
+ *   zarr_mpi_close(MPI_COMM_WORLD, a);
+ *
+ * Collective calls. A function marked "Collective" must be called by every rank of `comm`, in the same
+ * order. It ends with an agreement on the outcome (an MPI_Allreduce of the status): it returns the same
+ * status on every rank, and when a rank failed (a bad argument on that rank alone included) every rank
+ * returns that rank's status and zarr_mpi_last_error() holds that rank's message on every rank. No rank
+ * is left waiting because another failed. When several ranks fail, the lowest failing rank is reported.
+ *
+ * I/O is independent underneath: each rank reads and writes its own chunks (or shards) through libzarr,
+ * encoding and decoding them in its own thread pool (zarr_set_num_threads(), ZARR_NUM_THREADS, or
+ * zarr_mpi_balance_threads()). There is no global lock: ranks whose blocks share no chunk (shard) never
+ * touch the same file. Blocks from zarr_mpi_decompose() share none unless it says so.
+ *
+ * Communicators: `comm` must be a valid intracommunicator (not MPI_COMM_NULL) on every calling rank; MPI
+ * errors are handled by the communicator's error handler (by default MPI aborts the job).
+ *
+ * Status codes are libzarr's (ZARR_OK, ZARR_ERR_*), plus the ones listed per function.
+ */
+#ifndef ZARR_MPI_H
+#define ZARR_MPI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <mpi.h>
+
+#include "zarr.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/**
+ * The message of the last failed zarr_mpi_* call on this thread: "rank R of N: <status name>: <message>"
+ * naming the rank that failed (for collective calls: the same text on every rank).
+ *
+ * Returns a NUL-terminated string owned by the library: never NULL (empty when no call has failed),
+ * valid until the next zarr_mpi_* call on this thread. Not collective. Thread-safe: each thread has its
+ * own message.
+ */
+const char *zarr_mpi_last_error(void);
+
+/**
+ * Agrees on an outcome: every rank passes its own status, every rank gets back the status of the lowest
+ * rank whose status is not ZARR_OK (ZARR_OK when all succeeded). The failing rank's zarr_last_error()
+ * (the message of its last failed libzarr call) is broadcast and becomes zarr_mpi_last_error() on every
+ * rank. The other zarr_mpi_* calls end with this; call it
+ * after independent libzarr calls (zarr_write_region() of a rank's own block, say) to learn on every
+ * rank whether any rank failed.
+ *
+ * @param comm   the communicator
+ * @param local  this rank's status
+ * @returns the agreed status, identical on every rank.
+ * Collective. Thread-safe as far as MPI is (concurrent collectives on one communicator are not).
+ */
+zarr_status zarr_mpi_agree(MPI_Comm comm, zarr_status local);
+
+/**
+ * zarr_mpi_agree() with this rank's own message: when `local` is not ZARR_OK, `message` (NULL:
+ * zarr_last_error()) is what every rank sees after "rank R of N: <status name>: ". For a caller's own
+ * checks (a buffer that does not fit, a bad option) that must fail every rank alike.
+ *
+ * @param message  NULL or a NUL-terminated string (copied; at most 1023 bytes are sent)
+ * @returns as zarr_mpi_agree(). Collective.
+ */
+zarr_status zarr_mpi_agree_message(MPI_Comm comm, zarr_status local, const char *message);
+
+/**
+ * Creates an array collectively: rank 0 creates it at `path` from `metadata_json` (as zarr_create()),
+ * then, after the agreement, every other rank opens it for reading and writing. Every rank must pass
+ * the same `path` and `metadata_json` (they are compared: a difference is ZARR_ERR_INVALID_ARGUMENT).
+ *
+ * @param comm           the communicator (every rank that writes the array)
+ * @param path           directory for the array (as zarr_create())
+ * @param metadata_json  a complete Zarr v3 `zarr.json` document
+ * @param out            receives this rank's new handle (release with zarr_mpi_close() or zarr_close());
+ *                       set to NULL on failure, on every rank
+ * @returns (identical on every rank) ZARR_OK; ZARR_ERR_INVALID_ARGUMENT (NULL argument on some rank,
+ *          path or metadata differing between ranks); any status of zarr_create() (ZARR_ERR_EXISTS,
+ *          ZARR_ERR_METADATA, ...) or zarr_open() on any rank.
+ * Collective. Thread-safe as far as MPI is.
+ */
+zarr_status zarr_mpi_create(MPI_Comm comm, const char *path, const char *metadata_json, zarr_array **out);
+
+/**
+ * Opens an existing array on every rank (as zarr_open()).
+ *
+ * @param comm  the communicator
+ * @param path  the array's directory; the same on every rank (compared)
+ * @param mode  ZARR_READ or ZARR_READ_WRITE; the same on every rank
+ * @param out   receives this rank's new handle; set to NULL on failure, on every rank
+ * @returns (identical on every rank) ZARR_OK; ZARR_ERR_INVALID_ARGUMENT (NULL, bad mode, path or mode
+ *          differing between ranks); any status of zarr_open() on any rank (ZARR_ERR_NOT_FOUND, ...).
+ * Collective. Thread-safe as far as MPI is.
+ */
+zarr_status zarr_mpi_open(MPI_Comm comm, const char *path, int mode, zarr_array **out);
+
+/**
+ * Closes every rank's handle, after every rank has arrived (so no rank closes while another still
+ * writes through a handle it shares nothing with but a file system). NULL is a no-op on that rank.
+ *
+ * @param array  this rank's handle (owned: it is freed and must not be used afterwards)
+ * @returns (identical on every rank) ZARR_OK; ZARR_ERR_INVALID_HANDLE (not an open handle on some rank).
+ * Collective. Not thread-safe with other calls on the same handle.
+ */
+zarr_status zarr_mpi_close(MPI_Comm comm, zarr_array *array);
+
+/**
+ * Changes the shape of an array collectively: rank 0 resizes it (zarr_array_resize(): the metadata is
+ * rewritten once), then every other rank reopens its handle so that it sees the new shape (libzarr
+ * handles keep the shape they were opened with). Typical use: appending a time step.
+ *
+ * @param path   the array's directory (the same on every rank; used to reopen)
+ * @param array  in: this rank's open handle (opened for writing); out: the handle to use from now on
+ *               (on the ranks other than 0 a new handle; the old one is closed). On failure every rank
+ *               still holds an open handle (the old one where the reopen failed or was not reached),
+ *               to be closed as usual.
+ * @param shape  `rank` new extents, the same on every rank (compared)
+ * @param rank   the array's rank
+ * @returns (identical on every rank) ZARR_OK; ZARR_ERR_INVALID_ARGUMENT; any status of
+ *          zarr_array_resize() on rank 0 or of zarr_open() on the others.
+ * Collective. Not thread-safe with other calls on the same handle.
+ */
+zarr_status zarr_mpi_resize(MPI_Comm comm, const char *path, zarr_array **array, const uint64_t *shape,
+                            size_t rank);
+
+/**
+ * Splits an array of shape `shape` into `nprocs` blocks aligned to `unit` (chunk or shard shape) and
+ * returns block `index`: the pure computation behind zarr_mpi_decompose(), usable without MPI.
+ *
+ * The process grid: `dims` (may be NULL: all automatic) holds `rank` values; a positive value fixes the
+ * number of blocks along that dimension, 0 lets the function choose (as MPI_Dims_create() does, but
+ * weighted by the number of units along each dimension: each prime factor of the remaining count goes
+ * to the dimension with the most units per block, so that blocks stay unit-aligned). Along a dimension
+ * with n units and p blocks, block i gets units [floor(i*n/p), floor((i+1)*n/p)) -- balanced to one
+ * unit. When p exceeds n the elements themselves are split evenly instead (blocks then share units).
+ * Block `index` is at grid coordinates in C order (last dimension fastest, as MPI_Cart_create()).
+ *
+ * @param shape   `rank` array extents
+ * @param unit    `rank` positive unit extents (the shard shape of a sharded array, else the chunk shape)
+ * @param rank    number of dimensions (>= 1)
+ * @param nprocs  number of blocks (>= 1)
+ * @param index   this block, 0 <= index < nprocs
+ * @param dims    NULL or `rank` values >= 0 (see above); the product of the positive values must divide
+ *                nprocs, and equal it when no value is 0
+ * @param grid    NULL or receives the `rank` blocks per dimension chosen
+ * @param start   receives `rank` start indices of the block
+ * @param count   receives `rank` extents of the block (0 along a dimension: an empty block)
+ * @param shared  NULL or receives 1 when some unit is covered by more than one block (of all blocks, not
+ *                only this one; the writes then need the shard locking of libzarr), else 0
+ * @returns ZARR_OK; ZARR_ERR_INVALID_ARGUMENT (NULL, rank 0, a zero unit, index out of range, dims that
+ *          do not fit nprocs). Not collective; thread-safe.
+ */
+zarr_status zarr_mpi_decompose_shape(const uint64_t *shape, const uint64_t *unit, size_t rank, int nprocs,
+                                     int index, const int *dims, int *grid, uint64_t *start,
+                                     uint64_t *count, int *shared);
+
+/**
+ * This rank's block of `array` for the ranks of `comm`: zarr_mpi_decompose_shape() with the array's
+ * shape, its chunk shape (the shard shape when it is sharded, so that blocks are shard-aligned), the
+ * communicator's size and this rank.
+ *
+ * @param array   an open handle
+ * @param dims    NULL or `rank` values (see zarr_mpi_decompose_shape())
+ * @param grid    NULL or receives `rank` values
+ * @param start   receives `rank` values
+ * @param count   receives `rank` values
+ * @param shared  NULL or receives 1 when blocks share a chunk/shard
+ * @returns ZARR_OK; ZARR_ERR_INVALID_HANDLE; ZARR_ERR_INVALID_ARGUMENT.
+ * Not collective (it needs only the communicator's size and rank; every rank computes the same grid).
+ * Thread-safe.
+ */
+zarr_status zarr_mpi_decompose(MPI_Comm comm, const zarr_array *array, const int *dims, int *grid,
+                               uint64_t *start, uint64_t *count, int *shared);
+
+/**
+ * Writes each rank's block: this rank writes `buffer` (C order, native-endian, the array's element type)
+ * to `start .. start + count` with zarr_write_region() (independent I/O, encoded in this rank's thread
+ * pool), then the ranks agree on the outcome. An empty block (a zero count) writes nothing but still
+ * takes part. When blocks of different ranks share a chunk, the writes need libzarr's shard/chunk locking
+ * (zarr_mpi_decompose() reports it); blocks that share none never conflict.
+ *
+ * @param array        this rank's handle (opened for writing)
+ * @param start        `rank` start indices
+ * @param count        `rank` extents
+ * @param buffer       the block (caller-owned; read only)
+ * @param buffer_size  product(count) * element size, in bytes
+ * @returns (identical on every rank) ZARR_OK or the status of the lowest failing rank: any of
+ *          zarr_write_region() (ZARR_ERR_OUT_OF_BOUNDS, ZARR_ERR_BUFFER_SIZE, ZARR_ERR_READ_ONLY, ...).
+ *          A rank's failed write leaves that rank's chunks unchanged; other ranks' writes are stored.
+ * Collective. Thread-safe as zarr_write_region() is, for distinct communicators.
+ */
+zarr_status zarr_mpi_write_block(MPI_Comm comm, zarr_array *array, const uint64_t *start,
+                                 const uint64_t *count, const void *buffer, size_t buffer_size);
+
+/**
+ * Reads each rank's block (any block: ranks may read blocks other ranks wrote, or overlapping ones) with
+ * zarr_read_region(), then the ranks agree on the outcome.
+ *
+ * @param buffer  receives product(count) elements (C order, native-endian)
+ * @returns (identical on every rank) ZARR_OK or the status of the lowest failing rank (any of
+ *          zarr_read_region()). On failure the buffer contents are unspecified.
+ * Collective. Thread-safe as zarr_read_region() is.
+ */
+zarr_status zarr_mpi_read_block(MPI_Comm comm, zarr_array *array, const uint64_t *start,
+                                const uint64_t *count, void *buffer, size_t buffer_size);
+
+/**
+ * Collective zarr_write_hyperslab(): strided selections, buffers of any layout and numeric type (for
+ * example a block held inside a larger local array with ghost cells). Arguments as
+ * zarr_write_hyperslab(); returns as zarr_mpi_write_block(). Collective.
+ */
+zarr_status zarr_mpi_write_hyperslab(MPI_Comm comm, zarr_array *array, const uint64_t *start,
+                                     const uint64_t *count, const uint64_t *step,
+                                     const int64_t *buffer_stride, zarr_data_type buffer_type,
+                                     const void *buffer, size_t buffer_size);
+
+/**
+ * Collective zarr_read_hyperslab(). Arguments as zarr_read_hyperslab(); returns as
+ * zarr_mpi_read_block(). Collective.
+ */
+zarr_status zarr_mpi_read_hyperslab(MPI_Comm comm, zarr_array *array, const uint64_t *start,
+                                    const uint64_t *count, const uint64_t *step,
+                                    const int64_t *buffer_stride, zarr_data_type buffer_type, void *buffer,
+                                    size_t buffer_size);
+
+/**
+ * Sets this process's libzarr thread count (zarr_set_num_threads()) to the node's CPUs divided by the
+ * number of ranks of `comm` on the node (MPI_Comm_split_type(MPI_COMM_TYPE_SHARED)), at least 1, so
+ * that ranks sharing a node do not oversubscribe it. ZARR_NUM_THREADS, when set, wins.
+ *
+ * @param threads  NULL or receives the thread count now in use
+ * @returns (identical on every rank) ZARR_OK; any status of zarr_set_num_threads().
+ * Collective.
+ */
+zarr_status zarr_mpi_balance_threads(MPI_Comm comm, size_t *threads);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ZARR_MPI_H */

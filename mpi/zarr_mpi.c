@@ -1,0 +1,481 @@
+/* libzarr_mpi: collective creation, decomposition and block I/O of Zarr arrays over MPI (zarr_mpi.h).
+ *
+ * Built on libzarr's public C API only. Every collective call follows one pattern: check this rank's
+ * arguments, agree (zarr_mpi_agree(): an MPI_Allreduce(MIN) of "the first failing rank" plus a broadcast
+ * of that rank's status and message), do the work, agree again. A rank that fails early still takes
+ * part in every later agreement of the call, so no rank waits for one that has left. */
+#define _POSIX_C_SOURCE 200809L
+#include "zarr_mpi.h"
+
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define ZARR_MPI_MSG_MAX 1024
+
+/* This thread's last message (zarr_mpi_last_error()). */
+static _Thread_local char last_error[ZARR_MPI_MSG_MAX + 160];
+
+static zarr_status fail(zarr_status st, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(last_error, sizeof last_error, fmt, ap);
+    va_end(ap);
+    return st;
+}
+
+/* A libzarr call's status; on failure its message becomes this thread's local message. */
+static zarr_status lib(zarr_status st, const char *what) {
+    if (st != ZARR_OK) {
+        return fail(st, "%s: %s", what, zarr_last_error());
+    }
+    return st;
+}
+
+const char *zarr_mpi_last_error(void) { return last_error; }
+
+/* MPI failed (with an error handler that returns): reported as ZARR_ERR_IO. */
+static zarr_status mpi_failed(int rc, const char *what) {
+    char text[MPI_MAX_ERROR_STRING];
+    int len = 0;
+    if (MPI_Error_string(rc, text, &len) != MPI_SUCCESS) {
+        snprintf(text, sizeof text, "MPI error %d", rc);
+    }
+    return fail(ZARR_ERR_IO, "%s: %s", what, text);
+}
+
+/* The agreement. `own_message`: this rank's failure is explained by last_error (set by fail() within the
+   calling zarr_mpi_* function: the internal agreements), else by zarr_last_error() (a caller's libzarr
+   call, zarr_mpi_agree()). */
+static zarr_status agree(MPI_Comm comm, zarr_status local, int own_message) {
+    int me = 0, size = 0, rc;
+    if (comm == MPI_COMM_NULL) {
+        return fail(ZARR_ERR_INVALID_ARGUMENT, "zarr_mpi: the communicator is MPI_COMM_NULL");
+    }
+    if ((rc = MPI_Comm_rank(comm, &me)) != MPI_SUCCESS || (rc = MPI_Comm_size(comm, &size)) != MPI_SUCCESS) {
+        return mpi_failed(rc, "zarr_mpi: MPI_Comm_rank/size");
+    }
+    int mine = local == ZARR_OK ? INT_MAX : me, first = INT_MAX;
+    if ((rc = MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm)) != MPI_SUCCESS) {
+        return mpi_failed(rc, "zarr_mpi: MPI_Allreduce");
+    }
+    if (first == INT_MAX) {
+        return ZARR_OK;
+    }
+    /* The failing rank's status and message, to everyone. */
+    char msg[sizeof last_error];
+    int32_t st = local;
+    if (me == first) {
+        if (snprintf(msg, sizeof msg, "%s", own_message ? last_error : zarr_last_error()) < 0) {
+            msg[0] = '\0';
+        }
+    }
+    if ((rc = MPI_Bcast(&st, 1, MPI_INT32_T, first, comm)) != MPI_SUCCESS ||
+        (rc = MPI_Bcast(msg, (int)sizeof msg, MPI_CHAR, first, comm)) != MPI_SUCCESS) {
+        return mpi_failed(rc, "zarr_mpi: MPI_Bcast");
+    }
+    msg[sizeof msg - 1] = '\0';
+    /* "rank R of N: <status>: <message>" (a longer message is cut; snprintf's count is not needed). */
+    if (snprintf(last_error, sizeof last_error, "rank %d of %d: %s: %s", first, size, zarr_status_name(st), msg) <
+        0) {
+        last_error[0] = '\0';
+    }
+    return st;
+}
+
+zarr_status zarr_mpi_agree(MPI_Comm comm, zarr_status local) { return agree(comm, local, 0); }
+
+zarr_status zarr_mpi_agree_message(MPI_Comm comm, zarr_status local, const char *message) {
+    if (local != ZARR_OK && message != NULL) {
+        fail(local, "%s", message);
+        return agree(comm, local, 1);
+    }
+    return agree(comm, local, 0);
+}
+
+/* FNV-1a, to compare strings between ranks without sending them. */
+static uint64_t hash_bytes(const void *data, size_t n, uint64_t h) {
+    const unsigned char *p = data;
+    for (size_t i = 0; i < n; i++) {
+        h = (h ^ p[i]) * 1099511628211ull;
+    }
+    return h;
+}
+
+/* Whether `value` is the same on every rank (collective; `value` is meaningful only when `st` is OK:
+   failing ranks take part with a neutral value). Returns ZARR_OK or ZARR_ERR_INVALID_ARGUMENT. */
+static zarr_status same_everywhere(MPI_Comm comm, uint64_t value, int valid, int *same) {
+    uint64_t lo[2] = {valid ? value : UINT64_MAX, valid ? ~value : UINT64_MAX}, out[2];
+    int rc = MPI_Allreduce(lo, out, 2, MPI_UINT64_T, MPI_MIN, comm);
+    if (rc != MPI_SUCCESS) {
+        return mpi_failed(rc, "zarr_mpi: MPI_Allreduce");
+    }
+    /* min(v) == max(v) over the valid ranks: min(v) == ~min(~v). */
+    *same = out[0] == ~out[1] || out[0] == UINT64_MAX;
+    return ZARR_OK;
+}
+
+static uint64_t hash_str(const char *s) { return hash_bytes(s, strlen(s) + 1, 1469598103934665603ull); }
+
+zarr_status zarr_mpi_create(MPI_Comm comm, const char *path, const char *metadata_json, zarr_array **out) {
+    int me = 0, rc, same_path = 1, same_meta = 1;
+    zarr_status st = ZARR_OK;
+    if (out != NULL) {
+        *out = NULL;
+    }
+    if (comm == MPI_COMM_NULL) {
+        return fail(ZARR_ERR_INVALID_ARGUMENT, "zarr_mpi_create: the communicator is MPI_COMM_NULL");
+    }
+    if ((rc = MPI_Comm_rank(comm, &me)) != MPI_SUCCESS) {
+        return mpi_failed(rc, "zarr_mpi_create: MPI_Comm_rank");
+    }
+    if (path == NULL || metadata_json == NULL || out == NULL) {
+        st = fail(ZARR_ERR_INVALID_ARGUMENT, "zarr_mpi_create: %s is NULL",
+                  path == NULL ? "path" : metadata_json == NULL ? "metadata_json" : "out");
+    }
+    int valid = st == ZARR_OK;
+    zarr_status ms = same_everywhere(comm, valid ? hash_str(path) : 0, valid, &same_path);
+    if (ms == ZARR_OK) {
+        ms = same_everywhere(comm, valid ? hash_str(metadata_json) : 0, valid, &same_meta);
+    }
+    if (ms != ZARR_OK) {
+        return ms;
+    }
+    if (st == ZARR_OK && (!same_path || !same_meta)) {
+        st = fail(ZARR_ERR_INVALID_ARGUMENT, "zarr_mpi_create: %s differs between ranks",
+                  !same_path ? "path" : "metadata_json");
+    }
+    if ((st = agree(comm, st, 1)) != ZARR_OK) {
+        return st;
+    }
+    /* Rank 0 writes the metadata; the others open what it wrote. */
+    zarr_array *a = NULL;
+    if (me == 0) {
+        st = lib(zarr_create(path, metadata_json, &a), "zarr_mpi_create: zarr_create");
+    }
+    if ((st = agree(comm, st, 1)) != ZARR_OK) {
+        zarr_close(a);
+        return st;
+    }
+    if (me != 0) {
+        st = lib(zarr_open(path, ZARR_READ_WRITE, &a), "zarr_mpi_create: zarr_open");
+    }
+    if ((st = agree(comm, st, 1)) != ZARR_OK) {
+        zarr_close(a);
+        return st;
+    }
+    *out = a;
+    return ZARR_OK;
+}
+
+zarr_status zarr_mpi_open(MPI_Comm comm, const char *path, int mode, zarr_array **out) {
+    zarr_status st = ZARR_OK;
+    int same_path = 1, same_mode = 1;
+    if (out != NULL) {
+        *out = NULL;
+    }
+    if (comm == MPI_COMM_NULL) {
+        return fail(ZARR_ERR_INVALID_ARGUMENT, "zarr_mpi_open: the communicator is MPI_COMM_NULL");
+    }
+    if (path == NULL || out == NULL) {
+        st = fail(ZARR_ERR_INVALID_ARGUMENT, "zarr_mpi_open: %s is NULL", path == NULL ? "path" : "out");
+    } else if (mode != ZARR_READ && mode != ZARR_READ_WRITE) {
+        st = fail(ZARR_ERR_INVALID_ARGUMENT, "zarr_mpi_open: mode %d is neither ZARR_READ nor ZARR_READ_WRITE",
+                  mode);
+    }
+    int valid = st == ZARR_OK;
+    zarr_status ms = same_everywhere(comm, valid ? hash_str(path) : 0, valid, &same_path);
+    if (ms == ZARR_OK) {
+        ms = same_everywhere(comm, (uint64_t)(unsigned)mode, valid, &same_mode);
+    }
+    if (ms != ZARR_OK) {
+        return ms;
+    }
+    if (st == ZARR_OK && (!same_path || !same_mode)) {
+        st = fail(ZARR_ERR_INVALID_ARGUMENT, "zarr_mpi_open: %s differs between ranks", !same_path ? "path" : "mode");
+    }
+    if ((st = agree(comm, st, 1)) != ZARR_OK) {
+        return st;
+    }
+    zarr_array *a = NULL;
+    st = lib(zarr_open(path, mode, &a), "zarr_mpi_open: zarr_open");
+    if ((st = agree(comm, st, 1)) != ZARR_OK) {
+        zarr_close(a);
+        return st;
+    }
+    *out = a;
+    return ZARR_OK;
+}
+
+zarr_status zarr_mpi_close(MPI_Comm comm, zarr_array *array) {
+    /* Everyone arrives first: no rank closes (and, say, lets the job go on to read) while others write. */
+    zarr_status st = agree(comm, ZARR_OK, 1);
+    zarr_status cs = array == NULL ? ZARR_OK : lib(zarr_close(array), "zarr_mpi_close: zarr_close");
+    if (st != ZARR_OK) {
+        return st;
+    }
+    return agree(comm, cs, 1);
+}
+
+zarr_status zarr_mpi_resize(MPI_Comm comm, const char *path, zarr_array **array, const uint64_t *shape,
+                            size_t rank) {
+    int me = 0, rc, same = 1;
+    zarr_status st = ZARR_OK;
+    size_t have = 0;
+    if (comm == MPI_COMM_NULL) {
+        return fail(ZARR_ERR_INVALID_ARGUMENT, "zarr_mpi_resize: the communicator is MPI_COMM_NULL");
+    }
+    if ((rc = MPI_Comm_rank(comm, &me)) != MPI_SUCCESS) {
+        return mpi_failed(rc, "zarr_mpi_resize: MPI_Comm_rank");
+    }
+    if (path == NULL || array == NULL || *array == NULL || shape == NULL) {
+        st = fail(ZARR_ERR_INVALID_ARGUMENT, "zarr_mpi_resize: %s is NULL",
+                  path == NULL ? "path" : array == NULL || *array == NULL ? "array" : "shape");
+    } else if ((st = lib(zarr_array_rank(*array, &have), "zarr_mpi_resize: zarr_array_rank")) == ZARR_OK &&
+               have != rank) {
+        st = fail(ZARR_ERR_INVALID_ARGUMENT, "zarr_mpi_resize: rank %zu given for an array of rank %zu", rank, have);
+    }
+    int valid = st == ZARR_OK;
+    uint64_t h = valid ? hash_bytes(shape, rank * sizeof *shape, hash_str(path)) : 0;
+    zarr_status ms = same_everywhere(comm, h, valid, &same);
+    if (ms != ZARR_OK) {
+        return ms;
+    }
+    if (st == ZARR_OK && !same) {
+        st = fail(ZARR_ERR_INVALID_ARGUMENT, "zarr_mpi_resize: path or shape differs between ranks");
+    }
+    if ((st = agree(comm, st, 1)) != ZARR_OK) {
+        return st;
+    }
+    if (me == 0) {
+        st = lib(zarr_array_resize(*array, shape, rank), "zarr_mpi_resize: zarr_array_resize");
+    }
+    if ((st = agree(comm, st, 1)) != ZARR_OK) {
+        return st;
+    }
+    if (me != 0) {
+        zarr_array *fresh = NULL;
+        st = lib(zarr_open(path, ZARR_READ_WRITE, &fresh), "zarr_mpi_resize: zarr_open");
+        if (st == ZARR_OK) {
+            zarr_close(*array);
+            *array = fresh;
+        }
+    }
+    return agree(comm, st, 1);
+}
+
+/* ---- decomposition ---------------------------------------------------------------------------- */
+
+static uint64_t ceil_div(uint64_t a, uint64_t b) { return a / b + (a % b != 0); }
+
+/* floor(i * n / p) without overflow for the sizes arrays have (n < 2^64, p < 2^31). */
+static uint64_t split_point(uint64_t n, uint64_t i, uint64_t p) {
+    return (n / p) * i + ((n % p) * i) / p;
+}
+
+zarr_status zarr_mpi_decompose_shape(const uint64_t *shape, const uint64_t *unit, size_t rank, int nprocs,
+                                     int index, const int *dims, int *grid, uint64_t *start,
+                                     uint64_t *count, int *shared) {
+    if (shape == NULL || unit == NULL || start == NULL || count == NULL) {
+        return fail(ZARR_ERR_INVALID_ARGUMENT, "zarr_mpi_decompose: %s is NULL",
+                    shape == NULL ? "shape" : unit == NULL ? "unit" : start == NULL ? "start" : "count");
+    }
+    if (rank == 0 || rank > 64) {
+        return fail(ZARR_ERR_INVALID_ARGUMENT, "zarr_mpi_decompose: rank %zu (1 to 64 supported)", rank);
+    }
+    if (nprocs < 1 || index < 0 || index >= nprocs) {
+        return fail(ZARR_ERR_INVALID_ARGUMENT, "zarr_mpi_decompose: block %d of %d", index, nprocs);
+    }
+    int p[64];
+    uint64_t units[64];
+    long fixed = 1;
+    int free_dims = 0;
+    for (size_t d = 0; d < rank; d++) {
+        if (unit[d] == 0) {
+            return fail(ZARR_ERR_INVALID_ARGUMENT, "zarr_mpi_decompose: unit extent 0 along dimension %zu", d);
+        }
+        units[d] = ceil_div(shape[d], unit[d]);
+        p[d] = dims == NULL ? 0 : dims[d];
+        if (p[d] < 0) {
+            return fail(ZARR_ERR_INVALID_ARGUMENT, "zarr_mpi_decompose: dims[%zu] = %d is negative", d, p[d]);
+        }
+        if (p[d] > 0) {
+            fixed *= p[d];
+            if (fixed > nprocs) {
+                break;
+            }
+        } else {
+            free_dims++;
+        }
+    }
+    if (fixed > nprocs || nprocs % fixed != 0 || (free_dims == 0 && fixed != nprocs)) {
+        return fail(ZARR_ERR_INVALID_ARGUMENT,
+                    "zarr_mpi_decompose: the fixed process grid (product %ld) does not fit %d processes", fixed,
+                    nprocs);
+    }
+    /* The remaining factor, prime by prime (largest first), to the free dimension with the most units per
+       block (the first such dimension on ties: splitting the slowest dimension keeps blocks contiguous). */
+    if (free_dims > 0) {
+        int q[64];
+        for (size_t d = 0; d < rank; d++) {
+            q[d] = p[d] > 0 ? p[d] : 1;
+        }
+        int rest = (int)(nprocs / fixed), primes[32], np = 0;
+        for (int f = 2; (long)f * f <= rest; f++) {
+            while (rest % f == 0) {
+                primes[np++] = f;
+                rest /= f;
+            }
+        }
+        if (rest > 1) {
+            primes[np++] = rest;
+        }
+        for (int k = np - 1; k >= 0; k--) {
+            size_t best = rank;
+            double best_per = -1.0;
+            for (size_t d = 0; d < rank; d++) {
+                if (p[d] > 0) {
+                    continue;
+                }
+                double per = (double)units[d] / q[d];
+                if (per > best_per) {
+                    best_per = per;
+                    best = d;
+                }
+            }
+            q[best] *= primes[k];
+        }
+        for (size_t d = 0; d < rank; d++) {
+            p[d] = q[d];
+        }
+    }
+    /* This block's coordinates (C order), then its extent along each dimension. */
+    int rem = index, any_shared = 0;
+    int coord[64];
+    for (size_t d = rank; d-- > 0;) {
+        coord[d] = rem % p[d];
+        rem /= p[d];
+    }
+    for (size_t d = 0; d < rank; d++) {
+        uint64_t lo, hi;
+        if ((uint64_t)p[d] <= units[d]) {
+            lo = split_point(units[d], (uint64_t)coord[d], (uint64_t)p[d]) * unit[d];
+            hi = split_point(units[d], (uint64_t)coord[d] + 1, (uint64_t)p[d]) * unit[d];
+        } else {
+            /* More blocks than units: split the elements; neighbours then share units. */
+            lo = split_point(shape[d], (uint64_t)coord[d], (uint64_t)p[d]);
+            hi = split_point(shape[d], (uint64_t)coord[d] + 1, (uint64_t)p[d]);
+            /* Shared when two non-empty neighbouring blocks meet inside a unit. */
+            for (int i = 1; i < p[d]; i++) {
+                uint64_t b = split_point(shape[d], (uint64_t)i, (uint64_t)p[d]);
+                uint64_t before = split_point(shape[d], (uint64_t)i - 1, (uint64_t)p[d]);
+                if (b % unit[d] != 0 && b > before && b < shape[d]) {
+                    any_shared = 1;
+                }
+            }
+        }
+        if (hi > shape[d]) {
+            hi = shape[d];
+        }
+        if (lo > hi) {
+            lo = hi;
+        }
+        start[d] = lo;
+        count[d] = hi - lo;
+        if (grid != NULL) {
+            grid[d] = p[d];
+        }
+    }
+    if (shared != NULL) {
+        *shared = any_shared;
+    }
+    return ZARR_OK;
+}
+
+zarr_status zarr_mpi_decompose(MPI_Comm comm, const zarr_array *array, const int *dims, int *grid,
+                               uint64_t *start, uint64_t *count, int *shared) {
+    int me = 0, size = 0, rc;
+    size_t rank = 0;
+    zarr_status st;
+    if (comm == MPI_COMM_NULL) {
+        return fail(ZARR_ERR_INVALID_ARGUMENT, "zarr_mpi_decompose: the communicator is MPI_COMM_NULL");
+    }
+    if ((rc = MPI_Comm_rank(comm, &me)) != MPI_SUCCESS || (rc = MPI_Comm_size(comm, &size)) != MPI_SUCCESS) {
+        return mpi_failed(rc, "zarr_mpi_decompose: MPI_Comm_rank/size");
+    }
+    if ((st = lib(zarr_array_rank(array, &rank), "zarr_mpi_decompose")) != ZARR_OK) {
+        return st;
+    }
+    if (rank == 0 || rank > 64) {
+        return fail(ZARR_ERR_INVALID_ARGUMENT, "zarr_mpi_decompose: an array of rank %zu (1 to 64 supported)", rank);
+    }
+    uint64_t shape[64], unit[64];
+    if ((st = lib(zarr_array_shape(array, shape, rank), "zarr_mpi_decompose")) != ZARR_OK ||
+        (st = lib(zarr_array_chunk_shape(array, unit, rank), "zarr_mpi_decompose")) != ZARR_OK) {
+        return st;
+    }
+    return zarr_mpi_decompose_shape(shape, unit, rank, size, me, dims, grid, start, count, shared);
+}
+
+/* ---- block I/O -------------------------------------------------------------------------------- */
+
+zarr_status zarr_mpi_write_block(MPI_Comm comm, zarr_array *array, const uint64_t *start,
+                                 const uint64_t *count, const void *buffer, size_t buffer_size) {
+    zarr_status st = lib(zarr_write_region(array, start, count, buffer, buffer_size),
+                         "zarr_mpi_write_block: zarr_write_region");
+    return agree(comm, st, 1);
+}
+
+zarr_status zarr_mpi_read_block(MPI_Comm comm, zarr_array *array, const uint64_t *start,
+                                const uint64_t *count, void *buffer, size_t buffer_size) {
+    zarr_status st = lib(zarr_read_region(array, start, count, buffer, buffer_size),
+                         "zarr_mpi_read_block: zarr_read_region");
+    return agree(comm, st, 1);
+}
+
+zarr_status zarr_mpi_write_hyperslab(MPI_Comm comm, zarr_array *array, const uint64_t *start,
+                                     const uint64_t *count, const uint64_t *step,
+                                     const int64_t *buffer_stride, zarr_data_type buffer_type,
+                                     const void *buffer, size_t buffer_size) {
+    zarr_status st = lib(zarr_write_hyperslab(array, start, count, step, buffer_stride, buffer_type, buffer,
+                                              buffer_size),
+                         "zarr_mpi_write_hyperslab: zarr_write_hyperslab");
+    return agree(comm, st, 1);
+}
+
+zarr_status zarr_mpi_read_hyperslab(MPI_Comm comm, zarr_array *array, const uint64_t *start,
+                                    const uint64_t *count, const uint64_t *step,
+                                    const int64_t *buffer_stride, zarr_data_type buffer_type, void *buffer,
+                                    size_t buffer_size) {
+    zarr_status st = lib(zarr_read_hyperslab(array, start, count, step, buffer_stride, buffer_type, buffer,
+                                             buffer_size),
+                         "zarr_mpi_read_hyperslab: zarr_read_hyperslab");
+    return agree(comm, st, 1);
+}
+
+zarr_status zarr_mpi_balance_threads(MPI_Comm comm, size_t *threads) {
+    zarr_status st = ZARR_OK;
+    int rc, local = 1;
+    MPI_Comm node = MPI_COMM_NULL;
+    if (comm == MPI_COMM_NULL) {
+        return fail(ZARR_ERR_INVALID_ARGUMENT, "zarr_mpi_balance_threads: the communicator is MPI_COMM_NULL");
+    }
+    if ((rc = MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node)) != MPI_SUCCESS ||
+        (rc = MPI_Comm_size(node, &local)) != MPI_SUCCESS) {
+        return mpi_failed(rc, "zarr_mpi_balance_threads: MPI_Comm_split_type");
+    }
+    MPI_Comm_free(&node);
+    const char *env = getenv("ZARR_NUM_THREADS");
+    if (env == NULL || *env == '\0') {
+        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+        size_t n = cpus > local ? (size_t)(cpus / local) : 1;
+        st = lib(zarr_set_num_threads(n), "zarr_mpi_balance_threads: zarr_set_num_threads");
+    }
+    if (st == ZARR_OK && threads != NULL) {
+        st = lib(zarr_get_num_threads(threads), "zarr_mpi_balance_threads: zarr_get_num_threads");
+    }
+    return agree(comm, st, 1);
+}

@@ -1,0 +1,168 @@
+/* The C side of the Fortran module zarr_mpi (fortran/zarr_mpi.f90): Fortran communicators (MPI_Fint, from
+ * `use mpi`, mpif.h, or comm%MPI_VAL of mpi_f08) become MPI_Comm with MPI_Comm_f2c; Fortran order and
+ * 1-based indices become Zarr order and 0-based ones; a Fortran buffer of any type and rank arrives as a C
+ * descriptor (ISO_Fortran_binding.h, from `type(*), dimension(..)`) whose element type, extents and byte
+ * strides are handed to zarr_mpi_write_hyperslab / zarr_mpi_read_hyperslab, so array sections are read and
+ * written in place. Not part of zarr_mpi.h: only the module calls these. */
+#include <ISO_Fortran_binding.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "zarr_mpi.h"
+
+#define MAX_RANK 32
+
+zarr_status zarr_mpi_f_agree(MPI_Fint comm, zarr_status local, const char *message) {
+    return zarr_mpi_agree_message(MPI_Comm_f2c(comm), local, message);
+}
+
+const char *zarr_mpi_f_last_error(void) { return zarr_mpi_last_error(); }
+
+zarr_status zarr_mpi_f_create(MPI_Fint comm, const char *path, const char *json, zarr_array **out) {
+    return zarr_mpi_create(MPI_Comm_f2c(comm), path, json, out);
+}
+
+zarr_status zarr_mpi_f_open(MPI_Fint comm, const char *path, int mode, zarr_array **out) {
+    return zarr_mpi_open(MPI_Comm_f2c(comm), path, mode, out);
+}
+
+zarr_status zarr_mpi_f_balance_threads(MPI_Fint comm, size_t *threads) {
+    return zarr_mpi_balance_threads(MPI_Comm_f2c(comm), threads);
+}
+
+/* shape_f: `rank` extents in Fortran order. */
+zarr_status zarr_mpi_f_resize(MPI_Fint comm, const char *path, zarr_array **array, const int64_t *shape_f,
+                              size_t rank) {
+    uint64_t shape[MAX_RANK];
+    zarr_status st = ZARR_OK;
+    char msg[128] = "";
+    if (rank == 0 || rank > MAX_RANK) {
+        st = ZARR_ERR_INVALID_ARGUMENT;
+        snprintf(msg, sizeof msg, "zarr_mpi_resize: rank %zu", rank);
+    } else {
+        for (size_t d = 0; d < rank; d++) {
+            if (shape_f[d] < 0) {
+                st = ZARR_ERR_INVALID_ARGUMENT;
+                snprintf(msg, sizeof msg, "zarr_mpi_resize: negative extent %lld", (long long)shape_f[d]);
+            }
+            shape[rank - 1 - d] = (uint64_t)shape_f[d];
+        }
+    }
+    MPI_Comm c = MPI_Comm_f2c(comm);
+    if ((st = zarr_mpi_agree_message(c, st, msg)) != ZARR_OK) {
+        return st;
+    }
+    return zarr_mpi_resize(c, path, array, shape, rank);
+}
+
+/* Fortran-order results: start_f 1-based; dims_f NULL or `rank` values; grid_f receives `rank` values. */
+zarr_status zarr_mpi_f_decompose(MPI_Fint comm, const zarr_array *array, const int *dims_f, int *grid_f,
+                                 int64_t *start_f, int64_t *count_f, int *shared, size_t rank) {
+    size_t have = 0;
+    zarr_status st = zarr_array_rank(array, &have);
+    if (st != ZARR_OK) {
+        return st;
+    }
+    if (have != rank || rank > MAX_RANK) {
+        return ZARR_ERR_INVALID_ARGUMENT;
+    }
+    int dims[MAX_RANK], grid[MAX_RANK];
+    uint64_t start[MAX_RANK], count[MAX_RANK];
+    for (size_t d = 0; d < rank && dims_f != NULL; d++) {
+        dims[rank - 1 - d] = dims_f[d];
+    }
+    st = zarr_mpi_decompose(MPI_Comm_f2c(comm), array, dims_f != NULL ? dims : NULL, grid, start, count, shared);
+    if (st == ZARR_OK) {
+        for (size_t d = 0; d < rank; d++) {
+            grid_f[d] = grid[rank - 1 - d];
+            start_f[d] = (int64_t)start[rank - 1 - d] + 1;
+            count_f[d] = (int64_t)count[rank - 1 - d];
+        }
+    }
+    return st;
+}
+
+/* The zarr element type of a Fortran buffer, or -1. */
+static int buffer_type(const CFI_cdesc_t *buf) {
+    CFI_type_t t = buf->type;
+    if (t == CFI_type_int8_t) return ZARR_INT8;
+    if (t == CFI_type_int16_t) return ZARR_INT16;
+    if (t == CFI_type_int32_t) return ZARR_INT32;
+    if (t == CFI_type_int64_t) return ZARR_INT64;
+    if (t == CFI_type_float) return ZARR_FLOAT32;
+    if (t == CFI_type_double) return ZARR_FLOAT64;
+    if (t == CFI_type_float_Complex) return ZARR_COMPLEX64;
+    if (t == CFI_type_double_Complex) return ZARR_COMPLEX128;
+    if (t == CFI_type_Bool) return ZARR_BOOL;
+    return -1;
+}
+
+/* Writes (writing = 1) or reads the buffer `buf` at start_f (1-based, Fortran order; NULL: all 1) of an
+ * array of rank `rank` (start_len 0: no start given). The buffer's extents are the counts; a buffer of lower rank than the array
+ * covers the first dimensions (Fortran order), the others get a count of 1. */
+zarr_status zarr_mpi_f_transfer(MPI_Fint comm, zarr_array *array, CFI_cdesc_t *buf, const int64_t *start_f,
+                                size_t start_len, int writing) {
+    MPI_Comm c = MPI_Comm_f2c(comm);
+    uint64_t start[MAX_RANK], count[MAX_RANK];
+    int64_t stride[MAX_RANK];
+    size_t rank = 0, bytes = 0;
+    char msg[256] = "";
+    const char *what = writing ? "zarr_mpi_write_block" : "zarr_mpi_read_block";
+    zarr_status st = zarr_array_rank(array, &rank);
+    if (start_len == 0) {
+        start_f = NULL;
+    }
+    int type = buf == NULL ? -1 : buffer_type(buf);
+    if (st != ZARR_OK) {
+        snprintf(msg, sizeof msg, "%s: %s", what, zarr_last_error());
+    } else if (buf == NULL) {
+        st = ZARR_ERR_INVALID_ARGUMENT;
+        snprintf(msg, sizeof msg, "%s: no buffer", what);
+    } else if (rank == 0 || rank > MAX_RANK || (size_t)buf->rank > rank) {
+        st = ZARR_ERR_INVALID_ARGUMENT;
+        snprintf(msg, sizeof msg, "%s: a buffer of rank %d for an array of rank %zu", what, (int)buf->rank, rank);
+    } else if (type < 0) {
+        st = ZARR_ERR_INVALID_ARGUMENT;
+        snprintf(msg, sizeof msg, "%s: the buffer's type is not an integer, real, complex or logical(c_bool) kind "
+                 "libzarr converts", what);
+    } else if (start_f != NULL && start_len != rank) {
+        st = ZARR_ERR_INVALID_ARGUMENT;
+        snprintf(msg, sizeof msg, "%s: start has %zu values for an array of rank %zu", what, start_len, rank);
+    } else {
+        size_t elem = buf->elem_len, span = 0;
+        int empty = 0;
+        for (size_t d = 0; d < rank; d++) {   /* d: Fortran dimension; rank-1-d: Zarr dimension */
+            size_t z = rank - 1 - d;
+            int64_t s = start_f != NULL ? start_f[d] : 1;
+            if (s < 1) {
+                st = ZARR_ERR_INVALID_ARGUMENT;
+                snprintf(msg, sizeof msg, "%s: start(%zu) = %lld (indices start at 1)", what, d + 1, (long long)s);
+            }
+            start[z] = (uint64_t)(s - 1);
+            if (d < (size_t)buf->rank) {
+                CFI_index_t ext = buf->dim[d].extent, sm = buf->dim[d].sm;
+                count[z] = (uint64_t)ext;
+                empty |= ext == 0;
+                if (sm < 0 || (size_t)sm % elem != 0) {
+                    st = ZARR_ERR_INVALID_ARGUMENT;
+                    snprintf(msg, sizeof msg, "%s: the buffer has a negative or odd stride (pass a copy)", what);
+                }
+                stride[z] = (int64_t)((size_t)sm / elem);
+                span += ext > 0 ? (size_t)(ext - 1) * (size_t)stride[z] : 0;
+            } else {
+                count[z] = 1;
+                stride[z] = 0;
+            }
+        }
+        bytes = empty ? 0 : (span + 1) * elem;
+    }
+    if ((st = zarr_mpi_agree_message(c, st, msg)) != ZARR_OK) {
+        return st;
+    }
+    /* (an empty buffer may have no address: nothing is read or written through this one) */
+    void *data = buf->base_addr != NULL ? buf->base_addr : (void *)&bytes;
+    return writing ? zarr_mpi_write_hyperslab(c, array, start, count, NULL, stride, (zarr_data_type)type, data,
+                                              bytes)
+                   : zarr_mpi_read_hyperslab(c, array, start, count, NULL, stride, (zarr_data_type)type, data,
+                                             bytes);
+}
