@@ -111,6 +111,16 @@ impl ArrayMetadata {
     }
 }
 
+/// Fails with [`Error::Metadata`] unless the number of chunks of `grid` over an array of `shape` fits
+/// in 64 bits (chunk indices are linearised in `u64`): e.g. a shape of `[2^40, 2^40]` in chunks of 1.
+/// (Each chunk's own element and byte counts are checked where the codec chain is built.)
+pub fn check_grid_size(shape: &[u64], grid: &dyn ChunkGrid) -> Result<()> {
+    let counts = grid.grid_shape(shape);
+    counts.iter().try_fold(1u64, |n, &c| n.checked_mul(c)).map(|_| ()).ok_or_else(|| {
+        Error::Metadata(format!("the number of chunks overflows 64 bits (shape {shape:?}, {counts:?} chunks per dimension)"))
+    })
+}
+
 /// A group's metadata.
 #[derive(Debug, Clone)]
 pub struct GroupMetadata {
