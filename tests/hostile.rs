@@ -11,7 +11,8 @@
 //!   silently missing chunk; a write to a key that is a link replaces the link, the target is untouched;
 //! - a key whose file is not a regular file (a directory, FIFO, socket or device) is `Error::Io`; a FIFO
 //!   is never opened for a blocking read;
-//! - shapes, chunk shapes and byte sizes whose products overflow 64 bits are `Error::Metadata` at open;
+//! - shapes, chunk shapes and chunk byte sizes whose products overflow 64 bits are `Error::Metadata` at
+//!   open (an array whose *byte* size overflows but whose element count fits is valid);
 //! - fill values of the wrong type for the data type are `Error::Metadata` (v3 and v2);
 //! - JSON nested 100000 deep is `Error::Metadata` (documents) or `Error::InvalidArgument` (attributes
 //!   given by the caller), not a stack overflow;
@@ -267,8 +268,8 @@ fn sizes_overflowing_64_bits_are_metadata_errors() {
         ("chunk_bytes", json!([1u64 << 62]), json!([1u64 << 62]), "float64"),
         // the grid's chunk count overflows (2^64-1 chunks per dimension, two dimensions)
         ("grid", json!([max, max]), json!([1, 1]), "uint8"),
-        // the chunk count overflows with small extents (2^80 chunks)
-        ("chunk_count", json!([1u64 << 40, 1u64 << 40]), json!([1, 1]), "uint8"),
+        // the element count overflows with small chunks (2^80 elements, 2^80 chunks)
+        ("elements", json!([1u64 << 40, 1u64 << 40]), json!([1, 1]), "uint8"),
     ];
     for (i, (what, shape, chunks, dtype)) in cases.into_iter().enumerate() {
         for (fmt, doc) in [
@@ -286,12 +287,16 @@ fn sizes_overflowing_64_bits_are_metadata_errors() {
             assert!(m.contains("overflow"), "{fmt} {what}: {m}");
         }
     }
-    // 2^80 elements in 2^40 chunks is a valid (sparse) array: it opens and its far corner reads as fill.
-    let big = v3_doc(json!([1u64 << 40, 1u64 << 40]), json!([1u64 << 20, 1u64 << 20]), "uint8", json!(7));
-    let a = open_doc(&root, "big", &big).unwrap();
-    let mut out = [0u8; 1];
-    a.read_region(&[(1 << 40) - 1, (1 << 40) - 1], &[1, 1], &mut out).unwrap();
-    assert_eq!(out, [7]);
+    // 2^62 elements (whose byte size overflows) is a valid sparse array: it opens, its far corner reads
+    // as fill, and resizing it past 64 bits of elements is refused.
+    let big = v3_doc(json!([1u64 << 31, 1u64 << 31]), json!([1u64 << 16, 1u64 << 16]), "int64", json!(7));
+    open_doc(&root, "big", &big).unwrap();
+    let mut a = Array::open(fs_store(&root), "big", true).unwrap();
+    let mut out = [0u8; 8];
+    a.read_region(&[(1 << 31) - 1, (1 << 31) - 1], &[1, 1], &mut out).unwrap();
+    assert_eq!(i64::from_ne_bytes(out), 7);
+    assert_err!(a.resize(&[1 << 40, 1 << 40]), InvalidArgument);
+    assert_eq!(a.shape(), [1 << 31, 1 << 31]);
     // Through the creation path too (a document given by the caller).
     let doc = v3_doc(json!([max, max]), json!([max, max]), "uint8", json!(0));
     assert_err!(Array::create(fs_store(&root), "created", &doc.to_string()), Metadata);

@@ -111,13 +111,13 @@ impl ArrayMetadata {
     }
 }
 
-/// Fails with [`Error::Metadata`] unless the number of chunks of `grid` over an array of `shape` fits
-/// in 64 bits (chunk indices are linearised in `u64`): e.g. a shape of `[2^40, 2^40]` in chunks of 1.
-/// (Each chunk's own element and byte counts are checked where the codec chain is built.)
-pub fn check_grid_size(shape: &[u64], grid: &dyn ChunkGrid) -> Result<()> {
-    let counts = grid.grid_shape(shape);
-    counts.iter().try_fold(1u64, |n, &c| n.checked_mul(c)).map(|_| ()).ok_or_else(|| {
-        Error::Metadata(format!("the number of chunks overflows 64 bits (shape {shape:?}, {counts:?} chunks per dimension)"))
+/// Fails with [`Error::Metadata`] unless the array's element count (the product of `shape`) fits in
+/// 64 bits, as every count and linear index libzarr derives from it must (e.g. `[2^40, 2^40]` fails;
+/// `[2^31, 2^31]` is fine, even though its byte size may not fit: regions of it are checked when read).
+/// Each chunk's own element and byte counts are checked where the codec chain is built.
+pub fn check_shape_size(shape: &[u64]) -> Result<()> {
+    shape.iter().try_fold(1u64, |n, &s| n.checked_mul(s)).map(|_| ()).ok_or_else(|| {
+        Error::Metadata(format!("the element count of shape {shape:?} overflows 64 bits"))
     })
 }
 

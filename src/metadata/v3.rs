@@ -158,9 +158,9 @@ pub fn parse_array(doc: &Value) -> Result<ArrayMetadata> {
         }
     }
     let shape = u64_list(get("shape")?, "shape")?;
+    super::check_shape_size(&shape)?;
     let data_type = parse_data_type(get("data_type")?)?;
     let grid = parse_grid(get("chunk_grid")?, &shape)?;
-    super::check_grid_size(&shape, grid.as_ref())?;
     let cke = Extension::parse(get("chunk_key_encoding")?, "chunk_key_encoding")?;
     let chunk_key_encoding = ChunkKeyEncoding::from_v3(cke.name, cke.configuration)?;
     let fill = fill_value::parse_v3_stored(&data_type, get("fill_value")?, stored_endian(get("codecs")?))?;
