@@ -117,6 +117,7 @@ impl Array {
                 old.len()
             )));
         }
+        crate::metadata::check_shape_size(shape).map_err(|e| Error::InvalidArgument(e.message().to_string()))?;
         // The new metadata first: a rectilinear grid grows an edge, which the codecs must accept
         // (sharding needs edges its inner chunks divide) before anything is deleted.
         let mut meta = stored.clone();

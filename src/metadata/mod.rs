@@ -111,6 +111,16 @@ impl ArrayMetadata {
     }
 }
 
+/// Fails with [`Error::Metadata`] unless the array's element count (the product of `shape`) fits in
+/// 64 bits, as every count and linear index libzarr derives from it must (e.g. `[2^40, 2^40]` fails;
+/// `[2^31, 2^31]` is fine, even though its byte size may not fit: regions of it are checked when read).
+/// Each chunk's own element and byte counts are checked where the codec chain is built.
+pub fn check_shape_size(shape: &[u64]) -> Result<()> {
+    shape.iter().try_fold(1u64, |n, &s| n.checked_mul(s)).map(|_| ()).ok_or_else(|| {
+        Error::Metadata(format!("the element count of shape {shape:?} overflows 64 bits"))
+    })
+}
+
 /// A group's metadata.
 #[derive(Debug, Clone)]
 pub struct GroupMetadata {

@@ -124,6 +124,7 @@ pub(super) struct Fixed {
 /// shape; `fill_defined` is false where the document's fill value is `null` (`fill` then holds the
 /// value readers use for missing chunks).
 pub(super) fn assemble(f: Fixed, data_type: DataType, fill: Vec<u8>, fill_defined: bool, codecs: Vec<Codec>) -> Result<ArrayMetadata> {
+    super::check_shape_size(&f.shape)?;
     let repr = ArrayRepr { shape: f.grid.chunk_shape.clone(), data_type: data_type.clone(), fill_value: fill.clone() };
     let chain = CodecChain::new(codecs, &repr)?;
     Ok(ArrayMetadata {

@@ -158,6 +158,7 @@ pub fn parse_array(doc: &Value) -> Result<ArrayMetadata> {
         }
     }
     let shape = u64_list(get("shape")?, "shape")?;
+    super::check_shape_size(&shape)?;
     let data_type = parse_data_type(get("data_type")?)?;
     let grid = parse_grid(get("chunk_grid")?, &shape)?;
     let cke = Extension::parse(get("chunk_key_encoding")?, "chunk_key_encoding")?;

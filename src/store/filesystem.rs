@@ -7,13 +7,18 @@
 //! names `.<name>.<pid>.<n>.tmp`. Temporary files and the per-node lock file `.zarr.lock` are never
 //! listed as keys. With `ZARR_FSYNC=1`
 //! in the environment the file and its directory are also flushed to disk before and after the rename.
+//!
+//! Keys never leave the root ([`validate_key`]), but symbolic links inside the root are followed (a
+//! chunk file or directory may link to another disk). A dangling link, and a key whose file is not a
+//! regular file (directory, FIFO, socket, device), is an [`Error::Io`] when read; a FIFO never blocks.
+//! Writing a key whose file is a link replaces the link with a regular file (the target is untouched).
 
 use super::lock::FileLock;
 use super::{check_range, validate_key, ByteSource, DirListing, LockRange, Store, StoreLock};
 use crate::error::{Error, Result};
 use std::fs::{self, File, OpenOptions};
 use std::io::{Read, Write};
-use std::os::unix::fs::FileExt;
+use std::os::unix::fs::{FileExt, FileTypeExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -148,14 +153,46 @@ impl ByteSource for FileSource<'_> {
     }
 }
 
-fn open_existing(path: &Path, key: &str) -> Result<Option<File>> {
-    match File::open(path) {
-        Ok(f) => Ok(Some(f)),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        // A directory where a value is expected, or a path through a file: treat as absent.
-        Err(e) if e.raw_os_error() == Some(libc::ENOTDIR) => Ok(None),
-        Err(e) => Err(Error::io(key, e)),
+/// Opens the file of `key` for reading: `None` when there is no value (no file, or a path through a
+/// file). Symbolic links are followed; a dangling link is an error, not an absent value (a link whose
+/// target went away is damage, not a chunk that was never written). Anything but a regular file (a
+/// directory, FIFO, socket, device) is an error: the file is opened with `O_NONBLOCK`, so that a FIFO
+/// without a writer cannot block the open, and its type checked before a byte is read (`O_NONBLOCK`
+/// has no effect on reads of regular files). Returns the file and its size.
+fn open_value(path: &Path, key: &str) -> Result<Option<(File, u64)>> {
+    let file = match OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK).open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return match fs::read_link(path) {
+                Ok(target) => Err(Error::Io(format!(
+                    "{}: dangling symbolic link (to {})",
+                    path.display(),
+                    target.display()
+                ))),
+                Err(_) => Ok(None),
+            };
+        }
+        // A path through a file (`a/b` where `a` is a file): no value there.
+        Err(e) if e.raw_os_error() == Some(libc::ENOTDIR) => return Ok(None),
+        Err(e) => return Err(Error::io(path.display(), e)),
+    };
+    let meta = file.metadata().map_err(|e| Error::io(path.display(), e))?;
+    let ft = meta.file_type();
+    if !ft.is_file() {
+        let kind = if ft.is_dir() {
+            "a directory"
+        } else if ft.is_fifo() {
+            "a FIFO"
+        } else if ft.is_socket() {
+            "a socket"
+        } else if ft.is_char_device() || ft.is_block_device() {
+            "a device"
+        } else {
+            "of an unknown type"
+        };
+        return Err(Error::Io(format!("{}: not a regular file ({kind}) where the value of key '{key}' should be", path.display())));
     }
+    Ok(Some((file, meta.len())))
 }
 
 impl Store for FilesystemStore {
@@ -166,13 +203,9 @@ impl Store for FilesystemStore {
 
     fn get_into(&self, key: &str, buf: &mut Vec<u8>) -> Result<bool> {
         let path = self.path_of(key)?;
-        let Some(mut f) = open_existing(&path, key)? else { return Ok(false) };
-        let meta = f.metadata().map_err(|e| Error::io(key, e))?;
-        if meta.is_dir() {
-            return Ok(false);
-        }
+        let Some((mut f, size)) = open_value(&path, key)? else { return Ok(false) };
         buf.clear();
-        let size = meta.len() as usize;
+        let size = size as usize;
         buf.try_reserve_exact(size).map_err(|_| Error::Io(format!("{key}: cannot allocate {size} bytes")))?;
         f.read_to_end(buf).map_err(|e| Error::io(key, e))?;
         self.count(buf.len());
@@ -181,12 +214,8 @@ impl Store for FilesystemStore {
 
     fn open(&self, key: &str) -> Result<Option<Box<dyn ByteSource + '_>>> {
         let path = self.path_of(key)?;
-        let Some(file) = open_existing(&path, key)? else { return Ok(None) };
-        let meta = file.metadata().map_err(|e| Error::io(key, e))?;
-        if meta.is_dir() {
-            return Ok(None);
-        }
-        Ok(Some(Box::new(FileSource { file, len: meta.len(), key: key.to_string(), store: self })))
+        let Some((file, len)) = open_value(&path, key)? else { return Ok(None) };
+        Ok(Some(Box::new(FileSource { file, len, key: key.to_string(), store: self })))
     }
 
     fn set(&self, key: &str, value: &[u8]) -> Result<()> {
@@ -309,7 +338,8 @@ mod tests {
         s.delete("a/b").unwrap();
         s.delete("a/b").unwrap();
         assert!(!s.exists("a/b").unwrap());
-        assert!(s.open("a/c").unwrap().is_none(), "a directory is not a value");
+        assert!(matches!(s.open("a/c"), Err(Error::Io(_))), "a directory is not a value");
+        assert!(s.open("a/c/d/e").unwrap().is_none(), "a path through a file is no value");
         assert!(s.bytes_read() >= 8);
         // no temporary files are left behind
         assert_eq!(s.list_dir("a/").unwrap().keys, Vec::<String>::new());
