@@ -1202,6 +1202,24 @@ zarr_status zarr_write_hyperslab(struct zarr_array *array,
 const char *zarr_last_error(void);
 
 /**
+ * Removes the named in-memory store `name` (the NAME of `memory://NAME/...` locations), freeing its
+ * data once no open handle uses it; a later `memory://NAME` location starts with an empty store.
+ *
+ * Named memory stores are created empty by the first location that names them and otherwise live
+ * until process exit. Handles already open on the store keep working on its (now unnamed) data
+ * until they are closed.
+ *
+ * @param name  the store name (no '/')
+ * @returns ZARR_OK; ZARR_ERR_INVALID_ARGUMENT (NULL or invalid name); ZARR_ERR_NOT_FOUND (no store
+ *          of that name).
+ * Thread-safe. Since: 0.2.
+ *
+ * # Safety
+ * `name` is a NUL-terminated string.
+ */
+zarr_status zarr_memory_store_remove(const char *name);
+
+/**
  * Creates an array spec with every default: compressor zstd level 3 (no checksum), chunks of at most
  * 1 MiB (the rule below), fill value zero (false, 0, +0.0; the empty string for ZARR_STRING and
  * ZARR_BYTES), no sharding, no dimension names, no attributes, Zarr format 3 (or, through
