@@ -26,7 +26,9 @@ fn check_name(name: &str) -> Result<()> {
 pub fn named(name: &str) -> Result<Arc<MemoryStore>> {
     check_name(name)?;
     let mut reg = REGISTRY.lock().unwrap_or_else(|e| e.into_inner());
-    Ok(reg.get_or_insert_with(HashMap::new).entry(name.to_string()).or_default().clone())
+    Ok(reg.get_or_insert_with(HashMap::new).entry(name.to_string())
+        .or_insert_with(|| Arc::new(MemoryStore { name: name.to_string(), ..MemoryStore::default() }))
+        .clone())
 }
 
 /// Removes the named memory store `name` from the registry (a later `memory://NAME` starts empty);
@@ -42,6 +44,8 @@ pub fn remove_named(name: &str) -> Result<bool> {
 pub struct MemoryStore {
     map: RwLock<BTreeMap<String, Arc<Vec<u8>>>>,
     bytes_read: AtomicU64,
+    /// The registry name (for messages); empty for an unnamed store.
+    name: String,
 }
 
 impl MemoryStore {
@@ -127,7 +131,11 @@ impl Store for MemoryStore {
     }
 
     fn location(&self, key: &str) -> String {
-        format!("memory:{key}")
+        if self.name.is_empty() {
+            format!("memory:{key}")
+        } else {
+            format!("memory://{}/{key}", self.name)
+        }
     }
 }
 
