@@ -1066,6 +1066,29 @@ zarr_status zarr_group_create_group(struct zarr_group *group,
                                     struct zarr_group **out);
 
 /**
+ * Consolidates the metadata of every array and group below the group into one document, so that
+ * later opens of the hierarchy take one request: for a v3 group inline in its `zarr.json`
+ * (`consolidated_metadata`, zarr-python's layout), for a v2 group as `.zmetadata`. Nodes of the other
+ * Zarr format are left out. The group handle uses the new consolidated metadata from now on.
+ *
+ * A group opened with consolidated metadata (zarr_group_open() of a group that has it) opens its
+ * descendants (zarr_group_open_array(), zarr_group_open_group()) and lists its children
+ * (zarr_group_list()) from it, without reading their metadata from the store; a node it does not
+ * describe is looked up in the store. Writes (attributes, new nodes, resizes) change only the nodes'
+ * own documents: call this again to bring the consolidated metadata up to date. A group handle that
+ * creates a child stops using its consolidated metadata (it goes back to the store).
+ *
+ * @param group  a group opened for writing, on a store that can list its keys
+ * @returns ZARR_OK; ZARR_ERR_INVALID_HANDLE; ZARR_ERR_READ_ONLY; ZARR_ERR_METADATA (a node's metadata
+ *          is malformed); ZARR_ERR_UNSUPPORTED (the store cannot list); ZARR_ERR_IO.
+ * Not safe while other threads write metadata below the group. Since: 0.2.
+ *
+ * # Safety
+ * `group` is an open handle.
+ */
+zarr_status zarr_group_consolidate(struct zarr_group *group);
+
+/**
  * Lists the group's direct children that are arrays or groups, sorted by name.
  *
  * @param out  receives a list to free with zarr_node_list_free(); NULL on failure
@@ -1213,6 +1236,24 @@ zarr_status zarr_write_hyperslab(struct zarr_array *array,
  * Thread-safe: each thread has its own message. Since: 0.1.
  */
 const char *zarr_last_error(void);
+
+/**
+ * Removes the named in-memory store `name` (the NAME of `memory://NAME/...` locations), freeing its
+ * data once no open handle uses it; a later `memory://NAME` location starts with an empty store.
+ *
+ * Named memory stores are created empty by the first location that names them and otherwise live
+ * until process exit. Handles already open on the store keep working on its (now unnamed) data
+ * until they are closed.
+ *
+ * @param name  the store name (no '/')
+ * @returns ZARR_OK; ZARR_ERR_INVALID_ARGUMENT (NULL or invalid name); ZARR_ERR_NOT_FOUND (no store
+ *          of that name).
+ * Thread-safe. Since: 0.2.
+ *
+ * # Safety
+ * `name` is a NUL-terminated string.
+ */
+zarr_status zarr_memory_store_remove(const char *name);
 
 /**
  * Creates an array spec with every default: compressor zstd level 3 (no checksum), chunks of at most

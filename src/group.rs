@@ -1,12 +1,16 @@
 //! Groups: attributes and children (arrays and groups) of a hierarchy node.
+//!
+//! A group with consolidated metadata ([`crate::consolidated`]) opens and lists its descendants from
+//! that snapshot instead of the store.
 
 use crate::array::Array;
+use crate::consolidated::{self, Consolidated};
 use crate::error::{Error, Result};
-use crate::metadata::{self, v2, v3};
+use crate::metadata::{self, v2, v3, GroupMetadata};
 use crate::node::{self, NodeKind, NodeMetadata};
 use crate::store::{node_prefix, normalize_node_path, LockRange, Store};
 use serde_json::{Map, Value};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, RwLock};
 
 /// An open group.
 #[derive(Debug)]
@@ -15,8 +19,11 @@ pub struct Group {
     path: String,
     zarr_format: u8,
     attributes: Mutex<Map<String, Value>>,
-    document: Value,
+    document: Mutex<Value>,
     writable: bool,
+    /// The consolidated metadata this group opens and lists its descendants from (its own, or that of
+    /// the group it was opened through); `None` after a child was created through this handle.
+    consolidated: RwLock<Option<Arc<Consolidated>>>,
 }
 
 
@@ -33,14 +40,71 @@ impl Group {
                 return Err(Error::NotFound(format!("no group at {} (no zarr.json)", node::describe(store.as_ref(), &path))))
             }
         };
-        Ok(Group {
+        let consolidated = match meta.zarr_format {
+            3 => Consolidated::from_v3(&path, &meta.document).map_err(|e| e.context(store.location(&node::v3_key(&path))))?,
+            _ => {
+                let key = node::key(&path, ".zmetadata");
+                match store.get(&key)? {
+                    None => None,
+                    Some(bytes) => {
+                        let ctx = |e: Error| e.context(store.location(&key));
+                        Some(Consolidated::from_v2(&path, &metadata::parse_json(&bytes).map_err(ctx)?).map_err(ctx)?)
+                    }
+                }
+            }
+        };
+        Ok(Group::from_parts(store, path, meta, writable, consolidated.map(Arc::new)))
+    }
+
+    fn from_parts(
+        store: Arc<dyn Store>,
+        path: String,
+        meta: GroupMetadata,
+        writable: bool,
+        consolidated: Option<Arc<Consolidated>>,
+    ) -> Group {
+        Group {
             store,
             path,
             zarr_format: meta.zarr_format,
             attributes: Mutex::new(meta.attributes),
-            document: meta.document,
+            document: Mutex::new(meta.document),
             writable,
-        })
+            consolidated: RwLock::new(consolidated),
+        }
+    }
+
+    /// The consolidated metadata snapshot in use, if any.
+    fn snapshot(&self) -> Option<Arc<Consolidated>> {
+        self.consolidated.read().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// Whether children are opened and listed from consolidated metadata.
+    pub fn has_consolidated(&self) -> bool {
+        self.snapshot().is_some()
+    }
+
+    /// Writes the consolidated metadata of every node below this group (v3: inline in its
+    /// `zarr.json`; v2: `.zmetadata`), walking the store (which must be able to list), and uses it
+    /// from now on.
+    pub fn consolidate(&self) -> Result<()> {
+        self.check_writable()?;
+        // Under the group's metadata lock, like an attribute update (the walk itself reads unlocked).
+        let _lock = self.store.lock(&node_prefix(&self.path), &[LockRange::metadata(true)])?;
+        let mut doc = self.document.lock().unwrap_or_else(|e| e.into_inner());
+        let mut current = doc.clone();
+        if self.zarr_format == 3 {
+            current["attributes"] = Value::Object(self.attributes());
+        }
+        let (new_doc, snapshot) = consolidated::write(self.store.as_ref(), &self.path, self.zarr_format, &current)?;
+        *doc = new_doc;
+        *self.consolidated.write().unwrap_or_else(|e| e.into_inner()) = Some(Arc::new(snapshot));
+        Ok(())
+    }
+
+    /// Stops using the consolidated snapshot (after this handle changed the hierarchy).
+    fn drop_snapshot(&self) {
+        *self.consolidated.write().unwrap_or_else(|e| e.into_inner()) = None;
     }
 
     /// Creates a group of `zarr_format` (2 or 3) at `path` with `attributes`; missing parent groups are
@@ -58,7 +122,8 @@ impl Group {
         if zarr_format == 2 && !attributes.is_empty() {
             store.set(&node::key(&path, ".zattrs"), &metadata::to_bytes(&Value::Object(attributes.clone())))?;
         }
-        Ok(Group { store, path, zarr_format, attributes: Mutex::new(attributes), document: doc, writable: true })
+        let meta = GroupMetadata { zarr_format, attributes, document: doc };
+        Ok(Group::from_parts(store, path, meta, true, None))
     }
 
     /// The Zarr format of the group (2 or 3).
@@ -105,7 +170,7 @@ impl Group {
 
     /// The metadata document (for v3 with the current attributes; for v2 the `.zgroup` document).
     pub fn document(&self) -> Value {
-        let mut doc = self.document.clone();
+        let mut doc = self.document.lock().unwrap_or_else(|e| e.into_inner()).clone();
         if self.zarr_format == 3 {
             doc["attributes"] = Value::Object(self.attributes());
         }
@@ -122,6 +187,9 @@ impl Group {
 
     /// The direct children that are arrays or groups, sorted by name.
     pub fn children(&self) -> Result<Vec<(String, NodeKind)>> {
+        if let Some(snapshot) = self.snapshot() {
+            return snapshot.children(&self.path);
+        }
         let listing = self.store.list_dir(&node_prefix(&self.path))?;
         let mut out = Vec::new();
         for name in listing.prefixes {
@@ -141,23 +209,47 @@ impl Group {
 
     /// Opens the array `name` (a relative path) below this group, with this group's access mode.
     pub fn open_array(&self, name: &str) -> Result<Array> {
-        Array::open(self.store.clone(), &self.child_path(name)?, self.writable)
+        let path = self.child_path(name)?;
+        if let Some(snapshot) = self.snapshot() {
+            match snapshot.node(self.store.as_ref(), &path)? {
+                Some(NodeMetadata::Array(meta)) => return Ok(Array::from_parts(self.store.clone(), path, meta, self.writable)),
+                Some(NodeMetadata::Group(_)) => {
+                    return Err(Error::NotFound(format!("{} is a group, not an array", node::describe(self.store.as_ref(), &path))))
+                }
+                None => {} // not consolidated (added later?): look in the store
+            }
+        }
+        Array::open(self.store.clone(), &path, self.writable)
     }
 
     /// Opens the group `name` (a relative path) below this group, with this group's access mode.
     pub fn open_group(&self, name: &str) -> Result<Group> {
-        Group::open(self.store.clone(), &self.child_path(name)?, self.writable)
+        let path = self.child_path(name)?;
+        if let Some(snapshot) = self.snapshot() {
+            match snapshot.node(self.store.as_ref(), &path)? {
+                Some(NodeMetadata::Group(meta)) => {
+                    return Ok(Group::from_parts(self.store.clone(), path, meta, self.writable, Some(snapshot)))
+                }
+                Some(NodeMetadata::Array(_)) => {
+                    return Err(Error::NotFound(format!("{} is an array, not a group", node::describe(self.store.as_ref(), &path))))
+                }
+                None => {}
+            }
+        }
+        Group::open(self.store.clone(), &path, self.writable)
     }
 
     /// Creates the array `name` below this group from a complete metadata document.
     pub fn create_array(&self, name: &str, document: &str) -> Result<Array> {
         self.check_writable()?;
+        self.drop_snapshot();
         Array::create(self.store.clone(), &self.child_path(name)?, document)
     }
 
     /// Creates the group `name` below this group, in this group's format.
     pub fn create_group(&self, name: &str, attributes: Map<String, Value>) -> Result<Group> {
         self.check_writable()?;
+        self.drop_snapshot();
         Group::create(self.store.clone(), &self.child_path(name)?, attributes, self.zarr_format)
     }
 

@@ -16,6 +16,7 @@ pub mod buffer;
 pub mod chunk_grid;
 pub mod chunk_key;
 pub mod codec;
+pub mod consolidated;
 pub mod convert;
 pub mod dtype;
 pub mod error;

@@ -97,6 +97,8 @@ def load(path=None):
         "zarr_node_list_get": [vp, ctypes.c_size_t, ctypes.POINTER(c), ctypes.POINTER(ctypes.c_int)],
         "zarr_node_list_free": [vp],
         "zarr_node_type_at": [c, ctypes.POINTER(ctypes.c_int)],
+        "zarr_group_consolidate": [vp],
+        "zarr_memory_store_remove": [c],
         "zarr_string_free": [vp],
         # selections (hyperslabs, memory types), resize, chunk-level calls
         "zarr_read_hyperslab": [vp, u64p, u64p, u64p, ctypes.POINTER(ctypes.c_int64), ctypes.c_int, vp,
@@ -547,6 +549,10 @@ class Group:
         check(lib().zarr_group_create_group(self.h, name.encode(), attrs, ctypes.byref(h)))
         return Group(h)
 
+    def consolidate(self):
+        """zarr_group_consolidate: writes the consolidated metadata of every node below the group."""
+        check(lib().zarr_group_consolidate(self.h))
+
     def children(self):
         lst = ctypes.c_void_p()
         check(lib().zarr_group_list(self.h, ctypes.byref(lst)))
@@ -568,6 +574,11 @@ def node_type(path):
     t = ctypes.c_int()
     check(lib().zarr_node_type_at(str(path).encode(), ctypes.byref(t)))
     return "array" if t.value == 1 else "group"
+
+
+def memory_store_remove(name):
+    """zarr_memory_store_remove: drops the named in-memory store behind memory://NAME locations."""
+    check(lib().zarr_memory_store_remove(name.encode()))
 
 
 def convert_v2_to_v3(path):

@@ -79,7 +79,8 @@ impl Array {
         Ok(Array::from_parts(store, path, meta, true))
     }
 
-    fn from_parts(store: Arc<dyn Store>, path: String, meta: ArrayMetadata, writable: bool) -> Array {
+    /// An array at normalised `path` from metadata already read (e.g. from consolidated metadata).
+    pub(crate) fn from_parts(store: Arc<dyn Store>, path: String, meta: ArrayMetadata, writable: bool) -> Array {
         let prefix = node_prefix(&path);
         let attributes = Mutex::new(meta.attributes.clone());
         Array { store, path, prefix, meta, attributes, writable }

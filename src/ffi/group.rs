@@ -322,6 +322,34 @@ pub unsafe extern "C" fn zarr_group_create_group(
     unsafe { new_handle(out, make) }
 }
 
+/// Consolidates the metadata of every array and group below the group into one document, so that
+/// later opens of the hierarchy take one request: for a v3 group inline in its `zarr.json`
+/// (`consolidated_metadata`, zarr-python's layout), for a v2 group as `.zmetadata`. Nodes of the other
+/// Zarr format are left out. The group handle uses the new consolidated metadata from now on.
+///
+/// A group opened with consolidated metadata (zarr_group_open() of a group that has it) opens its
+/// descendants (zarr_group_open_array(), zarr_group_open_group()) and lists its children
+/// (zarr_group_list()) from it, without reading their metadata from the store; a node it does not
+/// describe is looked up in the store. Writes (attributes, new nodes, resizes) change only the nodes'
+/// own documents: call this again to bring the consolidated metadata up to date. A group handle that
+/// creates a child stops using its consolidated metadata (it goes back to the store).
+///
+/// @param group  a group opened for writing, on a store that can list its keys
+/// @returns ZARR_OK; ZARR_ERR_INVALID_HANDLE; ZARR_ERR_READ_ONLY; ZARR_ERR_METADATA (a node's metadata
+///          is malformed); ZARR_ERR_UNSUPPORTED (the store cannot list); ZARR_ERR_IO.
+/// Not safe while other threads write metadata below the group. Since: 0.2.
+///
+/// # Safety
+/// `group` is an open handle.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_group_consolidate(group: *mut zarr_group) -> zarr_status {
+    guard(|| {
+        // SAFETY: `group` follows the documented contract.
+        let g = unsafe { zarr_group::get(group) }?;
+        g.consolidate()
+    })
+}
+
 /// Lists the group's direct children that are arrays or groups, sorted by name.
 ///
 /// @param out  receives a list to free with zarr_node_list_free(); NULL on failure

@@ -11,6 +11,7 @@ pub mod group;
 pub mod handle;
 pub mod hyperslab;
 pub mod last_error;
+pub mod memory_store;
 pub mod spec;
 pub mod status;
 pub mod version;

@@ -1,5 +1,6 @@
-//! Locations: what C callers pass as `path` (a filesystem path or a `file://` URI). [`open_location`]
-//! is the one place where a location becomes a store; stores for further URI schemes plug in there.
+//! Locations: what C callers pass as `path` (a filesystem path or a `file://` URI, `memory://NAME/node`,
+//! `zip://FILE.zip!/node`). [`open_location`] is the one place where a location becomes a store; stores
+//! for further URI schemes plug in there.
 
 use super::filesystem::FilesystemStore;
 use super::Store;
@@ -9,8 +10,17 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 /// The store named by `location`: a [`FilesystemStore`] rooted at a filesystem path or a `file://`
-/// URI (the directory need not exist yet). Other URI schemes are [`Error::Unsupported`].
+/// URI (the directory need not exist yet); `memory://NAME[/node/path]` a named in-memory store (see
+/// [`super::memory::named`]); `zip://FILE[!/node/path]` a read-only zip file (see [`super::zip`]).
+/// Other URI schemes are [`Error::Unsupported`].
 pub fn open_location(location: &str) -> Result<Arc<dyn Store>> {
+    if let Some(rest) = location.strip_prefix("memory://") {
+        let (name, node) = rest.split_once('/').unwrap_or((rest, ""));
+        return super::prefix::PrefixStore::wrap(super::memory::named(name)?, node);
+    }
+    if let Some(rest) = location.strip_prefix("zip://") {
+        return super::zip::open_location(rest);
+    }
     Ok(Arc::new(FilesystemStore::new(path_from_location(location)?)))
 }
 
@@ -79,5 +89,16 @@ mod tests {
         assert_eq!(open_location(dir.to_str().unwrap()).unwrap().get("k").unwrap(), Some(b"v".to_vec()));
         assert!(matches!(open_location("s3://bucket/x"), Err(Error::Unsupported(_))));
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn memory_locations_share_a_named_store() {
+        open_location("memory://location-test/a/b").unwrap().set("zarr.json", b"{}").unwrap();
+        assert_eq!(open_location("memory://location-test").unwrap().get("a/b/zarr.json").unwrap(), Some(b"{}".to_vec()));
+        assert!(open_location("memory://other-location-test/a").unwrap().get("b/zarr.json").unwrap().is_none());
+        assert!(open_location("memory:///a").is_err());
+        assert!(open_location("memory://x/../a").is_err());
+        assert!(crate::store::memory::remove_named("location-test").unwrap());
+        crate::store::memory::remove_named("other-location-test").unwrap();
     }
 }

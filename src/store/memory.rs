@@ -1,12 +1,45 @@
 //! In-memory store, for tests and for callers that build arrays in memory. Its locks
 //! ([`Store::lock`]) are an in-process [`LockTable`].
+//!
+//! Named memory stores ([`named`]) live in a process-wide registry, so that the `memory://NAME/...`
+//! locations of separate calls (`zarr_create("memory://x/a")`, then `zarr_open("memory://x/a")`) see the
+//! same data. A named store lives until [`remove_named`] (C: `zarr_memory_store_remove`) or process
+//! exit; handles still open on a removed store keep its data until they are closed.
 
 use super::lock::LockTable;
 use super::{validate_key, ByteSource, DirListing, LockRange, SliceSource, Store, StoreLock};
-use crate::error::Result;
-use std::collections::BTreeMap;
+use crate::error::{Error, Result};
+use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
+
+static REGISTRY: Mutex<Option<HashMap<String, Arc<MemoryStore>>>> = Mutex::new(None);
+
+fn check_name(name: &str) -> Result<()> {
+    if name.is_empty() || name.contains('/') || name.contains('\0') {
+        return Err(Error::InvalidArgument(format!(
+            "invalid memory store name '{name}': it must be non-empty, without '/' or NUL"
+        )));
+    }
+    Ok(())
+}
+
+/// The named memory store `name` of the process-wide registry, created empty on first use.
+pub fn named(name: &str) -> Result<Arc<MemoryStore>> {
+    check_name(name)?;
+    let mut reg = REGISTRY.lock().unwrap_or_else(|e| e.into_inner());
+    Ok(reg.get_or_insert_with(HashMap::new).entry(name.to_string())
+        .or_insert_with(|| Arc::new(MemoryStore { name: name.to_string(), ..MemoryStore::default() }))
+        .clone())
+}
+
+/// Removes the named memory store `name` from the registry (a later `memory://NAME` starts empty);
+/// `false` when there was none.
+pub fn remove_named(name: &str) -> Result<bool> {
+    check_name(name)?;
+    let mut reg = REGISTRY.lock().unwrap_or_else(|e| e.into_inner());
+    Ok(reg.as_mut().and_then(|m| m.remove(name)).is_some())
+}
 
 /// A thread-safe map from keys to values.
 #[derive(Debug, Default)]
@@ -14,6 +47,8 @@ pub struct MemoryStore {
     map: RwLock<BTreeMap<String, Arc<Vec<u8>>>>,
     bytes_read: AtomicU64,
     locks: LockTable,
+    /// The registry name (for messages); empty for an unnamed store.
+    name: String,
 }
 
 impl MemoryStore {
@@ -103,7 +138,11 @@ impl Store for MemoryStore {
     }
 
     fn location(&self, key: &str) -> String {
-        format!("memory:{key}")
+        if self.name.is_empty() {
+            format!("memory:{key}")
+        } else {
+            format!("memory://{}/{key}", self.name)
+        }
     }
 }
 
@@ -125,5 +164,20 @@ mod tests {
         s.delete("a/b").unwrap();
         assert!(s.get("a/b").unwrap().is_none());
         assert!(s.set("../x", b"").is_err());
+    }
+
+    #[test]
+    fn registry() {
+        let a = named("memory-test-registry").unwrap();
+        a.set("k", b"v").unwrap();
+        assert_eq!(named("memory-test-registry").unwrap().get("k").unwrap(), Some(b"v".to_vec()));
+        assert!(remove_named("memory-test-registry").unwrap());
+        assert!(!remove_named("memory-test-registry").unwrap());
+        assert_eq!(a.get("k").unwrap(), Some(b"v".to_vec()), "a removed store lives on in its handles");
+        assert!(named("memory-test-registry").unwrap().get("k").unwrap().is_none());
+        assert!(remove_named("memory-test-registry").unwrap());
+        for bad in ["", "a/b", "a\0"] {
+            assert!(named(bad).is_err());
+        }
     }
 }

@@ -1,7 +1,8 @@
 //! The store interface: a map from keys to byte values with byte-range reads and atomic writes.
 //!
 //! Keys are `/`-separated relative paths (`c/0/1`, `group/zarr.json`). [`validate_key`] rejects keys that
-//! could escape the store root. Implementations: [`filesystem::FilesystemStore`], [`memory::MemoryStore`].
+//! could escape the store root. Implementations: [`filesystem::FilesystemStore`], [`memory::MemoryStore`],
+//! [`zip::ZipStore`] (read-only), and [`prefix::PrefixStore`] (a view below a node).
 //! [`open_location`] turns a location (path or URI) into a store. Writers exclude each other through
 //! [`Store::lock`] (see [`lock`]).
 
@@ -9,6 +10,8 @@ pub mod filesystem;
 pub mod location;
 pub mod lock;
 pub mod memory;
+pub mod prefix;
+pub mod zip;
 
 pub use location::open_location;
 pub use lock::{LockRange, StoreLock};

@@ -1,0 +1,94 @@
+//! A view of another store below a key prefix: what a location naming a node inside a store
+//! (`memory://name/a/b`, `zip://file.zip!/a/b`) opens, so that the node is the view's root.
+
+use super::{validate_key, ByteSource, DirListing, LockRange, Store, StoreLock};
+use crate::error::Result;
+use std::sync::Arc;
+
+/// The keys of `inner` below `prefix` (which ends in `/`), seen without the prefix.
+#[derive(Debug)]
+pub struct PrefixStore {
+    inner: Arc<dyn Store>,
+    prefix: String,
+}
+
+impl PrefixStore {
+    /// The view of `inner` below the node path `path` (`a/b`); an empty path gives `inner` itself.
+    pub fn wrap(inner: Arc<dyn Store>, path: &str) -> Result<Arc<dyn Store>> {
+        let path = super::normalize_node_path(path)?;
+        if path.is_empty() {
+            return Ok(inner);
+        }
+        validate_key(&path)?;
+        Ok(Arc::new(PrefixStore { inner, prefix: format!("{path}/") }))
+    }
+
+    fn full(&self, key: &str) -> Result<String> {
+        validate_key(key)?;
+        Ok(format!("{}{key}", self.prefix))
+    }
+}
+
+impl Store for PrefixStore {
+    fn get(&self, key: &str) -> Result<Option<Vec<u8>>> {
+        self.inner.get(&self.full(key)?)
+    }
+    fn get_into(&self, key: &str, buf: &mut Vec<u8>) -> Result<bool> {
+        self.inner.get_into(&self.full(key)?, buf)
+    }
+    fn open(&self, key: &str) -> Result<Option<Box<dyn ByteSource + '_>>> {
+        self.inner.open(&self.full(key)?)
+    }
+    fn set(&self, key: &str, value: &[u8]) -> Result<()> {
+        self.inner.set(&self.full(key)?, value)
+    }
+    fn set_parts(&self, key: &str, parts: &[&[u8]]) -> Result<()> {
+        self.inner.set_parts(&self.full(key)?, parts)
+    }
+    fn delete(&self, key: &str) -> Result<()> {
+        self.inner.delete(&self.full(key)?)
+    }
+    fn lock(&self, node_prefix: &str, ranges: &[LockRange]) -> Result<StoreLock> {
+        // The lock of a node is the inner store's lock of the same node (seen from its root).
+        self.inner.lock(&format!("{}{node_prefix}", self.prefix), ranges)
+    }
+    fn set_parts_locked(&self, key: &str, parts: &[&[u8]], lock: &StoreLock) -> Result<()> {
+        self.inner.set_parts_locked(&self.full(key)?, parts, lock)
+    }
+    fn delete_locked(&self, key: &str, lock: &StoreLock) -> Result<()> {
+        self.inner.delete_locked(&self.full(key)?, lock)
+    }
+    fn exists(&self, key: &str) -> Result<bool> {
+        self.inner.exists(&self.full(key)?)
+    }
+    fn list_dir(&self, prefix: &str) -> Result<DirListing> {
+        self.inner.list_dir(&format!("{}{prefix}", self.prefix))
+    }
+    fn bytes_read(&self) -> u64 {
+        self.inner.bytes_read()
+    }
+    fn location(&self, key: &str) -> String {
+        self.inner.location(&format!("{}{key}", self.prefix))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::memory::MemoryStore;
+
+    #[test]
+    fn view() {
+        let m = Arc::new(MemoryStore::new());
+        let v = PrefixStore::wrap(m.clone(), "/a/b/").unwrap();
+        v.set("zarr.json", b"{}").unwrap();
+        v.set("c/0", b"x").unwrap();
+        assert_eq!(m.get("a/b/zarr.json").unwrap(), Some(b"{}".to_vec()));
+        assert_eq!(v.open("c/0").unwrap().unwrap().read_all().unwrap(), b"x");
+        let l = v.list_dir("").unwrap();
+        assert_eq!((l.keys, l.prefixes), (vec!["zarr.json".to_string()], vec!["c".to_string()]));
+        assert!(v.get("../x").is_err());
+        assert!(PrefixStore::wrap(m.clone(), "a/../b").is_err());
+        assert!(Arc::ptr_eq(&PrefixStore::wrap(m.clone(), "").unwrap(), &(m as Arc<dyn Store>)));
+    }
+}

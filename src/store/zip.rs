@@ -1,0 +1,317 @@
+//! Read-only store over a zip file: zarr-python's `ZipStore` layout, where every store key is a zip
+//! member name at the archive root (`zarr.json`, `a/c/0/0`). Locations: `zip://PATH.zip`, or
+//! `zip://PATH.zip!/inner/node` for a node inside (the path ends at the first `!/`); see
+//! [`open_location`].
+//!
+//! Stored (uncompressed) members, zarr-python's default, are read by byte range straight from the
+//! file (ranged reads of shard indexes and inner chunks); deflated members are inflated whole on each
+//! open. The central directory is read once at open; a member's local header is read on its first use.
+//! Every write is [`Error::ReadOnly`].
+
+use super::{check_range, validate_key, ByteSource, DirListing, SliceSource, Store};
+use crate::error::{try_alloc, Error, Result};
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::io::Read;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use zip::{CompressionMethod, ZipArchive};
+
+/// Where and how a member's bytes are stored, read from its headers on first use.
+#[derive(Debug, Clone, Copy)]
+struct MemberInfo {
+    stored: bool,
+    data_start: u64,
+    size: u64,
+}
+
+#[derive(Debug)]
+struct Member {
+    index: usize,
+    info: OnceLock<MemberInfo>,
+}
+
+/// A zip file opened read-only as a store.
+#[derive(Debug)]
+pub struct ZipStore {
+    path: PathBuf,
+    /// Positioned reads of stored members (thread-safe, no shared cursor).
+    file: File,
+    file_len: u64,
+    /// The parsed archive, for local headers and inflating deflated members.
+    archive: Mutex<ZipArchive<File>>,
+    /// Member name -> entry; directory entries and names that are not valid keys are left out.
+    members: BTreeMap<String, Member>,
+    bytes_read: AtomicU64,
+}
+
+fn zip_err(path: &Path, e: zip::result::ZipError) -> Error {
+    match e {
+        zip::result::ZipError::Io(io) => Error::io(path.display(), io),
+        e => Error::Io(format!("{}: not a readable zip file: {e}", path.display())),
+    }
+}
+
+/// The store named by the part of a `zip://` location after the scheme: `PATH` or `PATH!/node/path`.
+pub fn open_location(rest: &str) -> Result<Arc<dyn Store>> {
+    let (file, inner) = match rest.split_once("!/") {
+        Some((file, inner)) => (file, inner),
+        None => (rest, ""),
+    };
+    if file.is_empty() {
+        return Err(Error::InvalidArgument(format!("zip location 'zip://{rest}' names no file")));
+    }
+    let store: Arc<dyn Store> = Arc::new(ZipStore::open(Path::new(file))?);
+    super::prefix::PrefixStore::wrap(store, inner)
+}
+
+impl ZipStore {
+    /// Opens the zip file at `path` and reads its central directory.
+    pub fn open(path: &Path) -> Result<ZipStore> {
+        let file = File::open(path).map_err(|e| Error::io(path.display(), e))?;
+        let file_len = file.metadata().map_err(|e| Error::io(path.display(), e))?.len();
+        let archive_file = File::open(path).map_err(|e| Error::io(path.display(), e))?;
+        let archive = ZipArchive::new(archive_file).map_err(|e| zip_err(path, e))?;
+        let mut members = BTreeMap::new();
+        for index in 0..archive.len() {
+            let Some(name) = archive.name_for_index(index) else { continue };
+            if name.ends_with('/') || validate_key(name).is_err() {
+                continue;
+            }
+            // A name written twice (zarr-python's ZipStore appends on overwrite): the last one wins,
+            // as in Python's zipfile.
+            members.insert(name.to_string(), Member { index, info: OnceLock::new() });
+        }
+        Ok(ZipStore {
+            path: path.to_path_buf(),
+            file,
+            file_len,
+            archive: Mutex::new(archive),
+            members,
+            bytes_read: AtomicU64::new(0),
+        })
+    }
+
+    fn info(&self, key: &str, m: &Member) -> Result<MemberInfo> {
+        if let Some(info) = m.info.get() {
+            return Ok(*info);
+        }
+        let mut archive = self.archive.lock().unwrap_or_else(|e| e.into_inner());
+        let f = archive.by_index_raw(m.index).map_err(|e| zip_err(&self.path, e).context(self.location(key)))?;
+        if f.encrypted() {
+            return Err(Error::Unsupported(format!("{}: encrypted zip members are not supported", self.location(key))));
+        }
+        let info = match f.compression() {
+            CompressionMethod::Stored => {
+                if f.compressed_size() != f.size() {
+                    return Err(Error::Io(format!("{}: stored member with differing sizes", self.location(key))));
+                }
+                MemberInfo { stored: true, data_start: f.data_start(), size: f.size() }
+            }
+            CompressionMethod::Deflated => MemberInfo { stored: false, data_start: f.data_start(), size: f.size() },
+            other => {
+                return Err(Error::Unsupported(format!(
+                    "{}: zip compression method {other:?} (only stored and deflated are supported)",
+                    self.location(key)
+                )))
+            }
+        };
+        if info.stored {
+            check_range(info.data_start, info.size, self.file_len).map_err(|_| {
+                Error::Io(format!("{}: member data lies past the end of the zip file", self.location(key)))
+            })?;
+        }
+        Ok(*m.info.get_or_init(|| info))
+    }
+
+    /// Inflates the deflated member `m` whole (checked against its recorded size and CRC).
+    fn inflate(&self, key: &str, m: &Member, size: u64) -> Result<Vec<u8>> {
+        let mut archive = self.archive.lock().unwrap_or_else(|e| e.into_inner());
+        let ctx = |e: Error| e.context(self.location(key));
+        let f = archive.by_index(m.index).map_err(|e| ctx(zip_err(&self.path, e)))?;
+        let mut out = Vec::new();
+        let cap = usize::try_from(size).map_err(|_| Error::Internal(format!("member of {size} bytes")))?;
+        out.try_reserve_exact(cap).map_err(|_| Error::Internal(format!("cannot allocate {size} bytes")))?;
+        // Reading to the end makes the reader check the CRC; one byte more than recorded is an error.
+        f.take(size + 1).read_to_end(&mut out).map_err(|e| ctx(Error::io("inflating", e)))?;
+        if out.len() as u64 != size {
+            return Err(ctx(Error::Codec(format!("zip member inflates to {} bytes, not the recorded {size}", out.len()))));
+        }
+        Ok(out)
+    }
+
+    fn read_stored(&self, key: &str, start: u64, buf: &mut [u8]) -> Result<()> {
+        self.file.read_exact_at(buf, start).map_err(|e| Error::io(self.location(key), e))?;
+        self.bytes_read.fetch_add(buf.len() as u64, Ordering::Relaxed);
+        Ok(())
+    }
+
+    fn read_only(&self, key: &str) -> Error {
+        Error::ReadOnly(format!("{}: zip stores are read-only", self.location(key)))
+    }
+}
+
+/// A stored member: byte ranges are read straight from the file.
+struct StoredSource<'a> {
+    store: &'a ZipStore,
+    key: String,
+    start: u64,
+    len: u64,
+}
+
+impl ByteSource for StoredSource<'_> {
+    fn len(&self) -> u64 {
+        self.len
+    }
+    fn read_into(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
+        check_range(offset, buf.len() as u64, self.len)?;
+        self.store.read_stored(&self.key, self.start + offset, buf)
+    }
+}
+
+/// A deflated member, inflated whole.
+struct InflatedSource<'a> {
+    store: &'a ZipStore,
+    data: Vec<u8>,
+}
+
+impl ByteSource for InflatedSource<'_> {
+    fn len(&self) -> u64 {
+        self.data.len() as u64
+    }
+    fn read_into(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
+        SliceSource(&self.data).read_into(offset, buf)?;
+        self.store.bytes_read.fetch_add(buf.len() as u64, Ordering::Relaxed);
+        Ok(())
+    }
+}
+
+impl Store for ZipStore {
+    fn get(&self, key: &str) -> Result<Option<Vec<u8>>> {
+        validate_key(key)?;
+        let Some(m) = self.members.get(key) else { return Ok(None) };
+        let info = self.info(key, m)?;
+        if info.stored {
+            let mut v = try_alloc(usize::try_from(info.size).map_err(|_| Error::Internal("member too large".into()))?)?;
+            self.read_stored(key, info.data_start, &mut v)?;
+            Ok(Some(v))
+        } else {
+            let v = self.inflate(key, m, info.size)?;
+            self.bytes_read.fetch_add(v.len() as u64, Ordering::Relaxed);
+            Ok(Some(v))
+        }
+    }
+
+    fn open(&self, key: &str) -> Result<Option<Box<dyn ByteSource + '_>>> {
+        validate_key(key)?;
+        let Some(m) = self.members.get(key) else { return Ok(None) };
+        let info = self.info(key, m)?;
+        Ok(Some(if info.stored {
+            Box::new(StoredSource { store: self, key: key.to_string(), start: info.data_start, len: info.size })
+        } else {
+            Box::new(InflatedSource { store: self, data: self.inflate(key, m, info.size)? })
+        }))
+    }
+
+    fn set(&self, key: &str, _value: &[u8]) -> Result<()> {
+        Err(self.read_only(key))
+    }
+
+    fn set_parts(&self, key: &str, _parts: &[&[u8]]) -> Result<()> {
+        Err(self.read_only(key))
+    }
+
+    fn delete(&self, key: &str) -> Result<()> {
+        Err(self.read_only(key))
+    }
+
+    fn exists(&self, key: &str) -> Result<bool> {
+        validate_key(key)?;
+        Ok(self.members.contains_key(key))
+    }
+
+    fn list_dir(&self, prefix: &str) -> Result<DirListing> {
+        let mut out = DirListing::default();
+        for k in self.members.range(prefix.to_string()..).map(|(k, _)| k) {
+            let Some(rest) = k.strip_prefix(prefix) else { break };
+            match rest.split_once('/') {
+                None => out.keys.push(rest.to_string()),
+                Some((dir, _)) => {
+                    if out.prefixes.last().map(|l| l != dir).unwrap_or(true) {
+                        out.prefixes.push(dir.to_string());
+                    }
+                }
+            }
+        }
+        out.prefixes.dedup();
+        Ok(out)
+    }
+
+    fn bytes_read(&self) -> u64 {
+        self.bytes_read.load(Ordering::Relaxed)
+    }
+
+    fn location(&self, key: &str) -> String {
+        format!("zip://{}!/{key}", self.path.display())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+    use zip::write::SimpleFileOptions;
+
+    fn temp(name: &str) -> PathBuf {
+        std::env::temp_dir().join(format!("zarr-zipstore-{}-{name}.zip", std::process::id()))
+    }
+
+    #[test]
+    fn stored_and_deflated_members() {
+        let path = temp("members");
+        let mut w = zip::ZipWriter::new(File::create(&path).unwrap());
+        let stored = SimpleFileOptions::default().compression_method(CompressionMethod::Stored);
+        let deflated = SimpleFileOptions::default().compression_method(CompressionMethod::Deflated);
+        w.start_file("zarr.json", stored).unwrap();
+        w.write_all(b"{\"zarr_format\": 3}").unwrap();
+        w.add_directory("a/", stored).unwrap();
+        w.start_file("a/c/0", stored).unwrap();
+        w.write_all(&(0u8..200).collect::<Vec<_>>()).unwrap();
+        w.start_file("a/c/1", deflated).unwrap();
+        w.write_all(&[7u8; 5000]).unwrap();
+        w.finish().unwrap();
+
+        let s = ZipStore::open(&path).unwrap();
+        assert_eq!(s.get("zarr.json").unwrap().unwrap(), b"{\"zarr_format\": 3}");
+        let src = s.open("a/c/0").unwrap().unwrap();
+        let before = s.bytes_read();
+        assert_eq!(src.read_range(10, 3).unwrap(), [10, 11, 12]);
+        assert_eq!(s.bytes_read() - before, 3, "a ranged read of a stored member reads just the range");
+        assert!(src.read_range(199, 2).is_err());
+        assert_eq!(s.get("a/c/1").unwrap().unwrap(), vec![7u8; 5000]);
+        assert_eq!(s.open("a/c/1").unwrap().unwrap().read_range(4998, 2).unwrap(), [7, 7]);
+        assert!(s.get("a/c/2").unwrap().is_none());
+        assert!(s.exists("a/c/0").unwrap() && !s.exists("a").unwrap());
+        let root = s.list_dir("").unwrap();
+        assert_eq!((root.keys, root.prefixes), (vec!["zarr.json".to_string()], vec!["a".to_string()]));
+        assert_eq!(s.list_dir("a/c/").unwrap().keys, ["0", "1"]);
+        assert!(matches!(s.set("x", b""), Err(Error::ReadOnly(_))));
+        assert!(matches!(s.delete("zarr.json"), Err(Error::ReadOnly(_))));
+
+        let inner = open_location(&format!("{}!/a", path.display())).unwrap();
+        assert_eq!(inner.get("c/0").unwrap().unwrap().len(), 200);
+        std::fs::remove_file(&path).unwrap();
+    }
+
+    #[test]
+    fn bad_files() {
+        assert!(matches!(open_location("/nonexistent/x.zip"), Err(Error::NotFound(_))));
+        let path = temp("garbage");
+        std::fs::write(&path, b"this is not a zip file at all").unwrap();
+        assert!(matches!(ZipStore::open(&path), Err(Error::Io(_))));
+        std::fs::remove_file(&path).unwrap();
+        assert!(open_location("").is_err());
+    }
+}
