@@ -169,12 +169,35 @@ def vectors(out):
                 put(out, "codec_numcodecs", header(h) + read(p))
 
 
+# Codecs no fixture uses: seeds with plausible (not necessarily valid) chunk bytes, for the fuzzer to
+# start from a configuration that builds.
+SYNTHETIC_V3 = [
+    ("bool", [16], [{"name": "packbits", "configuration": {"padding_encoding": "first_byte"}}], bytes([0, 0xA5, 0x5A])),
+    ("uint4", [8], [{"name": "packbits", "configuration": {"padding_encoding": "none"}}], bytes([0x12, 0x34, 0x56, 0x78])),
+    ("int2", [6], [{"name": "packbits", "configuration": {"padding_encoding": "last_byte"}}], bytes([0xE4, 0x0F, 4])),
+    ("float32", [2, 3, 4], [{"name": "reshape", "configuration": {"shape": [[0, 1], [2]]}}, "bytes"], bytes(96)),
+    ("float32", [4, 4], [{"name": "reshape", "configuration": {"shape": [-1]}}, "bytes"], bytes(64)),
+    ("float32", [8], [{"name": "bitround", "configuration": {"keepbits": 10}}, "bytes"], bytes(range(32))),
+    ("float64", [4, 4], [{"name": "zfp", "configuration": {"mode": "fixed_accuracy", "tolerance": 0.05}}], bytes(range(64))),
+    ("float32", [8, 8], [{"name": "zfp", "configuration": {"mode": "fixed_rate", "rate": 8}}], bytes(range(64))),
+    ("int32", [16], [{"name": "zfp", "configuration": {"mode": "reversible"}}], bytes(range(64))),
+    ("float32", [4, 4], [{"name": "zfp", "configuration": {"mode": "fixed_precision", "precision": 12}}], bytes(range(48))),
+    ("uint8", [16], [{"name": "numcodecs.packbits"}, "bytes"], bytes([0, 0xff, 0x0f])),
+]
+
+
+def synthetic(out):
+    for dt, shape, codecs, enc in SYNTHETIC_V3:
+        put(out, "codec_v3", header({"data_type": dt, "chunk_shape": shape, "codecs": codecs}) + SEL[1] + enc)
+
+
 def main():
     out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "fuzz", "corpus")
     v3(out)
     v2(out)
     v1(out)
     vectors(out)
+    synthetic(out)
     for t in sorted(counts):
         print(f"{t}: {counts[t]} seeds")
 
