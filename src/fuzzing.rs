@@ -331,6 +331,7 @@ pub fn store_read(data: &[u8]) {
         let _ = std::fs::write(&path, value);
     }
     read_through_c(&dir, &sel);
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// A per-process scratch directory for [`store_read`] (in `/dev/shm` when there is one).
