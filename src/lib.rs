@@ -21,6 +21,8 @@ pub mod convert;
 pub mod dtype;
 pub mod error;
 pub mod ffi;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod group;
 pub mod metadata;
 pub mod node;

@@ -137,7 +137,7 @@ impl Unit {
 }
 
 fn undo_b2b(b2b: &[Box<dyn BytesToBytesCodec>], encoded: Vec<u8>) -> Result<Vec<u8>> {
-    let max = MAX_VLEN_CHUNK_BYTES.min(usize::MAX as u64) as usize;
+    let max = MAX_VLEN_CHUNK_BYTES.min(crate::codec::chain::max_chunk_bytes()).min(usize::MAX as u64) as usize;
     let mut cur = encoded;
     for c in b2b.iter().rev() {
         cur = c.decode(&cur, DecodedSize::AtMost(max))?.into_owned();

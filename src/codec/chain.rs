@@ -12,9 +12,39 @@ use crate::error::{Error, Result};
 use crate::store::ByteSource;
 use serde_json::Value;
 use std::borrow::Cow;
+use std::sync::atomic::{AtomicU64, Ordering};
 
-/// Upper bound on one decoded chunk, in bytes. Larger chunk shapes are refused at open.
+/// Default upper bound on one decoded chunk, in bytes. Larger chunk shapes are refused at open.
 pub const MAX_CHUNK_BYTES: u64 = 1 << 40;
+
+/// The bound in force (0: not yet read from the environment).
+static CHUNK_LIMIT: AtomicU64 = AtomicU64::new(0);
+
+/// The upper bound on one decoded chunk in bytes: `ZARR_MAX_CHUNK_BYTES` from the environment when set
+/// (read once, a positive integer), otherwise [`MAX_CHUNK_BYTES`]. Chunk shapes above it are refused
+/// when an array is opened, before anything is allocated; every decoder's output is bounded by the
+/// chunk size, so the bound also caps what a corrupt or hostile chunk can make the library allocate.
+pub fn max_chunk_bytes() -> u64 {
+    match CHUNK_LIMIT.load(Ordering::Relaxed) {
+        0 => {
+            let n = std::env::var("ZARR_MAX_CHUNK_BYTES")
+                .ok()
+                .and_then(|s| s.trim().parse::<u64>().ok())
+                .filter(|&n| n > 0)
+                .unwrap_or(MAX_CHUNK_BYTES);
+            let _ = CHUNK_LIMIT.compare_exchange(0, n, Ordering::Relaxed, Ordering::Relaxed);
+            CHUNK_LIMIT.load(Ordering::Relaxed)
+        }
+        n => n,
+    }
+}
+
+/// Sets the bound returned by [`max_chunk_bytes`] for the whole process (the fuzz targets lower it);
+/// 0 restores the default.
+#[doc(hidden)]
+pub fn set_max_chunk_bytes(n: u64) {
+    CHUNK_LIMIT.store(if n == 0 { MAX_CHUNK_BYTES } else { n }, Ordering::Relaxed);
+}
 
 /// A complete codec pipeline for one chunk shape.
 #[derive(Debug)]
@@ -30,17 +60,22 @@ pub struct CodecChain {
     encoded_size: Option<u64>,
 }
 
-/// Fails unless a chunk of `repr` fits the in-memory limits.
+/// Fails unless a chunk of `repr` fits the in-memory limits ([`max_chunk_bytes`]; variable-length
+/// elements count as 4 bytes each).
 pub fn check_repr_size(repr: &ArrayRepr) -> Result<()> {
-    let mut n: u64 = repr.data_type.size() as u64;
+    let max = max_chunk_bytes();
+    // Variable-length elements take at least their 4-byte length prefix in a chunk; zero-sized ones
+    // count as one byte, so that the element count itself stays bounded.
+    let unit = if repr.data_type.is_vlen() { 4 } else { repr.data_type.size().max(1) };
+    let mut n: u64 = unit as u64;
     for &s in &repr.shape {
         n = n
             .checked_mul(s)
-            .filter(|&n| n <= MAX_CHUNK_BYTES)
+            .filter(|&n| n <= max)
             .ok_or_else(|| {
                 Error::Metadata(format!(
                     "chunk shape {:?} of {} is larger than the {} byte limit for one chunk",
-                    repr.shape, repr.data_type, MAX_CHUNK_BYTES
+                    repr.shape, repr.data_type, max
                 ))
             })?;
     }
@@ -383,5 +418,11 @@ mod tests {
         let r = repr(&[1 << 30, 1 << 30], DataType::Float64);
         let e = CodecChain::from_v3(&json!(["bytes"]), &r).unwrap_err();
         assert!(matches!(e, Error::Metadata(_)), "{e}");
+        // Variable-length elements have size 0 but still count (found by fuzzing: the element count
+        // overflowed 64 bits).
+        let r = repr(&[1 << 32, 1 << 32], DataType::String);
+        let e = CodecChain::from_v3(&json!(["vlen-utf8"]), &r).unwrap_err();
+        assert!(matches!(e, Error::Metadata(_)), "{e}");
+        assert!(CodecChain::from_v3(&json!(["vlen-utf8"]), &repr(&[1 << 20], DataType::String)).is_ok());
     }
 }

@@ -42,6 +42,10 @@ pub fn parse_typestr(s: &str) -> Result<V2Type> {
         b'|' => None,
         _ => return Err(bad(s, "must start with '<', '>' or '|'")),
     };
+    if !b[1].is_ascii() {
+        // (Slicing after a multi-byte character would split it.)
+        return Err(bad(s, "the type character must be ASCII"));
+    }
     let kind = b[1] as char;
     let rest = &s[2..];
     let (digits, unit) = match rest.find('[') {
@@ -212,6 +216,8 @@ mod tests {
         }
         assert!(matches!(parse_typestr("|O"), Err(Error::Unsupported(_))));
         assert!(matches!(parse_typestr("|O8"), Err(Error::Unsupported(_))));
+        // A multi-byte type character (found by fuzzing: slicing after it panicked).
+        assert!(matches!(parse_typestr("<\u{10f}2"), Err(Error::Metadata(_))));
         assert_eq!(typestr(&DataType::Float64, Endian::Big).unwrap(), ">f8");
         assert_eq!(typestr(&DataType::UInt8, Endian::Big).unwrap(), "|u1");
     }

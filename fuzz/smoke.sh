@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Fuzz smoke test: builds every fuzz target (cargo-fuzz, stable toolchain, no sanitizer) and runs each
+# for SECONDS seconds (default 60; first argument or FUZZ_SECONDS) from the seeds that
+# fuzz/make_seeds.py builds out of tests/fixtures and tests/vectors. Fails on any crash, panic, leak of
+# the memory bounds (-rss_limit_mb / -malloc_limit_mb) or timeout; the input is left in
+# fuzz/artifacts/<target>/ (commit it under tests/fuzz_regressions/<target>/ once fixed).
+#
+# Environment: FUZZ_SECONDS (per target), FUZZ_TARGETS (space-separated subset),
+# FUZZ_DEBUG_ASSERTIONS=1 (build with overflow checks), CARGO_TARGET_DIR
+# (default: a target-fuzz directory beside the build, so that it does not disturb the main build).
+# Needs cargo-fuzz (`cargo install cargo-fuzz --locked --version 0.13.2`; exit 77 without it) and python3.
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+seconds=${1:-${FUZZ_SECONDS:-60}}
+export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$here/target}
+targets=${FUZZ_TARGETS:-"metadata_v3 metadata_v2 metadata_v1 codec_v3 codec_numcodecs shard_index store_read"}
+# Memory bounds: the library must refuse anything larger before allocating (src/fuzzing.rs lowers the
+# decoded chunk bound to 4 MiB while fuzzing).
+limits=(-rss_limit_mb=2048 -malloc_limit_mb=512 -timeout=10)
+
+if ! cargo fuzz --version >/dev/null 2>&1; then
+    echo "smoke.sh: cargo-fuzz is not installed (cargo install cargo-fuzz --locked --version 0.13.2)" >&2
+    exit 77   # a skip outside CI (CMakeLists.txt); under CI=true .ci/run installs it and 77 fails
+fi
+
+cd "$here"
+python3 make_seeds.py "$here/corpus" >/dev/null
+# -s none: no sanitizer (stable Rust cannot build with -Zsanitizer); -O: release with debug info.
+# FUZZ_DEBUG_ASSERTIONS=1 adds overflow checks and debug_assert! (a separate, longer build).
+build=(-s none -O)
+if [ "${FUZZ_DEBUG_ASSERTIONS:-0}" = 1 ]; then build+=(--debug-assertions); fi
+cargo fuzz build "${build[@]}"
+
+status=0
+for t in $targets; do
+    mkdir -p "artifacts/$t" "corpus/$t"
+    echo "== fuzz $t for ${seconds}s"
+    # One process, one job: the runs must not starve a shared machine.
+    if ! ZARR_NUM_THREADS=1 cargo fuzz run "${build[@]}" "$t" "corpus/$t" -- \
+        -max_total_time="$seconds" "${limits[@]}" -print_final_stats=1 \
+        -artifact_prefix="artifacts/$t/" 2>"artifacts/$t/log.txt"; then
+        echo "FAIL: $t (see fuzz/artifacts/$t/)" >&2
+        tail -40 "artifacts/$t/log.txt" >&2
+        status=1
+    else
+        grep -E "^stat::(number_of_executed_units|average_exec_per_sec)" "artifacts/$t/log.txt" || true
+    fi
+done
+exit $status
