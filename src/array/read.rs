@@ -53,7 +53,9 @@ impl Array {
         let fill = conv.convert_one(&self.meta.fill_value).ok();
         let dest = Dest { buf: RawBuf::new(out), offset: 0, layout, conv, fill: fill.as_deref() };
         let parts = sel.project(self.grid());
-        crate::threads::try_for_each(&parts, |part| self.read_chunk_part(part, dest.at(&part.out)))
+        crate::threads::io_scope(self.store.io_concurrency(), || {
+            crate::threads::try_for_each(&parts, |part| self.read_chunk_part(part, dest.at(&part.out)))
+        })
     }
 
     /// Decodes the part of one chunk that a selection touches into `dest`.

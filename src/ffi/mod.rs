@@ -13,6 +13,7 @@ pub mod hyperslab;
 pub mod last_error;
 pub mod spec;
 pub mod status;
+pub mod store_options;
 pub mod version;
 pub mod vlen;
 

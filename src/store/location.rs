@@ -1,17 +1,36 @@
-//! Locations: what C callers pass as `path` (a filesystem path or a `file://` URI). [`open_location`]
+//! Locations: what C callers pass as `path` (a filesystem path, a `file://` URI, and with the `remote`
+//! feature `s3://bucket/prefix`, `http://host/path` or `https://host/path`). [`open_location_with`]
 //! is the one place where a location becomes a store; stores for further URI schemes plug in there.
 
 use super::filesystem::FilesystemStore;
+use super::options::StoreOptions;
 use super::Store;
 use crate::error::{Error, Result};
 use std::os::unix::ffi::OsStringExt;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-/// The store named by `location`: a [`FilesystemStore`] rooted at a filesystem path or a `file://`
-/// URI (the directory need not exist yet). Other URI schemes are [`Error::Unsupported`].
+/// The store named by `location`, with settings from the environment only (see [`open_location_with`]).
 pub fn open_location(location: &str) -> Result<Arc<dyn Store>> {
-    Ok(Arc::new(FilesystemStore::new(path_from_location(location)?)))
+    open_location_with(location, &StoreOptions::new())
+}
+
+/// The store named by `location`: a [`FilesystemStore`] rooted at a filesystem path or a `file://`
+/// URI (the directory need not exist yet; `options` do not apply); with the `remote` feature an
+/// S3 store for `s3://bucket/prefix` and a read-only HTTP store for `http(s)://host/path`, set up from
+/// the environment and `options`. Other URI schemes are [`Error::Unsupported`].
+pub fn open_location_with(location: &str, options: &StoreOptions) -> Result<Arc<dyn Store>> {
+    let scheme = location.split_once("://").map(|(s, _)| s.to_ascii_lowercase());
+    match scheme.as_deref() {
+        #[cfg(feature = "remote")]
+        Some("s3") => Ok(Arc::new(super::object::ObjectStoreAdapter::s3(location, options)?)),
+        #[cfg(feature = "remote")]
+        Some("http" | "https") => Ok(Arc::new(super::object::ObjectStoreAdapter::http(location, options)?)),
+        _ => {
+            let _ = options;
+            Ok(Arc::new(FilesystemStore::new(path_from_location(location)?)))
+        }
+    }
 }
 
 /// Turns a `file://` URI (or a plain path) into a filesystem path. Percent-escapes are decoded.
@@ -65,6 +84,7 @@ mod tests {
         assert_eq!(path_from_location("file:///tmp/a%20b").unwrap(), PathBuf::from("/tmp/a b"));
         assert_eq!(path_from_location("file://localhost/tmp/x").unwrap(), PathBuf::from("/tmp/x"));
         assert!(matches!(path_from_location("s3://bucket/x"), Err(Error::Unsupported(_))));
+        assert!(matches!(open_location("gs://bucket/x"), Err(Error::Unsupported(_))));
         assert!(path_from_location("file://host/x").is_err());
         assert!(path_from_location("file:///x%zz").is_err());
         assert!(path_from_location("").is_err());
@@ -77,7 +97,6 @@ mod tests {
         let uri = format!("file://{}", dir.display());
         open_location(&uri).unwrap().set("k", b"v").unwrap();
         assert_eq!(open_location(dir.to_str().unwrap()).unwrap().get("k").unwrap(), Some(b"v".to_vec()));
-        assert!(matches!(open_location("s3://bucket/x"), Err(Error::Unsupported(_))));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -2,13 +2,20 @@
 //!
 //! Keys are `/`-separated relative paths (`c/0/1`, `group/zarr.json`). [`validate_key`] rejects keys that
 //! could escape the store root. Implementations: [`filesystem::FilesystemStore`], [`memory::MemoryStore`].
-//! [`open_location`] turns a location (path or URI) into a store.
+//! [`open_location`] turns a location (path or URI) into a store; with the `remote` feature,
+//! [`object::ObjectStoreAdapter`] serves `s3://` and `http(s)://` locations.
 
 pub mod filesystem;
 pub mod location;
 pub mod memory;
+#[cfg(feature = "remote")]
+pub mod object;
+pub mod options;
+#[cfg(feature = "remote")]
+pub mod runtime;
 
-pub use location::open_location;
+pub use location::{open_location, open_location_with};
+pub use options::StoreOptions;
 
 use crate::error::{Error, Result};
 
@@ -139,6 +146,13 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     /// A human-readable location of `key` for error messages (e.g. the file path).
     fn location(&self, key: &str) -> String {
         key.to_string()
+    }
+
+    /// How many requests one call should keep in flight (remote stores: the `max_concurrency` option);
+    /// `0` for local stores, which are read by the chunk thread pool as it is. Reads and writes of
+    /// many chunks then run on an I/O pool of this many threads ([`crate::threads::try_for_each_io`]).
+    fn io_concurrency(&self) -> usize {
+        0
     }
 }
 
