@@ -72,8 +72,8 @@ class _Handler(BaseHTTPRequestHandler):
             if self._fault():
                 return
             rel = self.path.split("?", 1)[0].lstrip("/")
-            path = (srv.root / rel).resolve()
-            if srv.root not in path.parents and path != srv.root or not path.is_file():
+            path = srv.root / rel
+            if ".." in rel.split("/") or not path.is_file():
                 self.send_response(404)
                 self.send_header("Content-Length", "0")
                 self.end_headers()
@@ -158,6 +158,10 @@ class RangeHTTPServer:
         if name in ("requests", "range_requests", "faults", "bytes_sent", "max_in_flight"):
             return getattr(self.httpd, name)
         raise AttributeError(name)
+
+    @property
+    def root(self):
+        return self.httpd.root
 
     @property
     def url(self):
