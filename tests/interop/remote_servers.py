@@ -190,7 +190,11 @@ class MotoServer:
         return f"http://127.0.0.1:{self.port}"
 
     def __enter__(self):
+        import logging
+
         from moto.server import ThreadedMotoServer
+
+        logging.getLogger("werkzeug").setLevel(logging.ERROR)
 
         self.server = ThreadedMotoServer(ip_address="127.0.0.1", port=self.port, verbose=False)
         self.server.start()
