@@ -264,3 +264,54 @@ pub unsafe extern "C" fn zarr_group_create_with_options(
     // SAFETY: `out` follows the documented contract.
     unsafe { new_handle(out, make) }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::ffi::CString;
+    use std::ptr;
+
+    #[test]
+    fn options_handle_and_open_with_options() {
+        let mut o: *mut zarr_store_options = ptr::null_mut();
+        unsafe {
+            assert_eq!(zarr_store_options_create(&mut o), ZARR_OK);
+            let k = CString::new("retries").unwrap();
+            assert_eq!(zarr_store_options_set(o, k.as_ptr(), c"2".as_ptr()), ZARR_OK);
+            assert_eq!(zarr_store_options_set(o, c"no_such_key".as_ptr(), c"1".as_ptr()), ZARR_ERR_INVALID_ARGUMENT);
+            assert_eq!(zarr_store_options_set(o, k.as_ptr(), c"lots".as_ptr()), ZARR_ERR_INVALID_ARGUMENT);
+            assert_eq!(zarr_store_options_set(o, k.as_ptr(), ptr::null()), ZARR_ERR_INVALID_ARGUMENT);
+            assert_eq!(zarr_store_options_set_json(o, c"{\"timeout_ms\": 1000}".as_ptr()), ZARR_OK);
+            assert_eq!(zarr_store_options_set_json(o, c"[]".as_ptr()), ZARR_ERR_INVALID_ARGUMENT);
+            assert_eq!(zarr_store_options_set(ptr::null_mut(), k.as_ptr(), c"1".as_ptr()), ZARR_ERR_INVALID_HANDLE);
+
+            // Local locations ignore the options; create a group and an array, open them again.
+            let dir = std::env::temp_dir().join(format!("zarr-store-options-{}", std::process::id()));
+            let _ = std::fs::remove_dir_all(&dir);
+            let loc = CString::new(dir.to_str().unwrap()).unwrap();
+            let mut g: *mut zarr_group = ptr::null_mut();
+            assert_eq!(zarr_group_create_with_options(loc.as_ptr(), o, ptr::null(), 3, &mut g), ZARR_OK);
+            assert_eq!(crate::ffi::group::zarr_group_close(g), ZARR_OK);
+            assert_eq!(zarr_group_create_with_options(loc.as_ptr(), o, ptr::null(), 4, &mut g), ZARR_ERR_INVALID_ARGUMENT);
+            assert!(g.is_null());
+            assert_eq!(zarr_group_open_with_options(loc.as_ptr(), ptr::null(), super::super::array::ZARR_READ, &mut g), ZARR_OK);
+            assert_eq!(crate::ffi::group::zarr_group_close(g), ZARR_OK);
+            let aloc = CString::new(dir.join("a").to_str().unwrap()).unwrap();
+            let meta = CString::new(
+                r#"{"zarr_format":3,"node_type":"array","shape":[4],"data_type":"uint8","chunk_grid":{"name":"regular","configuration":{"chunk_shape":[2]}},"chunk_key_encoding":{"name":"default"},"fill_value":0,"codecs":[{"name":"bytes"}]}"#,
+            )
+            .unwrap();
+            let mut a: *mut zarr_array = ptr::null_mut();
+            assert_eq!(zarr_create_with_options(aloc.as_ptr(), o, meta.as_ptr(), &mut a), ZARR_OK);
+            assert_eq!(crate::ffi::array::zarr_close(a), ZARR_OK);
+            assert_eq!(zarr_open_with_options(aloc.as_ptr(), o, super::super::array::ZARR_READ, &mut a), ZARR_OK);
+            assert_eq!(crate::ffi::array::zarr_close(a), ZARR_OK);
+            assert_eq!(zarr_open_with_options(aloc.as_ptr(), o, 7, &mut a), ZARR_ERR_INVALID_ARGUMENT);
+            let gs = CString::new("gs://bucket/x").unwrap();
+            assert_eq!(zarr_open_with_options(gs.as_ptr(), o, super::super::array::ZARR_READ, &mut a), ZARR_ERR_UNSUPPORTED);
+            zarr_store_options_free(o);
+            zarr_store_options_free(ptr::null_mut());
+            std::fs::remove_dir_all(&dir).unwrap();
+        }
+    }
+}

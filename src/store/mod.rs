@@ -44,6 +44,13 @@ pub trait ByteSource: Send + Sync {
     fn read_all(&self) -> Result<Vec<u8>> {
         self.read_range(0, self.len())
     }
+
+    /// The largest single read worth issuing (`None`: no limit). Remote sources give a limit so that
+    /// readers coalescing ranges (the sharding codec) split a large run into several requests that
+    /// are fetched concurrently and decoded while the others arrive.
+    fn max_read_hint(&self) -> Option<u64> {
+        None
+    }
 }
 
 /// Fails unless `offset..offset+len` lies within a value of `size` bytes.
@@ -70,6 +77,9 @@ pub struct SubSource<'a> {
 impl ByteSource for SubSource<'_> {
     fn len(&self) -> u64 {
         self.len
+    }
+    fn max_read_hint(&self) -> Option<u64> {
+        self.inner.max_read_hint()
     }
     fn read_into(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
         check_range(offset, buf.len() as u64, self.len)?;

@@ -282,9 +282,16 @@ struct RemoteSource {
     bytes_read: Arc<AtomicU64>,
 }
 
+/// Runs of coalesced ranges longer than this are split into concurrent requests.
+const MAX_REMOTE_READ: u64 = 4 << 20;
+
 impl ByteSource for RemoteSource {
     fn len(&self) -> u64 {
         self.len
+    }
+
+    fn max_read_hint(&self) -> Option<u64> {
+        Some(MAX_REMOTE_READ)
     }
 
     fn read_into(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
