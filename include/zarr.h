@@ -314,6 +314,35 @@ typedef struct zarr_group zarr_group;
 typedef struct zarr_node_list zarr_node_list;
 
 /**
+ * Settings for remote stores (opaque), created by zarr_store_options_create(), filled by
+ * zarr_store_options_set() / zarr_store_options_set_json(), passed to the `*_with_options` calls
+ * (which copy what they need: the options may be freed right after), freed by
+ * zarr_store_options_free().
+ *
+ * Keys (values are strings; booleans `true`/`false`, integers in decimal):
+ * - `endpoint`: URL of an S3-compatible server (e.g. `http://127.0.0.1:9000`); default AWS_ENDPOINT_URL,
+ *   else AWS itself.
+ * - `region`: default AWS_REGION, else `us-east-1`.
+ * - `access_key_id`, `secret_access_key`, `session_token`: credentials (default: the AWS_* variables;
+ *   with none, requests are unsigned).
+ * - `anonymous`: `true` sends unsigned requests even when credentials are set.
+ * - `path_style`: `true` for path-style requests (`endpoint/bucket/key`), `false` for virtual-hosted
+ *   (`bucket.endpoint/key`).
+ * - `allow_http`: allow a plain `http://` S3 endpoint (default: true when `endpoint` is written as
+ *   `http://`).
+ * - `timeout_ms` (default 30000): limit of one request; `connect_timeout_ms` (default 5000).
+ * - `retries` (default 3): retries of transient failures (5xx, dropped connections, timeouts), with
+ *   exponential backoff.
+ * - `max_concurrency` (default 32, or ZARR_REMOTE_CONCURRENCY): requests in flight at once for one
+ *   read or write call.
+ * - `multipart_threshold` (default 16 MiB, at least 5 MiB): larger values are uploaded in parts.
+ *
+ * Thread-safety: a zarr_store_options may be passed to several open calls at once, but must not be
+ * changed or freed while another thread uses it.
+ */
+typedef struct zarr_store_options zarr_store_options;
+
+/**
  * Variable-length elements read by zarr_read_region_vlen() (opaque). Element i of n is
  * `data[offsets[i] .. offsets[i+1])` (see zarr_vlen_view()). Owned by the caller; free it with
  * zarr_vlen_free(). Independent of the array handle (it stays valid after zarr_close()).
@@ -1500,6 +1529,142 @@ zarr_status zarr_group_create_array_from_spec(struct zarr_group *group,
  * Returns a static string (never NULL, never freed). Thread-safe. Since: 0.1.
  */
 const char *zarr_status_name(zarr_status status);
+
+/**
+ * Creates an empty set of store options (everything from the environment and the defaults).
+ *
+ * @param out  receives the new options; NULL on failure. Free with zarr_store_options_free().
+ * @returns ZARR_OK; ZARR_ERR_INVALID_ARGUMENT (`out` NULL).
+ * Thread-safe. Since: 0.3.
+ *
+ * # Safety
+ * `out` is valid for writing a pointer.
+ */
+zarr_status zarr_store_options_create(struct zarr_store_options **out);
+
+/**
+ * Sets one option (see zarr_store_options for the keys). An empty `value` removes the key.
+ *
+ * @param options  options from zarr_store_options_create()
+ * @param key      option name (NUL-terminated)
+ * @param value    its value (NUL-terminated)
+ * @returns ZARR_OK; ZARR_ERR_INVALID_ARGUMENT (NULL argument, unknown key, malformed value: the
+ *          options are unchanged); ZARR_ERR_INVALID_HANDLE.
+ * Not thread-safe with other calls on the same options. Since: 0.3.
+ *
+ * # Safety
+ * `options` is a live handle; `key` and `value` are NUL-terminated strings.
+ */
+zarr_status zarr_store_options_set(struct zarr_store_options *options,
+                                   const char *key,
+                                   const char *value);
+
+/**
+ * Sets every member of a JSON object, e.g. `{"endpoint": "http://127.0.0.1:9000", "retries": 2}`
+ * (values: strings, numbers or booleans). All or nothing: on error the options are unchanged.
+ *
+ * @returns ZARR_OK; ZARR_ERR_INVALID_ARGUMENT (NULL, not a JSON object, unknown key, bad value);
+ *          ZARR_ERR_INVALID_HANDLE.
+ * Not thread-safe with other calls on the same options. Since: 0.3.
+ *
+ * # Safety
+ * `options` is a live handle; `json` is a NUL-terminated string.
+ */
+zarr_status zarr_store_options_set_json(struct zarr_store_options *options, const char *json);
+
+/**
+ * Frees store options. NULL is a no-op. Arrays and groups opened with them stay valid.
+ *
+ * Not thread-safe with other calls on the same options. Since: 0.3.
+ *
+ * # Safety
+ * `options` is NULL or returned by zarr_store_options_create() and not yet freed.
+ */
+void zarr_store_options_free(struct zarr_store_options *options);
+
+/**
+ * As zarr_open(), with store options: opens the array at `location` (a path, `file://`, `s3://bucket/prefix`,
+ * `http://` or `https://` URL; HTTP locations are read-only).
+ *
+ * @param location  where the array's metadata lies (NUL-terminated)
+ * @param options   store options, or NULL for the environment's settings; not retained
+ * @param mode      ZARR_READ or ZARR_READ_WRITE (ZARR_READ_WRITE on HTTP: writes fail ZARR_ERR_READ_ONLY)
+ * @param out       receives the new handle; NULL on failure
+ * @returns ZARR_OK; ZARR_ERR_INVALID_ARGUMENT (NULL argument, bad mode, malformed URL);
+ *          ZARR_ERR_INVALID_HANDLE (stale options); ZARR_ERR_NOT_FOUND; ZARR_ERR_METADATA;
+ *          ZARR_ERR_UNSUPPORTED (unknown URI scheme, codec or type); ZARR_ERR_IO (the server failed or
+ *          could not be reached after the retries; the message names the URL and the HTTP status).
+ * Thread-safe. Since: 0.3.
+ *
+ * # Safety
+ * `location` is a NUL-terminated string; `options` NULL or a live handle; `out` valid for writing.
+ */
+zarr_status zarr_open_with_options(const char *location,
+                                   const struct zarr_store_options *options,
+                                   int mode,
+                                   struct zarr_array **out);
+
+/**
+ * As zarr_create(), with store options: creates an array at `location` from a complete metadata
+ * document and opens it for reading and writing.
+ *
+ * @param location       where to create the array (path, `file://` or `s3://bucket/prefix`)
+ * @param options        store options, or NULL; not retained
+ * @param metadata_json  a complete Zarr v3 `zarr.json` document
+ * @param out            receives the new handle; NULL on failure
+ * @returns ZARR_OK; ZARR_ERR_INVALID_ARGUMENT; ZARR_ERR_INVALID_HANDLE; ZARR_ERR_EXISTS;
+ *          ZARR_ERR_METADATA; ZARR_ERR_UNSUPPORTED; ZARR_ERR_READ_ONLY (an HTTP location); ZARR_ERR_IO.
+ * Thread-safe. Since: 0.3.
+ *
+ * # Safety
+ * `location`, `metadata_json` are NUL-terminated strings; `options` NULL or a live handle; `out` valid.
+ */
+zarr_status zarr_create_with_options(const char *location,
+                                     const struct zarr_store_options *options,
+                                     const char *metadata_json,
+                                     struct zarr_array **out);
+
+/**
+ * As zarr_group_open(), with store options. Listing children needs an S3 (or local) location: plain
+ * HTTP cannot list (ZARR_ERR_UNSUPPORTED) unless the group has consolidated metadata.
+ *
+ * @param location  where the group's metadata lies
+ * @param options   store options, or NULL; not retained
+ * @param mode      ZARR_READ or ZARR_READ_WRITE
+ * @param out       receives the handle; NULL on failure
+ * @returns ZARR_OK; ZARR_ERR_INVALID_ARGUMENT; ZARR_ERR_INVALID_HANDLE; ZARR_ERR_NOT_FOUND;
+ *          ZARR_ERR_METADATA; ZARR_ERR_UNSUPPORTED; ZARR_ERR_IO.
+ * Thread-safe. Since: 0.3.
+ *
+ * # Safety
+ * `location` is a NUL-terminated string; `options` NULL or a live handle; `out` valid for writing.
+ */
+zarr_status zarr_group_open_with_options(const char *location,
+                                         const struct zarr_store_options *options,
+                                         int mode,
+                                         struct zarr_group **out);
+
+/**
+ * As zarr_group_create_ex(), with store options: creates a group of Zarr format 2 or 3 at `location`.
+ *
+ * @param location         where to create the group (path, `file://` or `s3://bucket/prefix`)
+ * @param options          store options, or NULL; not retained
+ * @param attributes_json  a JSON object, or NULL for none
+ * @param zarr_format      2 or 3
+ * @param out              receives the handle; NULL on failure
+ * @returns ZARR_OK; ZARR_ERR_INVALID_ARGUMENT; ZARR_ERR_INVALID_HANDLE; ZARR_ERR_EXISTS;
+ *          ZARR_ERR_READ_ONLY (an HTTP location); ZARR_ERR_IO.
+ * Thread-safe. Since: 0.3.
+ *
+ * # Safety
+ * `location` is a NUL-terminated string, `attributes_json` NULL or one; `options` NULL or a live
+ * handle; `out` valid for writing.
+ */
+zarr_status zarr_group_create_with_options(const char *location,
+                                           const struct zarr_store_options *options,
+                                           const char *attributes_json,
+                                           int zarr_format,
+                                           struct zarr_group **out);
 
 /**
  * The library's version string ("MAJOR.MINOR.PATCH"), to compare with ZARR_VERSION_STRING from the

@@ -1,12 +1,21 @@
 //! The thread pool that encodes and decodes chunks.
 //!
 //! Its size comes from `ZARR_NUM_THREADS` (read when the pool is first used; default: the number of
-//! CPUs) or from [`set_num_threads`].
+//! CPUs) or from [`set_num_threads`]. Calls on remote stores run inside [`io_scope`]: on an I/O pool
+//! with as many threads as requests should be in flight (each thread blocks on its request, then
+//! decodes), and the parallel helpers called inside stay on that pool.
 
 use crate::error::{Error, Result};
-use std::sync::{Arc, RwLock};
+use std::cell::Cell;
+use std::sync::{Arc, Mutex, RwLock};
 
 static POOL: RwLock<Option<Arc<rayon::ThreadPool>>> = RwLock::new(None);
+static IO_POOL: Mutex<Option<Arc<rayon::ThreadPool>>> = Mutex::new(None);
+
+thread_local! {
+    /// Whether this thread is a worker of one of our pools (then nested parallel work stays on it).
+    static ON_OUR_POOL: Cell<bool> = const { Cell::new(false) };
+}
 
 fn default_threads() -> usize {
     std::env::var("ZARR_NUM_THREADS")
@@ -17,9 +26,14 @@ fn default_threads() -> usize {
 }
 
 fn build(n: usize) -> Result<Arc<rayon::ThreadPool>> {
+    build_named(n, "zarr")
+}
+
+fn build_named(n: usize, name: &'static str) -> Result<Arc<rayon::ThreadPool>> {
     rayon::ThreadPoolBuilder::new()
         .num_threads(n)
-        .thread_name(|i| format!("zarr-{i}"))
+        .thread_name(move |i| format!("{name}-{i}"))
+        .start_handler(|_| ON_OUR_POOL.with(|c| c.set(true)))
         .build()
         .map(Arc::new)
         .map_err(|e| Error::Internal(format!("cannot start the thread pool: {e}")))
@@ -54,6 +68,38 @@ pub fn num_threads() -> Result<usize> {
     Ok(pool()?.current_num_threads())
 }
 
+/// Runs `f` on the pool: on the current one when this thread already is a worker of one of ours (the
+/// chunk pool, or the I/O pool of an [`io_scope`]), otherwise on the chunk pool.
+fn on_pool<R: Send>(f: impl FnOnce() -> Result<R> + Send) -> Result<R> {
+    if ON_OUR_POOL.with(|c| c.get()) {
+        f()
+    } else {
+        pool()?.install(f)
+    }
+}
+
+/// Runs `f` with `concurrency` threads for the parallel helpers inside it, for calls whose work
+/// blocks on remote requests (`concurrency` = the store's [`crate::store::Store::io_concurrency`]):
+/// `0` runs `f` as it is (local stores); otherwise `f` runs on the I/O pool, (re)built with that many
+/// threads, so that up to `concurrency` chunks are fetched at once.
+pub fn io_scope<R: Send>(concurrency: usize, f: impl FnOnce() -> Result<R> + Send) -> Result<R> {
+    if concurrency == 0 || ON_OUR_POOL.with(|c| c.get()) {
+        return f();
+    }
+    let p = {
+        let mut slot = IO_POOL.lock().unwrap_or_else(|e| e.into_inner());
+        match slot.as_ref() {
+            Some(p) if p.current_num_threads() == concurrency => p.clone(),
+            _ => {
+                let p = build_named(concurrency.min(1024), "zarr-io")?;
+                *slot = Some(p.clone());
+                p
+            }
+        }
+    };
+    p.install(f)
+}
+
 /// Runs `f` on every item, in parallel on the pool when there is more than one item; stops at the
 /// first error.
 pub fn try_for_each<T: Sync>(items: &[T], f: impl Fn(&T) -> Result<()> + Sync + Send) -> Result<()> {
@@ -62,7 +108,7 @@ pub fn try_for_each<T: Sync>(items: &[T], f: impl Fn(&T) -> Result<()> + Sync + 
         1 => f(&items[0]),
         _ => {
             use rayon::prelude::*;
-            pool()?.install(|| items.par_iter().try_for_each(&f))
+            on_pool(|| items.par_iter().try_for_each(&f))
         }
     }
 }
@@ -73,5 +119,5 @@ pub fn try_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> Result<R> + Sync
         return items.iter().map(f).collect();
     }
     use rayon::prelude::*;
-    pool()?.install(|| items.par_iter().map(&f).collect())
+    on_pool(|| items.par_iter().map(&f).collect())
 }

@@ -137,11 +137,19 @@ def load(path=None):
         "zarr_array_spec_to_json": [vp, ctypes.POINTER(vp)],
         "zarr_create_from_spec": [c, vp, ctypes.POINTER(vp)],
         "zarr_group_create_array_from_spec": [vp, c, vp, ctypes.POINTER(vp)],
+        "zarr_store_options_create": [ctypes.POINTER(vp)],
+        "zarr_store_options_set": [vp, c, c],
+        "zarr_store_options_set_json": [vp, c],
+        "zarr_store_options_free": [vp],
+        "zarr_open_with_options": [c, vp, ctypes.c_int, ctypes.POINTER(vp)],
+        "zarr_create_with_options": [c, vp, c, ctypes.POINTER(vp)],
+        "zarr_group_open_with_options": [c, vp, ctypes.c_int, ctypes.POINTER(vp)],
+        "zarr_group_create_with_options": [c, vp, c, ctypes.c_int, ctypes.POINTER(vp)],
     }
     for name, args in sigs.items():
         f = getattr(lib, name)
         f.argtypes = args
-        f.restype = None if name in ("zarr_string_free", "zarr_vlen_free") else ctypes.c_int32
+        f.restype = None if name in ("zarr_string_free", "zarr_vlen_free", "zarr_store_options_free") else ctypes.c_int32
     lib.zarr_last_error.restype = ctypes.c_char_p
     lib.zarr_last_error.argtypes = []
     return lib
@@ -172,20 +180,60 @@ def _dims(values):
     return (ctypes.c_uint64 * max(len(values), 1))(*values)
 
 
+class StoreOptions:
+    """zarr_store_options: settings of remote stores, e.g. StoreOptions(endpoint="http://127.0.0.1:9000",
+    retries=2) or StoreOptions(json='{"region": "eu-west-1"}')."""
+
+    def __init__(self, json=None, **values):
+        self.h = ctypes.c_void_p()
+        check(lib().zarr_store_options_create(ctypes.byref(self.h)))
+        if json is not None:
+            self.set_json(json)
+        for k, v in values.items():
+            self.set(k, v)
+
+    def set(self, key, value):
+        if isinstance(value, bool):
+            value = "true" if value else "false"
+        check(lib().zarr_store_options_set(self.h, key.encode(), str(value).encode()))
+
+    def set_json(self, json_text):
+        check(lib().zarr_store_options_set_json(self.h, json_text.encode()))
+
+    def free(self):
+        if self.h:
+            lib().zarr_store_options_free(self.h)
+            self.h = None
+
+    def __del__(self):
+        try:
+            self.free()
+        except Exception:  # noqa: BLE001 - interpreter shutdown
+            pass
+
+
 class Array:
     def __init__(self, handle):
         self.h = handle
 
     @classmethod
-    def open(cls, path, mode=READ):
+    def open(cls, path, mode=READ, options=None):
+        """zarr_open, or zarr_open_with_options when `options` (a StoreOptions) is given."""
         h = ctypes.c_void_p()
-        check(lib().zarr_open(str(path).encode(), mode, ctypes.byref(h)))
+        if options is None:
+            check(lib().zarr_open(str(path).encode(), mode, ctypes.byref(h)))
+        else:
+            check(lib().zarr_open_with_options(str(path).encode(), options.h, mode, ctypes.byref(h)))
         return cls(h)
 
     @classmethod
-    def create(cls, path, metadata_json):
+    def create(cls, path, metadata_json, options=None):
+        """zarr_create, or zarr_create_with_options when `options` is given."""
         h = ctypes.c_void_p()
-        check(lib().zarr_create(str(path).encode(), metadata_json.encode(), ctypes.byref(h)))
+        if options is None:
+            check(lib().zarr_create(str(path).encode(), metadata_json.encode(), ctypes.byref(h)))
+        else:
+            check(lib().zarr_create_with_options(str(path).encode(), options.h, metadata_json.encode(), ctypes.byref(h)))
         return cls(h)
 
     def close(self):
@@ -480,17 +528,25 @@ class Group:
         self.h = handle
 
     @classmethod
-    def open(cls, path, mode=READ):
+    def open(cls, path, mode=READ, options=None):
+        """zarr_group_open, or zarr_group_open_with_options when `options` is given."""
         h = ctypes.c_void_p()
-        check(lib().zarr_group_open(str(path).encode(), mode, ctypes.byref(h)))
+        if options is None:
+            check(lib().zarr_group_open(str(path).encode(), mode, ctypes.byref(h)))
+        else:
+            check(lib().zarr_group_open_with_options(str(path).encode(), options.h, mode, ctypes.byref(h)))
         return cls(h)
 
     @classmethod
-    def create(cls, path, attributes_json=None, zarr_format=None):
-        """zarr_group_create, or zarr_group_create_ex when `zarr_format` is given."""
+    def create(cls, path, attributes_json=None, zarr_format=None, options=None):
+        """zarr_group_create, or zarr_group_create_ex when `zarr_format` is given, or
+        zarr_group_create_with_options when `options` is given."""
         h = ctypes.c_void_p()
         attrs = attributes_json.encode() if attributes_json is not None else None
-        if zarr_format is None:
+        if options is not None:
+            check(lib().zarr_group_create_with_options(str(path).encode(), options.h, attrs, zarr_format or 3,
+                                                       ctypes.byref(h)))
+        elif zarr_format is None:
             check(lib().zarr_group_create(str(path).encode(), attrs, ctypes.byref(h)))
         else:
             check(lib().zarr_group_create_ex(str(path).encode(), attrs, zarr_format, ctypes.byref(h)))

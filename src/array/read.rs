@@ -53,7 +53,9 @@ impl Array {
         let fill = conv.convert_one(&self.meta.fill_value).ok();
         let dest = Dest { buf: RawBuf::new(out), offset: 0, layout, conv, fill: fill.as_deref() };
         let parts = sel.project(self.grid());
-        crate::threads::try_for_each(&parts, |part| self.read_chunk_part(part, dest.at(&part.out)))
+        crate::threads::io_scope(self.store.io_concurrency(), || {
+            crate::threads::try_for_each(&parts, |part| self.read_chunk_part(part, dest.at(&part.out)))
+        })
     }
 
     /// Decodes the part of one chunk that a selection touches into `dest`.
@@ -61,7 +63,10 @@ impl Array {
         let key = self.chunk_key(&part.chunk);
         let chain = self.meta.chain_for(&part.chunk)?;
         let ctx = |e: crate::Error| e.context(self.store.location(&key));
-        if chain.is_bare() && !dest.is_direct(chain.decoded_repr(), &part.local) {
+        // Remote shards are always read by ranges (index, then runs of inner chunks fetched
+        // concurrently), so that fetching overlaps decoding instead of one GET of the whole shard.
+        let remote_shard = self.store.io_concurrency() > 0 && chain.array_to_bytes().as_sharding().is_some();
+        if chain.is_bare() && (remote_shard || !dest.is_direct(chain.decoded_repr(), &part.local)) {
             let Some(src) = self.store.open(&key).map_err(ctx)? else {
                 return dest.fill_box(&part.local.count);
             };

@@ -62,6 +62,11 @@ impl Array {
         if sel.is_empty() {
             return Ok(());
         }
+        crate::threads::io_scope(self.store.io_concurrency(), || self.write_selection_on_pool(sel, layout, conv, data))
+    }
+
+    /// [`Self::write_selection`] on the pool chosen for the store.
+    fn write_selection_on_pool(&self, sel: &Selection, layout: &Layout, conv: &Conv, data: &[u8]) -> Result<()> {
         if conv.can_fail() {
             copy::check(data, 0, layout, &sel.count, conv)?;
         }

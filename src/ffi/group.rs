@@ -63,7 +63,7 @@ pub(crate) struct NodeList {
     entries: Vec<(CString, zarr_node_type)>,
 }
 
-fn attributes_arg(json: *const c_char) -> Result<serde_json::Map<String, serde_json::Value>> {
+pub(crate) fn attributes_arg(json: *const c_char) -> Result<serde_json::Map<String, serde_json::Value>> {
     if json.is_null() {
         return Ok(Default::default());
     }

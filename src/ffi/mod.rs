@@ -14,6 +14,7 @@ pub mod last_error;
 pub mod memory_store;
 pub mod spec;
 pub mod status;
+pub mod store_options;
 pub mod version;
 pub mod vlen;
 

@@ -1,19 +1,28 @@
-//! Locations: what C callers pass as `path` (a filesystem path or a `file://` URI, `memory://NAME/node`,
-//! `zip://FILE.zip!/node`). [`open_location`] is the one place where a location becomes a store; stores
-//! for further URI schemes plug in there.
+//! Locations: what C callers pass as `path` (a filesystem path, a `file://` URI, `memory://NAME/node`,
+//! `zip://FILE.zip!/node`, and with the `remote` feature `s3://bucket/prefix`, `http://host/path` or
+//! `https://host/path`). [`open_location_with`] is the one place where a location becomes a store;
+//! stores for further URI schemes plug in there.
 
 use super::filesystem::FilesystemStore;
+use super::options::StoreOptions;
 use super::Store;
 use crate::error::{Error, Result};
 use std::os::unix::ffi::OsStringExt;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-/// The store named by `location`: a [`FilesystemStore`] rooted at a filesystem path or a `file://`
-/// URI (the directory need not exist yet); `memory://NAME[/node/path]` a named in-memory store (see
-/// [`super::memory::named`]); `zip://FILE[!/node/path]` a read-only zip file (see [`super::zip`]).
-/// Other URI schemes are [`Error::Unsupported`].
+/// The store named by `location`, with settings from the environment only (see [`open_location_with`]).
 pub fn open_location(location: &str) -> Result<Arc<dyn Store>> {
+    open_location_with(location, &StoreOptions::new())
+}
+
+/// The store named by `location`: a [`FilesystemStore`] rooted at a filesystem path or a `file://`
+/// URI (the directory need not exist yet; `options` do not apply); `memory://NAME[/node/path]` a named
+/// in-memory store (see [`super::memory::named`]); `zip://FILE[!/node/path]` a read-only zip file (see
+/// [`super::zip`]); with the `remote` feature an S3 store for `s3://bucket/prefix` and a read-only HTTP
+/// store for `http(s)://host/path`, set up from the environment and `options`. Other URI schemes are
+/// [`Error::Unsupported`].
+pub fn open_location_with(location: &str, options: &StoreOptions) -> Result<Arc<dyn Store>> {
     if let Some(rest) = location.strip_prefix("memory://") {
         let (name, node) = rest.split_once('/').unwrap_or((rest, ""));
         return super::prefix::PrefixStore::wrap(super::memory::named(name)?, node);
@@ -21,7 +30,17 @@ pub fn open_location(location: &str) -> Result<Arc<dyn Store>> {
     if let Some(rest) = location.strip_prefix("zip://") {
         return super::zip::open_location(rest);
     }
-    Ok(Arc::new(FilesystemStore::new(path_from_location(location)?)))
+    let scheme = location.split_once("://").map(|(s, _)| s.to_ascii_lowercase());
+    match scheme.as_deref() {
+        #[cfg(feature = "remote")]
+        Some("s3") => Ok(Arc::new(super::object::ObjectStoreAdapter::s3(location, options)?)),
+        #[cfg(feature = "remote")]
+        Some("http" | "https") => Ok(Arc::new(super::object::ObjectStoreAdapter::http(location, options)?)),
+        _ => {
+            let _ = options;
+            Ok(Arc::new(FilesystemStore::new(path_from_location(location)?)))
+        }
+    }
 }
 
 /// Turns a `file://` URI (or a plain path) into a filesystem path. Percent-escapes are decoded.
@@ -75,6 +94,7 @@ mod tests {
         assert_eq!(path_from_location("file:///tmp/a%20b").unwrap(), PathBuf::from("/tmp/a b"));
         assert_eq!(path_from_location("file://localhost/tmp/x").unwrap(), PathBuf::from("/tmp/x"));
         assert!(matches!(path_from_location("s3://bucket/x"), Err(Error::Unsupported(_))));
+        assert!(matches!(open_location("gs://bucket/x"), Err(Error::Unsupported(_))));
         assert!(path_from_location("file://host/x").is_err());
         assert!(path_from_location("file:///x%zz").is_err());
         assert!(path_from_location("").is_err());
@@ -87,7 +107,6 @@ mod tests {
         let uri = format!("file://{}", dir.display());
         open_location(&uri).unwrap().set("k", b"v").unwrap();
         assert_eq!(open_location(dir.to_str().unwrap()).unwrap().get("k").unwrap(), Some(b"v".to_vec()));
-        assert!(matches!(open_location("s3://bucket/x"), Err(Error::Unsupported(_))));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

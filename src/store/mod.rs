@@ -5,6 +5,7 @@
 //! [`zip::ZipStore`] (read-only), and [`prefix::PrefixStore`] (a view below a node).
 //! [`open_location`] turns a location (path or URI) into a store. Writers exclude each other through
 //! [`Store::lock`] (see [`lock`]).
+//! With the `remote` feature, [`object::ObjectStoreAdapter`] serves `s3://` and `http(s)://` locations.
 
 pub mod filesystem;
 pub mod location;
@@ -12,9 +13,15 @@ pub mod lock;
 pub mod memory;
 pub mod prefix;
 pub mod zip;
+#[cfg(feature = "remote")]
+pub mod object;
+pub mod options;
+#[cfg(feature = "remote")]
+pub mod runtime;
 
-pub use location::open_location;
+pub use location::{open_location, open_location_with};
 pub use lock::{LockRange, StoreLock};
+pub use options::StoreOptions;
 
 use crate::error::{Error, Result};
 
@@ -43,6 +50,13 @@ pub trait ByteSource: Send + Sync {
     fn read_all(&self) -> Result<Vec<u8>> {
         self.read_range(0, self.len())
     }
+
+    /// The largest single read worth issuing (`None`: no limit). Remote sources give a limit so that
+    /// readers coalescing ranges (the sharding codec) split a large run into several requests that
+    /// are fetched concurrently and decoded while the others arrive.
+    fn max_read_hint(&self) -> Option<u64> {
+        None
+    }
 }
 
 /// Fails unless `offset..offset+len` lies within a value of `size` bytes.
@@ -69,6 +83,9 @@ pub struct SubSource<'a> {
 impl ByteSource for SubSource<'_> {
     fn len(&self) -> u64 {
         self.len
+    }
+    fn max_read_hint(&self) -> Option<u64> {
+        self.inner.max_read_hint()
     }
     fn read_into(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
         check_range(offset, buf.len() as u64, self.len)?;
@@ -169,6 +186,13 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     /// A human-readable location of `key` for error messages (e.g. the file path).
     fn location(&self, key: &str) -> String {
         key.to_string()
+    }
+
+    /// How many requests one call should keep in flight (remote stores: the `max_concurrency` option);
+    /// `0` for local stores, which are read by the chunk thread pool as it is. Reads and writes of
+    /// many chunks then run on an I/O pool of this many threads ([`crate::threads::try_for_each_io`]).
+    fn io_concurrency(&self) -> usize {
+        0
     }
 }
 

@@ -255,10 +255,12 @@ impl ShardingCodec {
         let mut order: Vec<&Touched> = stored;
         order.sort_by_key(|t| t.entry.unwrap().0);
         let mut groups: Vec<(u64, u64, Vec<&Touched>)> = Vec::new();
+        // A remote source asks for bounded runs (fetched concurrently); a group always takes one chunk.
+        let max_read = src.max_read_hint().unwrap_or(u64::MAX);
         for t in order {
             let (o, n) = t.entry.unwrap();
             match groups.last_mut() {
-                Some((_, ge, members)) if o <= *ge + COALESCE_GAP => {
+                Some((gs, ge, members)) if o <= *ge + COALESCE_GAP && (o + n).saturating_sub(*gs) <= max_read => {
                     *ge = (*ge).max(o + n);
                     members.push(t);
                 }

@@ -1,0 +1,231 @@
+#!/usr/bin/env python3
+"""Remote-read benchmark: the benchmark volume's layouts (A-E, bench/README.md) read from a local S3
+server (moto, in its own process on 127.0.0.1), by libzarr (s3:// location), tensorstore (its own S3
+client: kvstore driver s3) and zarr-python 3.1.6 with obstore (zarr.storage.ObjectStore), side by side.
+
+    python3 bench/remote_s3.py [--ref-dir bench/out/ref] [--volume bench/out/data/volume_u16_512.bin]
+                               [--layouts A,B,C,D,E] [--impls libzarr,tensorstore,zarr-python]
+                               [--ops R,S] [--reps 3] [--regions N]
+
+1. moto's S3 server starts on a free loopback port; every layout's reference copy (written by
+   zarr-python: `bench/run_all.py` makes them under bench/out/ref/<L>) is uploaded to s3://bench/<L>;
+2. each (layout x op x implementation) cell runs in its own process with 2 decode threads (libzarr
+   ZARR_NUM_THREADS=2; tensorstore data_copy_concurrency 2, cache_pool 0; zarr-python
+   threading.max_workers 2); request concurrency is each implementation's default (libzarr 32);
+3. ops: R = read the whole array into a fresh buffer (checked against the volume), S = N reads of 16^3
+   boxes one at a time (origins from shared/perf/regions_16.txt, default all 1000; checked);
+4. a markdown table of medians (seconds) and the ratio best peer / libzarr. The S3 server is Python:
+   its throughput bounds every implementation alike, so ratios understate client differences.
+"""
+import argparse
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+BUCKET = "bench"
+CREDS = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_REGION": "us-east-1",
+         "AWS_DEFAULT_REGION": "us-east-1"}
+SHAPE = (512, 512, 512)
+
+
+def log(msg):
+    print(msg, file=sys.stderr, flush=True)
+
+
+def find_regions():
+    for p in (REPO / "shared" / "perf" / "regions_16.txt", REPO.parent / "shared" / "perf" / "regions_16.txt",
+              Path("/work/shared/perf/regions_16.txt")):
+        if p.exists():
+            return p
+    raise SystemExit("regions_16.txt not found (shared/perf)")
+
+
+# ---------------------------------------------------------------- workers (one process per cell)
+
+def worker(impl, layout, op, endpoint, volume, regions, reps):
+    import numpy as np
+
+    vol = np.memmap(volume, dtype="<u2", mode="r", shape=SHAPE)
+    boxes = [tuple(int(v) for v in line.split()) for line in Path(regions).read_text().splitlines()
+             if line.strip() and not line.lstrip().startswith("#")]
+    prefix = layout
+    if impl == "libzarr":
+        sys.path.insert(0, str(REPO / "tools"))
+        import zarr_ctypes as zc
+
+        arr = zc.Array.open(f"s3://{BUCKET}/{prefix}")
+
+        def read_all():
+            return np.frombuffer(arr.read(), dtype="<u2").reshape(SHAPE)
+
+        def read_box(z, y, x):
+            return np.frombuffer(arr.read([z, y, x], [16, 16, 16]), dtype="<u2").reshape(16, 16, 16)
+    elif impl == "tensorstore":
+        import tensorstore as ts
+
+        ctx = ts.Context({"data_copy_concurrency": {"limit": 2}, "cache_pool": {"total_bytes_limit": 0}})
+        spec = {"driver": "zarr3", "kvstore": {"driver": "s3", "bucket": BUCKET, "path": prefix + "/",
+                                               "endpoint": endpoint, "aws_region": "us-east-1"}}
+        arr = ts.open(spec, open=True, read=True, context=ctx).result()
+
+        def read_all():
+            return arr.read().result()
+
+        def read_box(z, y, x):
+            return arr[z:z + 16, y:y + 16, x:x + 16].read().result()
+    elif impl == "zarr-python":
+        import zarr
+        from obstore.store import S3Store
+        from zarr.storage import ObjectStore
+
+        zarr.config.set({"threading.max_workers": 2})
+        st = S3Store(BUCKET, prefix=prefix, endpoint=endpoint, region="us-east-1", access_key_id="testing",
+                     secret_access_key="testing", client_options={"allow_http": True},
+                     virtual_hosted_style_request=False)
+        arr = zarr.open_array(store=ObjectStore(st, read_only=True), mode="r")
+
+        def read_all():
+            return arr[...]
+
+        def read_box(z, y, x):
+            return arr[z:z + 16, y:y + 16, x:x + 16]
+    else:
+        raise SystemExit(f"unknown implementation {impl}")
+    times = []
+    for _ in range(reps):
+        if op == "R":
+            t0 = time.perf_counter()
+            out = read_all()
+            times.append(time.perf_counter() - t0)
+            if not np.array_equal(out, vol):
+                raise SystemExit(f"{impl} {layout} R: wrong data")
+            del out
+        else:
+            outs = []
+            t0 = time.perf_counter()
+            for z, y, x in boxes:
+                outs.append(read_box(z, y, x))
+            times.append(time.perf_counter() - t0)
+            for (z, y, x), o in zip(boxes, outs):
+                if not np.array_equal(o, vol[z:z + 16, y:y + 16, x:x + 16]):
+                    raise SystemExit(f"{impl} {layout} S: wrong data at {z} {y} {x}")
+    print(json.dumps({"times": times}))
+
+
+# ---------------------------------------------------------------- driver
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_moto():
+    port = free_port()
+    code = ("import logging,sys,time; from moto.server import ThreadedMotoServer; "
+            "logging.getLogger('werkzeug').setLevel(logging.ERROR); "
+            f"s=ThreadedMotoServer(ip_address='127.0.0.1', port={port}, verbose=False); s.start(); "
+            "sys.stdin.read(); s.stop()")
+    proc = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE)
+    for _ in range(200):
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return proc, f"http://127.0.0.1:{port}"
+        except OSError:
+            time.sleep(0.05)
+    proc.kill()
+    raise SystemExit("moto did not start")
+
+
+def upload(endpoint, ref_dir, layouts):
+    import boto3
+
+    c = boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1", aws_access_key_id="testing",
+                     aws_secret_access_key="testing")
+    c.create_bucket(Bucket=BUCKET)
+    for L in layouts:
+        root = Path(ref_dir) / L
+        files = [p for p in sorted(root.rglob("*")) if p.is_file()]
+        t0 = time.monotonic()
+        with ThreadPoolExecutor(8) as ex:
+            list(ex.map(lambda p: c.put_object(Bucket=BUCKET, Key=f"{L}/{p.relative_to(root).as_posix()}",
+                                               Body=p.read_bytes()), files))
+        log(f"uploaded {L}: {len(files)} objects in {time.monotonic() - t0:.1f} s")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--ref-dir", default=str(HERE / "out" / "ref"))
+    ap.add_argument("--volume", default=str(HERE / "out" / "data" / "volume_u16_512.bin"))
+    ap.add_argument("--layouts", default="A,B,C,D,E")
+    ap.add_argument("--impls", default="libzarr,tensorstore,zarr-python")
+    ap.add_argument("--ops", default="R,S")
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--regions", type=int, default=1000, help="number of 16^3 boxes for S (first N lines)")
+    ap.add_argument("--lib", default=os.environ.get("ZARR_LIB", str(REPO / "target" / "release" / "libzarr.so")))
+    ap.add_argument("--worker", nargs=3, metavar=("IMPL", "LAYOUT", "OP"), help=argparse.SUPPRESS)
+    ap.add_argument("--endpoint", help=argparse.SUPPRESS)
+    ap.add_argument("--regions-file", help=argparse.SUPPRESS)
+    a = ap.parse_args()
+    if a.worker:
+        worker(*a.worker, a.endpoint, a.volume, a.regions_file, a.reps)
+        return
+    layouts, impls, ops = a.layouts.split(","), a.impls.split(","), a.ops.split(",")
+    for L in layouts:
+        if not (Path(a.ref_dir) / L / "zarr.json").exists():
+            raise SystemExit(f"no reference copy of layout {L} under {a.ref_dir} (run bench/run_all.py first)")
+    regions_src = find_regions()
+    proc, endpoint = start_moto()
+    results = {}
+    try:
+        upload(endpoint, a.ref_dir, layouts)
+        import tempfile
+
+        with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as f:
+            lines = [x for x in regions_src.read_text().splitlines() if x.strip() and not x.lstrip().startswith("#")]
+            f.write("\n".join(lines[:a.regions]) + "\n")
+            regions = f.name
+        env = {**os.environ, **CREDS, "AWS_ENDPOINT_URL": endpoint, "ZARR_LIB": a.lib, "ZARR_NUM_THREADS": "2"}
+        cell = 0
+        for L in layouts:
+            for op in ops:
+                order = impls[cell % len(impls):] + impls[:cell % len(impls)]
+                cell += 1
+                for impl in order:
+                    cmd = [sys.executable, __file__, "--worker", impl, L, op, "--endpoint", endpoint,
+                           "--volume", a.volume, "--regions-file", regions, "--reps", str(a.reps if op == "R" else 1)]
+                    p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=1800)
+                    if p.returncode != 0:
+                        log(f"{L} {op} {impl}: ERR {p.stderr.strip().splitlines()[-1:]}")
+                        results[(L, op, impl)] = None
+                        continue
+                    t = json.loads(p.stdout.strip().splitlines()[-1])["times"]
+                    results[(L, op, impl)] = statistics.median(t)
+                    log(f"{L} {op} {impl}: {results[(L, op, impl)]:.3f} s ({', '.join(f'{x:.3f}' for x in t)})")
+    finally:
+        proc.communicate(b"", timeout=30)
+    load = os.getloadavg()
+    print(f"Remote S3 reads (moto on loopback), medians in seconds; load average {load[0]:.1f} {load[1]:.1f}; "
+          f"S = {a.regions} boxes of 16^3")
+    print()
+    print("| layout | op | " + " | ".join(impls) + " | best peer / libzarr |")
+    print("|---" * (len(impls) + 3) + "|")
+    for L in layouts:
+        for op in ops:
+            cells = [results.get((L, op, i)) for i in impls]
+            lib = results.get((L, op, "libzarr"))
+            peers = [results.get((L, op, i)) for i in impls if i != "libzarr" and results.get((L, op, i))]
+            ratio = f"{min(peers) / lib:.2f}x" if lib and peers else "n/a"
+            print(f"| {L} | {op} | " + " | ".join("ERR" if c is None else f"{c:.3f}" for c in cells) + f" | {ratio} |")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,525 @@
+//! Remote stores over object storage: S3 and S3-compatible servers (`s3://bucket/prefix`, read and
+//! write) and plain HTTP(S) servers (`http://host/path`, `https://...`, read-only), both through the
+//! `object_store` crate (request signing, retries with backoff, multipart upload, conditional PUT).
+//!
+//! Mapping of the [`Store`] operations to requests:
+//! - `get` / `get_into`: one GET; 404 is `None` (the chunk is missing: fill value).
+//! - `open` + [`ByteSource::read_into`]: one HEAD for the size, then one ranged GET per range read (the
+//!   sharding codec reads the index and then coalesced runs of inner chunks this way).
+//! - `set`: one PUT (atomic by the protocol: readers see the old or the new object); values over the
+//!   `multipart_threshold` option (default 16 MiB) go up as a multipart upload, which also becomes
+//!   visible at once when completed, and is aborted on failure (nothing changes).
+//! - `delete`: DELETE (absent keys succeed); `list_dir`: S3 list with delimiter `/`. Plain HTTP cannot
+//!   list: [`Error::Unsupported`] (groups served over HTTP need consolidated metadata).
+//! - Every failure other than "not found" is [`Error::Io`] naming the URL of the key and, where the
+//!   server answered, the HTTP status. Transient failures (5xx, dropped connections, timeouts) are
+//!   retried `retries` times with exponential backoff; each request is bounded by `timeout_ms`.
+//!
+//! Concurrent writers: object stores have no locks. Each PUT replaces the whole object atomically, so
+//! for one key the last writer wins and no reader sees a torn value. Two processes doing a
+//! read-modify-write of the same shard can lose one another's inner chunks (as with any store
+//! without a lock); [`ObjectStoreAdapter::get_versioned`] and [`ObjectStoreAdapter::set_if_version`]
+//! give the conditional PUT (`If-Match` / `If-None-Match`) that a shard update can retry on, where
+//! the server supports it. A `lock` method of the `Store` trait (filesystem locking) would plug in
+//! here as "not available": callers needing exclusion on S3 use the conditional PUT instead.
+
+use super::options::StoreOptions;
+use super::runtime::block_on;
+use super::{check_range, ByteSource, DirListing, Store};
+use crate::error::{Error, Result};
+use object_store::path::Path;
+use object_store::{ObjectStore, PutMode, PutOptions, PutPayload, UpdateVersion};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+/// Which protocol a remote store speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Protocol {
+    /// S3 or an S3-compatible server: read, write, list.
+    S3,
+    /// Plain HTTP(S): read only, no listing.
+    Http,
+}
+
+/// A [`Store`] over an `object_store` backend, with all keys under a prefix.
+pub struct ObjectStoreAdapter {
+    inner: Arc<dyn ObjectStore>,
+    protocol: Protocol,
+    /// The location as the caller wrote it, without a trailing `/` (for messages).
+    url: String,
+    /// Key prefix inside the backend (no leading or trailing `/`; empty for the root).
+    prefix: String,
+    multipart_threshold: usize,
+    concurrency: usize,
+    bytes_read: Arc<AtomicU64>,
+}
+
+impl std::fmt::Debug for ObjectStoreAdapter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ObjectStoreAdapter").field("protocol", &self.protocol).field("url", &self.url).finish()
+    }
+}
+
+/// The version of a stored object that a conditional PUT compares against.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ObjectVersion {
+    e_tag: Option<String>,
+    version: Option<String>,
+}
+
+fn client_options(o: &StoreOptions, allow_http: bool) -> object_store::ClientOptions {
+    object_store::ClientOptions::new()
+        .with_timeout(o.timeout())
+        .with_connect_timeout(o.connect_timeout())
+        .with_allow_http(allow_http)
+        .with_pool_max_idle_per_host(o.max_concurrency())
+}
+
+fn retry_config(o: &StoreOptions) -> object_store::RetryConfig {
+    let backoff = object_store::BackoffConfig {
+        init_backoff: std::time::Duration::from_millis(50),
+        max_backoff: std::time::Duration::from_secs(5),
+        base: 2.0,
+    };
+    // Bound the whole retried request: every try may take the full timeout, plus the backoff.
+    let tries = o.retries() as u32 + 1;
+    let retry_timeout = o.timeout() * tries + std::time::Duration::from_secs(5) * tries;
+    object_store::RetryConfig { backoff, max_retries: o.retries(), retry_timeout }
+}
+
+/// Splits `scheme://authority/path` into (authority, path without surrounding `/`).
+fn split_url(rest: &str) -> (&str, &str) {
+    match rest.split_once('/') {
+        Some((a, p)) => (a, p.trim_matches('/')),
+        None => (rest, ""),
+    }
+}
+
+fn env_set(name: &str) -> bool {
+    std::env::var_os(name).is_some_and(|v| !v.is_empty())
+}
+
+impl ObjectStoreAdapter {
+    /// Opens `s3://bucket/prefix` with the standard AWS environment overlaid by `o`. Without any
+    /// credentials (neither `access_key_id` nor `AWS_ACCESS_KEY_ID`, nor a web identity or container
+    /// credential setting) requests are unsigned (anonymous access to public buckets); instance
+    /// metadata is never queried implicitly.
+    pub fn s3(location: &str, o: &StoreOptions) -> Result<Self> {
+        use object_store::aws::AmazonS3Builder;
+        let rest = location.strip_prefix("s3://").ok_or_else(|| Error::InvalidArgument(format!("not an s3:// URI: '{location}'")))?;
+        let (bucket, prefix) = split_url(rest);
+        if bucket.is_empty() {
+            return Err(Error::InvalidArgument(format!("no bucket in '{location}'")));
+        }
+        let mut b = AmazonS3Builder::from_env().with_bucket_name(bucket);
+        if let Some(v) = o.get("endpoint") {
+            b = b.with_endpoint(v);
+        }
+        if let Some(v) = o.get("region") {
+            b = b.with_region(v);
+        } else if !env_set("AWS_REGION") && !env_set("AWS_DEFAULT_REGION") {
+            b = b.with_region("us-east-1");
+        }
+        if let Some(v) = o.get("access_key_id") {
+            b = b.with_access_key_id(v);
+        }
+        if let Some(v) = o.get("secret_access_key") {
+            b = b.with_secret_access_key(v);
+        }
+        if let Some(v) = o.get("session_token") {
+            b = b.with_token(v);
+        }
+        let has_credentials = o.get("access_key_id").is_some()
+            || env_set("AWS_ACCESS_KEY_ID")
+            || env_set("AWS_WEB_IDENTITY_TOKEN_FILE")
+            || env_set("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI")
+            || env_set("AWS_CONTAINER_CREDENTIALS_FULL_URI");
+        if o.get_bool("anonymous").unwrap_or(false) || !has_credentials {
+            b = b.with_skip_signature(true);
+        }
+        if let Some(v) = o.get_bool("path_style") {
+            b = b.with_virtual_hosted_style_request(!v);
+        }
+        // An endpoint written as http:// is the caller's choice of plain HTTP (a local S3 server).
+        let endpoint = o.get("endpoint").map(str::to_string).or_else(|| {
+            std::env::var("AWS_ENDPOINT_URL").ok().or_else(|| std::env::var("AWS_ENDPOINT").ok())
+        });
+        let allow_http = o
+            .get_bool("allow_http")
+            .unwrap_or_else(|| endpoint.as_deref().is_some_and(|e| e.starts_with("http://")));
+        b = b.with_client_options(client_options(o, allow_http)).with_retry(retry_config(o));
+        let store = b.build().map_err(|e| Error::InvalidArgument(format!("cannot open '{location}': {e}")))?;
+        Ok(Self::new(Arc::new(store), Protocol::S3, location, prefix, o))
+    }
+
+    /// Opens `http://host/path` or `https://host/path` (read-only).
+    pub fn http(location: &str, o: &StoreOptions) -> Result<Self> {
+        use object_store::http::HttpBuilder;
+        let (scheme, rest) = location.split_once("://").ok_or_else(|| Error::InvalidArgument(format!("not a URL: '{location}'")))?;
+        let (authority, prefix) = split_url(rest);
+        if authority.is_empty() {
+            return Err(Error::InvalidArgument(format!("no host in '{location}'")));
+        }
+        if rest.contains(['?', '#']) {
+            return Err(Error::Unsupported(format!("query strings and fragments are not supported in '{location}'")));
+        }
+        let store = HttpBuilder::new()
+            .with_url(format!("{scheme}://{authority}"))
+            .with_client_options(client_options(o, scheme == "http"))
+            .with_retry(retry_config(o))
+            .build()
+            .map_err(|e| Error::InvalidArgument(format!("cannot open '{location}': {e}")))?;
+        Ok(Self::new(Arc::new(store), Protocol::Http, location, prefix, o))
+    }
+
+    /// Wraps an `object_store` backend (also used by tests with other backends).
+    pub fn new(inner: Arc<dyn ObjectStore>, protocol: Protocol, url: &str, prefix: &str, o: &StoreOptions) -> Self {
+        ObjectStoreAdapter {
+            inner,
+            protocol,
+            url: url.trim_end_matches('/').to_string(),
+            prefix: prefix.trim_matches('/').to_string(),
+            multipart_threshold: o.multipart_threshold(),
+            concurrency: o.max_concurrency(),
+            bytes_read: Arc::new(AtomicU64::new(0)),
+        }
+    }
+
+    /// The protocol this store speaks.
+    pub fn protocol(&self) -> Protocol {
+        self.protocol
+    }
+
+    fn path(&self, key: &str) -> Result<Path> {
+        super::validate_key(key)?;
+        Ok(if self.prefix.is_empty() { Path::from(key) } else { Path::from(format!("{}/{key}", self.prefix)) })
+    }
+
+    fn io_error(&self, op: &str, key: &str, e: object_store::Error) -> Error {
+        Error::Io(format!("{op} {}: {e}", self.location(key)))
+    }
+
+    fn writable(&self, key: &str) -> Result<()> {
+        match self.protocol {
+            Protocol::S3 => Ok(()),
+            Protocol::Http => Err(Error::ReadOnly(format!("{}: HTTP stores are read-only", self.location(key)))),
+        }
+    }
+
+    /// The whole value at `key` with its version (for a later [`Self::set_if_version`]).
+    pub fn get_versioned(&self, key: &str) -> Result<Option<(Vec<u8>, ObjectVersion)>> {
+        let path = self.path(key)?;
+        let inner = self.inner.clone();
+        let r = block_on(async move {
+            let got = inner.get(&path).await?;
+            let version = ObjectVersion { e_tag: got.meta.e_tag.clone(), version: got.meta.version.clone() };
+            Ok::<_, object_store::Error>((got.bytes().await?, version))
+        })?;
+        match r {
+            Ok((bytes, v)) => {
+                self.bytes_read.fetch_add(bytes.len() as u64, Ordering::Relaxed);
+                Ok(Some((bytes.to_vec(), v)))
+            }
+            Err(object_store::Error::NotFound { .. }) => Ok(None),
+            Err(e) => Err(self.io_error("GET", key, e)),
+        }
+    }
+
+    /// Stores `value` at `key` only if the object is still at `expected` (`None`: only if it does not
+    /// exist): a conditional PUT. `Ok(false)` when another writer got there first (re-read and retry);
+    /// [`Error::Unsupported`] when the server does not implement conditional requests.
+    pub fn set_if_version(&self, key: &str, value: &[u8], expected: Option<&ObjectVersion>) -> Result<bool> {
+        self.writable(key)?;
+        let path = self.path(key)?;
+        let mode = match expected {
+            None => PutMode::Create,
+            Some(v) => PutMode::Update(UpdateVersion { e_tag: v.e_tag.clone(), version: v.version.clone() }),
+        };
+        let payload = PutPayload::from(value.to_vec());
+        let inner = self.inner.clone();
+        match block_on(async move { inner.put_opts(&path, payload, PutOptions { mode, ..Default::default() }).await })? {
+            Ok(_) => Ok(true),
+            Err(object_store::Error::Precondition { .. } | object_store::Error::AlreadyExists { .. }) => Ok(false),
+            Err(e @ object_store::Error::NotImplemented) => Err(Error::Unsupported(format!("conditional PUT {}: {e}", self.location(key)))),
+            Err(e) => Err(self.io_error("PUT", key, e)),
+        }
+    }
+
+    fn put(&self, key: &str, value: &[u8]) -> Result<()> {
+        self.writable(key)?;
+        let path = self.path(key)?;
+        let inner = self.inner.clone();
+        let r = if value.len() > self.multipart_threshold {
+            let data = value.to_vec();
+            let max = self.concurrency.max(1);
+            block_on(async move {
+                let upload = inner.put_multipart(&path).await?;
+                let mut w = object_store::WriteMultipart::new_with_chunk_size(upload, 8 << 20);
+                for piece in data.chunks(8 << 20) {
+                    if let Err(e) = w.wait_for_capacity(max).await {
+                        w.abort().await.ok();
+                        return Err(e);
+                    }
+                    w.write(piece);
+                }
+                // On failure, `finish` aborts the upload: the old value (if any) stays.
+                w.finish().await.map(|_| ())
+            })?
+        } else {
+            let payload = PutPayload::from(value.to_vec());
+            block_on(async move { inner.put(&path, payload).await.map(|_| ()) })?
+        };
+        r.map_err(|e| self.io_error("PUT", key, e))
+    }
+}
+
+/// One remote object opened for ranged reads.
+struct RemoteSource {
+    inner: Arc<dyn ObjectStore>,
+    path: Path,
+    len: u64,
+    url: String,
+    bytes_read: Arc<AtomicU64>,
+}
+
+/// Runs of coalesced ranges longer than this are split into concurrent requests.
+const MAX_REMOTE_READ: u64 = 4 << 20;
+
+impl ByteSource for RemoteSource {
+    fn len(&self) -> u64 {
+        self.len
+    }
+
+    fn max_read_hint(&self) -> Option<u64> {
+        Some(MAX_REMOTE_READ)
+    }
+
+    fn read_into(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
+        check_range(offset, buf.len() as u64, self.len)?;
+        if buf.is_empty() {
+            return Ok(());
+        }
+        let (inner, path) = (self.inner.clone(), self.path.clone());
+        let range = offset..offset + buf.len() as u64;
+        let got = block_on(async move { inner.get_range(&path, range).await })?
+            .map_err(|e| Error::Io(format!("GET {} (bytes {offset}..{}): {e}", self.url, offset + buf.len() as u64)))?;
+        if got.len() != buf.len() {
+            return Err(Error::Io(format!("GET {}: asked for {} bytes at {offset}, got {}", self.url, buf.len(), got.len())));
+        }
+        buf.copy_from_slice(&got);
+        self.bytes_read.fetch_add(got.len() as u64, Ordering::Relaxed);
+        Ok(())
+    }
+}
+
+impl Store for ObjectStoreAdapter {
+    fn get(&self, key: &str) -> Result<Option<Vec<u8>>> {
+        let mut v = Vec::new();
+        Ok(self.get_into(key, &mut v)?.then_some(v))
+    }
+
+    fn get_into(&self, key: &str, buf: &mut Vec<u8>) -> Result<bool> {
+        let path = self.path(key)?;
+        let inner = self.inner.clone();
+        match block_on(async move { inner.get(&path).await?.bytes().await })? {
+            Ok(bytes) => {
+                buf.clear();
+                buf.extend_from_slice(&bytes);
+                self.bytes_read.fetch_add(bytes.len() as u64, Ordering::Relaxed);
+                Ok(true)
+            }
+            Err(object_store::Error::NotFound { .. }) => Ok(false),
+            Err(e) => Err(self.io_error("GET", key, e)),
+        }
+    }
+
+    fn open(&self, key: &str) -> Result<Option<Box<dyn ByteSource + '_>>> {
+        let path = self.path(key)?;
+        let (inner, p) = (self.inner.clone(), path.clone());
+        match block_on(async move { inner.head(&p).await })? {
+            Ok(meta) => Ok(Some(Box::new(RemoteSource {
+                inner: self.inner.clone(),
+                path,
+                len: meta.size,
+                url: self.location(key),
+                bytes_read: self.bytes_read.clone(),
+            }))),
+            Err(object_store::Error::NotFound { .. }) => Ok(None),
+            Err(e) => Err(self.io_error("HEAD", key, e)),
+        }
+    }
+
+    fn set(&self, key: &str, value: &[u8]) -> Result<()> {
+        self.put(key, value)
+    }
+
+    fn delete(&self, key: &str) -> Result<()> {
+        self.writable(key)?;
+        let path = self.path(key)?;
+        let inner = self.inner.clone();
+        match block_on(async move { inner.delete(&path).await })? {
+            Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
+            Err(e) => Err(self.io_error("DELETE", key, e)),
+        }
+    }
+
+    fn exists(&self, key: &str) -> Result<bool> {
+        let path = self.path(key)?;
+        let inner = self.inner.clone();
+        match block_on(async move { inner.head(&path).await })? {
+            Ok(_) => Ok(true),
+            Err(object_store::Error::NotFound { .. }) => Ok(false),
+            Err(e) => Err(self.io_error("HEAD", key, e)),
+        }
+    }
+
+    fn list_dir(&self, prefix: &str) -> Result<DirListing> {
+        if self.protocol == Protocol::Http {
+            return Err(Error::Unsupported(format!(
+                "{}: HTTP servers cannot list keys (open arrays by path, or use consolidated metadata)",
+                self.location(prefix)
+            )));
+        }
+        let full = match (self.prefix.is_empty(), prefix.trim_end_matches('/')) {
+            (true, "") => None,
+            (true, p) => Some(Path::from(p)),
+            (false, "") => Some(Path::from(self.prefix.as_str())),
+            (false, p) => Some(Path::from(format!("{}/{p}", self.prefix))),
+        };
+        let inner = self.inner.clone();
+        let listed = block_on(async move { inner.list_with_delimiter(full.as_ref()).await })?
+            .map_err(|e| self.io_error("LIST", prefix, e))?;
+        let name = |p: &Path| p.filename().unwrap_or("").to_string();
+        let mut out = DirListing {
+            keys: listed.objects.iter().map(|m| name(&m.location)).filter(|n| !n.is_empty()).collect(),
+            prefixes: listed.common_prefixes.iter().map(name).filter(|n| !n.is_empty()).collect(),
+        };
+        out.keys.sort();
+        out.prefixes.sort();
+        Ok(out)
+    }
+
+    fn bytes_read(&self) -> u64 {
+        self.bytes_read.load(Ordering::Relaxed)
+    }
+
+    fn location(&self, key: &str) -> String {
+        if key.is_empty() {
+            self.url.clone()
+        } else {
+            format!("{}/{key}", self.url)
+        }
+    }
+
+    fn io_concurrency(&self) -> usize {
+        self.concurrency
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use object_store::memory::InMemory;
+
+    fn adapter(protocol: Protocol, o: &StoreOptions) -> (ObjectStoreAdapter, Arc<InMemory>) {
+        let mem = Arc::new(InMemory::new());
+        (ObjectStoreAdapter::new(mem.clone(), protocol, "s3://b/root/", "root", o), mem)
+    }
+
+    #[test]
+    fn get_set_delete_list_under_a_prefix() {
+        let (s, mem) = adapter(Protocol::S3, &StoreOptions::new());
+        assert_eq!(s.get("zarr.json").unwrap(), None);
+        assert!(s.open("c/0").unwrap().is_none());
+        s.set("zarr.json", b"{}").unwrap();
+        s.set("c/0/1", b"0123456789").unwrap();
+        s.set("g/zarr.json", b"{}").unwrap();
+        // Keys lie under the prefix in the backend.
+        let raw = block_on({
+            let m = mem.clone();
+            async move { m.get(&Path::from("root/c/0/1")).await.unwrap().bytes().await.unwrap() }
+        })
+        .unwrap();
+        assert_eq!(&raw[..], b"0123456789");
+        assert_eq!(s.get("zarr.json").unwrap().as_deref(), Some(&b"{}"[..]));
+        let src = s.open("c/0/1").unwrap().unwrap();
+        assert_eq!(src.len(), 10);
+        assert_eq!(src.read_range(3, 4).unwrap(), b"3456");
+        assert!(src.read_range(8, 4).is_err());
+        assert!(s.exists("c/0/1").unwrap());
+        assert!(!s.exists("c/0/2").unwrap());
+        let root = s.list_dir("").unwrap();
+        assert_eq!(root.keys, ["zarr.json"]);
+        assert_eq!(root.prefixes, ["c", "g"]);
+        assert_eq!(s.list_dir("c/").unwrap().prefixes, ["0"]);
+        assert_eq!(s.list_dir("c/0/").unwrap().keys, ["1"]);
+        s.delete("c/0/1").unwrap();
+        s.delete("c/0/1").unwrap();
+        assert_eq!(s.get("c/0/1").unwrap(), None);
+        assert_eq!(s.location("c/0/1"), "s3://b/root/c/0/1");
+        assert_eq!(s.bytes_read(), 6, "2 bytes of zarr.json + a 4-byte range");
+        assert!(matches!(s.get("../x"), Err(Error::InvalidArgument(_))));
+    }
+
+    #[test]
+    fn multipart_upload_for_large_values() {
+        let mut o = StoreOptions::new();
+        o.set("multipart_threshold", &(5u64 << 20).to_string()).unwrap();
+        let (s, _) = adapter(Protocol::S3, &o);
+        let big: Vec<u8> = (0..(21u32 << 20) / 4).flat_map(|i| i.to_le_bytes()).collect();
+        s.set("big", &big).unwrap();
+        assert_eq!(s.get("big").unwrap().unwrap(), big);
+        let src = s.open("big").unwrap().unwrap();
+        assert_eq!(src.read_range(20 << 20, 8).unwrap(), big[20 << 20..(20 << 20) + 8]);
+    }
+
+    #[test]
+    fn conditional_put() {
+        let (s, _) = adapter(Protocol::S3, &StoreOptions::new());
+        assert!(s.set_if_version("shard", b"one", None).unwrap());
+        assert!(!s.set_if_version("shard", b"two", None).unwrap(), "create over an existing object");
+        let (v, ver) = s.get_versioned("shard").unwrap().unwrap();
+        assert_eq!(v, b"one");
+        s.set("shard", b"other writer").unwrap();
+        assert!(!s.set_if_version("shard", b"mine", Some(&ver)).unwrap(), "stale version must fail");
+        let (_, ver2) = s.get_versioned("shard").unwrap().unwrap();
+        assert!(s.set_if_version("shard", b"mine", Some(&ver2)).unwrap());
+        assert_eq!(s.get("shard").unwrap().unwrap(), b"mine");
+    }
+
+    #[test]
+    fn http_is_read_only_and_cannot_list() {
+        let (s, _) = adapter(Protocol::Http, &StoreOptions::new());
+        assert!(matches!(s.set("k", b"v"), Err(Error::ReadOnly(_))));
+        assert!(matches!(s.delete("k"), Err(Error::ReadOnly(_))));
+        assert!(matches!(s.list_dir(""), Err(Error::Unsupported(_))));
+        assert_eq!(s.get("k").unwrap(), None);
+    }
+
+    #[test]
+    fn urls_are_checked() {
+        let o = StoreOptions::new();
+        assert!(matches!(ObjectStoreAdapter::s3("s3:///x", &o), Err(Error::InvalidArgument(_))));
+        assert!(matches!(ObjectStoreAdapter::http("http:///x", &o), Err(Error::InvalidArgument(_))));
+        assert!(matches!(ObjectStoreAdapter::http("http://h/x?a=1", &o), Err(Error::Unsupported(_))));
+        let s = ObjectStoreAdapter::http("http://127.0.0.1:1/data/arr/", &o).unwrap();
+        assert_eq!(s.location("zarr.json"), "http://127.0.0.1:1/data/arr/zarr.json");
+        assert_eq!(s.io_concurrency(), 32);
+    }
+
+    #[test]
+    fn unreachable_server_is_an_io_error_naming_the_key() {
+        // A port nothing listens on: connection refused, retried, then ZARR_ERR_IO.
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let mut o = StoreOptions::new();
+        o.set("retries", "1").unwrap();
+        o.set("timeout_ms", "2000").unwrap();
+        let s = ObjectStoreAdapter::http(&format!("http://127.0.0.1:{port}/a"), &o).unwrap();
+        let t = std::time::Instant::now();
+        match s.get("zarr.json") {
+            Err(Error::Io(m)) => assert!(m.contains(&format!("http://127.0.0.1:{port}/a/zarr.json")), "{m}"),
+            other => panic!("{other:?}"),
+        }
+        assert!(t.elapsed() < std::time::Duration::from_secs(20));
+    }
+}

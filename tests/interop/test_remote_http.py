@@ -1,0 +1,234 @@
+"""Remote reads over plain HTTP (http:// locations, read-only) against a real server on loopback
+(remote_servers.RangeHTTPServer, which honours byte ranges and injects faults):
+
+- every committed fixture (tests/fixtures) read over HTTP equals the same fixture read from disk
+  (bytes, or the same error status);
+- arrays written by zarr-python (v3 unsharded, v3 sharded, v2) read back byte-exact over HTTP, whole
+  and in regions; sharded reads are byte-range requests that fetch far less than the shard;
+- many chunks are fetched concurrently (the server sees several requests in flight), bounded by
+  max_concurrency;
+- faults: random 500/503/dropped connections are retried to success; a server that always fails gives
+  ZARR_ERR_IO naming the URL and status; a stalled server gives ZARR_ERR_IO within the timeout (wall
+  time asserted); writes are ZARR_ERR_READ_ONLY and listing is ZARR_ERR_UNSUPPORTED.
+"""
+
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent.parent / "tools"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import zarr  # noqa: E402
+
+import harness  # noqa: E402
+import zarr_ctypes as zc  # noqa: E402
+from remote_servers import RangeHTTPServer  # noqa: E402
+
+FIXTURES = harness.ROOT / "tests" / "fixtures"
+
+
+def read_or_status(location, options=None):
+    """(True, bytes) of the whole array, or (False, status name) when opening or reading fails."""
+    try:
+        with zc.Array.open(location, options=options) as a:
+            if a.is_vlen:
+                return True, json.dumps([repr(v) for v in a.read_vlen()])
+            return True, a.read()
+    except zc.ZarrError as e:
+        return False, e.name
+
+
+def t_fixtures(r, srv):
+    cases = json.loads((FIXTURES / "manifest.json").read_text())["cases"]
+    n = 0
+    for c in cases:
+        if c["kind"].endswith("group"):
+            continue
+        local = read_or_status(FIXTURES / c["path"])
+        remote = read_or_status(f"{srv.url}/{c['path']}")
+        assert local == remote, f"{c['name']}: local {local if not local[0] else 'ok'} vs http " \
+                                f"{remote if not remote[0] else 'ok'}"
+        if local[0] and c.get("expected") and isinstance(local[1], bytes):
+            exp = (FIXTURES / c["expected"]).read_bytes()
+            assert remote[1] == exp, f"{c['name']}: http read differs from the expected bytes"
+        n += 1
+    assert n > 250, n
+
+
+def make_arrays(root):
+    """Arrays written by zarr-python: (name, numpy data)."""
+    rng = np.random.default_rng(7)
+    out = []
+    d = rng.standard_normal((96, 80)).astype("<f4")
+    zarr.create_array(store=str(root / "v3_plain"), data=d, chunks=(16, 16), zarr_format=3)
+    out.append(("v3_plain", d))
+    d = rng.integers(-1000, 1000, (64, 96), dtype="<i2")
+    zarr.create_array(store=str(root / "v3_sharded"), data=d, chunks=(8, 8), shards=(32, 48),
+                      compressors=None, zarr_format=3)
+    out.append(("v3_sharded", d))
+    d = rng.integers(0, 255, (40, 30, 20), dtype="u1")
+    zarr.create_array(store=str(root / "v3_sharded_zstd"), data=d, chunks=(10, 10, 10), shards=(20, 30, 20),
+                      zarr_format=3)
+    out.append(("v3_sharded_zstd", d))
+    d = rng.standard_normal((50, 70))
+    zarr.create_array(store=str(root / "v2_blosc"), data=d, chunks=(20, 20), zarr_format=2)
+    out.append(("v2_blosc", d))
+    return out
+
+
+def t_zarr_python_arrays(r, srv, arrays):
+    for name, d in arrays:
+        with zc.Array.open(f"{srv.url}/arrays/{name}") as a:
+            assert a.shape == list(d.shape), (a.shape, d.shape)
+            assert a.read() == d.tobytes(), f"{name}: whole read differs"
+            start = [s // 3 for s in d.shape]
+            count = [max(s // 2, 1) for s in d.shape]
+            sl = tuple(slice(s, s + c) for s, c in zip(start, count))
+            assert a.read(start, count) == np.ascontiguousarray(d[sl]).tobytes(), f"{name}: region differs"
+
+
+def t_sharded_ranges(r, srv, arrays):
+    d = dict(arrays)["v3_sharded"]
+    srv.reset_counts()
+    with zc.Array.open(f"{srv.url}/arrays/v3_sharded") as a:
+        # One inner chunk of one shard.
+        assert a.read([9, 17], [4, 4]) == np.ascontiguousarray(d[9:13, 17:21]).tobytes()
+    meta = len((srv.root / "arrays" / "v3_sharded" / "zarr.json").read_bytes())
+    index = 4 * 6 * 16 + 4  # 24 (offset, length) pairs + crc32c
+    assert srv.range_requests >= 2, f"index + inner chunk should be range requests, saw {srv.range_requests}"
+    assert srv.bytes_sent - meta <= index + 128, \
+        f"sent {srv.bytes_sent - meta} chunk bytes for one 128-byte inner chunk (index {index}; shard 3072)"
+
+
+def t_concurrency(r, srv, arrays):
+    d = dict(arrays)["v3_plain"]  # 6 x 5 = 30 chunks
+    srv.configure(delay=0.15)
+    try:
+        srv.reset_counts()
+        t0 = time.monotonic()
+        with zc.Array.open(f"{srv.url}/arrays/v3_plain", options=zc.StoreOptions(max_concurrency=8)) as a:
+            assert a.read() == d.tobytes()
+        dt = time.monotonic() - t0
+        assert 4 <= srv.max_in_flight <= 8 + 1, f"max in flight {srv.max_in_flight}"
+        # 30 chunk GETs + metadata at 0.15 s each: serial would be >= 4.6 s.
+        assert dt < 3.0, f"{dt:.2f} s: chunk requests did not overlap"
+        with zc.Array.open(f"{srv.url}/arrays/v3_plain", options=zc.StoreOptions(max_concurrency=1)) as a:
+            srv.reset_counts()
+            t0 = time.monotonic()
+            assert a.read() == d.tobytes()
+            dt = time.monotonic() - t0
+        # One at a time: 30 delayed GETs take at least 30 x 0.15 s. (The server's in-flight count may
+        # see 2: a handler finishes its bookkeeping after the client already has the whole answer.)
+        assert srv.max_in_flight <= 2 and dt >= 30 * 0.15, f"max_concurrency=1: {srv.max_in_flight} in flight, {dt:.2f} s"
+    finally:
+        srv.configure()
+
+
+def t_flaky_server_retries(r, srv, arrays):
+    srv.configure(fail_rate=0.3)
+    try:
+        srv.reset_counts()
+        opts = zc.StoreOptions(retries=10, timeout_ms=5000)
+        for name, d in arrays:
+            with zc.Array.open(f"{srv.url}/arrays/{name}", options=opts) as a:
+                assert a.read() == d.tobytes(), name
+        assert srv.faults > 5, f"only {srv.faults} faults injected"
+    finally:
+        srv.configure()
+
+
+def t_failing_server_is_io_error(r, srv, arrays):
+    srv.configure(fail_rate=1.0, fail_kinds=(503,))
+    try:
+        t0 = time.monotonic()
+        try:
+            zc.Array.open(f"{srv.url}/arrays/v3_plain", options=zc.StoreOptions(retries=2, timeout_ms=2000))
+            raise AssertionError("open succeeded against a server answering 503")
+        except zc.ZarrError as e:
+            assert e.name == "ZARR_ERR_IO", e
+            assert "arrays/v3_plain/zarr.json" in e.message and "503" in e.message, e.message
+        assert time.monotonic() - t0 < 20
+    finally:
+        srv.configure()
+
+
+def t_stalled_server_times_out(r, srv, arrays):
+    srv.configure(stall=30)
+    try:
+        t0 = time.monotonic()
+        try:
+            zc.Array.open(f"{srv.url}/arrays/v3_plain", options=zc.StoreOptions(retries=1, timeout_ms=700))
+            raise AssertionError("open succeeded against a stalled server")
+        except zc.ZarrError as e:
+            assert e.name == "ZARR_ERR_IO", e
+        dt = time.monotonic() - t0
+        # 2 tries of 0.7 s plus backoff; far from the 30 s stall.
+        assert dt < 10, f"took {dt:.1f} s"
+    finally:
+        srv.configure()
+
+
+def t_read_only_and_no_listing(r, srv, arrays):
+    with zc.Array.open(f"{srv.url}/arrays/v3_plain", zc.READ_WRITE) as a:
+        try:
+            a.write(b"\0" * 16, [0, 0], [2, 2])
+            raise AssertionError("write over HTTP succeeded")
+        except zc.ZarrError as e:
+            assert e.name == "ZARR_ERR_READ_ONLY", e
+    try:
+        zc.Array.create(f"{srv.url}/arrays/new", json.dumps({
+            "zarr_format": 3, "node_type": "array", "shape": [4], "data_type": "uint8",
+            "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [4]}},
+            "chunk_key_encoding": {"name": "default"}, "fill_value": 0,
+            "codecs": [{"name": "bytes"}]}))
+        raise AssertionError("create over HTTP succeeded")
+    except zc.ZarrError as e:
+        assert e.name == "ZARR_ERR_READ_ONLY", e
+    with zc.Group.open(f"{srv.url}/arrays") as g:
+        try:
+            g.children()
+            raise AssertionError("listing over plain HTTP succeeded")
+        except zc.ZarrError as e:
+            assert e.name == "ZARR_ERR_UNSUPPORTED", e
+    # Missing array: NOT_FOUND, not IO.
+    try:
+        zc.Array.open(f"{srv.url}/arrays/nothing_here")
+        raise AssertionError("opened a missing array")
+    except zc.ZarrError as e:
+        assert e.name == "ZARR_ERR_NOT_FOUND", e
+
+
+def main():
+    args = harness.parse_args(__doc__)
+    harness.load_library()
+    with tempfile.TemporaryDirectory(prefix="zarr-remote-http-") as tmp:
+        root = Path(tmp)
+        (root / "arrays").mkdir()
+        zarr.create_group(store=str(root / "arrays"), zarr_format=3)
+        arrays = make_arrays(root / "arrays")
+        (root / "fixtures").symlink_to(FIXTURES)
+        r = harness.Runner(root, args.verbose, args.k)
+        t0 = time.monotonic()
+        with RangeHTTPServer(root) as srv:
+            # Fixtures are served from the symlinked committed tree.
+            class Fx:
+                url = f"{srv.url}/fixtures"
+            r.run("fixtures_over_http", t_fixtures, r, Fx)
+            r.run("zarr_python_arrays", t_zarr_python_arrays, r, srv, arrays)
+            r.run("sharded_reads_are_ranges", t_sharded_ranges, r, srv, arrays)
+            r.run("concurrent_chunk_requests", t_concurrency, r, srv, arrays)
+            r.run("flaky_server_retried", t_flaky_server_retries, r, srv, arrays)
+            r.run("failing_server_io_error", t_failing_server_is_io_error, r, srv, arrays)
+            r.run("stalled_server_times_out", t_stalled_server_times_out, r, srv, arrays)
+            r.run("read_only_and_no_listing", t_read_only_and_no_listing, r, srv, arrays)
+        print(f"{r.passed} passed, {len(r.failed)} failed ({time.monotonic() - t0:.1f} s)")
+        sys.exit(1 if r.failed else 0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,184 @@
+"""Remote arrays on S3 (s3://bucket/prefix) against moto's S3 server on loopback (started and stopped
+here), compared with zarr-python 3.1.6 talking to the same server through obstore:
+
+- zarr-python writes (v3 unsharded, v3 sharded, v2) and libzarr reads byte-exact, whole and in regions,
+  with the settings from the AWS_* environment and with explicit store options (endpoint,
+  credentials, region, path_style) when the environment has none;
+- libzarr writes (groups and arrays, v3 sharded with partial shard updates, v2, a value large enough
+  for a multipart upload) and zarr-python reads byte-exact; the stored keys are the expected ones;
+- group children are listed from S3; deleting chunks (all fill value) removes the objects;
+- a server that cannot be reached is ZARR_ERR_IO within the time limit.
+"""
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent.parent / "tools"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import zarr  # noqa: E402
+from obstore.store import S3Store  # noqa: E402
+from zarr.storage import ObjectStore  # noqa: E402
+
+import harness  # noqa: E402
+import zarr_ctypes as zc  # noqa: E402
+from remote_servers import MotoServer, free_port  # noqa: E402
+
+
+def zp_store(s3, prefix, read_only=False):
+    """zarr-python's view of s3://bucket/prefix (obstore's S3 client)."""
+    st = S3Store(s3.bucket, prefix=prefix, endpoint=s3.endpoint, region="us-east-1", access_key_id="testing",
+                 secret_access_key="testing", client_options={"allow_http": True}, virtual_hosted_style_request=False)
+    return ObjectStore(st, read_only=read_only)
+
+
+def t_zarr_python_writes(r, s3):
+    rng = np.random.default_rng(3)
+    cases = [
+        ("zp/v3_plain", rng.standard_normal((70, 90)).astype("<f8"), dict(chunks=(16, 32), zarr_format=3)),
+        ("zp/v3_sharded", rng.integers(-9999, 9999, (64, 64), dtype="<i4"),
+         dict(chunks=(8, 16), shards=(32, 32), zarr_format=3)),
+        ("zp/v3_sharded_raw", rng.integers(0, 60000, (30, 40), dtype="<u2"),
+         dict(chunks=(5, 10), shards=(15, 20), compressors=None, zarr_format=3)),
+        ("zp/v2_blosc", rng.integers(0, 100, (33, 44, 5), dtype="<i8"), dict(chunks=(10, 10, 5), zarr_format=2)),
+    ]
+    for prefix, d, kw in cases:
+        zarr.create_array(store=zp_store(s3, prefix), data=d, **kw)
+    for prefix, d, kw in cases:
+        with zc.Array.open(f"s3://{s3.bucket}/{prefix}") as a:
+            assert a.shape == list(d.shape)
+            assert a.read() == d.tobytes(), f"{prefix}: whole read differs"
+            start = [s // 4 for s in d.shape]
+            count = [max(s // 3, 1) for s in d.shape]
+            sl = tuple(slice(s, s + c) for s, c in zip(start, count))
+            assert a.read(start, count) == np.ascontiguousarray(d[sl]).tobytes(), f"{prefix}: region differs"
+
+
+def t_explicit_options(r, s3):
+    d = np.arange(1000, dtype="<u4").reshape(20, 50)
+    zarr.create_array(store=zp_store(s3, "opt/a"), data=d, chunks=(7, 11), zarr_format=3)
+    saved = {k: os.environ.pop(k) for k in list(os.environ) if k.startswith("AWS_")}
+    try:
+        # Without settings there is no endpoint: the request goes nowhere near moto.
+        opts = zc.StoreOptions(json=json.dumps({"endpoint": s3.endpoint, "region": "us-east-1",
+                                                "access_key_id": "testing", "secret_access_key": "testing",
+                                                "path_style": True, "retries": 1, "timeout_ms": 5000}))
+        with zc.Array.open(f"s3://{s3.bucket}/opt/a", options=opts) as a:
+            assert a.read() == d.tobytes()
+        # Anonymous (unsigned) requests, once the bucket is public-read.
+        s3.client().put_bucket_policy(Bucket=s3.bucket, Policy=json.dumps({
+            "Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Principal": "*", "Action": "s3:GetObject",
+                                                    "Resource": f"arn:aws:s3:::{s3.bucket}/opt/*"}]}))
+        anon = zc.StoreOptions(endpoint=s3.endpoint, anonymous=True)
+        with zc.Array.open(f"s3://{s3.bucket}/opt/a", options=anon) as a:
+            assert a.read([3, 4], [5, 6]) == np.ascontiguousarray(d[3:8, 4:10]).tobytes()
+        # Options are checked.
+        try:
+            zc.StoreOptions(endpoint_url="x")
+            raise AssertionError("unknown option accepted")
+        except zc.ZarrError as e:
+            assert e.name == "ZARR_ERR_INVALID_ARGUMENT", e
+    finally:
+        os.environ.update(saved)
+
+
+def t_libzarr_writes(r, s3):
+    rng = np.random.default_rng(11)
+    base = f"s3://{s3.bucket}/lib"
+    with zc.Group.create(base, '{"title": "remote"}') as g:
+        pass
+    d = rng.integers(-2**31, 2**31 - 1, (48, 40), dtype="<i4")
+    with zc.Spec("int32", d.shape, chunks=(8, 10), shards=(16, 20), compressor="zstd") as spec, \
+            spec.create(f"{base}/sharded") as a:
+        a.write(d.tobytes())
+        # Partial shard update: read-modify-write of touched inner chunks.
+        patch = np.full((5, 7), 42, dtype="<i4")
+        a.write(patch.tobytes(), [13, 17], [5, 7])
+        d[13:18, 17:24] = 42
+    v2 = rng.standard_normal((25, 30)).astype("<f4")
+    with zc.Group.create(f"{base}/v2group", zarr_format=2):
+        pass
+    with zc.Spec("float32", v2.shape, chunks=(10, 10), compressor="blosc-lz4", zarr_format=2) as spec2, \
+            spec2.create(f"{base}/v2group/arr") as a:
+        a.write(v2.tobytes())
+    g = zarr.open_group(store=zp_store(s3, "lib", read_only=True), mode="r")
+    assert g.attrs["title"] == "remote"
+    np.testing.assert_array_equal(g["sharded"][...], d)
+    np.testing.assert_array_equal(zarr.open_array(store=zp_store(s3, "lib/v2group/arr", True), mode="r")[...], v2)
+    keys = s3.keys("lib/sharded/")
+    assert keys == sorted(["lib/sharded/zarr.json"] + [f"lib/sharded/c/{i}/{j}" for i in range(3) for j in range(2)]), keys
+    with zc.Group.open(base) as g2:
+        kids = g2.children()
+    assert kids == {"sharded": "array", "v2group": "group"}, kids
+
+
+def t_fill_chunks_deleted(r, s3):
+    meta = {"zarr_format": 3, "node_type": "array", "shape": [8, 8], "data_type": "uint8",
+            "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [4, 4]}},
+            "chunk_key_encoding": {"name": "default"}, "fill_value": 0, "codecs": [{"name": "bytes", "configuration": {"endian": "little"}}]}
+    loc = f"s3://{s3.bucket}/fill"
+    with zc.Array.create(loc, json.dumps(meta)) as a:
+        a.write(bytes(range(1, 65)))
+        assert len(s3.keys("fill/c/")) == 4
+        a.write(bytes(16), [0, 0], [4, 4])
+        assert s3.keys("fill/c/") == ["fill/c/0/1", "fill/c/1/0", "fill/c/1/1"], s3.keys("fill/c/")
+    np.testing.assert_array_equal(
+        zarr.open_array(store=zp_store(s3, "fill", True), mode="r")[...],
+        np.array(bytearray(bytes(range(1, 65))), dtype="u1").reshape(8, 8) * np.kron(
+            np.array([[0, 1], [1, 1]], dtype="u1"), np.ones((4, 4), dtype="u1")))
+
+
+def t_multipart(r, s3):
+    # One uncompressed 6 MiB chunk, with the multipart threshold at its minimum (5 MiB).
+    d = np.random.default_rng(5).integers(0, 2**63, (786432,), dtype="<u8")
+    meta = {"zarr_format": 3, "node_type": "array", "shape": [d.size], "data_type": "uint64",
+            "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [d.size]}},
+            "chunk_key_encoding": {"name": "default"}, "fill_value": 0, "codecs": [{"name": "bytes", "configuration": {"endian": "little"}}]}
+    opts = zc.StoreOptions(multipart_threshold=5 << 20)
+    with zc.Array.create(f"s3://{s3.bucket}/big", json.dumps(meta), options=opts) as a:
+        a.write(d.tobytes())
+    head = s3.client().head_object(Bucket=s3.bucket, Key="big/c/0")
+    assert head["ContentLength"] == d.nbytes
+    assert "-" in head["ETag"], f"not a multipart upload: ETag {head['ETag']}"
+    np.testing.assert_array_equal(zarr.open_array(store=zp_store(s3, "big", True), mode="r")[...], d)
+
+
+def t_unreachable(r, s3):
+    port = free_port()
+    t0 = time.monotonic()
+    try:
+        zc.Array.open(f"s3://{s3.bucket}/zp/v3_plain",
+                      options=zc.StoreOptions(endpoint=f"http://127.0.0.1:{port}", retries=2, timeout_ms=1000))
+        raise AssertionError("opened through a closed port")
+    except zc.ZarrError as e:
+        assert e.name == "ZARR_ERR_IO", e
+        assert f"s3://{s3.bucket}/zp/v3_plain/zarr.json" in e.message, e.message
+    assert time.monotonic() - t0 < 20
+
+
+def main():
+    args = harness.parse_args(__doc__)
+    harness.load_library()
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="zarr-remote-s3-") as tmp:
+        r = harness.Runner(Path(tmp), args.verbose, args.k)
+        t0 = time.monotonic()
+        with MotoServer() as s3:
+            r.run("zarr_python_writes_libzarr_reads", t_zarr_python_writes, r, s3)
+            r.run("explicit_options_and_anonymous", t_explicit_options, r, s3)
+            r.run("libzarr_writes_zarr_python_reads", t_libzarr_writes, r, s3)
+            r.run("fill_chunks_deleted", t_fill_chunks_deleted, r, s3)
+            r.run("multipart_upload", t_multipart, r, s3)
+            r.run("unreachable_endpoint_io_error", t_unreachable, r, s3)
+        print(f"{r.passed} passed, {len(r.failed)} failed ({time.monotonic() - t0:.1f} s)")
+        sys.exit(1 if r.failed else 0)
+
+
+if __name__ == "__main__":
+    main()
