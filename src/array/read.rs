@@ -63,10 +63,13 @@ impl Array {
         let key = self.chunk_key(&part.chunk);
         let chain = self.meta.chain_for(&part.chunk)?;
         let ctx = |e: crate::Error| e.context(self.store.location(&key));
-        // Remote shards are always read by ranges (index, then runs of inner chunks fetched
-        // concurrently), so that fetching overlaps decoding instead of one GET of the whole shard.
-        let remote_shard = self.store.io_concurrency() > 0 && chain.array_to_bytes().as_sharding().is_some();
-        if chain.is_bare() && (remote_shard || !dest.is_direct(chain.decoded_repr(), &part.local)) {
+        // Remote stores: shards are always read by ranges (HEAD, index, then runs of inner chunks
+        // fetched concurrently, so that fetching overlaps decoding); other chunks by one whole GET
+        // (one request instead of a HEAD plus ranged GETs: a round trip costs more than the bytes).
+        let remote = self.store.io_concurrency() > 0;
+        let sharded = chain.array_to_bytes().as_sharding().is_some();
+        let ranged = if remote { sharded } else { !dest.is_direct(chain.decoded_repr(), &part.local) };
+        if chain.is_bare() && ranged {
             let Some(src) = self.store.open(&key).map_err(ctx)? else {
                 return dest.fill_box(&part.local.count);
             };
