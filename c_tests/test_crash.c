@@ -424,5 +424,9 @@ int main(void) {
     CHECK(writes >= 1000);
     CHECK(kills >= 100);
     printf("%d checks, %d failures\n", t_checks, t_failures);
+    munmap(sh, sizeof *sh);
+    free(pdir);
+    free(sdir);
+    free(tmp);
     return t_failures ? 1 : 0;
 }
