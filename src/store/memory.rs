@@ -117,20 +117,8 @@ impl Store for MemoryStore {
     }
 
     fn list_dir(&self, prefix: &str) -> Result<DirListing> {
-        let mut out = DirListing::default();
-        for k in self.map.read().unwrap().keys() {
-            let Some(rest) = k.strip_prefix(prefix) else { continue };
-            match rest.split_once('/') {
-                None => out.keys.push(rest.to_string()),
-                Some((dir, _)) => {
-                    if out.prefixes.last().map(|l| l != dir).unwrap_or(true) {
-                        out.prefixes.push(dir.to_string());
-                    }
-                }
-            }
-        }
-        out.prefixes.dedup();
-        Ok(out)
+        let map = self.map.read().unwrap_or_else(|e| e.into_inner());
+        Ok(DirListing::from_sorted_keys(prefix, map.range(prefix.to_string()..).map(|(k, _)| k.as_str())))
     }
 
     fn bytes_read(&self) -> u64 {

@@ -116,6 +116,24 @@ pub struct DirListing {
     pub prefixes: Vec<String>,
 }
 
+impl DirListing {
+    /// The direct children of `prefix` among `keys`, which must be sorted (a `BTreeMap`'s keys from
+    /// `prefix` on): values directly under the prefix, and each sub-prefix once. Stops at the first key
+    /// past the prefix.
+    pub fn from_sorted_keys<'a>(prefix: &str, keys: impl IntoIterator<Item = &'a str>) -> DirListing {
+        let mut out = DirListing::default();
+        for k in keys {
+            let Some(rest) = k.strip_prefix(prefix) else { break };
+            match rest.split_once('/') {
+                None => out.keys.push(rest.to_string()),
+                Some((dir, _)) if out.prefixes.last().map(String::as_str) != Some(dir) => out.prefixes.push(dir.to_string()),
+                Some(_) => {}
+            }
+        }
+        out
+    }
+}
+
 /// A key/value store. All methods may be called from several threads at once.
 pub trait Store: Send + Sync + std::fmt::Debug {
     /// The whole value at `key`, or `None` when absent.

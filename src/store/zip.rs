@@ -233,20 +233,7 @@ impl Store for ZipStore {
     }
 
     fn list_dir(&self, prefix: &str) -> Result<DirListing> {
-        let mut out = DirListing::default();
-        for k in self.members.range(prefix.to_string()..).map(|(k, _)| k) {
-            let Some(rest) = k.strip_prefix(prefix) else { break };
-            match rest.split_once('/') {
-                None => out.keys.push(rest.to_string()),
-                Some((dir, _)) => {
-                    if out.prefixes.last().map(|l| l != dir).unwrap_or(true) {
-                        out.prefixes.push(dir.to_string());
-                    }
-                }
-            }
-        }
-        out.prefixes.dedup();
-        Ok(out)
+        Ok(DirListing::from_sorted_keys(prefix, self.members.range(prefix.to_string()..).map(|(k, _)| k.as_str())))
     }
 
     fn bytes_read(&self) -> u64 {
