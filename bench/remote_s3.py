@@ -63,11 +63,13 @@ def worker(impl, layout, op, endpoint, volume, regions, reps):
 
         arr = zc.Array.open(f"s3://{BUCKET}/{prefix}")
 
+        # Into numpy.empty buffers, as a C caller reads into its own memory (the peers return numpy
+        # arrays allocated the same way).
         def read_all():
-            return np.frombuffer(arr.read(), dtype="<u2").reshape(SHAPE)
+            return arr.read_into(np.empty(SHAPE, dtype="<u2"))
 
         def read_box(z, y, x):
-            return np.frombuffer(arr.read([z, y, x], [16, 16, 16]), dtype="<u2").reshape(16, 16, 16)
+            return arr.read_into(np.empty((16, 16, 16), dtype="<u2"), [z, y, x], [16, 16, 16])
     elif impl == "tensorstore":
         import tensorstore as ts
 

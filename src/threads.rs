@@ -2,8 +2,9 @@
 //!
 //! Its size comes from `ZARR_NUM_THREADS` (read when the pool is first used; default: the number of
 //! CPUs) or from [`set_num_threads`]. Calls on remote stores run inside [`io_scope`]: on an I/O pool
-//! with as many threads as requests should be in flight (each thread blocks on its request, then
-//! decodes), and the parallel helpers called inside stay on that pool.
+//! with as many threads as requests should be in flight (each thread blocks on its request), and the
+//! parallel helpers called inside stay on that pool; what a request fetched is decoded on the chunk
+//! pool ([`compute`]).
 
 use crate::error::{Error, Result};
 use std::cell::Cell;
@@ -15,6 +16,8 @@ static IO_POOL: Mutex<Option<Arc<rayon::ThreadPool>>> = Mutex::new(None);
 thread_local! {
     /// Whether this thread is a worker of one of our pools (then nested parallel work stays on it).
     static ON_OUR_POOL: Cell<bool> = const { Cell::new(false) };
+    /// Whether this thread is a worker of the I/O pool (see [`compute`]).
+    static ON_IO_POOL: Cell<bool> = const { Cell::new(false) };
 }
 
 fn default_threads() -> usize {
@@ -30,10 +33,14 @@ fn build(n: usize) -> Result<Arc<rayon::ThreadPool>> {
 }
 
 fn build_named(n: usize, name: &'static str) -> Result<Arc<rayon::ThreadPool>> {
+    let io = name == "zarr-io";
     rayon::ThreadPoolBuilder::new()
         .num_threads(n)
         .thread_name(move |i| format!("{name}-{i}"))
-        .start_handler(|_| ON_OUR_POOL.with(|c| c.set(true)))
+        .start_handler(move |_| {
+            ON_OUR_POOL.with(|c| c.set(true));
+            ON_IO_POOL.with(|c| c.set(io));
+        })
         .build()
         .map(Arc::new)
         .map_err(|e| Error::Internal(format!("cannot start the thread pool: {e}")))
@@ -98,6 +105,18 @@ pub fn io_scope<R: Send>(concurrency: usize, f: impl FnOnce() -> Result<R> + Sen
         }
     };
     p.install(f)
+}
+
+/// Runs CPU work `f` (decoding what a request fetched) on the chunk pool: a thread of the I/O pool
+/// hands it over and waits (meanwhile it may start other requests of the same call), so that decoding
+/// uses the chunk pool's threads (`ZARR_NUM_THREADS`) however many requests are in flight. Elsewhere
+/// `f` runs as it is.
+pub fn compute<R: Send>(f: impl FnOnce() -> Result<R> + Send) -> Result<R> {
+    if ON_IO_POOL.with(|c| c.get()) {
+        pool()?.install(f)
+    } else {
+        f()
+    }
 }
 
 /// Runs `f` on every item, in parallel on the pool when there is more than one item; stops at the

@@ -344,6 +344,17 @@ class Array:
         check(lib().zarr_read_region(self.h, _dims(start), _dims(count), buf, size))
         return buf.raw[:size]
 
+    def read_into(self, out, start=None, count=None):
+        """zarr_read_region straight into `out`, a writable C-contiguous buffer (e.g. a numpy array made
+        with numpy.empty): what a C caller does, without the zeroed ctypes buffer and the copies of
+        `read`."""
+        start = start if start is not None else [0] * self.rank
+        count = count if count is not None else self.shape
+        view = memoryview(out).cast("B")
+        ptr = ctypes.addressof(ctypes.c_char.from_buffer(view))
+        check(lib().zarr_read_region(self.h, _dims(start), _dims(count), ptr, view.nbytes))
+        return out
+
     def write(self, data, start=None, count=None):
         start = start if start is not None else [0] * self.rank
         count = count if count is not None else self.shape

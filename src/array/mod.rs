@@ -3,6 +3,7 @@
 
 mod chunks;
 mod read;
+mod remote_shard;
 mod shard_update;
 pub mod vlen;
 mod write;
@@ -29,6 +30,8 @@ pub struct Array {
     meta: ArrayMetadata,
     attributes: Mutex<Map<String, Value>>,
     writable: bool,
+    /// Shard indexes read from a remote store, kept with the shard's ETag.
+    shard_indexes: remote_shard::ShardIndexCache,
 }
 
 impl Array {
@@ -83,7 +86,7 @@ impl Array {
     pub(crate) fn from_parts(store: Arc<dyn Store>, path: String, meta: ArrayMetadata, writable: bool) -> Array {
         let prefix = node_prefix(&path);
         let attributes = Mutex::new(meta.attributes.clone());
-        Array { store, path, prefix, meta, attributes, writable }
+        Array { store, path, prefix, meta, attributes, writable, shard_indexes: Default::default() }
     }
 
     /// The parsed metadata (attributes as when opened; see [`Array::attributes`]).

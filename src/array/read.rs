@@ -63,13 +63,20 @@ impl Array {
         let key = self.chunk_key(&part.chunk);
         let chain = self.meta.chain_for(&part.chunk)?;
         let ctx = |e: crate::Error| e.context(self.store.location(&key));
-        // Remote stores: shards are always read by ranges (HEAD, index, then runs of inner chunks
-        // fetched concurrently, so that fetching overlaps decoding); other chunks by one whole GET
-        // (one request instead of a HEAD plus ranged GETs: a round trip costs more than the bytes).
+        // Remote stores: shards by the ranges they need (remote_shard.rs); other chunks by one whole GET
+        // (a round trip costs more than the bytes), decoded on the chunk pool.
         let remote = self.store.io_concurrency() > 0;
-        let sharded = chain.array_to_bytes().as_sharding().is_some();
-        let ranged = if remote { sharded } else { !dest.is_direct(chain.decoded_repr(), &part.local) };
-        if chain.is_bare() && ranged {
+        if remote {
+            if let (true, Some(shard)) = (chain.is_bare(), chain.array_to_bytes().as_sharding()) {
+                return self.read_shard_remote(&key, shard, part, dest).map_err(ctx);
+            }
+            let found = self
+                .store
+                .with_value(&key, &mut |encoded| crate::threads::compute(|| chain.decode_region(encoded, &part.local, dest)))
+                .map_err(ctx)?;
+            return if found { Ok(()) } else { dest.fill_box(&part.local.count) };
+        }
+        if chain.is_bare() && !dest.is_direct(chain.decoded_repr(), &part.local) {
             let Some(src) = self.store.open(&key).map_err(ctx)? else {
                 return dest.fill_box(&part.local.count);
             };

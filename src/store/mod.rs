@@ -57,6 +57,23 @@ pub trait ByteSource: Send + Sync {
     fn max_read_hint(&self) -> Option<u64> {
         None
     }
+
+    /// The version of the value this source reads (a remote object's ETag), when the store has one:
+    /// a reader may keep what it learnt from the value (a shard index) together with this version and
+    /// later reopen the same version with [`Store::open_version`]. `None` for local stores.
+    fn version(&self) -> Option<&str> {
+        None
+    }
+}
+
+/// What a reader opening a value will read first, so that a remote store can fetch it with the one
+/// request that also learns the value's size (instead of a HEAD, then a GET).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OpenHint {
+    /// The first `n` bytes (a shard index stored at the start).
+    Head(u64),
+    /// The last `n` bytes (a shard index stored at the end).
+    Tail(u64),
 }
 
 /// Fails unless `offset..offset+len` lies within a value of `size` bytes.
@@ -150,8 +167,47 @@ pub trait Store: Send + Sync + std::fmt::Debug {
         }
     }
 
+    /// Calls `f` with the whole value at `key` and returns `true`, or returns `false` when absent. A
+    /// remote store hands over the received buffer as it is (no copy); the default reads into a
+    /// per-thread scratch buffer with [`Store::get_into`].
+    fn with_value(&self, key: &str, f: &mut dyn FnMut(&[u8]) -> Result<()>) -> Result<bool> {
+        crate::scratch::with_encoded(|buf| {
+            if !self.get_into(key, buf)? {
+                return Ok(false);
+            }
+            f(buf)?;
+            Ok(true)
+        })
+    }
+
+    /// Hands the whole value at `key` to `sink` in order, piece by piece as it arrives (a remote store
+    /// streams the response body), and returns `true`; `false` when absent. With `version` (from
+    /// [`ByteSource::version`]) the value must still be that version, otherwise [`Error::Io`]. The
+    /// default calls `sink` once with the whole value from [`Store::with_value`] (no versions).
+    fn stream_value(&self, key: &str, version: Option<&str>, sink: &mut dyn FnMut(&[u8]) -> Result<()>) -> Result<bool> {
+        let _ = version;
+        self.with_value(key, sink)
+    }
+
     /// Opens the value at `key` for byte-range reads, or `None` when absent.
     fn open(&self, key: &str) -> Result<Option<Box<dyn ByteSource + '_>>>;
+
+    /// [`Store::open`], for a reader that will first read the part of the value named by `hint`: a
+    /// remote store fetches that part with the request that opens the value (one round trip), and
+    /// makes the source's later range reads conditional on the version it saw, so that a value
+    /// replaced in between fails those reads instead of mixing two versions. Local stores: `open`.
+    fn open_hinted(&self, key: &str, hint: OpenHint) -> Result<Option<Box<dyn ByteSource + '_>>> {
+        let _ = hint;
+        self.open(key)
+    }
+
+    /// Reopens version `version` (from [`ByteSource::version`]) of the value at `key`, `len` bytes
+    /// long, without a request: its range reads fail with [`Error::Io`] if the stored value is no
+    /// longer that version (or is gone). Stores without versions: [`Error::Unsupported`].
+    fn open_version(&self, key: &str, len: u64, version: &str) -> Result<Box<dyn ByteSource + '_>> {
+        let _ = (len, version);
+        Err(Error::Unsupported(format!("{}: the store has no value versions", self.location(key))))
+    }
 
     /// Stores `value` at `key` atomically: a reader sees the old value or the new one, never a mix.
     fn set(&self, key: &str, value: &[u8]) -> Result<()>;

@@ -4,8 +4,12 @@
 //!
 //! Mapping of the [`Store`] operations to requests:
 //! - `get` / `get_into`: one GET; 404 is `None` (the chunk is missing: fill value).
-//! - `open` + [`ByteSource::read_into`]: one HEAD for the size, then one ranged GET per range read (the
-//!   sharding codec reads the index and then coalesced runs of inner chunks this way).
+//! - `open` + [`ByteSource::read_into`]: one HEAD for the size, then one ranged GET per range read;
+//!   `open_hinted` (a shard read): one ranged GET of the index (a suffix range when it is at the end)
+//!   that also learns the size and ETag, then ranged GETs of coalesced runs of inner chunks, each
+//!   conditional on that ETag (`If-Match`), so a shard replaced in between is an error the reader
+//!   retries, never a mix of two versions; `open_version`: the same without the first request, for a
+//!   reader that kept the index of that ETag.
 //! - `set`: one PUT (atomic by the protocol: readers see the old or the new object); values over the
 //!   `multipart_threshold` option (default 16 MiB) go up as a multipart upload, which also becomes
 //!   visible at once when completed, and is aborted on failure (nothing changes).
@@ -25,10 +29,11 @@
 
 use super::options::StoreOptions;
 use super::runtime::block_on;
-use super::{check_range, ByteSource, DirListing, Store};
+use super::{check_range, ByteSource, DirListing, OpenHint, Store};
 use crate::error::{Error, Result};
 use object_store::path::Path;
-use object_store::{ObjectStore, PutMode, PutOptions, PutPayload, UpdateVersion};
+use object_store::{GetOptions, GetRange, ObjectStore, PutMode, PutOptions, PutPayload, UpdateVersion};
+use bytes::Bytes;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -280,6 +285,10 @@ struct RemoteSource {
     len: u64,
     url: String,
     bytes_read: Arc<AtomicU64>,
+    /// Bytes fetched when the object was opened (offset, bytes): reads inside them need no request.
+    prefetched: Option<(u64, Bytes)>,
+    /// The ETag the object had when opened; range reads are conditional on it (`If-Match`).
+    e_tag: Option<String>,
 }
 
 /// Runs of coalesced ranges longer than this are split into concurrent requests.
@@ -294,15 +303,32 @@ impl ByteSource for RemoteSource {
         Some(MAX_REMOTE_READ)
     }
 
+    fn version(&self) -> Option<&str> {
+        self.e_tag.as_deref()
+    }
+
     fn read_into(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
         check_range(offset, buf.len() as u64, self.len)?;
         if buf.is_empty() {
             return Ok(());
         }
+        let end = offset + buf.len() as u64;
+        if let Some((at, bytes)) = &self.prefetched {
+            if offset >= *at && end <= at + bytes.len() as u64 {
+                buf.copy_from_slice(&bytes[(offset - at) as usize..(end - at) as usize]);
+                return Ok(());
+            }
+        }
         let (inner, path) = (self.inner.clone(), self.path.clone());
-        let range = offset..offset + buf.len() as u64;
-        let got = block_on(async move { inner.get_range(&path, range).await })?
-            .map_err(|e| Error::Io(format!("GET {} (bytes {offset}..{}): {e}", self.url, offset + buf.len() as u64)))?;
+        let options = GetOptions { range: Some(GetRange::Bounded(offset..end)), if_match: self.e_tag.clone(), ..Default::default() };
+        let got = block_on(async move { inner.get_opts(&path, options).await?.bytes().await })?.map_err(|e| match e {
+            object_store::Error::Precondition { .. } | object_store::Error::NotFound { .. } => Error::Io(format!(
+                "GET {} (bytes {offset}..{end}): the object changed while it was being read (it is no longer ETag {})",
+                self.url,
+                self.e_tag.as_deref().unwrap_or("?")
+            )),
+            e => Error::Io(format!("GET {} (bytes {offset}..{end}): {e}", self.url)),
+        })?;
         if got.len() != buf.len() {
             return Err(Error::Io(format!("GET {}: asked for {} bytes at {offset}, got {}", self.url, buf.len(), got.len())));
         }
@@ -333,6 +359,64 @@ impl Store for ObjectStoreAdapter {
         }
     }
 
+    fn with_value(&self, key: &str, f: &mut dyn FnMut(&[u8]) -> Result<()>) -> Result<bool> {
+        let path = self.path(key)?;
+        let inner = self.inner.clone();
+        match block_on(async move { inner.get(&path).await?.bytes().await })? {
+            Ok(bytes) => {
+                self.bytes_read.fetch_add(bytes.len() as u64, Ordering::Relaxed);
+                f(&bytes)?;
+                Ok(true)
+            }
+            Err(object_store::Error::NotFound { .. }) => Ok(false),
+            Err(e) => Err(self.io_error("GET", key, e)),
+        }
+    }
+
+    /// One GET (conditional on `version`), its body handed to `sink` piece by piece on the calling
+    /// thread while the I/O runtime receives the next pieces.
+    fn stream_value(&self, key: &str, version: Option<&str>, sink: &mut dyn FnMut(&[u8]) -> Result<()>) -> Result<bool> {
+        use futures::StreamExt;
+        let path = self.path(key)?;
+        let inner = self.inner.clone();
+        let options = GetOptions { if_match: version.map(str::to_string), ..Default::default() };
+        let (tx, rx) = std::sync::mpsc::sync_channel::<std::result::Result<Bytes, object_store::Error>>(64);
+        super::runtime::spawn(async move {
+            match inner.get_opts(&path, options).await {
+                Ok(got) => {
+                    let mut body = got.into_stream();
+                    while let Some(piece) = body.next().await {
+                        let stop = piece.is_err();
+                        if tx.send(piece).is_err() || stop {
+                            return;
+                        }
+                    }
+                }
+                Err(e) => {
+                    let _ = tx.send(Err(e));
+                }
+            }
+        })?;
+        for piece in rx {
+            match piece {
+                Ok(bytes) => {
+                    self.bytes_read.fetch_add(bytes.len() as u64, Ordering::Relaxed);
+                    sink(&bytes)?;
+                }
+                Err(object_store::Error::NotFound { .. }) if version.is_none() => return Ok(false),
+                Err(e @ (object_store::Error::Precondition { .. } | object_store::Error::NotFound { .. })) => {
+                    return Err(Error::Io(format!(
+                        "GET {}: the object changed while it was being read (it is no longer ETag {}): {e}",
+                        self.location(key),
+                        version.unwrap_or("?")
+                    )))
+                }
+                Err(e) => return Err(self.io_error("GET", key, e)),
+            }
+        }
+        Ok(true)
+    }
+
     fn open(&self, key: &str) -> Result<Option<Box<dyn ByteSource + '_>>> {
         let path = self.path(key)?;
         let (inner, p) = (self.inner.clone(), path.clone());
@@ -343,10 +427,69 @@ impl Store for ObjectStoreAdapter {
                 len: meta.size,
                 url: self.location(key),
                 bytes_read: self.bytes_read.clone(),
+                prefetched: None,
+                e_tag: meta.e_tag,
             }))),
             Err(object_store::Error::NotFound { .. }) => Ok(None),
             Err(e) => Err(self.io_error("HEAD", key, e)),
         }
+    }
+
+    /// One ranged GET (a suffix range for [`OpenHint::Tail`]) that learns the size and ETag and keeps
+    /// the bytes it fetched: opening a shard and reading its index is one round trip.
+    fn open_hinted(&self, key: &str, hint: OpenHint) -> Result<Option<Box<dyn ByteSource + '_>>> {
+        let range = match hint {
+            OpenHint::Head(0) | OpenHint::Tail(0) => return self.open(key),
+            OpenHint::Head(n) => GetRange::Bounded(0..n),
+            OpenHint::Tail(n) => GetRange::Suffix(n),
+        };
+        let path = self.path(key)?;
+        let (inner, p) = (self.inner.clone(), path.clone());
+        let options = GetOptions { range: Some(range), ..Default::default() };
+        let got = block_on(async move {
+            let r = inner.get_opts(&p, options).await?;
+            let (meta, range) = (r.meta.clone(), r.range.clone());
+            Ok::<_, object_store::Error>((meta, range, r.bytes().await?))
+        })?;
+        match got {
+            Ok((meta, range, bytes)) => {
+                if bytes.len() as u64 != range.end - range.start || range.end > meta.size {
+                    return Err(Error::Io(format!(
+                        "GET {}: asked for {hint:?}, got {} bytes for range {range:?} of {}",
+                        self.location(key),
+                        bytes.len(),
+                        meta.size
+                    )));
+                }
+                self.bytes_read.fetch_add(bytes.len() as u64, Ordering::Relaxed);
+                Ok(Some(Box::new(RemoteSource {
+                    inner: self.inner.clone(),
+                    path,
+                    len: meta.size,
+                    url: self.location(key),
+                    bytes_read: self.bytes_read.clone(),
+                    prefetched: Some((range.start, bytes)),
+                    e_tag: meta.e_tag,
+                })))
+            }
+            Err(object_store::Error::NotFound { .. }) => Ok(None),
+            // A range a server cannot serve (an empty object): open it plainly, the reader then
+            // reports what is wrong with the value.
+            Err(e) if e.to_string().contains("416") => self.open(key),
+            Err(e) => Err(self.io_error("GET", key, e)),
+        }
+    }
+
+    fn open_version(&self, key: &str, len: u64, version: &str) -> Result<Box<dyn ByteSource + '_>> {
+        Ok(Box::new(RemoteSource {
+            inner: self.inner.clone(),
+            path: self.path(key)?,
+            len,
+            url: self.location(key),
+            bytes_read: self.bytes_read.clone(),
+            prefetched: None,
+            e_tag: Some(version.to_string()),
+        }))
     }
 
     fn set(&self, key: &str, value: &[u8]) -> Result<()> {
@@ -459,6 +602,39 @@ mod tests {
         assert_eq!(s.location("c/0/1"), "s3://b/root/c/0/1");
         assert_eq!(s.bytes_read(), 6, "2 bytes of zarr.json + a 4-byte range");
         assert!(matches!(s.get("../x"), Err(Error::InvalidArgument(_))));
+    }
+
+    #[test]
+    fn hinted_opens_versions_and_streams() {
+        let (s, _) = adapter(Protocol::S3, &StoreOptions::new());
+        assert!(s.open_hinted("c/0", OpenHint::Tail(4)).unwrap().is_none());
+        s.set("c/0", b"0123456789").unwrap();
+        // The tail (or head) comes with the opening request; the size and version with it.
+        let tail = s.open_hinted("c/0", OpenHint::Tail(4)).unwrap().unwrap();
+        assert_eq!(tail.len(), 10);
+        let version = tail.version().expect("an ETag").to_string();
+        assert_eq!(tail.read_range(6, 4).unwrap(), b"6789");
+        assert_eq!(tail.read_range(1, 3).unwrap(), b"123", "a range outside the prefetched tail");
+        let head = s.open_hinted("c/0", OpenHint::Head(3)).unwrap().unwrap();
+        assert_eq!((head.len(), head.read_range(0, 3).unwrap()), (10, b"012".to_vec()));
+        // Longer than the value: all of it.
+        assert_eq!(s.open_hinted("c/0", OpenHint::Tail(99)).unwrap().unwrap().read_range(0, 10).unwrap(), b"0123456789");
+        // A kept version reads without a request, and fails once the value is replaced.
+        let kept = s.open_version("c/0", 10, &version).unwrap();
+        assert_eq!(kept.read_range(2, 2).unwrap(), b"23");
+        let mut pieces = Vec::new();
+        assert!(s.stream_value("c/0", Some(&version), &mut |p| Ok(pieces.extend_from_slice(p))).unwrap());
+        assert_eq!(pieces, b"0123456789");
+        let mut whole = Vec::new();
+        assert!(s.with_value("c/0", &mut |v| Ok(whole.extend_from_slice(v))).unwrap());
+        assert_eq!(whole, b"0123456789");
+        s.set("c/0", b"abcdefghij").unwrap();
+        assert!(matches!(kept.read_range(2, 2), Err(Error::Io(m)) if m.contains("changed")));
+        assert!(matches!(tail.read_range(1, 3), Err(Error::Io(_))), "reads of the opened version fail too");
+        assert!(matches!(s.stream_value("c/0", Some(&version), &mut |_| Ok(())), Err(Error::Io(m)) if m.contains("changed")));
+        assert!(s.stream_value("c/1", None, &mut |_| Ok(())).map(|found| !found).unwrap());
+        s.delete("c/0").unwrap();
+        assert!(matches!(kept.read_range(2, 2), Err(Error::Io(_))), "a deleted value is not the kept version");
     }
 
     #[test]

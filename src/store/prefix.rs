@@ -1,7 +1,7 @@
 //! A view of another store below a key prefix: what a location naming a node inside a store
 //! (`memory://name/a/b`, `zip://file.zip!/a/b`) opens, so that the node is the view's root.
 
-use super::{validate_key, ByteSource, DirListing, LockRange, Store, StoreLock};
+use super::{validate_key, ByteSource, DirListing, LockRange, OpenHint, Store, StoreLock};
 use crate::error::Result;
 use std::sync::Arc;
 
@@ -39,6 +39,18 @@ impl Store for PrefixStore {
     fn open(&self, key: &str) -> Result<Option<Box<dyn ByteSource + '_>>> {
         self.inner.open(&self.full(key)?)
     }
+    fn with_value(&self, key: &str, f: &mut dyn FnMut(&[u8]) -> Result<()>) -> Result<bool> {
+        self.inner.with_value(&self.full(key)?, f)
+    }
+    fn stream_value(&self, key: &str, version: Option<&str>, sink: &mut dyn FnMut(&[u8]) -> Result<()>) -> Result<bool> {
+        self.inner.stream_value(&self.full(key)?, version, sink)
+    }
+    fn open_hinted(&self, key: &str, hint: OpenHint) -> Result<Option<Box<dyn ByteSource + '_>>> {
+        self.inner.open_hinted(&self.full(key)?, hint)
+    }
+    fn open_version(&self, key: &str, len: u64, version: &str) -> Result<Box<dyn ByteSource + '_>> {
+        self.inner.open_version(&self.full(key)?, len, version)
+    }
     fn set(&self, key: &str, value: &[u8]) -> Result<()> {
         self.inner.set(&self.full(key)?, value)
     }
@@ -69,6 +81,9 @@ impl Store for PrefixStore {
     }
     fn location(&self, key: &str) -> String {
         self.inner.location(&format!("{}{key}", self.prefix))
+    }
+    fn io_concurrency(&self) -> usize {
+        self.inner.io_concurrency()
     }
 }
 

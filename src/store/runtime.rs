@@ -45,6 +45,15 @@ where
     rx.recv().map_err(|_| Error::Internal("an I/O task ended without a result".into()))
 }
 
+/// Starts `fut` on the runtime without waiting for it (its result goes where the future sends it).
+pub fn spawn<F>(fut: F) -> Result<()>
+where
+    F: Future<Output = ()> + Send + 'static,
+{
+    runtime()?.spawn(fut);
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,7 +1,8 @@
 """Real servers on loopback for the remote-store tests, started and stopped by the tests:
 
 - RangeHTTPServer: serves a directory over HTTP with GET/HEAD and byte ranges (Range: bytes=a-b, a-,
-  -n; 206 + Content-Range), counts requests and the most in flight at once, and injects faults on
+  -n; 206 + Content-Range) and If-Match (412 when the ETag, the MD5 of the file, differs), counts
+  requests and the most in flight at once, and injects faults on
   request: answer 500/503 or drop the connection for a fraction of requests (seeded), stall (hold the
   request without answering), or delay every answer.
 - MotoServer: moto's S3 server (`moto.server.ThreadedMotoServer`) on a free port, with a bucket.
@@ -82,6 +83,14 @@ class _Handler(BaseHTTPRequestHandler):
             size = len(data)
             st = path.stat()
             etag = '"' + hashlib.md5(data).hexdigest() + '"'
+            if_match = self.headers.get("If-Match")
+            if if_match and if_match.strip() != "*" and etag not in [t.strip() for t in if_match.split(",")]:
+                with srv.lock:
+                    srv.precondition_failures += 1
+                self.send_response(412)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                return
             rng = self.headers.get("Range")
             status, body, extra = 200, data, {}
             if rng:
@@ -151,11 +160,11 @@ class RangeHTTPServer:
 
     def reset_counts(self):
         h = self.httpd
-        h.requests = h.range_requests = h.faults = h.bytes_sent = 0
+        h.requests = h.range_requests = h.faults = h.bytes_sent = h.precondition_failures = 0
         h.in_flight = h.max_in_flight = 0
 
     def __getattr__(self, name):
-        if name in ("requests", "range_requests", "faults", "bytes_sent", "max_in_flight"):
+        if name in ("requests", "range_requests", "faults", "bytes_sent", "max_in_flight", "precondition_failures"):
             return getattr(self.httpd, name)
         raise AttributeError(name)
 

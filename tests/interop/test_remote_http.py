@@ -4,7 +4,8 @@
 - every committed fixture (tests/fixtures) read over HTTP equals the same fixture read from disk
   (bytes, or the same error status);
 - arrays written by zarr-python (v3 unsharded, v3 sharded, v2) read back byte-exact over HTTP, whole
-  and in regions; sharded reads are byte-range requests that fetch far less than the shard;
+  and in regions; sharded reads are byte-range requests that fetch far less than the shard; a handle
+  keeps a shard's index with its ETag (one request for the next read; a replaced shard is read afresh);
 - many chunks are fetched concurrently (the server sees several requests in flight), bounded by
   max_concurrency;
 - faults: random 500/503/dropped connections are retried to success; a server that always fails gives
@@ -103,6 +104,41 @@ def t_sharded_ranges(r, srv, arrays):
     assert srv.range_requests >= 2, f"index + inner chunk should be range requests, saw {srv.range_requests}"
     assert srv.bytes_sent - meta <= index + 128, \
         f"sent {srv.bytes_sent - meta} chunk bytes for one 128-byte inner chunk (index {index}; shard 3072)"
+
+
+def t_shard_index_kept_and_revalidated(r, srv, arrays):
+    """A handle keeps a shard's index with its ETag: the next read of the shard is one request (the
+    data, conditional on the ETag); a shard replaced on the server fails that condition and is read
+    afresh (the new values, never a mix)."""
+    d = dict(arrays)["v3_sharded"]  # shards of 32 x 48, inner chunks 8 x 8
+    shard = srv.root / "arrays" / "v3_sharded" / "c" / "0" / "0"
+    original = shard.read_bytes()
+    with zc.Array.open(f"{srv.url}/arrays/v3_sharded") as a:
+        srv.reset_counts()
+        assert a.read([9, 17], [4, 4]) == np.ascontiguousarray(d[9:13, 17:21]).tobytes()
+        # The index comes with the request that opens the shard (a suffix range, no HEAD), then the data.
+        assert (srv.requests, srv.range_requests) == (2, 2), (srv.requests, srv.range_requests)
+        srv.reset_counts()
+        assert a.read([1, 2], [3, 30]) == np.ascontiguousarray(d[1:4, 2:32]).tobytes()
+        assert (srv.requests, srv.range_requests) == (1, 1), f"kept index: {srv.requests} requests"
+        # Replace shard (0, 0) by shard (1, 1) (same layout, other values) behind the handle's back.
+        shard.write_bytes((srv.root / "arrays" / "v3_sharded" / "c" / "1" / "1").read_bytes())
+        try:
+            srv.reset_counts()
+            assert a.read([9, 17], [4, 4]) == np.ascontiguousarray(d[41:45, 65:69]).tobytes(), \
+                "a replaced shard must be read afresh"
+            assert srv.precondition_failures == 1, srv.precondition_failures
+        finally:
+            shard.write_bytes(original)
+    # Most of a shard: its index, then one GET of the whole shard (decoded as it arrives); with the
+    # index kept, just that GET.
+    with zc.Array.open(f"{srv.url}/arrays/v3_sharded") as a:
+        srv.reset_counts()
+        assert a.read([0, 0], [32, 40]) == np.ascontiguousarray(d[0:32, 0:40]).tobytes()
+        assert (srv.requests, srv.range_requests) == (2, 1), (srv.requests, srv.range_requests)
+        srv.reset_counts()
+        assert a.read([0, 8], [32, 40]) == np.ascontiguousarray(d[0:32, 8:48]).tobytes()
+        assert (srv.requests, srv.range_requests) == (1, 0), (srv.requests, srv.range_requests)
 
 
 def t_concurrency(r, srv, arrays):
@@ -221,6 +257,7 @@ def main():
             r.run("fixtures_over_http", t_fixtures, r, Fx)
             r.run("zarr_python_arrays", t_zarr_python_arrays, r, srv, arrays)
             r.run("sharded_reads_are_ranges", t_sharded_ranges, r, srv, arrays)
+            r.run("shard_index_kept_and_revalidated", t_shard_index_kept_and_revalidated, r, srv, arrays)
             r.run("concurrent_chunk_requests", t_concurrency, r, srv, arrays)
             r.run("flaky_server_retried", t_flaky_server_retries, r, srv, arrays)
             r.run("failing_server_io_error", t_failing_server_is_io_error, r, srv, arrays)

@@ -20,7 +20,7 @@ use crate::buffer::RawBuf;
 use crate::chunk_grid::{for_each_index, RegularGrid};
 use crate::codec::chain::CodecChain;
 use crate::codec::{ArrayRepr, ArrayToBytesCodec, Config, Dest};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::scratch::with_encoded;
 use crate::selection::convert::Conv;
 use crate::selection::{ChunkPart, Layout, Selection};
@@ -31,6 +31,8 @@ use serde_json::{json, Map, Value};
 
 /// Gap (bytes) up to which neighbouring inner chunk ranges are read as one.
 const COALESCE_GAP: u64 = 0;
+/// The largest gap between byte ranges read from a remote source that are fetched as one request.
+const REMOTE_COALESCE_GAP: u64 = 1 << 20;
 
 /// The `sharding_indexed` codec for one shard shape.
 #[derive(Debug)]
@@ -105,6 +107,19 @@ impl ShardingCodec {
     /// The linear (C order) position of inner chunk `idx` in the index.
     pub(crate) fn linear(&self, idx: &[u64]) -> usize {
         idx.iter().zip(&self.chunks_per_shard).fold(0u64, |a, (i, n)| a * n + i) as usize
+    }
+
+    /// What a reader of the shard's index asks a store to fetch when opening the shard.
+    pub(crate) fn index_hint(&self) -> crate::store::OpenHint {
+        match self.index.location {
+            IndexLocation::Start => crate::store::OpenHint::Head(self.index.encoded_size),
+            IndexLocation::End => crate::store::OpenHint::Tail(self.index.encoded_size),
+        }
+    }
+
+    /// The number of inner chunks in a shard.
+    pub(crate) fn num_inner_chunks(&self) -> usize {
+        self.index.num_chunks
     }
 
     /// Reads and validates the index of the shard held by `src`.
@@ -228,8 +243,73 @@ impl ShardingCodec {
         Ok(parts)
     }
 
+    /// Decodes the selection `sel` of a shard of `len` bytes whose index is `entries` into `dest`, the
+    /// shard's bytes arriving in order through `receive` (which passes every piece to the sink it is
+    /// given and returns `false` when the shard is missing): each inner chunk is decoded on the chunk
+    /// pool as soon as its bytes are in, while the next ones arrive. Returns what `receive` returned.
+    pub(crate) fn decode_streamed(
+        &self,
+        len: u64,
+        entries: Vec<Entry>,
+        sel: &Selection,
+        dest: Dest,
+        receive: &mut dyn FnMut(&mut dyn FnMut(&[u8]) -> Result<()>) -> Result<bool>,
+    ) -> Result<bool> {
+        IndexCodec::check_disjoint(&entries)?;
+        let touched: Vec<Touched> = sel
+            .project(&self.inner_grid)
+            .into_iter()
+            .map(|part| Touched { entry: entries[self.linear(&part.chunk)], part })
+            .collect();
+        let mut stored: Vec<&Touched> = touched.iter().filter(|t| t.entry.is_some()).collect();
+        stored.sort_by_key(|t| t.entry.map(|(o, n)| o + n));
+        let mut buf = crate::error::try_alloc(len as usize)?;
+        let base = RawBuf::new(&mut buf);
+        let failed: std::sync::Mutex<Option<Error>> = std::sync::Mutex::new(None);
+        let mut received = 0u64;
+        let mut next = 0;
+        let found = crate::threads::pool()?.in_place_scope(|scope| {
+            receive(&mut |piece: &[u8]| {
+                let end = received + piece.len() as u64;
+                if end > len {
+                    return Err(Error::Io(format!("the shard grew past its {len} bytes while it was read")));
+                }
+                // SAFETY: bytes received..end of `buf` are written here only; the tasks spawned so far
+                // read bytes below `received`.
+                unsafe { base.slice_mut(received as usize, piece.len()) }.copy_from_slice(piece);
+                received = end;
+                while let Some(t) = stored.get(next).filter(|t| t.entry.is_some_and(|(o, n)| o + n <= received)) {
+                    let (o, n) = t.entry.unwrap();
+                    // SAFETY: a range below `received`, never written again; `buf` outlives the scope.
+                    let bytes: &[u8] = unsafe { base.slice_mut(o as usize, n as usize) };
+                    let (failed, inner) = (&failed, &self.inner);
+                    scope.spawn(move |_| {
+                        if let Err(e) = inner.decode_region(bytes, &t.part.local, dest.at(&t.part.out)) {
+                            failed.lock().unwrap_or_else(|e| e.into_inner()).get_or_insert(e);
+                        }
+                    });
+                    next += 1;
+                }
+                Ok(())
+            })
+        })?;
+        if let Some(e) = failed.into_inner().unwrap_or_else(|e| e.into_inner()) {
+            return Err(e);
+        }
+        if !found {
+            return Ok(false);
+        }
+        if received != len {
+            return Err(Error::Io(format!("the shard ended after {received} of its {len} bytes")));
+        }
+        for t in touched.iter().filter(|t| t.entry.is_none()) {
+            dest.at(&t.part.out).fill_box(&t.part.local.count)?;
+        }
+        Ok(true)
+    }
+
     /// Decodes the selection `sel` of the shard in `src` (whose index is `entries`) into `dest`.
-    fn decode_region(&self, src: &dyn ByteSource, entries: Vec<Entry>, sel: &Selection, dest: Dest) -> Result<()> {
+    pub(crate) fn decode_region(&self, src: &dyn ByteSource, entries: Vec<Entry>, sel: &Selection, dest: Dest) -> Result<()> {
         let touched: Vec<Touched> = sel
             .project(&self.inner_grid)
             .into_iter()
@@ -243,8 +323,9 @@ impl ShardingCodec {
         if stored.is_empty() {
             return Ok(());
         }
-        if self.inner.is_bare() {
-            // Uncompressed inner chunks: each reads just the byte span it needs.
+        if self.inner.is_bare() && src.max_read_hint().is_none() {
+            // Uncompressed inner chunks from a local source: each reads just the byte span it needs
+            // (remote sources: coalesced runs below, a request costing more than the bytes).
             return crate::threads::try_for_each(&stored, |t| {
                 let (offset, len) = t.entry.unwrap();
                 let sub = crate::store::SubSource { inner: src, offset, len };
@@ -257,10 +338,13 @@ impl ShardingCodec {
         let mut groups: Vec<(u64, u64, Vec<&Touched>)> = Vec::new();
         // A remote source asks for bounded runs (fetched concurrently); a group always takes one chunk.
         let max_read = src.max_read_hint().unwrap_or(u64::MAX);
+        // Remote sources also bridge gaps of up to a MiB: fetching the bytes in between costs less
+        // than another round trip.
+        let gap = if src.max_read_hint().is_some() { REMOTE_COALESCE_GAP } else { COALESCE_GAP };
         for t in order {
             let (o, n) = t.entry.unwrap();
             match groups.last_mut() {
-                Some((gs, ge, members)) if o <= *ge + COALESCE_GAP && (o + n).saturating_sub(*gs) <= max_read => {
+                Some((gs, ge, members)) if o <= *ge + gap && (o + n).saturating_sub(*gs) <= max_read => {
                     *ge = (*ge).max(o + n);
                     members.push(t);
                 }
@@ -272,10 +356,14 @@ impl ShardingCodec {
                 bytes.resize((ge - gs) as usize, 0);
                 src.read_into(*gs, bytes)?;
                 let bytes = &*bytes;
-                crate::threads::try_for_each(members, |t| {
-                    let (o, n) = t.entry.unwrap();
-                    let piece = &bytes[(o - gs) as usize..(o - gs + n) as usize];
-                    self.inner.decode_region(piece, &t.part.local, dest.at(&t.part.out))
+                // Fetched (by a thread of the I/O pool when the source is remote): decode on the
+                // chunk pool.
+                crate::threads::compute(|| {
+                    crate::threads::try_for_each(members, |t| {
+                        let (o, n) = t.entry.unwrap();
+                        let piece = &bytes[(o - gs) as usize..(o - gs + n) as usize];
+                        self.inner.decode_region(piece, &t.part.local, dest.at(&t.part.out))
+                    })
                 })
             })
         })

@@ -1,0 +1,208 @@
+//! Shard reads on remote stores, where a round trip costs more than the bytes it carries:
+//!
+//! - the index comes with the request that opens the shard (a suffix range: no HEAD);
+//! - a selection touching at least half of the inner chunks then fetches the whole shard in one GET,
+//!   each inner chunk decoded on the chunk pool as soon as its bytes are in while the rest arrives;
+//!   smaller selections fetch coalesced runs of inner chunks by ranged GETs; both are conditional on
+//!   the shard's ETag (`If-Match`);
+//! - the index is kept per array handle with that ETag ([`ShardIndexCache`]), so the next read of the
+//!   shard sends only the data requests. Those carry `If-Match` too: a shard another writer replaced
+//!   fails them, and the read starts over with a fresh index. Stale bytes are never decoded.
+
+use super::Array;
+use crate::codec::sharding::index::Entry;
+use crate::codec::sharding::ShardingCodec;
+use crate::codec::Dest;
+use crate::error::{Error, Result};
+use crate::selection::ChunkPart;
+use crate::store::ByteSource;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+/// Shard indexes read through one array handle, by shard key, with the version (ETag) and size of the
+/// shard they were read from. Bounded: when the entries kept would exceed [`ShardIndexCache::MAX_ENTRIES`]
+/// the cache starts over.
+#[derive(Debug, Default)]
+pub(crate) struct ShardIndexCache {
+    map: Mutex<HashMap<String, CachedIndex>>,
+}
+
+#[derive(Debug, Clone)]
+struct CachedIndex {
+    version: String,
+    len: u64,
+    entries: Arc<Vec<Entry>>,
+}
+
+impl ShardIndexCache {
+    /// Index entries kept at most (16 bytes each in memory: 16 MiB).
+    const MAX_ENTRIES: usize = 1 << 20;
+
+    fn get(&self, key: &str) -> Option<CachedIndex> {
+        self.map.lock().unwrap_or_else(|e| e.into_inner()).get(key).cloned()
+    }
+
+    fn insert(&self, key: &str, index: CachedIndex) {
+        let mut map = self.map.lock().unwrap_or_else(|e| e.into_inner());
+        let held: usize = map.values().map(|c| c.entries.len()).sum();
+        if held + index.entries.len() > Self::MAX_ENTRIES {
+            map.clear();
+        }
+        map.insert(key.to_string(), index);
+    }
+
+    fn remove(&self, key: &str) {
+        self.map.lock().unwrap_or_else(|e| e.into_inner()).remove(key);
+    }
+}
+
+impl Array {
+    /// Decodes the part of the shard at `key` that `part` selects into `dest`, from a remote store.
+    pub(super) fn read_shard_remote(&self, key: &str, shard: &ShardingCodec, part: &ChunkPart, dest: Dest) -> Result<()> {
+        let whole = part.local.project(shard.inner_grid()).len() * 2 >= shard.num_inner_chunks();
+        // A kept index first. When the shard changed since, the conditional reads fail and the shard is
+        // reopened: a new version (replaced in between) is read again, the same version ends the read
+        // with the error.
+        let mut kept = self.shard_indexes.get(key);
+        let mut failed: Option<(String, Error)> = None;
+        for _ in 0..4 {
+            let (src, index) = match kept.take() {
+                Some(c) => (self.store.open_version(key, c.len, &c.version)?, c),
+                None => {
+                    let Some(src) = self.store.open_hinted(key, shard.index_hint())? else {
+                        return dest.fill_box(&part.local.count);
+                    };
+                    let entries = shard.read_index(src.as_ref())?;
+                    let Some(version) = src.version().map(str::to_string) else {
+                        // A server without versions: plain reads.
+                        return self.read_shard_unversioned(key, shard, part, dest, src.as_ref(), entries, whole);
+                    };
+                    if let Some((seen, e)) = failed.take() {
+                        if seen == version {
+                            return Err(e);
+                        }
+                    }
+                    let len = src.len();
+                    (src, CachedIndex { version, len, entries: Arc::new(entries) })
+                }
+            };
+            let entries = index.entries.as_ref().clone();
+            let result = if whole {
+                // Most of the shard: one GET of all of it, inner chunks decoded as their bytes arrive.
+                shard
+                    .decode_streamed(index.len, entries, &part.local, dest, &mut |sink| {
+                        self.store.stream_value(key, Some(&index.version), sink)
+                    })
+                    .map(|_| ())
+            } else {
+                shard.decode_region(src.as_ref(), entries, &part.local, dest)
+            };
+            match result {
+                Ok(()) => {
+                    self.shard_indexes.insert(key, index);
+                    return Ok(());
+                }
+                Err(e) => {
+                    self.shard_indexes.remove(key);
+                    failed = Some((index.version, e));
+                }
+            }
+        }
+        Err(failed.map(|(_, e)| e).unwrap_or_else(|| Error::Io(format!("{key}: the shard kept changing while it was read"))))
+    }
+
+    /// [`Array::read_shard_remote`] from a store without versions (nothing is kept).
+    #[allow(clippy::too_many_arguments)]
+    fn read_shard_unversioned(
+        &self,
+        key: &str,
+        shard: &ShardingCodec,
+        part: &ChunkPart,
+        dest: Dest,
+        src: &dyn ByteSource,
+        entries: Vec<Entry>,
+        whole: bool,
+    ) -> Result<()> {
+        if !whole {
+            return shard.decode_region(src, entries, &part.local, dest);
+        }
+        let chain = self.meta.chain_for(&part.chunk)?;
+        let found = self
+            .store
+            .with_value(key, &mut |encoded| crate::threads::compute(|| chain.decode_region(encoded, &part.local, dest)))?;
+        if found {
+            Ok(())
+        } else {
+            dest.fill_box(&part.local.count)
+        }
+    }
+}
+
+#[cfg(all(test, feature = "remote"))]
+mod tests {
+    use super::*;
+    use crate::store::object::{ObjectStoreAdapter, Protocol};
+    use crate::store::options::StoreOptions;
+    use crate::store::Store;
+
+    const DOC: &str = r#"{"zarr_format": 3, "node_type": "array", "shape": [16, 24], "data_type": "uint16",
+        "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [8, 12]}},
+        "chunk_key_encoding": {"name": "default"}, "fill_value": 7,
+        "codecs": [{"name": "sharding_indexed", "configuration": {"chunk_shape": [2, 3],
+            "codecs": [{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "zstd", "configuration": {"level": 1}}],
+            "index_codecs": [{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "crc32c"}]}}]}"#;
+
+    fn values(seed: u16) -> Vec<u8> {
+        (0..16 * 24u16).flat_map(|i| (i.wrapping_mul(31) ^ seed).to_le_bytes()).collect()
+    }
+
+    fn region(all: &[u8], start: [usize; 2], count: [usize; 2]) -> Vec<u8> {
+        let mut out = Vec::new();
+        for r in start[0]..start[0] + count[0] {
+            out.extend_from_slice(&all[(r * 24 + start[1]) * 2..(r * 24 + start[1] + count[1]) * 2]);
+        }
+        out
+    }
+
+    #[test]
+    fn kept_indexes_are_revalidated_and_whole_shards_stream() {
+        let mem = Arc::new(object_store::memory::InMemory::new());
+        let store: Arc<dyn Store> =
+            Arc::new(ObjectStoreAdapter::new(mem, Protocol::S3, "s3://b/a", "a", &StoreOptions::new()));
+        let writer = Array::create(store.clone(), "", DOC).unwrap();
+        let first = values(0);
+        writer.write_region(&[0, 0], &[16, 24], &first).unwrap();
+        // Leave inner chunks of shard (1, 1) missing: they read as the fill value.
+        writer.write_region(&[8, 12], &[4, 12], &vec![0u8; 4 * 12 * 2]).unwrap();
+        let reader = Array::open(store.clone(), "", false).unwrap();
+        let mut expect = first.clone();
+        for r in 8..12 {
+            expect[(r * 24 + 12) * 2..(r * 24 + 24) * 2].copy_from_slice(&[0u8; 24]);
+        }
+        let read = |start: [u64; 2], count: [u64; 2]| {
+            let mut out = vec![0u8; (count[0] * count[1] * 2) as usize];
+            reader.read_region(&start, &count, &mut out).unwrap();
+            out
+        };
+        // Small reads (ranges) keep the index; whole shards stream; both agree with what was written.
+        assert_eq!(read([1, 2], [3, 4]), region(&expect, [1, 2], [3, 4]));
+        assert!(reader.shard_indexes.get("c/0/0").is_some(), "the index is kept");
+        assert_eq!(read([0, 0], [16, 24]), expect);
+        assert_eq!(read([3, 5], [9, 11]), region(&expect, [3, 5], [9, 11]));
+        // Another writer replaces every shard: the kept indexes no longer match, the reads start over.
+        let second = values(0x5a5a);
+        writer.write_region(&[0, 0], &[16, 24], &second).unwrap();
+        assert_eq!(read([1, 2], [3, 4]), region(&second, [1, 2], [3, 4]));
+        assert_eq!(read([0, 0], [16, 24]), second);
+        // A shard deleted behind the reader's back is the fill value.
+        store.delete("c/0/0").unwrap();
+        let mut filled = second.clone();
+        for r in 0..8 {
+            for c in 0..12 {
+                filled[(r * 24 + c) * 2..(r * 24 + c) * 2 + 2].copy_from_slice(&7u16.to_le_bytes());
+            }
+        }
+        assert_eq!(read([0, 0], [16, 24]), filled);
+        assert_eq!(read([1, 2], [3, 4]), region(&filled, [1, 2], [3, 4]));
+    }
+}
