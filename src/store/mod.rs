@@ -66,6 +66,9 @@ pub trait ByteSource: Send + Sync {
     }
 }
 
+/// Receives a value's bytes piece by piece, in order ([`Store::stream_value`]).
+pub type ByteSink<'a> = dyn FnMut(&[u8]) -> Result<()> + 'a;
+
 /// What a reader opening a value will read first, so that a remote store can fetch it with the one
 /// request that also learns the value's size (instead of a HEAD, then a GET).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

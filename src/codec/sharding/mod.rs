@@ -253,7 +253,7 @@ impl ShardingCodec {
         entries: Vec<Entry>,
         sel: &Selection,
         dest: Dest,
-        receive: &mut dyn FnMut(&mut dyn FnMut(&[u8]) -> Result<()>) -> Result<bool>,
+        receive: &mut dyn FnMut(&mut crate::store::ByteSink) -> Result<bool>,
     ) -> Result<bool> {
         IndexCodec::check_disjoint(&entries)?;
         let touched: Vec<Touched> = sel
