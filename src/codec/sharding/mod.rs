@@ -263,8 +263,32 @@ impl ShardingCodec {
             .collect();
         let mut stored: Vec<&Touched> = touched.iter().filter(|t| t.entry.is_some()).collect();
         stored.sort_by_key(|t| t.entry.map(|(o, n)| o + n));
-        let mut buf = crate::error::try_alloc(len as usize)?;
-        let base = RawBuf::new(&mut buf);
+        // The shard lands in this thread's reusable buffer (its pages stay mapped between reads).
+        let found = with_encoded(|buf| {
+            buf.try_reserve_exact(len as usize).map_err(|_| Error::Internal(format!("cannot allocate {len} bytes")))?;
+            buf.resize(len as usize, 0);
+            self.receive_and_decode(buf, &stored, dest, receive)
+        })?;
+        if found {
+            for t in touched.iter().filter(|t| t.entry.is_none()) {
+                dest.at(&t.part.out).fill_box(&t.part.local.count)?;
+            }
+        }
+        Ok(found)
+    }
+
+    /// The body of [`ShardingCodec::decode_streamed`]: fills `buf` (the shard's size) from `receive`,
+    /// spawning the decode of each of `stored` (sorted by end offset) on the chunk pool once its bytes
+    /// are in.
+    fn receive_and_decode(
+        &self,
+        buf: &mut [u8],
+        stored: &[&Touched],
+        dest: Dest,
+        receive: &mut dyn FnMut(&mut crate::store::ByteSink) -> Result<bool>,
+    ) -> Result<bool> {
+        let len = buf.len() as u64;
+        let base = RawBuf::new(buf);
         let failed: std::sync::Mutex<Option<Error>> = std::sync::Mutex::new(None);
         let mut received = 0u64;
         let mut next = 0;
@@ -301,9 +325,6 @@ impl ShardingCodec {
         }
         if received != len {
             return Err(Error::Io(format!("the shard ended after {received} of its {len} bytes")));
-        }
-        for t in touched.iter().filter(|t| t.entry.is_none()) {
-            dest.at(&t.part.out).fill_box(&t.part.local.count)?;
         }
         Ok(true)
     }
