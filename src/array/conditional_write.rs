@@ -161,6 +161,8 @@ mod race_tests {
         inner: Arc<ObjectStoreAdapter>,
         interfere: AtomicU32,
         done: AtomicU32,
+        /// Answer every conditional PUT as a server without them would.
+        unsupported: std::sync::atomic::AtomicBool,
     }
 
     impl Racing {
@@ -180,6 +182,9 @@ mod race_tests {
             self.inner.conditional().unwrap().get_versioned(key)
         }
         fn set_parts_if_version(&self, key: &str, parts: &[&[u8]], expected: Option<&ValueVersion>) -> Result<bool> {
+            if self.unsupported.load(Ordering::SeqCst) {
+                return Err(Error::Unsupported("conditional PUT: 501 Not Implemented".into()));
+            }
             self.other_writer();
             self.inner.conditional().unwrap().set_parts_if_version(key, parts, expected)
         }
@@ -219,7 +224,10 @@ mod race_tests {
         let mem = Arc::new(object_store::memory::InMemory::new());
         let inner = Arc::new(ObjectStoreAdapter::new(mem, Protocol::S3, "s3://b/a", "a", &StoreOptions::new()));
         Array::create(inner.clone(), "", META).unwrap();
-        let racing = Arc::new(Racing { inner, interfere: AtomicU32::new(interfere), done: AtomicU32::new(0) });
+        let racing = Arc::new(Racing { inner, interfere: AtomicU32::new(interfere),
+            done: AtomicU32::new(0),
+            unsupported: Default::default(),
+        });
         let a = Array::open(racing.clone(), "", true).unwrap();
         (racing, a)
     }
@@ -246,6 +254,14 @@ mod race_tests {
         a.write_region(&[1, 1], &[1, 1], &0i32.to_le_bytes()).unwrap();
         assert!(s.exists("c/0/0").unwrap());
         assert!(read_all(&s).iter().all(|&x| x == 0));
+    }
+
+    #[test]
+    fn without_conditional_puts_the_write_is_a_plain_put() {
+        let (s, a) = setup(0);
+        s.unsupported.store(true, Ordering::SeqCst);
+        a.write_region(&[2, 5], &[1, 1], &6i32.to_le_bytes()).unwrap();
+        assert_eq!(read_all(&s)[2 * 8 + 5], 6);
     }
 
     #[test]

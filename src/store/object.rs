@@ -530,6 +530,24 @@ mod tests {
     }
 
     #[test]
+    fn a_server_without_conditional_put_turns_them_off() {
+        // object_store's S3 client with conditional PUT disabled answers NotImplemented (no request).
+        let s3 = object_store::aws::AmazonS3Builder::new()
+            .with_bucket_name("b")
+            .with_region("us-east-1")
+            .with_endpoint("http://127.0.0.1:1")
+            .with_allow_http(true)
+            .with_skip_signature(true)
+            .with_conditional_put(object_store::aws::S3ConditionalPut::Disabled)
+            .build()
+            .unwrap();
+        let s = ObjectStoreAdapter::new(Arc::new(s3), Protocol::S3, "s3://b", "", &StoreOptions::new());
+        let c = s.conditional().unwrap();
+        assert!(matches!(c.set_parts_if_version("k", &[b"v"], None), Err(Error::Unsupported(_))));
+        assert!(s.conditional().is_none(), "later updates take the plain path");
+    }
+
+    #[test]
     fn http_is_read_only_and_cannot_list() {
         let (s, _) = adapter(Protocol::Http, &StoreOptions::new());
         assert!(matches!(s.set("k", b"v"), Err(Error::ReadOnly(_))));
