@@ -336,6 +336,9 @@ typedef struct zarr_node_list zarr_node_list;
  * - `max_concurrency` (default 32, or ZARR_REMOTE_CONCURRENCY): requests in flight at once for one
  *   read or write call.
  * - `multipart_threshold` (default 16 MiB, at least 5 MiB): larger values are uploaded in parts.
+ * - `conditional_put` (default `true`): a write covering part of a chunk or shard on S3 stores the
+ *   merged value with a conditional PUT (`If-Match` / `If-None-Match`) and redoes the merge when
+ *   another writer changed the object meanwhile; `false`: plain PUTs (the last writer wins).
  *
  * Thread-safety: a zarr_store_options may be passed to several open calls at once, but must not be
  * changed or freed while another thread uses it.
@@ -1623,6 +1626,29 @@ zarr_status zarr_create_with_options(const char *location,
                                      const struct zarr_store_options *options,
                                      const char *metadata_json,
                                      struct zarr_array **out);
+
+/**
+ * As zarr_create_from_spec(), with store options: creates an array at `location` from a spec and
+ * opens it for reading and writing.
+ *
+ * @param location  where to create the array (path, `file://` or `s3://bucket/prefix`)
+ * @param spec      the spec (not modified; may be used again)
+ * @param options   store options, or NULL (then as zarr_create_from_spec()); not retained
+ * @param out       receives the new handle (close with zarr_close()); NULL on failure
+ * @returns ZARR_OK; ZARR_ERR_INVALID_HANDLE (`spec` or `options`); ZARR_ERR_INVALID_ARGUMENT (NULL
+ *          `location` or `out`, and as zarr_array_spec_to_json()); ZARR_ERR_UNSUPPORTED (as
+ *          zarr_array_spec_to_json(), or a scheme this build lacks); ZARR_ERR_EXISTS (an array or group
+ *          is already there); ZARR_ERR_READ_ONLY (an HTTP location); ZARR_ERR_IO.
+ * Thread-safe. Since: 0.3.
+ *
+ * # Safety
+ * `location` is a NUL-terminated string; `spec` a live spec; `options` NULL or a live handle; `out`
+ * valid for writing a pointer.
+ */
+zarr_status zarr_create_from_spec_with_options(const char *location,
+                                               const struct zarr_array_spec *spec,
+                                               const struct zarr_store_options *options,
+                                               struct zarr_array **out);
 
 /**
  * As zarr_group_open(), with store options. Listing children needs an S3 (or local) location: plain

@@ -116,6 +116,8 @@ impl Group {
             2 => v2::group_document(),
             f => return Err(Error::InvalidArgument(format!("groups can be created as Zarr format 2 or 3, not {f}"))),
         };
+        // A read-only store (HTTP, zip) fails here, before any request.
+        store.ensure_writable()?;
         node::check_absent(store.as_ref(), &path)?;
         node::ensure_parents(store.as_ref(), &path, zarr_format)?;
         store.set(&node::metadata_key(&path, zarr_format, NodeKind::Group), &metadata::to_bytes(&doc))?;

@@ -143,6 +143,7 @@ def load(path=None):
         "zarr_store_options_free": [vp],
         "zarr_open_with_options": [c, vp, ctypes.c_int, ctypes.POINTER(vp)],
         "zarr_create_with_options": [c, vp, c, ctypes.POINTER(vp)],
+        "zarr_create_from_spec_with_options": [c, vp, vp, ctypes.POINTER(vp)],
         "zarr_group_open_with_options": [c, vp, ctypes.c_int, ctypes.POINTER(vp)],
         "zarr_group_create_with_options": [c, vp, c, ctypes.c_int, ctypes.POINTER(vp)],
     }
@@ -512,9 +513,13 @@ class Spec:
         check(lib().zarr_array_spec_to_json(self.h, ctypes.byref(p)))
         return _take_string(p)
 
-    def create(self, path):
+    def create(self, path, options=None):
+        """zarr_create_from_spec, or zarr_create_from_spec_with_options when `options` is given."""
         h = ctypes.c_void_p()
-        check(lib().zarr_create_from_spec(str(path).encode(), self.h, ctypes.byref(h)))
+        if options is None:
+            check(lib().zarr_create_from_spec(str(path).encode(), self.h, ctypes.byref(h)))
+        else:
+            check(lib().zarr_create_from_spec_with_options(str(path).encode(), self.h, options.h, ctypes.byref(h)))
         return Array(h)
 
     def create_in(self, group, name):

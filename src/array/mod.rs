@@ -2,6 +2,7 @@
 //! chunks in parallel on the pool of [`crate::threads`].
 
 mod chunks;
+mod conditional_write;
 mod read;
 mod remote_shard;
 mod shard_update;
@@ -75,6 +76,8 @@ impl Array {
             Some(f) => return Err(Error::Metadata(format!("array metadata: unknown zarr_format {f}"))),
             None => return Err(Error::Metadata("array metadata: missing integer zarr_format".into())),
         };
+        // A read-only store (HTTP, zip) fails here, before any request.
+        store.ensure_writable()?;
         node::check_absent(store.as_ref(), &path)?;
         node::ensure_parents(store.as_ref(), &path, meta.zarr_format)?;
         let key = node::metadata_key(&path, meta.zarr_format, node::NodeKind::Array);

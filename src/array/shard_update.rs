@@ -30,9 +30,14 @@ pub(super) struct ShardUpdate {
 impl Array {
     /// Phase 1 for a shard covered in part.
     pub(super) fn prepare_shard_update(&self, shard: &ShardingCodec, part: &ChunkPart) -> Result<ShardUpdate> {
-        let key = self.chunk_key(&part.chunk);
+        let stored = self.store.get(&self.chunk_key(&part.chunk))?;
+        self.shard_update_from(shard, part, stored)
+    }
+
+    /// Phase 1 for a shard covered in part, whose stored bytes (`None`: missing) were read already.
+    pub(super) fn shard_update_from(&self, shard: &ShardingCodec, part: &ChunkPart, stored: Option<Vec<u8>>) -> Result<ShardUpdate> {
         let n = shard.chunks_per_shard().iter().product::<u64>() as usize;
-        let Some(bytes) = self.store.get(&key)? else {
+        let Some(bytes) = stored else {
             return Ok(ShardUpdate { bytes: Vec::new(), entries: vec![None; n], decoded: HashMap::new() });
         };
         let entries = shard.read_index(&SliceSource(&bytes))?;

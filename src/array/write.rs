@@ -6,7 +6,10 @@
 //! deleted). Edge chunks are stored at full size, with the fill value outside the array. A fully
 //! covered chunk whose elements need no conversion is encoded straight from the caller's buffer.
 //! The touched chunks are locked (exclusive) for the whole call, so concurrent writers of one chunk or
-//! shard, in any process, thread or handle, never lose each other's updates.
+//! shard, in any process, thread or handle, never lose each other's updates. Stores that cannot lock
+//! but can write conditionally (S3) get the same guarantee another way: chunks covered in part are
+//! read with their version and stored only if unchanged, else merged again (see
+//! [`super::conditional_write`]).
 
 use super::Array;
 use crate::buffer::{fill_elements, RawBuf};
@@ -16,11 +19,12 @@ use crate::error::{try_alloc, Result};
 use crate::scratch::with_decoded;
 use crate::selection::convert::Conv;
 use crate::selection::{copy, ChunkPart, Layout, Selection};
-use crate::store::StoreLock;
+use crate::store::{StoreLock, ValueVersion};
+use std::collections::HashMap;
 use std::sync::Mutex;
 
 /// What phase 1 of a write keeps of a chunk the selection covers only in part.
-enum Existing {
+pub(super) enum Existing {
     /// The decoded chunk.
     Decoded(Vec<u8>),
     /// A shard: its stored bytes, index and the decoded inner chunks covered in part.
@@ -74,26 +78,38 @@ impl Array {
         // Every touched chunk (shard) is locked for the whole call, against other writers of any
         // process, thread or handle (see `crate::store::lock`).
         let lock = self.lock_chunks(parts.iter().map(|p| p.chunk.as_slice()))?;
+        // A store that cannot lock but can write conditionally: chunks covered in part are read with
+        // their version and stored only if unchanged (`super::conditional_write`).
+        let cond = if lock.is_held() { None } else { self.store.conditional() };
         // Phase 1: decode the chunks the selection covers only in part.
         let partial: Vec<usize> = (0..parts.len()).filter(|&i| !self.covers_chunk(&parts[i])).collect();
         let decoded = crate::threads::try_map(&partial, |&i| {
-            let chain = self.meta.chain_for(&parts[i].chunk)?;
-            if let (true, Some(shard)) = (chain.is_bare(), chain.array_to_bytes().as_sharding()) {
-                // A shard: only its touched inner chunks are decoded (and later re-encoded).
+            if let Some(c) = cond {
                 let key = self.chunk_key(&parts[i].chunk);
-                return self
-                    .prepare_shard_update(shard, &parts[i])
-                    .map(Existing::Shard)
-                    .map_err(|e| e.context(self.store.location(&key)));
+                return self.read_versioned(c, &parts[i]).map_err(|e| e.context(self.store.location(&key)));
             }
-            let mut buf = try_alloc(chain.decoded_repr().nbytes())?;
-            self.read_chunk(&parts[i].chunk, &mut buf)?;
-            Ok(Existing::Decoded(buf))
+            self.read_existing(&parts[i]).map(|e| (e, None))
         })?;
         let mut existing: Vec<Mutex<Option<Existing>>> = (0..parts.len()).map(|_| Mutex::new(None)).collect();
-        for (i, buf) in partial.into_iter().zip(decoded) {
+        // The version each chunk covered in part had when read (conditional stores only).
+        let mut expected: HashMap<usize, Option<ValueVersion>> = HashMap::new();
+        for (i, (buf, version)) in partial.into_iter().zip(decoded) {
             existing[i] = Mutex::new(Some(buf));
+            if cond.is_some() {
+                expected.insert(i, version);
+            }
         }
+        // Stores chunk `i`: conditionally where phase 1 read it with a version (a lost race is
+        // answered by redoing that chunk's update), else plainly under `lock`.
+        let store = |i: usize, e: Option<crate::codec::Parts>| -> Result<()> {
+            let (Some(c), Some(version)) = (cond, expected.get(&i)) else {
+                return self.store_chunk(&self.chunk_key(&parts[i].chunk), e, &lock);
+            };
+            match self.store_chunk_if(c, &parts[i].chunk, e, version.as_ref())? {
+                super::conditional_write::Stored::Done => Ok(()),
+                super::conditional_write::Stored::Lost => self.redo_chunk_update(c, &parts[i], layout, conv, data),
+            }
+        };
         // Phase 2: merge, encode, store. When a codec may refuse a value, every chunk is encoded
         // before any is stored (phase 3), so that a refused value stores nothing.
         let indices: Vec<usize> = (0..parts.len()).collect();
@@ -107,21 +123,34 @@ impl Array {
                     *encoded[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(e.map(crate::codec::join_parts));
                     return Ok(());
                 }
-                self.store_chunk(&key, e, &lock)
+                store(i, e)
             };
             self.write_chunk_part(&parts[i], layout, conv, data, buf, &mut sink)
                 .map_err(|e| e.context(self.store.location(&key)))
         })?;
         if deferred {
-            let ready: Vec<(String, Option<Vec<u8>>)> = indices
-                .iter()
-                .map(|&i| (self.chunk_key(&parts[i].chunk), encoded[i].lock().unwrap_or_else(|e| e.into_inner()).take().flatten()))
-                .collect();
-            crate::threads::try_for_each(&ready, |(key, bytes)| {
-                self.store_chunk(key, bytes.as_deref().map(|b| vec![std::borrow::Cow::Borrowed(b)]), &lock)
+            let ready: Vec<(usize, Option<Vec<u8>>)> =
+                indices.iter().map(|&i| (i, encoded[i].lock().unwrap_or_else(|e| e.into_inner()).take().flatten())).collect();
+            crate::threads::try_for_each(&ready, |(i, bytes)| {
+                store(*i, bytes.as_deref().map(|b| vec![std::borrow::Cow::Borrowed(b)]))
+                    .map_err(|e| e.context(self.store.location(&self.chunk_key(&parts[*i].chunk))))
             })?;
         }
         Ok(())
+    }
+
+    /// Phase 1 for one chunk the selection covers only in part: the decoded chunk, or for a shard
+    /// what its update needs.
+    fn read_existing(&self, part: &ChunkPart) -> Result<Existing> {
+        let chain = self.meta.chain_for(&part.chunk)?;
+        if let (true, Some(shard)) = (chain.is_bare(), chain.array_to_bytes().as_sharding()) {
+            // A shard: only its touched inner chunks are decoded (and later re-encoded).
+            let key = self.chunk_key(&part.chunk);
+            return self.prepare_shard_update(shard, part).map(Existing::Shard).map_err(|e| e.context(self.store.location(&key)));
+        }
+        let mut buf = try_alloc(chain.decoded_repr().nbytes())?;
+        self.read_chunk(&part.chunk, &mut buf)?;
+        Ok(Existing::Decoded(buf))
     }
 
     /// Stores an encoded chunk under `key`, or deletes the key for `None` (all fill value), holding
@@ -146,7 +175,7 @@ impl Array {
         })
     }
 
-    fn write_chunk_part(
+    pub(super) fn write_chunk_part(
         &self,
         part: &ChunkPart,
         layout: &Layout,

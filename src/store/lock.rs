@@ -128,6 +128,11 @@ impl StoreLock {
         StoreLock { _held: None }
     }
 
+    /// Whether this guard holds locks (`false`: the store could not lock).
+    pub fn is_held(&self) -> bool {
+        self._held.is_some()
+    }
+
     /// A guard that releases its locks when `held` is dropped.
     pub fn new(held: impl Send + Sync + 'static) -> StoreLock {
         StoreLock { _held: Some(Box::new(held)) }

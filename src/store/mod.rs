@@ -5,8 +5,11 @@
 //! [`zip::ZipStore`] (read-only), and [`prefix::PrefixStore`] (a view below a node).
 //! [`open_location`] turns a location (path or URI) into a store. Writers exclude each other through
 //! [`Store::lock`] (see [`lock`]).
-//! With the `remote` feature, [`object::ObjectStoreAdapter`] serves `s3://` and `http(s)://` locations.
+//! With the `remote` feature, [`object::ObjectStoreAdapter`] serves `s3://` and `http(s)://` locations;
+//! object stores cannot lock, and offer conditional writes instead ([`Store::conditional`], see
+//! [`conditional`]).
 
+pub mod conditional;
 pub mod filesystem;
 pub mod location;
 pub mod lock;
@@ -19,6 +22,7 @@ pub mod options;
 #[cfg(feature = "remote")]
 pub mod runtime;
 
+pub use conditional::{ConditionalStore, ValueVersion};
 pub use location::{open_location, open_location_with};
 pub use lock::{LockRange, StoreLock};
 pub use options::StoreOptions;
@@ -236,6 +240,14 @@ pub trait Store: Send + Sync + std::fmt::Debug {
         Ok(StoreLock::none())
     }
 
+    /// Versioned reads and conditional writes ([`conditional`]), for stores whose [`Store::lock`] takes
+    /// no lock but whose server can compare-and-swap a key (S3). Writers merging into a stored chunk or
+    /// shard then retry on a lost race instead of overwriting another writer's update. `None` (the
+    /// default): not available.
+    fn conditional(&self) -> Option<&dyn ConditionalStore> {
+        None
+    }
+
     /// [`Store::set_parts`] by a writer holding `lock`, which covers `key` exclusively. A store may use
     /// this to reuse one temporary name per key, so that what a killed writer left behind is replaced
     /// by the next writer of the key.
@@ -249,6 +261,13 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     fn delete_locked(&self, key: &str, lock: &StoreLock) -> Result<()> {
         let _ = lock;
         self.delete(key)
+    }
+
+    /// Fails with [`Error::ReadOnly`] when nothing can ever be written to this store (a zip archive, a
+    /// plain HTTP server), without sending a request: creating a node checks this first. The default
+    /// (writable stores) succeeds.
+    fn ensure_writable(&self) -> Result<()> {
+        Ok(())
     }
 
     /// Whether a value exists at `key`.

@@ -19,22 +19,31 @@
 //!   server answered, the HTTP status. Transient failures (5xx, dropped connections, timeouts) are
 //!   retried `retries` times with exponential backoff; each request is bounded by `timeout_ms`.
 //!
-//! Concurrent writers: object stores have no locks. Each PUT replaces the whole object atomically, so
-//! for one key the last writer wins and no reader sees a torn value. Two processes doing a
-//! read-modify-write of the same shard can lose one another's inner chunks (as with any store
-//! without a lock); [`ObjectStoreAdapter::get_versioned`] and [`ObjectStoreAdapter::set_if_version`]
-//! give the conditional PUT (`If-Match` / `If-None-Match`) that a shard update can retry on, where
-//! the server supports it. A `lock` method of the `Store` trait (filesystem locking) would plug in
-//! here as "not available": callers needing exclusion on S3 use the conditional PUT instead.
+//! Concurrent writers: object stores have no locks ([`Store::lock`] takes none). Each PUT replaces the
+//! whole object atomically, so for one key the last writer wins and no reader sees a torn value. A
+//! write covering only part of a chunk or shard is a read-modify-write; on S3 it goes through
+//! [`Store::conditional`]: the chunk is read with its ETag (`get_versioned`) and the merged value is
+//! PUT with `If-Match: <ETag>` (`If-None-Match: *` when the chunk did not exist); when another writer
+//! changed the object meanwhile (412 Precondition Failed) the chunk is read again and the merge redone
+//! (up to 16 tries with a random, growing pause, then [`Error::Io`]; see
+//! `crate::array::conditional_write`). So writers of different inner chunks of one shard, in any
+//! process, keep each other's updates. A conditional PUT is always one request (no multipart upload;
+//! S3 takes up to 5 GiB in one PUT). Where the server answers 501 Not Implemented, this store stops
+//! asking and updates fall back to plain PUTs (last writer wins, as with the `conditional_put=false`
+//! option); a server that ignores the headers silently also gives last-writer-wins. A chunk whose
+//! merge comes out all fill value is stored (conditionally) as the encoded fill chunk instead of
+//! being deleted, as S3 cannot delete conditionally. Whole-chunk writes are plain PUTs (they do not
+//! depend on what was stored). Plain HTTP stores are read-only: creating a node there fails with
+//! [`Error::ReadOnly`] before any request ([`Store::ensure_writable`]).
 
 use super::options::StoreOptions;
 use super::runtime::block_on;
-use super::{check_range, ByteSource, DirListing, OpenHint, Store};
+use super::{check_range, ByteSource, ConditionalStore, DirListing, OpenHint, Store, ValueVersion};
 use crate::error::{Error, Result};
+use bytes::Bytes;
 use object_store::path::Path;
 use object_store::{GetOptions, GetRange, ObjectStore, PutMode, PutOptions, PutPayload, UpdateVersion};
-use bytes::Bytes;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
 /// Which protocol a remote store speaks.
@@ -57,6 +66,9 @@ pub struct ObjectStoreAdapter {
     multipart_threshold: usize,
     concurrency: usize,
     bytes_read: Arc<AtomicU64>,
+    /// Whether partial chunk updates use conditional PUTs ([`Store::conditional`]): S3 with the
+    /// `conditional_put` option not off, until the server answers that it does not implement them.
+    conditional_put: AtomicBool,
 }
 
 impl std::fmt::Debug for ObjectStoreAdapter {
@@ -65,11 +77,21 @@ impl std::fmt::Debug for ObjectStoreAdapter {
     }
 }
 
-/// The version of a stored object that a conditional PUT compares against.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ObjectVersion {
-    e_tag: Option<String>,
-    version: Option<String>,
+/// Whether an error is the server's "501 Not Implemented" (an S3-compatible server without
+/// conditional PUT). `object_store` reports it as a generic error whose message carries the status.
+fn is_not_implemented(e: &object_store::Error) -> bool {
+    if matches!(e, object_store::Error::NotImplemented) {
+        return true;
+    }
+    let mut cur: Option<&dyn std::error::Error> = Some(e);
+    while let Some(err) = cur {
+        let m = err.to_string();
+        if m.contains("501 Not Implemented") || m.contains("<Code>NotImplemented</Code>") {
+            return true;
+        }
+        cur = err.source();
+    }
+    false
 }
 
 fn client_options(o: &StoreOptions, allow_http: bool) -> object_store::ClientOptions {
@@ -187,6 +209,7 @@ impl ObjectStoreAdapter {
             multipart_threshold: o.multipart_threshold(),
             concurrency: o.max_concurrency(),
             bytes_read: Arc::new(AtomicU64::new(0)),
+            conditional_put: AtomicBool::new(protocol == Protocol::S3 && o.get_bool("conditional_put").unwrap_or(true)),
         }
     }
 
@@ -208,45 +231,6 @@ impl ObjectStoreAdapter {
         match self.protocol {
             Protocol::S3 => Ok(()),
             Protocol::Http => Err(Error::ReadOnly(format!("{}: HTTP stores are read-only", self.location(key)))),
-        }
-    }
-
-    /// The whole value at `key` with its version (for a later [`Self::set_if_version`]).
-    pub fn get_versioned(&self, key: &str) -> Result<Option<(Vec<u8>, ObjectVersion)>> {
-        let path = self.path(key)?;
-        let inner = self.inner.clone();
-        let r = block_on(async move {
-            let got = inner.get(&path).await?;
-            let version = ObjectVersion { e_tag: got.meta.e_tag.clone(), version: got.meta.version.clone() };
-            Ok::<_, object_store::Error>((got.bytes().await?, version))
-        })?;
-        match r {
-            Ok((bytes, v)) => {
-                self.bytes_read.fetch_add(bytes.len() as u64, Ordering::Relaxed);
-                Ok(Some((bytes.to_vec(), v)))
-            }
-            Err(object_store::Error::NotFound { .. }) => Ok(None),
-            Err(e) => Err(self.io_error("GET", key, e)),
-        }
-    }
-
-    /// Stores `value` at `key` only if the object is still at `expected` (`None`: only if it does not
-    /// exist): a conditional PUT. `Ok(false)` when another writer got there first (re-read and retry);
-    /// [`Error::Unsupported`] when the server does not implement conditional requests.
-    pub fn set_if_version(&self, key: &str, value: &[u8], expected: Option<&ObjectVersion>) -> Result<bool> {
-        self.writable(key)?;
-        let path = self.path(key)?;
-        let mode = match expected {
-            None => PutMode::Create,
-            Some(v) => PutMode::Update(UpdateVersion { e_tag: v.e_tag.clone(), version: v.version.clone() }),
-        };
-        let payload = PutPayload::from(value.to_vec());
-        let inner = self.inner.clone();
-        match block_on(async move { inner.put_opts(&path, payload, PutOptions { mode, ..Default::default() }).await })? {
-            Ok(_) => Ok(true),
-            Err(object_store::Error::Precondition { .. } | object_store::Error::AlreadyExists { .. }) => Ok(false),
-            Err(e @ object_store::Error::NotImplemented) => Err(Error::Unsupported(format!("conditional PUT {}: {e}", self.location(key)))),
-            Err(e) => Err(self.io_error("PUT", key, e)),
         }
     }
 
@@ -335,6 +319,50 @@ impl ByteSource for RemoteSource {
         buf.copy_from_slice(&got);
         self.bytes_read.fetch_add(got.len() as u64, Ordering::Relaxed);
         Ok(())
+    }
+}
+
+/// Versioned GETs and conditional PUTs (`If-Match: <ETag>`, or `If-None-Match: *` for a value that
+/// did not exist). A conditional PUT is one request (never a multipart upload, whatever the size).
+impl ConditionalStore for ObjectStoreAdapter {
+    fn get_versioned(&self, key: &str) -> Result<Option<(Vec<u8>, ValueVersion)>> {
+        let path = self.path(key)?;
+        let inner = self.inner.clone();
+        let r = block_on(async move {
+            let got = inner.get(&path).await?;
+            let version = ValueVersion { e_tag: got.meta.e_tag.clone(), version: got.meta.version.clone() };
+            Ok::<_, object_store::Error>((got.bytes().await?, version))
+        })?;
+        match r {
+            Ok((bytes, v)) => {
+                self.bytes_read.fetch_add(bytes.len() as u64, Ordering::Relaxed);
+                Ok(Some((bytes.to_vec(), v)))
+            }
+            Err(object_store::Error::NotFound { .. }) => Ok(None),
+            Err(e) => Err(self.io_error("GET", key, e)),
+        }
+    }
+
+    /// A server answering that it does not implement conditional PUT (501) turns them off for this
+    /// store: later updates take the plain path at once.
+    fn set_parts_if_version(&self, key: &str, parts: &[&[u8]], expected: Option<&ValueVersion>) -> Result<bool> {
+        self.writable(key)?;
+        let path = self.path(key)?;
+        let mode = match expected {
+            None => PutMode::Create,
+            Some(v) => PutMode::Update(UpdateVersion { e_tag: v.e_tag.clone(), version: v.version.clone() }),
+        };
+        let payload = PutPayload::from(parts.concat());
+        let inner = self.inner.clone();
+        match block_on(async move { inner.put_opts(&path, payload, PutOptions { mode, ..Default::default() }).await })? {
+            Ok(_) => Ok(true),
+            Err(object_store::Error::Precondition { .. } | object_store::Error::AlreadyExists { .. }) => Ok(false),
+            Err(e) if is_not_implemented(&e) => {
+                self.conditional_put.store(false, Ordering::Relaxed);
+                Err(Error::Unsupported(format!("conditional PUT {}: {e}", self.location(key))))
+            }
+            Err(e) => Err(self.io_error("PUT", key, e)),
+        }
     }
 }
 
@@ -496,6 +524,14 @@ impl Store for ObjectStoreAdapter {
         self.put(key, value)
     }
 
+    fn ensure_writable(&self) -> Result<()> {
+        self.writable("")
+    }
+
+    fn conditional(&self) -> Option<&dyn ConditionalStore> {
+        self.conditional_put.load(Ordering::Relaxed).then_some(self as &dyn ConditionalStore)
+    }
+
     fn delete(&self, key: &str) -> Result<()> {
         self.writable(key)?;
         let path = self.path(key)?;
@@ -652,15 +688,39 @@ mod tests {
     #[test]
     fn conditional_put() {
         let (s, _) = adapter(Protocol::S3, &StoreOptions::new());
-        assert!(s.set_if_version("shard", b"one", None).unwrap());
-        assert!(!s.set_if_version("shard", b"two", None).unwrap(), "create over an existing object");
-        let (v, ver) = s.get_versioned("shard").unwrap().unwrap();
+        let c = s.conditional().expect("S3 stores offer conditional writes");
+        assert!(c.set_parts_if_version("shard", &[b"o", b"ne"], None).unwrap());
+        assert!(!c.set_parts_if_version("shard", &[b"two"], None).unwrap(), "create over an existing object");
+        let (v, ver) = c.get_versioned("shard").unwrap().unwrap();
         assert_eq!(v, b"one");
         s.set("shard", b"other writer").unwrap();
-        assert!(!s.set_if_version("shard", b"mine", Some(&ver)).unwrap(), "stale version must fail");
-        let (_, ver2) = s.get_versioned("shard").unwrap().unwrap();
-        assert!(s.set_if_version("shard", b"mine", Some(&ver2)).unwrap());
+        assert!(!c.set_parts_if_version("shard", &[b"mine"], Some(&ver)).unwrap(), "stale version must fail");
+        let (_, ver2) = c.get_versioned("shard").unwrap().unwrap();
+        assert!(c.set_parts_if_version("shard", &[b"mine"], Some(&ver2)).unwrap());
         assert_eq!(s.get("shard").unwrap().unwrap(), b"mine");
+        // Off by option, and never for HTTP.
+        let mut off = StoreOptions::new();
+        off.set("conditional_put", "false").unwrap();
+        assert!(adapter(Protocol::S3, &off).0.conditional().is_none());
+        assert!(adapter(Protocol::Http, &StoreOptions::new()).0.conditional().is_none());
+    }
+
+    #[test]
+    fn a_server_without_conditional_put_turns_them_off() {
+        // object_store's S3 client with conditional PUT disabled answers NotImplemented (no request).
+        let s3 = object_store::aws::AmazonS3Builder::new()
+            .with_bucket_name("b")
+            .with_region("us-east-1")
+            .with_endpoint("http://127.0.0.1:1")
+            .with_allow_http(true)
+            .with_skip_signature(true)
+            .with_conditional_put(object_store::aws::S3ConditionalPut::Disabled)
+            .build()
+            .unwrap();
+        let s = ObjectStoreAdapter::new(Arc::new(s3), Protocol::S3, "s3://b", "", &StoreOptions::new());
+        let c = s.conditional().unwrap();
+        assert!(matches!(c.set_parts_if_version("k", &[b"v"], None), Err(Error::Unsupported(_))));
+        assert!(s.conditional().is_none(), "later updates take the plain path");
     }
 
     #[test]
@@ -669,6 +729,7 @@ mod tests {
         assert!(matches!(s.set("k", b"v"), Err(Error::ReadOnly(_))));
         assert!(matches!(s.delete("k"), Err(Error::ReadOnly(_))));
         assert!(matches!(s.list_dir(""), Err(Error::Unsupported(_))));
+        assert!(matches!(s.ensure_writable(), Err(Error::ReadOnly(_))));
         assert_eq!(s.get("k").unwrap(), None);
     }
 

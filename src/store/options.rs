@@ -21,6 +21,7 @@ pub const KEYS: &[(&str, &str)] = &[
     ("connect_timeout_ms", "time limit to connect in milliseconds (default 5000)"),
     ("retries", "retries of a failed request (transient errors: 5xx, connection errors, timeouts; default 3)"),
     ("max_concurrency", "requests in flight at once for one read or write call (default 32, 1..1024)"),
+    ("conditional_put", "false: writes covering part of a chunk or shard on S3 use plain PUTs (last writer wins) instead of conditional ones (If-Match / If-None-Match, retried on a lost race; default true)"),
     ("multipart_threshold", "values larger than this many bytes are uploaded in parts (default 16 MiB, >= 5 MiB)"),
 ];
 
@@ -63,7 +64,7 @@ impl StoreOptions {
             return Ok(());
         }
         match key {
-            "path_style" | "allow_http" | "anonymous" => {
+            "path_style" | "allow_http" | "anonymous" | "conditional_put" => {
                 parse_bool(key, value)?;
             }
             "timeout_ms" | "connect_timeout_ms" => {

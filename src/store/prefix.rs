@@ -1,7 +1,8 @@
 //! A view of another store below a key prefix: what a location naming a node inside a store
 //! (`memory://name/a/b`, `zip://file.zip!/a/b`) opens, so that the node is the view's root.
 
-use super::{validate_key, ByteSource, DirListing, LockRange, OpenHint, Store, StoreLock};
+use super::{validate_key, ByteSource, ConditionalStore, DirListing, LockRange, OpenHint, Store, StoreLock, ValueVersion};
+use crate::error::Error;
 use crate::error::Result;
 use std::sync::Arc;
 
@@ -64,11 +65,17 @@ impl Store for PrefixStore {
         // The lock of a node is the inner store's lock of the same node (seen from its root).
         self.inner.lock(&format!("{}{node_prefix}", self.prefix), ranges)
     }
+    fn conditional(&self) -> Option<&dyn ConditionalStore> {
+        self.inner.conditional().map(|_| self as &dyn ConditionalStore)
+    }
     fn set_parts_locked(&self, key: &str, parts: &[&[u8]], lock: &StoreLock) -> Result<()> {
         self.inner.set_parts_locked(&self.full(key)?, parts, lock)
     }
     fn delete_locked(&self, key: &str, lock: &StoreLock) -> Result<()> {
         self.inner.delete_locked(&self.full(key)?, lock)
+    }
+    fn ensure_writable(&self) -> Result<()> {
+        self.inner.ensure_writable()
     }
     fn exists(&self, key: &str) -> Result<bool> {
         self.inner.exists(&self.full(key)?)
@@ -84,6 +91,22 @@ impl Store for PrefixStore {
     }
     fn io_concurrency(&self) -> usize {
         self.inner.io_concurrency()
+    }
+}
+
+impl PrefixStore {
+    fn inner_conditional(&self) -> Result<&dyn ConditionalStore> {
+        self.inner.conditional().ok_or_else(|| Error::Unsupported(format!("{}: no conditional writes", self.location(""))))
+    }
+}
+
+/// The inner store's conditional writes, below the prefix.
+impl ConditionalStore for PrefixStore {
+    fn get_versioned(&self, key: &str) -> Result<Option<(Vec<u8>, ValueVersion)>> {
+        self.inner_conditional()?.get_versioned(&self.full(key)?)
+    }
+    fn set_parts_if_version(&self, key: &str, parts: &[&[u8]], expected: Option<&ValueVersion>) -> Result<bool> {
+        self.inner_conditional()?.set_parts_if_version(&self.full(key)?, parts, expected)
     }
 }
 

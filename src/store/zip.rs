@@ -189,6 +189,9 @@ impl ByteSource for InflatedSource<'_> {
 }
 
 impl Store for ZipStore {
+    fn ensure_writable(&self) -> Result<()> {
+        Err(self.read_only(""))
+    }
     fn get(&self, key: &str) -> Result<Option<Vec<u8>>> {
         validate_key(key)?;
         let Some(m) = self.members.get(key) else { return Ok(None) };

@@ -10,7 +10,8 @@
   max_concurrency;
 - faults: random 500/503/dropped connections are retried to success; a server that always fails gives
   ZARR_ERR_IO naming the URL and status; a stalled server gives ZARR_ERR_IO within the timeout (wall
-  time asserted); writes are ZARR_ERR_READ_ONLY and listing is ZARR_ERR_UNSUPPORTED.
+  time asserted); writes are ZARR_ERR_READ_ONLY (creating arrays and groups before any request: the
+  server sees none, and a closed port gives READ_ONLY rather than IO) and listing is ZARR_ERR_UNSUPPORTED.
 """
 
 import json
@@ -28,7 +29,7 @@ import zarr  # noqa: E402
 
 import harness  # noqa: E402
 import zarr_ctypes as zc  # noqa: E402
-from remote_servers import RangeHTTPServer  # noqa: E402
+from remote_servers import RangeHTTPServer, free_port  # noqa: E402
 
 FIXTURES = harness.ROOT / "tests" / "fixtures"
 
@@ -216,15 +217,35 @@ def t_read_only_and_no_listing(r, srv, arrays):
             raise AssertionError("write over HTTP succeeded")
         except zc.ZarrError as e:
             assert e.name == "ZARR_ERR_READ_ONLY", e
+    meta = json.dumps({
+        "zarr_format": 3, "node_type": "array", "shape": [4], "data_type": "uint8",
+        "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [4]}},
+        "chunk_key_encoding": {"name": "default"}, "fill_value": 0,
+        "codecs": [{"name": "bytes"}]})
+    # Creating fails at once, without a request: on the live server (which counts none) and on a
+    # closed port (where a request would give ZARR_ERR_IO).
+    closed = f"http://127.0.0.1:{free_port()}"
+    for base in (srv.url, closed):
+        srv.reset_counts()
+        with zc.Spec("uint8", (4,), chunks=(4,)) as spec:
+            for what, create in [
+                ("array", lambda: zc.Array.create(f"{base}/arrays/new", meta)),
+                ("array with options", lambda: zc.Array.create(f"{base}/arrays/new", meta, options=zc.StoreOptions(retries=0))),
+                ("array from spec", lambda: spec.create(f"{base}/arrays/new")),
+                ("array from spec with options", lambda: spec.create(f"{base}/arrays/new", options=zc.StoreOptions(retries=0))),
+                ("group", lambda: zc.Group.create(f"{base}/grp")),
+            ]:
+                try:
+                    create()
+                    raise AssertionError(f"{what} created over HTTP")
+                except zc.ZarrError as e:
+                    assert e.name == "ZARR_ERR_READ_ONLY", (what, base, e)
+        assert srv.requests == 0, f"{srv.requests} requests sent by create calls"
     try:
-        zc.Array.create(f"{srv.url}/arrays/new", json.dumps({
-            "zarr_format": 3, "node_type": "array", "shape": [4], "data_type": "uint8",
-            "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [4]}},
-            "chunk_key_encoding": {"name": "default"}, "fill_value": 0,
-            "codecs": [{"name": "bytes"}]}))
-        raise AssertionError("create over HTTP succeeded")
+        zc.Array.open(f"{closed}/arrays/new", options=zc.StoreOptions(retries=0))
+        raise AssertionError("opened through a closed port")
     except zc.ZarrError as e:
-        assert e.name == "ZARR_ERR_READ_ONLY", e
+        assert e.name == "ZARR_ERR_IO", e
     with zc.Group.open(f"{srv.url}/arrays") as g:
         try:
             g.children()

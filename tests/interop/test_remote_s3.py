@@ -7,10 +7,16 @@ here), compared with zarr-python 3.1.6 talking to the same server through obstor
 - libzarr writes (groups and arrays, v3 sharded with partial shard updates, v2, a value large enough
   for a multipart upload) and zarr-python reads byte-exact; the stored keys are the expected ones;
 - group children are listed from S3; deleting chunks (all fill value) removes the objects;
+- concurrent writers: several processes (each with its own libzarr) write disjoint elements of the same
+  shard at once; with conditional PUTs (the default) zarr-python finds every update, with
+  `conditional_put=false` (plain PUTs: last writer wins) updates are lost, which shows the test sees
+  races; an array created with zarr_create_from_spec_with_options (endpoint and credentials given as
+  options) is written by libzarr and read by zarr-python;
 - a server that cannot be reached is ZARR_ERR_IO within the time limit.
 """
 
 import json
+import multiprocessing
 import os
 import sys
 import time
@@ -148,6 +154,72 @@ def t_multipart(r, s3):
     np.testing.assert_array_equal(zarr.open_array(store=zp_store(s3, "big", True), mode="r")[...], d)
 
 
+WRITERS, ROUNDS = 4, 24
+
+
+def _shard_writer(loc, conditional, proc, barrier, out):
+    """One writer process: its own libzarr; writes element (proc, k) of the shard, k = 0..ROUNDS-1, one
+    call each (a read-modify-write of inner chunk `proc`), all writers starting at once."""
+    try:
+        harness.load_library()
+        opts = zc.StoreOptions(conditional_put=conditional)
+        with zc.Array.open(loc, zc.READ_WRITE, options=opts) as a:
+            barrier.wait(60)
+            for k in range(ROUNDS):
+                a.write(np.array([proc * 1000 + k + 1], dtype="<i4").tobytes(), [proc, k], [1, 1])
+        out.put((proc, "ok"))
+    except Exception as e:  # noqa: BLE001 - reported to the parent
+        out.put((proc, f"{type(e).__name__}: {e}"))
+
+
+def _concurrent_run(s3, prefix, conditional):
+    """Runs WRITERS processes on one shard; the number of updates zarr-python does not find."""
+    loc = f"s3://{s3.bucket}/{prefix}"
+    # One shard of WRITERS x ROUNDS, inner chunks of one row: writer p owns inner chunk p.
+    with zc.Spec("int32", (WRITERS, ROUNDS), chunks=(1, ROUNDS), shards=(WRITERS, ROUNDS), compressor="zstd") as spec, \
+            spec.create(loc):
+        pass
+    ctx = multiprocessing.get_context("spawn")  # a forked child would inherit the parent's runtime threads
+    barrier, out = ctx.Barrier(WRITERS), ctx.Queue()
+    procs = [ctx.Process(target=_shard_writer, args=(loc, conditional, p, barrier, out)) for p in range(WRITERS)]
+    for p in procs:
+        p.start()
+    results = dict(out.get(timeout=300) for _ in procs)
+    for p in procs:
+        p.join(60)
+    assert all(v == "ok" for v in results.values()), results
+    assert s3.keys(f"{prefix}/c/") == [f"{prefix}/c/0/0"], s3.keys(f"{prefix}/c/")
+    got = zarr.open_array(store=zp_store(s3, prefix, True), mode="r")[...]
+    want = np.arange(WRITERS)[:, None] * 1000 + np.arange(ROUNDS)[None, :] + 1
+    return int((got != want).sum())
+
+
+def t_concurrent_shard_writers(r, s3):
+    lost = _concurrent_run(s3, "race/conditional", True)
+    assert lost == 0, f"{lost} of {WRITERS * ROUNDS} updates lost with conditional PUTs"
+    # The same with plain PUTs loses updates: the race is real and the test would see it.
+    lost_plain = _concurrent_run(s3, "race/plain", False)
+    if r.verbose:
+        print(f"  plain PUTs: {lost_plain} of {WRITERS * ROUNDS} updates lost")
+    assert lost_plain > 0, "no update lost without conditional PUTs: the writers did not race"
+
+
+def t_spec_with_options(r, s3):
+    d = np.arange(600, dtype="<u2").reshape(20, 30)
+    saved = {k: os.environ.pop(k) for k in list(os.environ) if k.startswith("AWS_")}
+    try:
+        opts = zc.StoreOptions(endpoint=s3.endpoint, region="us-east-1", access_key_id="testing",
+                               secret_access_key="testing", path_style=True)
+        with zc.Spec("uint16", d.shape, chunks=(8, 8), shards=(16, 16), compressor="zstd") as spec, \
+                spec.create(f"s3://{s3.bucket}/specopt", options=opts) as a:
+            a.write(d.tobytes())
+            a.write(np.full((3, 4), 7, dtype="<u2").tobytes(), [5, 6], [3, 4])
+            d[5:8, 6:10] = 7
+    finally:
+        os.environ.update(saved)
+    np.testing.assert_array_equal(zarr.open_array(store=zp_store(s3, "specopt", True), mode="r")[...], d)
+
+
 def t_unreachable(r, s3):
     port = free_port()
     t0 = time.monotonic()
@@ -175,6 +247,8 @@ def main():
             r.run("libzarr_writes_zarr_python_reads", t_libzarr_writes, r, s3)
             r.run("fill_chunks_deleted", t_fill_chunks_deleted, r, s3)
             r.run("multipart_upload", t_multipart, r, s3)
+            r.run("concurrent_writers_of_one_shard", t_concurrent_shard_writers, r, s3)
+            r.run("create_from_spec_with_options", t_spec_with_options, r, s3)
             r.run("unreachable_endpoint_io_error", t_unreachable, r, s3)
         print(f"{r.passed} passed, {len(r.failed)} failed ({time.monotonic() - t0:.1f} s)")
         sys.exit(1 if r.failed else 0)
