@@ -24,7 +24,8 @@ use std::sync::{Arc, Mutex};
 /// the cache starts over.
 #[derive(Debug, Default)]
 pub(crate) struct ShardIndexCache {
-    map: Mutex<HashMap<String, CachedIndex>>,
+    /// The kept indexes, and how many entries they hold together.
+    map: Mutex<(HashMap<String, CachedIndex>, usize)>,
 }
 
 #[derive(Debug, Clone)]
@@ -39,20 +40,28 @@ impl ShardIndexCache {
     const MAX_ENTRIES: usize = 1 << 20;
 
     fn get(&self, key: &str) -> Option<CachedIndex> {
-        self.map.lock().unwrap_or_else(|e| e.into_inner()).get(key).cloned()
+        self.map.lock().unwrap_or_else(|e| e.into_inner()).0.get(key).cloned()
     }
 
     fn insert(&self, key: &str, index: CachedIndex) {
-        let mut map = self.map.lock().unwrap_or_else(|e| e.into_inner());
-        let held: usize = map.values().map(|c| c.entries.len()).sum();
-        if held + index.entries.len() > Self::MAX_ENTRIES {
+        let mut guard = self.map.lock().unwrap_or_else(|e| e.into_inner());
+        let (map, held) = &mut *guard;
+        if *held + index.entries.len() > Self::MAX_ENTRIES {
             map.clear();
+            *held = 0;
         }
-        map.insert(key.to_string(), index);
+        *held += index.entries.len();
+        if let Some(old) = map.insert(key.to_string(), index) {
+            *held -= old.entries.len();
+        }
     }
 
     fn remove(&self, key: &str) {
-        self.map.lock().unwrap_or_else(|e| e.into_inner()).remove(key);
+        let mut guard = self.map.lock().unwrap_or_else(|e| e.into_inner());
+        let (map, held) = &mut *guard;
+        if let Some(old) = map.remove(key) {
+            *held -= old.entries.len();
+        }
     }
 }
 
@@ -165,6 +174,26 @@ mod tests {
     }
 
     #[test]
+    fn the_index_cache_counts_its_entries_and_stays_bounded() {
+        let cache = ShardIndexCache::default();
+        let index = |n: usize| CachedIndex { version: "v".into(), len: 1, entries: Arc::new(vec![None; n]) };
+        let held = |c: &ShardIndexCache| c.map.lock().unwrap().1;
+        cache.insert("a", index(10));
+        cache.insert("b", index(5));
+        cache.insert("a", index(3));
+        assert_eq!(held(&cache), 8);
+        cache.remove("b");
+        cache.remove("b");
+        assert_eq!(held(&cache), 3);
+        // Up to the bound everything is kept; past it the cache starts over with the new index alone.
+        cache.insert("big", index(ShardIndexCache::MAX_ENTRIES - 3));
+        assert_eq!(held(&cache), ShardIndexCache::MAX_ENTRIES);
+        cache.insert("c", index(7));
+        assert_eq!(held(&cache), 7);
+        assert!(cache.get("a").is_none() && cache.get("c").is_some());
+    }
+
+    #[test]
     fn kept_indexes_are_revalidated_and_whole_shards_stream() {
         let mem = Arc::new(object_store::memory::InMemory::new());
         let store: Arc<dyn Store> =
@@ -173,7 +202,7 @@ mod tests {
         let first = values(0);
         writer.write_region(&[0, 0], &[16, 24], &first).unwrap();
         // Leave inner chunks of shard (1, 1) missing: they read as the fill value.
-        writer.write_region(&[8, 12], &[4, 12], &vec![0u8; 4 * 12 * 2]).unwrap();
+        writer.write_region(&[8, 12], &[4, 12], &[0u8; 4 * 12 * 2]).unwrap();
         let reader = Array::open(store.clone(), "", false).unwrap();
         let mut expect = first.clone();
         for r in 8..12 {

@@ -659,10 +659,16 @@ mod tests {
         let kept = s.open_version("c/0", 10, &version).unwrap();
         assert_eq!(kept.read_range(2, 2).unwrap(), b"23");
         let mut pieces = Vec::new();
-        assert!(s.stream_value("c/0", Some(&version), &mut |p| Ok(pieces.extend_from_slice(p))).unwrap());
+        assert!(s.stream_value("c/0", Some(&version), &mut |p| {
+            pieces.extend_from_slice(p);
+            Ok(())
+        }).unwrap());
         assert_eq!(pieces, b"0123456789");
         let mut whole = Vec::new();
-        assert!(s.with_value("c/0", &mut |v| Ok(whole.extend_from_slice(v))).unwrap());
+        assert!(s.with_value("c/0", &mut |v| {
+            whole.extend_from_slice(v);
+            Ok(())
+        }).unwrap());
         assert_eq!(whole, b"0123456789");
         s.set("c/0", b"abcdefghij").unwrap();
         assert!(matches!(kept.read_range(2, 2), Err(Error::Io(m)) if m.contains("changed")));
