@@ -70,11 +70,7 @@ impl Array {
             if let (true, Some(shard)) = (chain.is_bare(), chain.array_to_bytes().as_sharding()) {
                 return self.read_shard_remote(&key, shard, part, dest).map_err(ctx);
             }
-            let found = self
-                .store
-                .with_value(&key, &mut |encoded| crate::threads::compute(|| chain.decode_region(encoded, &part.local, dest)))
-                .map_err(ctx)?;
-            return if found { Ok(()) } else { dest.fill_box(&part.local.count) };
+            return self.read_whole_chunk_remote(&key, part, dest).map_err(ctx);
         }
         if chain.is_bare() && !dest.is_direct(chain.decoded_repr(), &part.local) {
             let Some(src) = self.store.open(&key).map_err(ctx)? else {
@@ -111,6 +107,23 @@ fn advise_huge_pages(buf: &mut [u8]) {
     if end > begin {
         // SAFETY: the range lies inside `buf`, which we may write; madvise only changes paging policy.
         unsafe { libc::madvise(begin as *mut libc::c_void, end - begin, libc::MADV_HUGEPAGE) };
+    }
+}
+
+impl Array {
+    /// Decodes the part of the chunk (or shard) at `key` that `part` selects from one GET of the whole
+    /// value (decoded on the chunk pool, straight from the received buffer); a missing value is the
+    /// fill value.
+    pub(super) fn read_whole_chunk_remote(&self, key: &str, part: &ChunkPart, dest: Dest) -> Result<()> {
+        let chain = self.meta.chain_for(&part.chunk)?;
+        let found = self
+            .store
+            .with_value(key, &mut |encoded| crate::threads::compute(|| chain.decode_region(encoded, &part.local, dest)))?;
+        if found {
+            Ok(())
+        } else {
+            dest.fill_box(&part.local.count)
+        }
     }
 }
 

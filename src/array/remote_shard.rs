@@ -132,17 +132,10 @@ impl Array {
         entries: Vec<Entry>,
         whole: bool,
     ) -> Result<()> {
-        if !whole {
-            return shard.decode_region(src, entries, &part.local, dest);
-        }
-        let chain = self.meta.chain_for(&part.chunk)?;
-        let found = self
-            .store
-            .with_value(key, &mut |encoded| crate::threads::compute(|| chain.decode_region(encoded, &part.local, dest)))?;
-        if found {
-            Ok(())
+        if whole {
+            self.read_whole_chunk_remote(key, part, dest)
         } else {
-            dest.fill_box(&part.local.count)
+            shard.decode_region(src, entries, &part.local, dest)
         }
     }
 }

@@ -373,18 +373,11 @@ impl Store for ObjectStoreAdapter {
     }
 
     fn get_into(&self, key: &str, buf: &mut Vec<u8>) -> Result<bool> {
-        let path = self.path(key)?;
-        let inner = self.inner.clone();
-        match block_on(async move { inner.get(&path).await?.bytes().await })? {
-            Ok(bytes) => {
-                buf.clear();
-                buf.extend_from_slice(&bytes);
-                self.bytes_read.fetch_add(bytes.len() as u64, Ordering::Relaxed);
-                Ok(true)
-            }
-            Err(object_store::Error::NotFound { .. }) => Ok(false),
-            Err(e) => Err(self.io_error("GET", key, e)),
-        }
+        self.with_value(key, &mut |bytes| {
+            buf.clear();
+            buf.extend_from_slice(bytes);
+            Ok(())
+        })
     }
 
     fn with_value(&self, key: &str, f: &mut dyn FnMut(&[u8]) -> Result<()>) -> Result<bool> {
