@@ -147,6 +147,25 @@ def start_moto():
     raise SystemExit("moto did not start")
 
 
+def start_s3s(exe, root):
+    """s3s-fs (the s3s project's S3 server over a local directory, Rust, multi-threaded): a server fast
+    enough that the clients, not the server, set the times. Built by `cargo install s3s-fs@0.14.1
+    --locked --features binary` (outside the repository; bench/README.md)."""
+    port = free_port()
+    os.makedirs(root, exist_ok=True)
+    proc = subprocess.Popen([exe, "--host", "127.0.0.1", "--port", str(port), "--access-key", CREDS["AWS_ACCESS_KEY_ID"],
+                             "--secret-key", CREDS["AWS_SECRET_ACCESS_KEY"], root],
+                            stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    for _ in range(200):
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return proc, f"http://127.0.0.1:{port}"
+        except OSError:
+            time.sleep(0.05)
+    proc.kill()
+    raise SystemExit("s3s-fs did not start")
+
+
 def upload(endpoint, ref_dir, layouts):
     import boto3
 
@@ -173,6 +192,10 @@ def main():
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--regions", type=int, default=1000, help="number of 16^3 boxes for S (first N lines)")
     ap.add_argument("--lib", default=os.environ.get("ZARR_LIB", str(REPO / "target" / "release" / "libzarr.so")))
+    ap.add_argument("--server", choices=["moto", "s3s"], default="moto",
+                    help="moto (Python, CPU-bound at a few hundred requests/s) or s3s-fs (Rust; --s3s-exe)")
+    ap.add_argument("--s3s-exe", default=os.environ.get("S3S_FS", "s3s-fs"))
+    ap.add_argument("--s3s-root", help="s3s-fs's data directory (default: a temporary one)")
     ap.add_argument("--worker", nargs=3, metavar=("IMPL", "LAYOUT", "OP"), help=argparse.SUPPRESS)
     ap.add_argument("--endpoint", help=argparse.SUPPRESS)
     ap.add_argument("--regions-file", help=argparse.SUPPRESS)
@@ -185,11 +208,17 @@ def main():
         if not (Path(a.ref_dir) / L / "zarr.json").exists():
             raise SystemExit(f"no reference copy of layout {L} under {a.ref_dir} (run bench/run_all.py first)")
     regions_src = find_regions()
-    proc, endpoint = start_moto()
+    import tempfile
+
+    tmp_root = None
+    if a.server == "s3s":
+        tmp_root = a.s3s_root or tempfile.mkdtemp(prefix="s3s-bench-")
+        proc, endpoint = start_s3s(a.s3s_exe, tmp_root)
+    else:
+        proc, endpoint = start_moto()
     results = {}
     try:
         upload(endpoint, a.ref_dir, layouts)
-        import tempfile
 
         with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as f:
             lines = [x for x in regions_src.read_text().splitlines() if x.strip() and not x.lstrip().startswith("#")]
@@ -213,9 +242,17 @@ def main():
                     results[(L, op, impl)] = statistics.median(t)
                     log(f"{L} {op} {impl}: {results[(L, op, impl)]:.3f} s ({', '.join(f'{x:.3f}' for x in t)})")
     finally:
-        proc.communicate(b"", timeout=30)
+        if a.server == "s3s":
+            proc.terminate()
+            proc.wait(timeout=30)
+            if not a.s3s_root:
+                import shutil
+
+                shutil.rmtree(tmp_root, ignore_errors=True)
+        else:
+            proc.communicate(b"", timeout=30)
     load = os.getloadavg()
-    print(f"Remote S3 reads (moto on loopback), medians in seconds; load average {load[0]:.1f} {load[1]:.1f}; "
+    print(f"Remote S3 reads ({a.server} on loopback), medians in seconds; load average {load[0]:.1f} {load[1]:.1f}; "
           f"S = {a.regions} boxes of 16^3")
     print()
     print("| layout | op | " + " | ".join(impls) + " | best peer / libzarr |")

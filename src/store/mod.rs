@@ -10,6 +10,7 @@
 //! [`conditional`]).
 
 pub mod conditional;
+mod deferred_close;
 pub mod filesystem;
 pub mod location;
 pub mod lock;

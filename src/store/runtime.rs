@@ -35,9 +35,6 @@ where
     F::Output: Send + 'static,
 {
     let rt = runtime()?;
-    if tokio::runtime::Handle::try_current().is_err() {
-        return Ok(rt.block_on(fut));
-    }
     let (tx, rx) = std::sync::mpsc::sync_channel(1);
     rt.spawn(async move {
         let _ = tx.send(fut.await);
