@@ -166,6 +166,53 @@ def start_s3s(exe, root):
     raise SystemExit("s3s-fs did not start")
 
 
+NGINX_CONF = """daemon off;
+worker_processes 1;
+pid {dir}/nginx.pid;
+error_log {dir}/error.log error;
+events {{ worker_connections 1024; }}
+http {{
+    access_log off;
+    sendfile on;
+    tcp_nopush on;
+    keepalive_requests 100000;
+    default_type application/octet-stream;
+    client_body_temp_path {dir}/body;
+    proxy_temp_path {dir}/proxy;
+    fastcgi_temp_path {dir}/fastcgi;
+    uwsgi_temp_path {dir}/uwsgi;
+    scgi_temp_path {dir}/scgi;
+    server {{
+        listen 127.0.0.1:{port};
+        location = /{bucket} {{ add_header x-amz-bucket-region us-east-1; return 200; }}
+        location /{bucket}/ {{ alias {root}/; }}
+    }}
+}}
+"""
+
+
+def start_nginx(ref_dir):
+    """nginx serving the reference copies as the objects of s3://bench (GET and HEAD with ranges, ETag,
+    404 for a missing key; signatures are not checked). Reads only: a static server as fast as the
+    machine allows, so that the clients, not the server, set the times."""
+    import tempfile
+
+    port = free_port()
+    d = tempfile.mkdtemp(prefix="nginx-bench-")
+    conf = os.path.join(d, "nginx.conf")
+    with open(conf, "w") as f:
+        f.write(NGINX_CONF.format(dir=d, port=port, bucket=BUCKET, root=os.path.abspath(ref_dir)))
+    proc = subprocess.Popen(["nginx", "-c", conf, "-e", os.path.join(d, "error.log")], stdin=subprocess.DEVNULL)
+    for _ in range(200):
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return proc, f"http://127.0.0.1:{port}"
+        except OSError:
+            time.sleep(0.05)
+    proc.kill()
+    raise SystemExit("nginx did not start")
+
+
 def upload(endpoint, ref_dir, layouts):
     import boto3
 
@@ -192,8 +239,9 @@ def main():
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--regions", type=int, default=1000, help="number of 16^3 boxes for S (first N lines)")
     ap.add_argument("--lib", default=os.environ.get("ZARR_LIB", str(REPO / "target" / "release" / "libzarr.so")))
-    ap.add_argument("--server", choices=["moto", "s3s"], default="moto",
-                    help="moto (Python, CPU-bound at a few hundred requests/s) or s3s-fs (Rust; --s3s-exe)")
+    ap.add_argument("--server", choices=["moto", "s3s", "nginx"], default="moto",
+                    help="moto (Python, CPU-bound at a few hundred requests/s), s3s-fs (Rust; --s3s-exe) or "
+                         "nginx (static GETs of the reference copies; reads only)")
     ap.add_argument("--s3s-exe", default=os.environ.get("S3S_FS", "s3s-fs"))
     ap.add_argument("--s3s-root", help="s3s-fs's data directory (default: a temporary one)")
     ap.add_argument("--worker", nargs=3, metavar=("IMPL", "LAYOUT", "OP"), help=argparse.SUPPRESS)
@@ -214,11 +262,14 @@ def main():
     if a.server == "s3s":
         tmp_root = a.s3s_root or tempfile.mkdtemp(prefix="s3s-bench-")
         proc, endpoint = start_s3s(a.s3s_exe, tmp_root)
+    elif a.server == "nginx":
+        proc, endpoint = start_nginx(a.ref_dir)
     else:
         proc, endpoint = start_moto()
     results = {}
     try:
-        upload(endpoint, a.ref_dir, layouts)
+        if a.server != "nginx":
+            upload(endpoint, a.ref_dir, layouts)
 
         with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as f:
             lines = [x for x in regions_src.read_text().splitlines() if x.strip() and not x.lstrip().startswith("#")]
@@ -242,7 +293,10 @@ def main():
                     results[(L, op, impl)] = statistics.median(t)
                     log(f"{L} {op} {impl}: {results[(L, op, impl)]:.3f} s ({', '.join(f'{x:.3f}' for x in t)})")
     finally:
-        if a.server == "s3s":
+        if a.server == "nginx":
+            proc.terminate()
+            proc.wait(timeout=30)
+        elif a.server == "s3s":
             proc.terminate()
             proc.wait(timeout=30)
             if not a.s3s_root:
