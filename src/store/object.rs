@@ -46,6 +46,11 @@ use object_store::{GetOptions, GetRange, ObjectStore, PutMode, PutOptions, PutPa
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
+/// The largest body buffer a request thread keeps for its next GET (larger ones are freed after use).
+const KEPT_BODY_CAPACITY: usize = 8 << 20;
+/// The most a GET reserves for its body before the body arrives.
+const RESERVE_BOUND: u64 = 256 << 20;
+
 /// Which protocol a remote store speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Protocol {
@@ -223,6 +228,48 @@ impl ObjectStoreAdapter {
         Ok(if self.prefix.is_empty() { Path::from(key) } else { Path::from(format!("{}/{key}", self.prefix)) })
     }
 
+    /// One GET of the whole value of `key`, its body received straight into `buf` (cleared first; its
+    /// capacity is reused, so a request thread's steady state allocates and page-faults nothing, and
+    /// the body is copied once, not gathered and then copied again). `false`: no such key.
+    fn get_body_into(&self, key: &str, buf: &mut Vec<u8>) -> Result<bool> {
+        use futures::StreamExt;
+        enum Failed {
+            Store(object_store::Error),
+            Alloc(u64),
+        }
+        let path = self.path(key)?;
+        let inner = self.inner.clone();
+        let mut body = std::mem::take(buf);
+        body.clear();
+        let (body, got) = block_on(async move {
+            let got = async {
+                let got = inner.get(&path).await.map_err(Failed::Store)?;
+                let size = got.meta.size;
+                // Reserved up front only up to a bound: a size the server merely claims allocates
+                // nothing beyond it until the bytes arrive.
+                let reserve = usize::try_from(size.min(RESERVE_BOUND)).unwrap_or(usize::MAX);
+                body.try_reserve_exact(reserve).map_err(|_| Failed::Alloc(size))?;
+                let mut pieces = got.into_stream();
+                while let Some(piece) = pieces.next().await {
+                    body.extend_from_slice(&piece.map_err(Failed::Store)?);
+                }
+                Ok(())
+            }
+            .await;
+            (body, got)
+        })?;
+        *buf = body;
+        match got {
+            Ok(()) => {
+                self.bytes_read.fetch_add(buf.len() as u64, Ordering::Relaxed);
+                Ok(true)
+            }
+            Err(Failed::Store(object_store::Error::NotFound { .. })) => Ok(false),
+            Err(Failed::Store(e)) => Err(self.io_error("GET", key, e)),
+            Err(Failed::Alloc(n)) => Err(Error::Io(format!("GET {}: cannot allocate {n} bytes", self.location(key)))),
+        }
+    }
+
     fn io_error(&self, op: &str, key: &str, e: object_store::Error) -> Error {
         Error::Io(format!("{op} {}: {e}", self.location(key)))
     }
@@ -373,25 +420,19 @@ impl Store for ObjectStoreAdapter {
     }
 
     fn get_into(&self, key: &str, buf: &mut Vec<u8>) -> Result<bool> {
-        self.with_value(key, &mut |bytes| {
-            buf.clear();
-            buf.extend_from_slice(bytes);
-            Ok(())
-        })
+        self.get_body_into(key, buf)
     }
 
     fn with_value(&self, key: &str, f: &mut dyn FnMut(&[u8]) -> Result<()>) -> Result<bool> {
-        let path = self.path(key)?;
-        let inner = self.inner.clone();
-        match block_on(async move { inner.get(&path).await?.bytes().await })? {
-            Ok(bytes) => {
-                self.bytes_read.fetch_add(bytes.len() as u64, Ordering::Relaxed);
-                f(&bytes)?;
-                Ok(true)
+        crate::scratch::with_encoded(|body| {
+            let found = self.get_body_into(key, body)?;
+            let r = if found { f(body).map(|()| true) } else { Ok(false) };
+            // Whole shards can be large, and up to `max_concurrency` request threads each keep one.
+            if body.capacity() > KEPT_BODY_CAPACITY {
+                *body = Vec::new();
             }
-            Err(object_store::Error::NotFound { .. }) => Ok(false),
-            Err(e) => Err(self.io_error("GET", key, e)),
-        }
+            r
+        })
     }
 
     /// One GET (conditional on `version`), its body handed to `sink` piece by piece on the calling
