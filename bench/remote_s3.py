@@ -1,21 +1,28 @@
 #!/usr/bin/env python3
 """Remote-read benchmark: the benchmark volume's layouts (A-E, bench/README.md) read from a local S3
-server (moto, in its own process on 127.0.0.1), by libzarr (s3:// location), tensorstore (its own S3
-client: kvstore driver s3) and zarr-python 3.1.6 with obstore (zarr.storage.ObjectStore), side by side.
+server on 127.0.0.1, by libzarr (s3:// location), tensorstore (its own S3 client: kvstore driver s3) and
+zarr-python 3.1.6 with obstore (zarr.storage.ObjectStore), side by side.
 
     python3 bench/remote_s3.py [--ref-dir bench/out/ref] [--volume bench/out/data/volume_u16_512.bin]
                                [--layouts A,B,C,D,E] [--impls libzarr,tensorstore,zarr-python]
-                               [--ops R,S] [--reps 3] [--regions N]
+                               [--ops R,S] [--reps 3] [--regions N] [--server moto|s3s|nginx]
 
-1. moto's S3 server starts on a free loopback port; every layout's reference copy (written by
-   zarr-python: `bench/run_all.py` makes them under bench/out/ref/<L>) is uploaded to s3://bench/<L>;
+1. the server starts on a free loopback port and serves every layout's reference copy (written by
+   zarr-python: `bench/run_all.py` makes them under bench/out/ref/<L>) as s3://bench/<L>:
+   - moto (default; the server the tests use): uploaded with boto3. Python, ~3.5 ms of one core per
+     request whatever its size, so it sets the time of every client alike on the unsharded layouts;
+   - s3s (s3s-fs 0.14.1, `cargo install s3s-fs@0.14.1 --locked --features binary`, outside the
+     repository; --s3s-exe or $S3S_FS): uploaded. Rust, but its GET reads the file 4 KiB at a time
+     through tokio's blocking pool, which makes it server-bound as well;
+   - nginx (Debian's nginx-light): the reference copies served as static files at /bench/<L>/...
+     (GET and HEAD, ranges, ETag, 404; signatures not checked; reads only), so that the clients, not
+     the server, set the times;
 2. each (layout x op x implementation) cell runs in its own process with 2 decode threads (libzarr
    ZARR_NUM_THREADS=2; tensorstore data_copy_concurrency 2, cache_pool 0; zarr-python
    threading.max_workers 2); request concurrency is each implementation's default (libzarr 32);
 3. ops: R = read the whole array into a fresh buffer (checked against the volume), S = N reads of 16^3
    boxes one at a time (origins from shared/perf/regions_16.txt, default all 1000; checked);
-4. a markdown table of medians (seconds) and the ratio best peer / libzarr. The S3 server is Python:
-   its throughput bounds every implementation alike, so ratios understate client differences.
+4. a markdown table of medians (seconds) and the ratio best peer / libzarr.
 """
 import argparse
 import json
@@ -130,13 +137,8 @@ def free_port():
         return s.getsockname()[1]
 
 
-def start_moto():
-    port = free_port()
-    code = ("import logging,sys,time; from moto.server import ThreadedMotoServer; "
-            "logging.getLogger('werkzeug').setLevel(logging.ERROR); "
-            f"s=ThreadedMotoServer(ip_address='127.0.0.1', port={port}, verbose=False); s.start(); "
-            "sys.stdin.read(); s.stop()")
-    proc = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE)
+def wait_for_server(proc, port, name):
+    """Waits until the server process `proc` accepts connections on `port`; returns (proc, endpoint)."""
     for _ in range(200):
         try:
             socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
@@ -144,7 +146,17 @@ def start_moto():
         except OSError:
             time.sleep(0.05)
     proc.kill()
-    raise SystemExit("moto did not start")
+    raise SystemExit(f"{name} did not start")
+
+
+def start_moto():
+    port = free_port()
+    code = ("import logging,sys,time; from moto.server import ThreadedMotoServer; "
+            "logging.getLogger('werkzeug').setLevel(logging.ERROR); "
+            f"s=ThreadedMotoServer(ip_address='127.0.0.1', port={port}, verbose=False); s.start(); "
+            "sys.stdin.read(); s.stop()")
+    proc = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE)
+    return wait_for_server(proc, port, "moto")
 
 
 def start_s3s(exe, root):
@@ -156,14 +168,7 @@ def start_s3s(exe, root):
     proc = subprocess.Popen([exe, "--host", "127.0.0.1", "--port", str(port), "--access-key", CREDS["AWS_ACCESS_KEY_ID"],
                              "--secret-key", CREDS["AWS_SECRET_ACCESS_KEY"], root],
                             stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    for _ in range(200):
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            return proc, f"http://127.0.0.1:{port}"
-        except OSError:
-            time.sleep(0.05)
-    proc.kill()
-    raise SystemExit("s3s-fs did not start")
+    return wait_for_server(proc, port, "s3s-fs")
 
 
 NGINX_CONF = """daemon off;
@@ -203,14 +208,7 @@ def start_nginx(ref_dir):
     with open(conf, "w") as f:
         f.write(NGINX_CONF.format(dir=d, port=port, bucket=BUCKET, root=os.path.abspath(ref_dir)))
     proc = subprocess.Popen(["nginx", "-c", conf, "-e", os.path.join(d, "error.log")], stdin=subprocess.DEVNULL)
-    for _ in range(200):
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            return proc, f"http://127.0.0.1:{port}"
-        except OSError:
-            time.sleep(0.05)
-    proc.kill()
-    raise SystemExit("nginx did not start")
+    return wait_for_server(proc, port, "nginx")
 
 
 def upload(endpoint, ref_dir, layouts):
