@@ -179,7 +179,7 @@ events {{ worker_connections 1024; }}
 http {{
     access_log off;
     sendfile on;
-    tcp_nopush on;
+    tcp_nodelay on;
     keepalive_requests 100000;
     default_type application/octet-stream;
     client_body_temp_path {dir}/body;

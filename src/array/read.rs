@@ -12,6 +12,7 @@ use crate::error::Result;
 use crate::scratch::with_encoded;
 use crate::selection::convert::Conv;
 use crate::selection::{ChunkPart, Layout, Selection};
+use crate::store::OpenHint;
 
 impl Array {
     /// Reads the region `start..start+count` into `out` (C order, native-endian, exactly the region's size).
@@ -63,12 +64,23 @@ impl Array {
         let key = self.chunk_key(&part.chunk);
         let chain = self.meta.chain_for(&part.chunk)?;
         let ctx = |e: crate::Error| e.context(self.store.location(&key));
-        // Remote stores: shards by the ranges they need (remote_shard.rs); other chunks by one whole GET
-        // (a round trip costs more than the bytes), decoded on the chunk pool.
+        // Remote stores: shards by the ranges they need (remote_shard.rs); uncompressed chunks by one
+        // ranged GET of the span the part needs; other chunks by one whole GET, decoded on the chunk pool.
         let remote = self.store.io_concurrency() > 0;
         if remote {
-            if let (true, Some(shard)) = (chain.is_bare(), chain.array_to_bytes().as_sharding()) {
-                return self.read_shard_remote(&key, shard, part, dest).map_err(ctx);
+            if chain.is_bare() {
+                if let Some(shard) = chain.array_to_bytes().as_sharding() {
+                    return self.read_shard_remote(&key, shard, part, dest).map_err(ctx);
+                }
+                let repr = chain.decoded_repr();
+                let (first, end) = crate::codec::chain::byte_span(repr, &part.local);
+                if chain.array_to_bytes().element_bytes(repr).is_some() && end - first < repr.nbytes() {
+                    let hint = OpenHint::Range(first as u64, end as u64);
+                    let Some(src) = self.store.open_hinted(&key, hint).map_err(ctx)? else {
+                        return dest.fill_box(&part.local.count);
+                    };
+                    return chain.partial_decode(src.as_ref(), repr, &part.local, dest).map_err(ctx);
+                }
             }
             return self.read_whole_chunk_remote(&key, part, dest).map_err(ctx);
         }

@@ -82,6 +82,8 @@ pub enum OpenHint {
     Head(u64),
     /// The last `n` bytes (a shard index stored at the end).
     Tail(u64),
+    /// The bytes `start..end` (the span of an uncompressed chunk that a region needs).
+    Range(u64, u64),
 }
 
 /// Fails unless `offset..offset+len` lies within a value of `size` bytes.

@@ -498,12 +498,15 @@ impl Store for ObjectStoreAdapter {
     }
 
     /// One ranged GET (a suffix range for [`OpenHint::Tail`]) that learns the size and ETag and keeps
-    /// the bytes it fetched: opening a shard and reading its index is one round trip.
+    /// the bytes it fetched: opening a shard and reading its index, or opening an uncompressed chunk
+    /// and reading the span a region needs, is one round trip.
     fn open_hinted(&self, key: &str, hint: OpenHint) -> Result<Option<Box<dyn ByteSource + '_>>> {
         let range = match hint {
             OpenHint::Head(0) | OpenHint::Tail(0) => return self.open(key),
+            OpenHint::Range(start, end) if end <= start => return self.open(key),
             OpenHint::Head(n) => GetRange::Bounded(0..n),
             OpenHint::Tail(n) => GetRange::Suffix(n),
+            OpenHint::Range(start, end) => GetRange::Bounded(start..end),
         };
         let path = self.path(key)?;
         let (inner, p) = (self.inner.clone(), path.clone());
@@ -687,6 +690,11 @@ mod tests {
         assert_eq!(tail.read_range(1, 3).unwrap(), b"123", "a range outside the prefetched tail");
         let head = s.open_hinted("c/0", OpenHint::Head(3)).unwrap().unwrap();
         assert_eq!((head.len(), head.read_range(0, 3).unwrap()), (10, b"012".to_vec()));
+        let before = s.bytes_read();
+        let mid = s.open_hinted("c/0", OpenHint::Range(3, 7)).unwrap().unwrap();
+        assert_eq!((mid.len(), mid.read_range(4, 2).unwrap()), (10, b"45".to_vec()));
+        assert_eq!(s.bytes_read() - before, 4, "just the range, with the opening request");
+        assert!(s.open_hinted("c/9", OpenHint::Range(3, 7)).unwrap().is_none());
         // Longer than the value: all of it.
         assert_eq!(s.open_hinted("c/0", OpenHint::Tail(99)).unwrap().unwrap().read_range(0, 10).unwrap(), b"0123456789");
         // A kept version reads without a request, and fails once the value is replaced.

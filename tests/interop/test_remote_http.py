@@ -80,6 +80,9 @@ def make_arrays(root):
     d = rng.standard_normal((50, 70))
     zarr.create_array(store=str(root / "v2_blosc"), data=d, chunks=(20, 20), zarr_format=2)
     out.append(("v2_blosc", d))
+    d = rng.integers(0, 60000, (64, 96), dtype="<u2")
+    zarr.create_array(store=str(root / "v3_raw"), data=d, chunks=(32, 32), compressors=None, zarr_format=3)
+    out.append(("v3_raw", d))
     return out
 
 
@@ -105,6 +108,29 @@ def t_sharded_ranges(r, srv, arrays):
     assert srv.range_requests >= 2, f"index + inner chunk should be range requests, saw {srv.range_requests}"
     assert srv.bytes_sent - meta <= index + 128, \
         f"sent {srv.bytes_sent - meta} chunk bytes for one 128-byte inner chunk (index {index}; shard 3072)"
+
+
+def t_uncompressed_chunk_ranges(r, srv, arrays):
+    """A region of an uncompressed chunk is one ranged GET of just the span it needs (rows of 32
+    uint16 = 64 bytes); the whole chunk is one plain GET."""
+    d = dict(arrays)["v3_raw"]  # chunks of 32 x 32 uint16
+    with zc.Array.open(f"{srv.url}/arrays/v3_raw") as a:
+        srv.reset_counts()
+        # Chunk (1, 1): local rows 1..4, columns 8..12: bytes (1*32 + 8)*2 .. (4*32 + 13)*2.
+        assert a.read([33, 40], [4, 5]) == np.ascontiguousarray(d[33:37, 40:45]).tobytes()
+        assert (srv.requests, srv.range_requests) == (1, 1), (srv.requests, srv.range_requests)
+        assert srv.bytes_sent == (4 * 32 + 13 - (32 + 8)) * 2, f"sent {srv.bytes_sent} bytes for a 202-byte span"
+        # Across 4 chunks: 4 ranged GETs; strided; into float64 (conversion after the ranged read).
+        srv.reset_counts()
+        got = np.empty((8, 6), dtype=np.float64)
+        a.read_hyperslab([20, 20], [8, 6], step=[2, 3], buffer_type="float64", out=got)
+        assert np.array_equal(got, d[20:36:2, 20:38:3].astype(np.float64)), \
+            "strided, converted read over ranged GETs differs"
+        assert (srv.requests, srv.range_requests) == (4, 4), (srv.requests, srv.range_requests)
+        srv.reset_counts()
+        assert a.read([32, 64], [32, 32]) == np.ascontiguousarray(d[32:64, 64:96]).tobytes()
+        assert (srv.requests, srv.range_requests, srv.bytes_sent) == (1, 0, 2048), \
+            (srv.requests, srv.range_requests, srv.bytes_sent)
 
 
 def t_shard_index_kept_and_revalidated(r, srv, arrays):
@@ -278,6 +304,7 @@ def main():
             r.run("fixtures_over_http", t_fixtures, r, Fx)
             r.run("zarr_python_arrays", t_zarr_python_arrays, r, srv, arrays)
             r.run("sharded_reads_are_ranges", t_sharded_ranges, r, srv, arrays)
+            r.run("uncompressed_chunk_ranges", t_uncompressed_chunk_ranges, r, srv, arrays)
             r.run("shard_index_kept_and_revalidated", t_shard_index_kept_and_revalidated, r, srv, arrays)
             r.run("concurrent_chunk_requests", t_concurrency, r, srv, arrays)
             r.run("flaky_server_retried", t_flaky_server_retries, r, srv, arrays)
