@@ -131,6 +131,21 @@ def t_uncompressed_chunk_ranges(r, srv, arrays):
         assert a.read([32, 64], [32, 32]) == np.ascontiguousarray(d[32:64, 64:96]).tobytes()
         assert (srv.requests, srv.range_requests, srv.bytes_sent) == (1, 0, 2048), \
             (srv.requests, srv.range_requests, srv.bytes_sent)
+    # A truncated chunk (1000 of 2048 bytes): a span inside what is left and a span past its end (the
+    # server answers 416) are both ZARR_ERR_CODEC naming the chunk's URL.
+    chunk = srv.root / "arrays" / "v3_raw" / "c" / "1" / "2"
+    original = chunk.read_bytes()
+    chunk.write_bytes(original[:1000])
+    try:
+        with zc.Array.open(f"{srv.url}/arrays/v3_raw") as a:
+            for start in ([33, 65], [60, 90]):
+                try:
+                    a.read(start, [2, 2])
+                    raise AssertionError(f"read {start} of a truncated chunk")
+                except zc.ZarrError as e:
+                    assert e.name == "ZARR_ERR_CODEC" and "/arrays/v3_raw/c/1/2" in str(e), e
+    finally:
+        chunk.write_bytes(original)
 
 
 def t_shard_index_kept_and_revalidated(r, srv, arrays):
