@@ -73,8 +73,9 @@ impl Array {
                     return self.read_shard_remote(&key, shard, part, dest).map_err(ctx);
                 }
                 let repr = chain.decoded_repr();
-                let (first, end) = crate::codec::chain::byte_span(repr, &part.local);
-                if chain.array_to_bytes().element_bytes(repr).is_some() && end - first < repr.nbytes() {
+                let span = (chain.array_to_bytes().element_bytes(repr))
+                    .map(|_| crate::codec::chain::byte_span(repr, &part.local));
+                if let Some((first, end)) = span.filter(|&(first, end)| end - first < repr.nbytes()) {
                     let hint = OpenHint::Range(first as u64, end as u64);
                     let Some(src) = self.store.open_hinted(&key, hint).map_err(ctx)? else {
                         return dest.fill_box(&part.local.count);
