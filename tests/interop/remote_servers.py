@@ -125,9 +125,11 @@ class _Handler(BaseHTTPRequestHandler):
                 self.send_header(k, v)
             self.end_headers()
             if not head:
-                self.wfile.write(body)
+                # Counted before the body goes out: a client that has its answer may reset the counts
+                # at once, and a count added after the write would land in the next tally.
                 with srv.lock:
                     srv.bytes_sent += len(body)
+                self.wfile.write(body)
         finally:
             with srv.lock:
                 srv.in_flight -= 1
@@ -149,6 +151,7 @@ class RangeHTTPServer:
         self.httpd.lock = threading.Lock()
         self.httpd.rng = random.Random(seed)
         self.configure()
+        self.httpd.in_flight = 0
         self.reset_counts()
         self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
 
@@ -161,7 +164,8 @@ class RangeHTTPServer:
     def reset_counts(self):
         h = self.httpd
         h.requests = h.range_requests = h.faults = h.bytes_sent = h.precondition_failures = 0
-        h.in_flight = h.max_in_flight = 0
+        # Requests still being answered stay in flight (their handlers decrement it when they end).
+        h.max_in_flight = h.in_flight
 
     def __getattr__(self, name):
         if name in ("requests", "range_requests", "faults", "bytes_sent", "max_in_flight", "precondition_failures"):
