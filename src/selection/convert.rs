@@ -102,7 +102,7 @@ impl Num for half::f16 {
     #[inline(always)]
     fn from_val(v: Val) -> Option<Self> {
         let f = match v {
-            Val::I(x) => x as f64,
+            Val::I(x) => int_to_f64(x),
             Val::F(f) => f,
         };
         let r = crate::dtype::f16_from_f64(f);
@@ -118,7 +118,7 @@ impl Num for f32 {
     #[inline(always)]
     fn from_val(v: Val) -> Option<Self> {
         match v {
-            Val::I(x) => Some(x as f32),
+            Val::I(x) => Some(int_to_f32(x)),
             Val::F(f) => {
                 let r = f as f32;
                 (!(f.is_finite() && r.is_infinite())).then_some(r)
@@ -135,7 +135,7 @@ impl Num for f64 {
     #[inline(always)]
     fn from_val(v: Val) -> Option<Self> {
         Some(match v {
-            Val::I(x) => x as f64,
+            Val::I(x) => int_to_f64(x),
             Val::F(f) => f,
         })
     }
@@ -158,6 +158,95 @@ unsafe fn convert_run<S: Num, D: Num>(src: *const u8, ss: usize, dst: *mut u8, d
         }
     }
     true
+}
+
+/// A conversion every value survives exactly (`D: From<S>`: u16 to f32, i32 to f64, u8 to i64, ...):
+/// a plain cast per element, which the compiler vectorises for contiguous runs, rather than the
+/// checked path through [`Val`].
+///
+/// # Safety
+/// As [`convert_run`].
+unsafe fn widen_run<S: Num, D: Num + From<S>>(src: *const u8, ss: usize, dst: *mut u8, ds: usize, n: usize) -> bool {
+    let (es, ed) = (std::mem::size_of::<S>(), std::mem::size_of::<D>());
+    // SAFETY: caller's contract.
+    unsafe {
+        if ss == es && ds == ed {
+            for i in 0..n {
+                D::from(S::load(src.add(i * es))).store(dst.add(i * ed));
+            }
+        } else {
+            for i in 0..n {
+                D::from(S::load(src.add(i * ss))).store(dst.add(i * ds));
+            }
+        }
+    }
+    true
+}
+
+/// The [`widen_run`] kernel for a pair of kinds whose conversion is exact for every value, if any.
+fn widen_kernel(from: Kind, to: Kind) -> Option<Kernel> {
+    use Kind::*;
+    Some(match (from, to) {
+        (I8, I16) => widen_run::<i8, i16> as Kernel,
+        (I8, I32) => widen_run::<i8, i32>,
+        (I8, I64) => widen_run::<i8, i64>,
+        (I16, I32) => widen_run::<i16, i32>,
+        (I16, I64) => widen_run::<i16, i64>,
+        (I32, I64) => widen_run::<i32, i64>,
+        (U8, I16) => widen_run::<u8, i16>,
+        (U8, I32) => widen_run::<u8, i32>,
+        (U8, I64) => widen_run::<u8, i64>,
+        (U8, U16) => widen_run::<u8, u16>,
+        (U8, U32) => widen_run::<u8, u32>,
+        (U8, U64) => widen_run::<u8, u64>,
+        (U16, I32) => widen_run::<u16, i32>,
+        (U16, I64) => widen_run::<u16, i64>,
+        (U16, U32) => widen_run::<u16, u32>,
+        (U16, U64) => widen_run::<u16, u64>,
+        (U32, I64) => widen_run::<u32, i64>,
+        (U32, U64) => widen_run::<u32, u64>,
+        (I8, F32) => widen_run::<i8, f32>,
+        (I16, F32) => widen_run::<i16, f32>,
+        (U8, F32) => widen_run::<u8, f32>,
+        (U16, F32) => widen_run::<u16, f32>,
+        (I8, F64) => widen_run::<i8, f64>,
+        (I16, F64) => widen_run::<i16, f64>,
+        (I32, F64) => widen_run::<i32, f64>,
+        (U8, F64) => widen_run::<u8, f64>,
+        (U16, F64) => widen_run::<u16, f64>,
+        (U32, F64) => widen_run::<u32, f64>,
+        (F32, F64) => widen_run::<f32, f64>,
+        (F16, F32) => widen_run::<half::f16, f32>,
+        (F16, F64) => widen_run::<half::f16, f64>,
+        (I8, F16) => widen_run::<i8, half::f16>,
+        (U8, F16) => widen_run::<u8, half::f16>,
+        _ => return None,
+    })
+}
+
+/// An integer on its way to a float type: through `i64` or `u64` where it fits (a native conversion,
+/// rounding the same value the same way) rather than the `i128` library routine.
+#[inline(always)]
+fn int_to_f64(x: i128) -> f64 {
+    if let Ok(v) = i64::try_from(x) {
+        v as f64
+    } else if let Ok(v) = u64::try_from(x) {
+        v as f64
+    } else {
+        x as f64
+    }
+}
+
+/// As [`int_to_f64`], to `f32` (one rounding, from the exact integer).
+#[inline(always)]
+fn int_to_f32(x: i128) -> f32 {
+    if let Ok(v) = i64::try_from(x) {
+        v as f32
+    } else if let Ok(v) = u64::try_from(x) {
+        v as f32
+    } else {
+        x as f32
+    }
 }
 
 /// Complex to complex: both components with the float kernel `K` of the component types.
@@ -321,11 +410,12 @@ impl Conv {
                 (Some(f), Some(t)) if !matches!(f, Kind::C64 | Kind::C128) && !matches!(t, Kind::C64 | Kind::C128) => {
                     let can_fail = match (int_range(f), int_range(t)) {
                         (Some((flo, fhi)), Some((tlo, thi))) => flo < tlo || fhi > thi,
-                        (Some(_), None) => t == Kind::F16,
+                        // float16 holds integers up to 65504 (past it they round to infinity).
+                        (Some((flo, fhi)), None) => t == Kind::F16 && (flo < -65504 || fhi > 65504),
                         (None, None) => matches!((f, t), (Kind::F64, Kind::F32 | Kind::F16) | (Kind::F32, Kind::F16)),
                         (None, Some(_)) => true,
                     };
-                    (Some(real_kernel(f, t)), can_fail)
+                    (Some(widen_kernel(f, t).unwrap_or_else(|| real_kernel(f, t))), can_fail)
                 }
                 _ => {
                     return Err(Error::InvalidArgument(format!(
@@ -504,7 +594,94 @@ mod tests {
         assert!(Conv::new(&Float64, &Float32).unwrap().can_fail());
         assert!(!Conv::new(&Float32, &Float64).unwrap().can_fail());
         assert!(Conv::new(&Int32, &Float16).unwrap().can_fail());
+        assert!(Conv::new(&UInt16, &Float16).unwrap().can_fail());
+        assert!(!Conv::new(&UInt8, &Float16).unwrap().can_fail());
         assert!(Conv::new(&Float32, &Int64).unwrap().can_fail());
+    }
+
+    /// The exact kernels give the bytes of the checked path, for every pair that has one, on every
+    /// value of the 8- and 16-bit types and on edge and random values of the wider ones, contiguous and
+    /// strided (every 3rd source element into every 2nd target element).
+    #[test]
+    fn widening_kernels_match_the_checked_path() {
+        use Kind::*;
+        let kinds = [Bool, I8, I16, I32, I64, U8, U16, U32, U64, F16, F32, F64];
+        let size = |k: Kind| match k {
+            Bool | I8 | U8 => 1,
+            I16 | U16 | F16 => 2,
+            I32 | U32 | F32 => 4,
+            _ => 8,
+        };
+        let mut pairs = 0;
+        for &f in &kinds {
+            let es = size(f);
+            let mut src: Vec<u8> = Vec::new();
+            if es <= 2 {
+                for v in 0..(1u32 << (8 * es)) {
+                    src.extend_from_slice(&v.to_le_bytes()[..es]);
+                }
+            } else {
+                let mut x = 0x9e37_79b9_7f4a_7c15u64;
+                for i in 0..4096u64 {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    let v = match i % 4 {
+                        0 => x,
+                        1 => x >> (i % 64),
+                        2 => (i / 4).wrapping_sub(8),
+                        _ => [0, 1, u64::MAX, 1 << (8 * es - 1), (1 << (8 * es - 1)) - 1][(i / 4) as usize % 5],
+                    };
+                    src.extend_from_slice(&v.to_le_bytes()[..es]);
+                }
+            }
+            let n = src.len() / es;
+            for &t in &kinds {
+                let Some(fast) = widen_kernel(f, t) else { continue };
+                pairs += 1;
+                let ed = size(t);
+                let slow = real_kernel(f, t);
+                let (mut a, mut b) = (vec![0u8; n * ed], vec![0u8; n * ed]);
+                unsafe {
+                    assert!(fast(src.as_ptr(), es, a.as_mut_ptr(), ed, n));
+                    assert!(slow(src.as_ptr(), es, b.as_mut_ptr(), ed, n));
+                }
+                assert_eq!(a, b, "{f:?} -> {t:?}, contiguous");
+                let m = n / 3;
+                let (mut a, mut b) = (vec![0u8; 2 * m * ed], vec![0u8; 2 * m * ed]);
+                unsafe {
+                    assert!(fast(src.as_ptr(), 3 * es, a.as_mut_ptr(), 2 * ed, m));
+                    assert!(slow(src.as_ptr(), 3 * es, b.as_mut_ptr(), 2 * ed, m));
+                }
+                assert_eq!(a, b, "{f:?} -> {t:?}, strided");
+                let c = Conv::new(&kind_type(f), &kind_type(t)).unwrap();
+                assert!(!c.can_fail(), "{f:?} -> {t:?} has an exact kernel but may fail");
+            }
+        }
+        assert_eq!(pairs, 33);
+        // Integers into floats through i64/u64: the same rounding as from the exact value.
+        assert_eq!(conv::<u64, f32>(UInt64, Float32, u64::MAX).unwrap(), 18446744073709551616.0);
+        assert_eq!(conv::<u64, f64>(UInt64, Float64, (1 << 63) + 1025).unwrap(), 9223372036854777856.0);
+        assert_eq!(conv::<i64, f64>(Int64, Float64, i64::MIN + 1).unwrap(), -9223372036854775808.0);
+    }
+
+    fn kind_type(k: Kind) -> DataType {
+        match k {
+            Kind::Bool => DataType::Bool,
+            Kind::I8 => Int8,
+            Kind::I16 => Int16,
+            Kind::I32 => Int32,
+            Kind::I64 => Int64,
+            Kind::U8 => UInt8,
+            Kind::U16 => UInt16,
+            Kind::U32 => UInt32,
+            Kind::U64 => UInt64,
+            Kind::F16 => Float16,
+            Kind::F32 => Float32,
+            Kind::F64 => Float64,
+            Kind::C64 => Complex64,
+            Kind::C128 => Complex128,
+        }
     }
 
     #[test]

@@ -14,10 +14,24 @@ use crate::error::Result;
 /// Copies order by the larger buffer (the caller's), which a transposing copy (C order into a
 /// Fortran-order buffer, or back) then walks in memory order, while the chunk side, small enough
 /// for the cache, takes the strided accesses.
+///
+/// When the innermost dimension's runs are whole cache lines of the larger buffer, the dimensions
+/// outside it are ordered by the smaller buffer's strides instead: consecutive runs then read (or
+/// write) neighbouring elements of the chunk, in cache lines the previous run brought in, rather
+/// than a fresh line per element (a strided read into a Fortran-order buffer walks a chunk down its
+/// slowest dimension in every run).
 fn plan(count: &[u64], ss: &[usize], ds: &[usize], by_src: bool) -> Vec<(usize, usize, usize)> {
     let mut order: Vec<(usize, usize, usize)> =
         (0..count.len()).filter(|&d| count[d] != 1).map(|d| (count[d] as usize, ss[d], ds[d])).collect();
-    order.sort_by_key(|&(_, s, t)| std::cmp::Reverse(if by_src { (s, t) } else { (t, s) }));
+    let big = |&(_, s, t): &(usize, usize, usize)| if by_src { (s, t) } else { (t, s) };
+    order.sort_by_key(|d| std::cmp::Reverse(big(d)));
+    if let Some((inner, outer)) = order.split_last_mut() {
+        const LINE: usize = 64;
+        let (n, stride_big) = (inner.0, big(inner).0);
+        if outer.len() > 1 && stride_big > 0 && stride_big < LINE && n * stride_big >= LINE {
+            outer.sort_by_key(|d| std::cmp::Reverse((big(d).1, big(d).0)));
+        }
+    }
     let mut dims: Vec<(usize, usize, usize)> = Vec::with_capacity(order.len());
     for (n, s, t) in order {
         if let Some(last) = dims.last_mut() {
@@ -201,6 +215,13 @@ mod tests {
         // innermost; ordered by the source, the source's.
         assert_eq!(plan(&[3, 4], &[8, 2], &[2, 6], false), [(4, 2, 6), (3, 8, 2)]);
         assert_eq!(plan(&[3, 4], &[8, 2], &[2, 6], true), [(3, 8, 2), (4, 2, 6)]);
+        // A strided C-order chunk box (32^3 of 64^3 uint16, step 2) into a Fortran-order buffer: the
+        // destination's unit-stride dimension innermost (runs of 64 bytes); outside it, the chunk's
+        // order (its dimension 2, 4 bytes apart, next), not the destination's.
+        let (ss, ds) = ([16384, 256, 4], [2, 64, 2048]);
+        assert_eq!(plan(&[32, 32, 32], &ss, &ds, false), [(32, 256, 64), (32, 4, 2048), (32, 16384, 2)]);
+        // Runs shorter than a cache line keep the larger buffer's order throughout.
+        assert_eq!(plan(&[8, 32, 32], &ss, &[2, 16, 512], false), [(32, 4, 512), (32, 256, 16), (8, 16384, 2)]);
     }
 
     #[test]
