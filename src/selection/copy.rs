@@ -86,6 +86,43 @@ fn for_each_run(
     }
 }
 
+/// Copies `len` bytes between non-overlapping buffers; runs of at most 64 bytes inline, as two
+/// possibly overlapping blocks, rather than a call to `memcpy` (a box of 32^3 uint8 chunks is 10^8
+/// runs of 32 bytes, where the calls alone took 10% of a write's time).
+///
+/// # Safety
+/// As [`std::ptr::copy_nonoverlapping`].
+#[inline(always)]
+unsafe fn copy_bytes(src: *const u8, dst: *mut u8, len: usize) {
+    /// `len` in `N..=2N`: the first and the last `N` bytes.
+    #[inline(always)]
+    unsafe fn two<const N: usize>(src: *const u8, dst: *mut u8, len: usize) {
+        // SAFETY: N <= len, so both blocks lie inside the len bytes of each side.
+        unsafe {
+            let a = src.cast::<[u8; N]>().read_unaligned();
+            let b = src.add(len - N).cast::<[u8; N]>().read_unaligned();
+            dst.cast::<[u8; N]>().write_unaligned(a);
+            dst.add(len - N).cast::<[u8; N]>().write_unaligned(b);
+        }
+    }
+    // SAFETY: caller's contract; each branch stays inside len bytes.
+    unsafe {
+        match len {
+            0 => {}
+            1..=3 => {
+                for i in 0..len {
+                    *dst.add(i) = *src.add(i);
+                }
+            }
+            4..=7 => two::<4>(src, dst, len),
+            8..=15 => two::<8>(src, dst, len),
+            16..=31 => two::<16>(src, dst, len),
+            32..=64 => two::<32>(src, dst, len),
+            _ => std::ptr::copy_nonoverlapping(src, dst, len),
+        }
+    }
+}
+
 /// Copies the box `count` from `src` (its origin at byte `src_off`, strides of `src_layout`) to `dst`
 /// (origin at `dst_off`, strides of `dst_layout`), converting each element with `conv`. A value that
 /// does not convert is [`crate::Error::Value`] (elements before it are written).
@@ -116,7 +153,7 @@ pub fn copy(
             // SAFETY: as below.
             unsafe {
                 if s == e && d == e {
-                    std::ptr::copy_nonoverlapping(sp.add(src_off + so), dp.add(dst_off + dof), n * e);
+                    copy_bytes(sp.add(src_off + so), dp.add(dst_off + dof), n * e);
                     true
                 } else {
                     conv.run(sp.add(src_off + so), s, dp.add(dst_off + dof), d, n)
@@ -236,6 +273,19 @@ mod tests {
         let got: Vec<f64> = out.chunks(8).map(|b| f64::from_ne_bytes(b.try_into().unwrap())).collect();
         // Fortran order: column-major (r0c0, r1c0, r0c1, ...)
         assert_eq!(got, [1.0, 13.0, 3.0, 15.0, 5.0, 17.0]);
+    }
+
+    #[test]
+    fn small_copies_cover_every_length() {
+        let src: Vec<u8> = (0..200u8).collect();
+        for len in 0..=130 {
+            for off in [0, 1, 7] {
+                let mut dst = vec![0xEEu8; 140];
+                unsafe { copy_bytes(src.as_ptr().add(off), dst.as_mut_ptr().add(3), len) };
+                assert_eq!(&dst[3..3 + len], &src[off..off + len], "len {len} off {off}");
+                assert!(dst[..3].iter().chain(&dst[3 + len..]).all(|&b| b == 0xEE), "len {len}: wrote outside");
+            }
+        }
     }
 
     #[test]
