@@ -4,7 +4,7 @@
  *
  *   bench_libzarr --op W|R|Rinto|S|P --layout LAYOUT.json --array DIR --data volume_u16_512.bin
  *                 [--regions regions_16.txt] [--reps N] [--name LABEL] [--threads N] [--work DIR]
- *                 [--small] [--no-warmup]
+ *                 [--small] [--no-warmup] [--fresh-dirs]
  *
  * W      write the whole 512^3 uint16 volume from memory into a new array; before each repetition
  *        (untimed) DIR is removed and the array is created from LAYOUT.json; after it (untimed) the
@@ -24,6 +24,11 @@
  *        and compared with the volume with the boxes replaced in order.
  *
  * W has one untimed warm-up repetition (--no-warmup: none); Wbox has none.
+ * --fresh-dirs (W with --small): repetition r writes into the new directory DIR.rep<r> (the warm-up into
+ * DIR.rep0) and nothing is removed; run_all.py removes the copies after the run. ext4 without a journal
+ * (this VM's disk) does not reuse an inode for 60 s after its deletion, 360 s while its inode-table block
+ * is dirty, and scans past every such inode for each new file (fs/ext4/ialloc.c, recently_deleted):
+ * 10^5 files created within minutes of 10^5 deletions time that scan, not the writer.
  * With --small (layout N, many small chunks), --data is the synthetic uint8 volume of the array's shape
  * (bench/README.md: 1600 x 1600 x 1280, 10^5 chunks of 32^3) and only W and R are available.
  *
@@ -255,7 +260,7 @@ static void make_write_box(const uint16_t *vol, const uint64_t *org, size_t i, u
 
 /* W or R of the synthetic uint8 volume DATA (the array's shape) into/from DIR; fills t, cpu. */
 static void run_small(int write, const char *layout, const char *dir, const char *data, int reps, int warmup,
-                      double *t, double *cpu, uint64_t *bytes_per_rep) {
+                      int fresh, double *t, double *cpu, uint64_t *bytes_per_rep) {
     size_t vlen = 0;
     uint8_t *vol = (uint8_t *)read_file(data, &vlen);
     uint64_t shape[NDIM];
@@ -285,8 +290,19 @@ static void run_small(int write, const char *layout, const char *dir, const char
     uint8_t *buf = NULL;
     if (write) {
         char *meta = read_file(layout, NULL);
+        char *base = strdup(dir), rep_dir[4096];
+        if (!base) die("out of memory");
         for (int r = warmup ? -1 : 0; r < reps; r++) {
-            remove_array_dir(dir);
+            if (fresh) {
+                struct stat st;
+                snprintf(rep_dir, sizeof rep_dir, "%s.rep%d", base, r + 1);
+                if (lstat(rep_dir, &st) == 0)
+                    die("%s exists: --fresh-dirs writes into new directories (remove old copies minutes before)",
+                        rep_dir);
+                dir = rep_dir;
+            } else {
+                remove_array_dir(dir);
+            }
             zarr_array *a = NULL;
             check(zarr_create(dir, meta, &a), "zarr_create");
             sync();
@@ -302,6 +318,7 @@ static void run_small(int write, const char *layout, const char *dir, const char
             if (memcmp(buf, vol, nbytes) != 0) die("W rep %d: the array read back differs from the source", r);
             check(zarr_close(b), "zarr_close");
         }
+        dir = base;
         free(meta);
         free(buf);
     } else {
@@ -336,7 +353,7 @@ static void usage(void) {
     fprintf(stderr,
             "usage: bench_libzarr --op W|R|Rinto|S|P --layout LAYOUT.json --array DIR --data VOLUME.bin\n"
             "                     [--regions REGIONS.txt] [--reps N] [--name LABEL] [--threads N]\n"
-            "                     [--work DIR] [--small] [--no-warmup]\n"
+            "                     [--work DIR] [--small] [--no-warmup] [--fresh-dirs]\n"
             "ops: W R Rinto S P Rs RsF Rs32 Wbox (--small: W R)\n");
     exit(2);
 }
@@ -344,12 +361,13 @@ static void usage(void) {
 int main(int argc, char **argv) {
     const char *op = NULL, *layout = NULL, *dir = NULL, *data = NULL, *regions = NULL, *name = NULL;
     const char *work = NULL;
-    int reps = 0, small = 0, warmup = 1;
+    int reps = 0, small = 0, warmup = 1, fresh = 0;
     long threads = -1;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--small")) { small = 1; continue; }
         if (!strcmp(a, "--no-warmup")) { warmup = 0; continue; }
+        if (!strcmp(a, "--fresh-dirs")) { fresh = 1; continue; }
         if (i + 1 >= argc) usage();
         const char *v = argv[++i];
         if (!strcmp(a, "--op")) op = v;
@@ -414,7 +432,7 @@ int main(int argc, char **argv) {
     double t[MAX_REPS], cpu[MAX_REPS];
     uint64_t bytes_per_rep = VOL_BYTES;
     if (small) {
-        run_small(kind == OP_W, layout, dir, data, reps, warmup, t, cpu, &bytes_per_rep);
+        run_small(kind == OP_W, layout, dir, data, reps, warmup, fresh, t, cpu, &bytes_per_rep);
         goto report;
     }
 

@@ -26,6 +26,9 @@ Operations (WORKLOADS.md; each repetition checked against the volume outside the
          against the volume with the boxes replaced in order
 With --small (layout N: 10^5 chunks of 32^3 uint8), --data is the synthetic uint8 volume
 (`--op gen-small --data FILE --layout N.json` writes it) and only W, R and prepare are available.
+--fresh-dirs (W with --small): repetition r writes into the new directory DIR.rep<r> (warm-up: rep0) and
+nothing is removed (ext4 without a journal scans past recently deleted inodes for each new file: see
+bench_libzarr.c).
 Threads: tensorstore: context data_copy_concurrency/file_io_concurrency limit N, cache_pool 0,
 file_io_sync false (libzarr, zarr-python and zarrs do not fsync either); zarr-python:
 threading.max_workers N (the executor behind every asyncio.to_thread: store I/O and codecs),
@@ -329,8 +332,13 @@ def run_small(args, impl):
             layout_text = f.read()
         first = -1 if (args.op == "W" and not args.no_warmup) else 0
         for r in range(first, args.reps if args.op == "W" else 1):
-            fresh_array_dir(args.array, layout_text)
-            a = impl.open(args.array, write=True)
+            path = args.array
+            if args.fresh_dirs and args.op == "W":
+                path = f"{args.array}.rep{r + 1}"
+                if os.path.lexists(path):
+                    raise BenchError(f"{path} exists: --fresh-dirs writes into new directories")
+            fresh_array_dir(path, layout_text)
+            a = impl.open(path, write=True)
             os.sync()
             t, _ = timed(lambda: impl.write_all(a, vol))
             if r >= 0:
@@ -339,7 +347,7 @@ def run_small(args, impl):
                 CPU.pop()
             impl.close(a)
             del a
-            back = impl.read_all(impl.open(args.array))
+            back = impl.read_all(impl.open(path))
             check_equal_big(np.asarray(back), vol, f"{args.op} rep {r} (read back)")
             del back
     elif args.op == "R":
@@ -477,6 +485,8 @@ def main():
     ap.add_argument("--work", help="Wbox: the working copy of --array (removed and re-copied each repetition)")
     ap.add_argument("--small", action="store_true", help="layout N: --data is the synthetic uint8 volume")
     ap.add_argument("--no-warmup", action="store_true", help="W (--small): no untimed warm-up repetition")
+    ap.add_argument("--fresh-dirs", action="store_true",
+                    help="W (--small): repetition r writes into the new directory ARRAY.rep<r>; nothing is removed")
     ap.add_argument("--layout")
     ap.add_argument("--array", required=True)
     ap.add_argument("--data", required=True)

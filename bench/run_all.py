@@ -17,6 +17,7 @@
 import argparse
 import datetime
 import fnmatch
+import glob
 import hashlib
 import json
 import os
@@ -162,6 +163,24 @@ def run_cell(cmd, env, timeout):
 def remove_array(path):
     if os.path.isdir(path) and os.path.exists(os.path.join(path, "zarr.json")):
         shutil.rmtree(path)
+
+
+def remove_small_copies(out):
+    """Removes the layout N copies that the N/W cells leave (<out>/w/<impl>/N.rep<r>, --fresh-dirs).
+
+    The N/W cells delete nothing while they run: this VM's ext4 has no journal, and such a file system
+    does not reuse an inode for 60 s after its deletion (360 s while its inode-table block is dirty),
+    scanning past every such inode for each new file (fs/ext4/ialloc.c, recently_deleted). 10^5 files
+    created within minutes of 10^5 deletions then time that scan (8 s or 48 s for the same writer),
+    and whichever implementation runs after another's deletion pays it. So the copies are removed at
+    the end of the run, and any left by an interrupted run at its start, long before layout N."""
+    t0 = time.time()
+    n = 0
+    for path in sorted(glob.glob(os.path.join(out, "w", "*", SMALL + ".rep*"))):
+        remove_array(path)
+        n += 1
+    if n:
+        log(f"run_all: removed {n} layout {SMALL} copies in {time.time() - t0:.0f} s")
 
 
 def prepare_reference(args, layout, layout_path, vol, data_sha, env, small=False):
@@ -436,6 +455,8 @@ def main():
                 "OPENBLAS_NUM_THREADS": "1", "PYTHONWARNINGS": "ignore"})
 
     t_start = time.time()
+    if SMALL in layouts and "W" in ops:
+        remove_small_copies(args.out)
     vol, data_sha = prepare_dataset(args.perf_dir, data_dir)
     exe, libinfo = build_bench(args) if "libzarr" in impls else (None, None)
 
@@ -477,7 +498,8 @@ def main():
                 if op == "W":
                     array = os.path.join(args.out, "w", impl, L)
                     os.makedirs(os.path.dirname(array), exist_ok=True)
-                    remove_array(array)
+                    if L != SMALL:  # layout N writes new directories (--fresh-dirs, remove_small_copies)
+                        remove_array(array)
                 else:
                     array = refs.get(L)
                     if array is None:
@@ -488,6 +510,8 @@ def main():
                           "--regions", regions, "--reps", str(reps), "--name", L]
                 if L == SMALL:
                     common += ["--small"] + (["--no-warmup"] if args.small_no_warmup else [])
+                    if op == "W":
+                        common += ["--fresh-dirs"]
                 if op == "Wbox":
                     work = os.path.join(args.out, "w", impl, L + "-box")
                     os.makedirs(os.path.dirname(work), exist_ok=True)
@@ -497,10 +521,13 @@ def main():
                     cmd = [exe, *common, "--threads", n]
                 else:
                     cmd = [sys.executable, os.path.join(HERE, "peers.py"), "--impl", impl, *common, "--threads", n]
+                # Untimed: the previous cell's dirty pages (5 GB after the N/W cells) are written back
+                # now, not during this cell.
+                os.sync()
                 res = run_cell(cmd, env, args.timeout)
                 res.update({"impl": impl, "layout": L, "op": op})
                 results[cell] = res
-                if op == "W":
+                if op == "W" and L != SMALL:
                     remove_array(array)
                 if res["status"] == "ok":
                     log(f"{cell:24s} median {res['median_s']:.4f} s  min {res['min_s']:.4f} s  "
@@ -512,6 +539,8 @@ def main():
     meta["finished"] = datetime.datetime.now().isoformat(timespec="seconds")
     meta["elapsed_s"] = round(time.time() - t_start, 1)
     save()
+    if SMALL in layouts and "W" in ops:
+        remove_small_copies(args.out)
     table, notes = make_table(results, layouts, ops, impls, args.target, key)
     print(f"libzarr benchmark: {args.threads} threads per implementation, median "
           f"{'wall-clock' if args.metric == 'wall' else 'CPU'} seconds over "
