@@ -290,35 +290,34 @@ static void run_small(int write, const char *layout, const char *dir, const char
     uint8_t *buf = NULL;
     if (write) {
         char *meta = read_file(layout, NULL);
-        char *base = strdup(dir), rep_dir[4096];
-        if (!base) die("out of memory");
+        char rep_dir[4096];
         for (int r = warmup ? -1 : 0; r < reps; r++) {
+            const char *path = dir;
             if (fresh) {
                 struct stat st;
-                snprintf(rep_dir, sizeof rep_dir, "%s.rep%d", base, r + 1);
+                snprintf(rep_dir, sizeof rep_dir, "%s.rep%d", dir, r + 1);
                 if (lstat(rep_dir, &st) == 0)
                     die("%s exists: --fresh-dirs writes into new directories (remove old copies minutes before)",
                         rep_dir);
-                dir = rep_dir;
+                path = rep_dir;
             } else {
                 remove_array_dir(dir);
             }
             zarr_array *a = NULL;
-            check(zarr_create(dir, meta, &a), "zarr_create");
+            check(zarr_create(path, meta, &a), "zarr_create");
             sync();
             double t0 = now_s(), c0 = cpu_s();
             check(zarr_write_region(a, start, shape, vol, nbytes), "zarr_write_region");
             check(zarr_close(a), "zarr_close");
             if (r >= 0) t[r] = now_s() - t0, cpu[r] = cpu_s() - c0;
             zarr_array *b = NULL;
-            check(zarr_open(dir, ZARR_READ, &b), "zarr_open");
+            check(zarr_open(path, ZARR_READ, &b), "zarr_open");
             if (!buf) buf = xmalloc(nbytes);
             memset(buf, 0xA5, nbytes);
             check(zarr_read_region(b, start, shape, buf, nbytes), "zarr_read_region (check)");
             if (memcmp(buf, vol, nbytes) != 0) die("W rep %d: the array read back differs from the source", r);
             check(zarr_close(b), "zarr_close");
         }
-        dir = base;
         free(meta);
         free(buf);
     } else {
