@@ -1,11 +1,13 @@
 //! Filesystem store (v3 "file system store" spec): key `a/b` is the file `<root>/a/b`.
 //!
-//! Writes are atomic: the value goes to a temporary file in the destination directory, which is then
-//! renamed over the key's file, so a crash leaves the old value or the new one. A writer holding the
-//! key's lock ([`Store::set_parts_locked`]) uses the fixed temporary name `.<name>.zarrtmp`, so what a
-//! killed writer left there is replaced by the key's next writer; other writes use unique temporary
-//! names `.<name>.<pid>.<n>.tmp`. Temporary files and the per-node lock file `.zarr.lock` are never
-//! listed as keys. With `ZARR_FSYNC=1`
+//! Writes are atomic, so a crash leaves the old value or the new one. On Linux a value is first written
+//! to an unnamed file in the destination directory (`O_TMPFILE`); when the key has no file yet, that
+//! file is then given the key's name (`linkat`), and a killed writer leaves nothing behind. Otherwise
+//! the value goes to a named temporary file in that directory, which is then renamed over the key's
+//! file. A writer holding the key's lock ([`Store::set_parts_locked`]) uses the fixed temporary name
+//! `.<name>.zarrtmp`, so what a killed writer left there is replaced by the key's next writer; other
+//! writes use unique temporary names `.<name>.<pid>.<n>.tmp`. Temporary files and the per-node lock
+//! file `.zarr.lock` are never listed as keys. With `ZARR_FSYNC=1`
 //! in the environment the file and its directory are also flushed to disk before and after the rename.
 //!
 //! Keys never leave the root ([`validate_key`]), but symbolic links inside the root are followed (a
@@ -30,13 +32,15 @@ pub struct FilesystemStore {
     root: PathBuf,
     fsync: bool,
     bytes_read: AtomicU64,
+    /// Set when `O_TMPFILE` turned out not to work here: every write then takes the named route.
+    no_tmpfile: std::sync::atomic::AtomicBool,
 }
 
 impl FilesystemStore {
     /// A store rooted at `root` (which need not exist yet).
     pub fn new(root: impl Into<PathBuf>) -> FilesystemStore {
         let fsync = std::env::var("ZARR_FSYNC").map(|v| v == "1" || v.eq_ignore_ascii_case("true")).unwrap_or(false);
-        FilesystemStore { root: root.into(), fsync, bytes_read: AtomicU64::new(0) }
+        FilesystemStore { root: root.into(), fsync, bytes_read: AtomicU64::new(0), no_tmpfile: Default::default() }
     }
 
     /// The root directory.
@@ -61,22 +65,125 @@ impl FilesystemStore {
         Ok((path, tmp))
     }
 
-    /// Writes `parts` to a temporary file beside `key`'s file and renames it over that file. `locked`:
-    /// the caller holds `key`'s lock, so the temporary name is fixed (`.<name>.zarrtmp`, replacing what a
-    /// killed writer left); otherwise it is unique (`.<name>.<pid>.<n>.tmp`).
-    fn write_via_temp(&self, key: &str, parts: &[&[u8]], locked: bool) -> Result<()> {
-        let (path, tmp) = if locked {
-            self.locked_temp(key)?
-        } else {
-            let path = self.path_of(key)?;
-            let name = path.file_name().expect("validated key").to_string_lossy();
-            let tmp = path.with_file_name(format!(
-                ".{name}.{}.{}.tmp",
-                std::process::id(),
-                TEMP_COUNTER.fetch_add(1, Ordering::Relaxed)
-            ));
-            (path, tmp)
+    /// The temporary name of a write of `key`: fixed (`.<name>.zarrtmp`) when the caller holds `key`'s
+    /// lock, replacing what a killed writer left; otherwise unique (`.<name>.<pid>.<n>.tmp`).
+    fn temp_name(&self, key: &str, locked: bool) -> Result<(PathBuf, PathBuf)> {
+        if locked {
+            return self.locked_temp(key);
+        }
+        let path = self.path_of(key)?;
+        let name = path.file_name().expect("validated key").to_string_lossy();
+        let tmp = path.with_file_name(format!(
+            ".{name}.{}.{}.tmp",
+            std::process::id(),
+            TEMP_COUNTER.fetch_add(1, Ordering::Relaxed)
+        ));
+        Ok((path, tmp))
+    }
+
+    /// Writes `parts` as the value of `key`, atomically: readers see the old value or the new one.
+    ///
+    /// On Linux the value is written to an unnamed file in the key's directory (`O_TMPFILE`), which is
+    /// then given the key's name (`linkat`) when the key has no file yet: no temporary name is created,
+    /// renamed or left behind by a killed writer. A key that has a file gets the named temporary file of
+    /// [`Self::temp_name`], renamed over the old one. File systems without `O_TMPFILE` (and a system
+    /// without `/proc`) take the named route for every write.
+    fn write_atomic(&self, key: &str, parts: &[&[u8]], locked: bool) -> Result<()> {
+        #[cfg(target_os = "linux")]
+        if !self.no_tmpfile.load(Ordering::Relaxed) {
+            if let Some(done) = self.write_unnamed(key, parts, locked) {
+                return done;
+            }
+        }
+        self.write_via_temp(key, parts, locked)
+    }
+
+    /// The `O_TMPFILE` route of [`Self::write_atomic`]. `None`: this file system (or system) cannot
+    /// do it, and nothing was written; the caller takes the named route.
+    #[cfg(target_os = "linux")]
+    fn write_unnamed(&self, key: &str, parts: &[&[u8]], locked: bool) -> Option<Result<()>> {
+        use std::os::unix::ffi::OsStrExt;
+        use std::os::unix::io::AsRawFd;
+        let path = match self.path_of(key) {
+            Ok(p) => p,
+            Err(e) => return Some(Err(e)),
         };
+        let dir = path.parent().expect("a key has a parent directory");
+        let open = || OpenOptions::new().write(true).custom_flags(libc::O_TMPFILE | libc::O_CLOEXEC).open(dir);
+        let mut f = match open() {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => match fs::create_dir_all(dir).and_then(|_| open()) {
+                Ok(f) => f,
+                Err(e) if tmpfile_unsupported(&e) => {
+                    self.no_tmpfile.store(true, Ordering::Relaxed);
+                    return None;
+                }
+                Err(e) => return Some(Err(Error::io(path.display(), e))),
+            },
+            Err(e) if tmpfile_unsupported(&e) => {
+                self.no_tmpfile.store(true, Ordering::Relaxed);
+                return None;
+            }
+            Err(e) => return Some(Err(Error::io(path.display(), e))),
+            Ok(f) => f,
+        };
+        let written = write_all_vectored(&mut f, parts).and_then(|_| if self.fsync { f.sync_all() } else { Ok(()) });
+        if let Err(e) = written {
+            // The unnamed file goes with its descriptor: nothing is left behind.
+            return Some(Err(Error::io(path.display(), e)));
+        }
+        let proc_path = std::ffi::CString::new(format!("/proc/self/fd/{}", f.as_raw_fd())).expect("no NUL");
+        let link = |to: &Path| -> std::io::Result<()> {
+            let to = std::ffi::CString::new(to.as_os_str().as_bytes())
+                .map_err(|_| std::io::Error::from(std::io::ErrorKind::InvalidInput))?;
+            // SAFETY: both paths are NUL-terminated strings that outlive the call.
+            let rc = unsafe {
+                libc::linkat(libc::AT_FDCWD, proc_path.as_ptr(), libc::AT_FDCWD, to.as_ptr(), libc::AT_SYMLINK_FOLLOW)
+            };
+            if rc == 0 {
+                Ok(())
+            } else {
+                Err(std::io::Error::last_os_error())
+            }
+        };
+        let sync_dir = || if self.fsync { File::open(dir)?.sync_all() } else { Ok(()) };
+        match link(&path) {
+            Ok(()) => return Some(sync_dir().map_err(|e| Error::io(path.display(), e))),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && !Path::new("/proc/self/fd").is_dir() => {
+                self.no_tmpfile.store(true, Ordering::Relaxed);
+                return None;
+            }
+            Err(e) => return Some(Err(Error::io(path.display(), e))),
+        }
+        // The key has a file: name the new one, then rename it over the old one.
+        let tmp = match self.temp_name(key, locked) {
+            Ok((_, tmp)) => tmp,
+            Err(e) => return Some(Err(e)),
+        };
+        let replace = || -> std::io::Result<()> {
+            match link(&tmp) {
+                // What a killed writer left under the fixed name (held under the key's lock), or under a
+                // unique name of a dead process with this process's id.
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                    fs::remove_file(&tmp)?;
+                    link(&tmp)?;
+                }
+                other => other?,
+            }
+            drop(f);
+            rename_over(&tmp, &path)?;
+            sync_dir()
+        };
+        Some(replace().map_err(|e| {
+            let _ = fs::remove_file(&tmp);
+            Error::io(path.display(), e)
+        }))
+    }
+
+    /// Writes `parts` to a temporary file beside `key`'s file and renames it over that file (the route
+    /// of [`Self::write_atomic`] without `O_TMPFILE`; names: [`Self::temp_name`]).
+    fn write_via_temp(&self, key: &str, parts: &[&[u8]], locked: bool) -> Result<()> {
+        let (path, tmp) = self.temp_name(key, locked)?;
         let dir = path.parent().expect("a key has a parent directory");
         let write = || -> std::io::Result<()> {
             let open = || {
@@ -102,13 +209,7 @@ impl FilesystemStore {
                 f.sync_all()?;
             }
             drop(f);
-            // The file being replaced, kept open so that it is freed on the closing thread, not
-            // inside the rename (deferred_close.rs); not a symbolic link, and never blocking (FIFO).
-            let replaced = OpenOptions::new().read(true).custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK).open(&path).ok();
-            fs::rename(&tmp, &path)?;
-            if let Some(old) = replaced {
-                super::deferred_close::close_later(old);
-            }
+            rename_over(&tmp, &path)?;
             if self.fsync {
                 File::open(dir)?.sync_all()?;
             }
@@ -119,6 +220,24 @@ impl FilesystemStore {
             Error::io(path.display(), e)
         })
     }
+}
+
+/// Renames `tmp` over `path`. The file being replaced is kept open across the rename so that it is
+/// freed on the closing thread, not inside the rename (deferred_close.rs); it is opened without
+/// following a symbolic link, and never blocking (FIFO).
+fn rename_over(tmp: &Path, path: &Path) -> std::io::Result<()> {
+    let replaced = OpenOptions::new().read(true).custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK).open(path).ok();
+    fs::rename(tmp, path)?;
+    if let Some(old) = replaced {
+        super::deferred_close::close_later(old);
+    }
+    Ok(())
+}
+
+/// Whether opening with `O_TMPFILE` failed because the kernel or the file system lacks it.
+#[cfg(target_os = "linux")]
+fn tmpfile_unsupported(e: &std::io::Error) -> bool {
+    matches!(e.raw_os_error(), Some(libc::EOPNOTSUPP) | Some(libc::EISDIR) | Some(libc::EINVAL))
 }
 
 /// Writes every byte of `parts` in order, in as few `writev` calls as the kernel allows (a shard laid
@@ -246,7 +365,7 @@ impl Store for FilesystemStore {
     }
 
     fn set_parts(&self, key: &str, parts: &[&[u8]]) -> Result<()> {
-        self.write_via_temp(key, parts, false)
+        self.write_atomic(key, parts, false)
     }
 
     fn lock(&self, node_prefix: &str, ranges: &[LockRange]) -> Result<StoreLock> {
@@ -261,7 +380,7 @@ impl Store for FilesystemStore {
     }
 
     fn set_parts_locked(&self, key: &str, parts: &[&[u8]], _lock: &StoreLock) -> Result<()> {
-        self.write_via_temp(key, parts, true)
+        self.write_atomic(key, parts, true)
     }
 
     fn delete_locked(&self, key: &str, _lock: &StoreLock) -> Result<()> {
@@ -367,6 +486,76 @@ mod tests {
         // no temporary files are left behind
         assert_eq!(s.list_dir("a/").unwrap().keys, Vec::<String>::new());
         fs::remove_dir_all(root).unwrap();
+    }
+
+    /// The names in `dir` (not recursive), sorted: temporary files included.
+    fn raw_names(dir: &Path) -> Vec<String> {
+        let mut v: Vec<String> = fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into()).collect();
+        v.sort();
+        v
+    }
+
+    #[test]
+    fn both_write_routes_store_the_same_files_and_leave_no_temporaries() {
+        use std::os::unix::fs::PermissionsExt;
+        let mut modes = Vec::new();
+        for unnamed in [true, false] {
+            let root = tmpdir(if unnamed { "route-unnamed" } else { "route-named" });
+            let s = FilesystemStore::new(&root);
+            s.no_tmpfile.store(!unnamed, Ordering::Relaxed);
+            // A new key (and its directories), then the same key replaced.
+            s.set("g/c/0", b"first").unwrap();
+            assert_eq!(s.get("g/c/0").unwrap().unwrap(), b"first");
+            s.set_parts("g/c/0", &[b"sec", b"", b"ond"]).unwrap();
+            assert_eq!(s.get("g/c/0").unwrap().unwrap(), b"second");
+            modes.push(fs::metadata(root.join("g/c/0")).unwrap().permissions().mode());
+            // Under the key's lock: a killed writer's leftover under the fixed name is replaced when
+            // the key has a file, and stays out of the listing either way.
+            let lock = s.lock("g/", &[LockRange { start: 1, len: 1, exclusive: true }]).unwrap();
+            fs::write(root.join("g/c/.0.zarrtmp"), b"torn").unwrap();
+            s.set_parts_locked("g/c/0", &[b"third"], &lock).unwrap();
+            s.set_parts_locked("g/c/1", &[b"new"], &lock).unwrap();
+            drop(lock);
+            assert_eq!(s.get("g/c/0").unwrap().unwrap(), b"third");
+            assert_eq!(s.get("g/c/1").unwrap().unwrap(), b"new");
+            assert_eq!(raw_names(&root.join("g/c")), ["0", "1"]);
+            // A symbolic link at the key is replaced by a regular file; its target is untouched.
+            fs::write(root.join("target"), b"outside").unwrap();
+            std::os::unix::fs::symlink(root.join("target"), root.join("g/c/2")).unwrap();
+            s.set("g/c/2", b"inside").unwrap();
+            assert!(fs::symlink_metadata(root.join("g/c/2")).unwrap().file_type().is_file());
+            assert_eq!(fs::read(root.join("target")).unwrap(), b"outside");
+            // A directory at the key: an I/O error, and nothing left behind.
+            fs::create_dir_all(root.join("g/c/3/x")).unwrap();
+            assert!(matches!(s.set("g/c/3", b"v"), Err(Error::Io(_))));
+            assert_eq!(raw_names(&root.join("g/c")), ["0", "1", "2", "3"]);
+            // Writers racing for one new key: each write is whole, one wins, no temporary survives.
+            std::thread::scope(|sc| {
+                for t in 0..4u8 {
+                    let s = &s;
+                    sc.spawn(move || {
+                        for i in 0..50u8 {
+                            s.set(&format!("g/r/{i}"), &[t; 4096]).unwrap();
+                        }
+                    });
+                }
+            });
+            for i in 0..50 {
+                let v = s.get(&format!("g/r/{i}")).unwrap().unwrap();
+                assert!(v.len() == 4096 && v.iter().all(|&b| b == v[0]), "key {i} torn");
+            }
+            assert_eq!(raw_names(&root.join("g/r")).len(), 50);
+            // The unnamed route is taken wherever this file system offers O_TMPFILE.
+            let dir = std::ffi::CString::new(root.to_str().unwrap()).unwrap();
+            // SAFETY: a NUL-terminated path; the descriptor is closed right away.
+            let fd = unsafe { libc::open(dir.as_ptr(), libc::O_TMPFILE | libc::O_WRONLY, 0o600) };
+            if fd >= 0 {
+                unsafe { libc::close(fd) };
+            }
+            assert_eq!(s.no_tmpfile.load(Ordering::Relaxed), !unnamed || fd < 0, "route taken");
+            fs::remove_dir_all(root).unwrap();
+        }
+        assert_eq!(modes[0], modes[1], "both routes create files with the same permissions");
     }
 
     #[test]
