@@ -174,6 +174,11 @@ unsafe fn widen_run<S: Num, D: Num + From<S>>(src: *const u8, ss: usize, dst: *m
             for i in 0..n {
                 D::from(S::load(src.add(i * es))).store(dst.add(i * ed));
             }
+        } else if ss == 2 * es && ds == ed {
+            // Every 2nd element into a contiguous run (a step-2 read): a constant stride vectorises.
+            for i in 0..n {
+                D::from(S::load(src.add(i * 2 * es))).store(dst.add(i * ed));
+            }
         } else {
             for i in 0..n {
                 D::from(S::load(src.add(i * ss))).store(dst.add(i * ds));
@@ -268,6 +273,11 @@ unsafe fn copy_run<const N: usize>(src: *const u8, ss: usize, dst: *mut u8, ds: 
     unsafe {
         if ss == N && ds == N {
             std::ptr::copy_nonoverlapping(src, dst, n * N);
+        } else if ss == 2 * N && ds == N {
+            // Every 2nd element into a contiguous run (a step-2 read): a constant stride vectorises.
+            for i in 0..n {
+                dst.add(i * N).cast::<[u8; N]>().write_unaligned(src.add(i * 2 * N).cast::<[u8; N]>().read_unaligned());
+            }
         } else {
             for i in 0..n {
                 dst.add(i * ds).cast::<[u8; N]>().write_unaligned(src.add(i * ss).cast::<[u8; N]>().read_unaligned());
@@ -654,6 +664,14 @@ mod tests {
                     assert!(slow(src.as_ptr(), 3 * es, b.as_mut_ptr(), 2 * ed, m));
                 }
                 assert_eq!(a, b, "{f:?} -> {t:?}, strided");
+                // Every 2nd element into a contiguous run (the kernel's step-2 branch).
+                let m = n / 2;
+                let (mut a, mut b) = (vec![0u8; m * ed], vec![0u8; m * ed]);
+                unsafe {
+                    assert!(fast(src.as_ptr(), 2 * es, a.as_mut_ptr(), ed, m));
+                    assert!(slow(src.as_ptr(), 2 * es, b.as_mut_ptr(), ed, m));
+                }
+                assert_eq!(a, b, "{f:?} -> {t:?}, step 2");
                 let c = Conv::new(&kind_type(f), &kind_type(t)).unwrap();
                 assert!(!c.can_fail(), "{f:?} -> {t:?} has an exact kernel but may fail");
             }
@@ -663,6 +681,29 @@ mod tests {
         assert_eq!(conv::<u64, f32>(UInt64, Float32, u64::MAX).unwrap(), 18446744073709551616.0);
         assert_eq!(conv::<u64, f64>(UInt64, Float64, (1 << 63) + 1025).unwrap(), 9223372036854777856.0);
         assert_eq!(conv::<i64, f64>(Int64, Float64, i64::MIN + 1).unwrap(), -9223372036854775808.0);
+    }
+
+    #[test]
+    fn unchanged_copies_match_element_by_element_for_every_stride_pair() {
+        fn check<const N: usize>() {
+            let src: Vec<u8> = (0..N * 300).map(|i| (i * 7 + i / 5) as u8).collect();
+            for (ss, ds) in [(N, N), (2 * N, N), (3 * N, N), (N, 2 * N), (2 * N, 3 * N)] {
+                let n = (src.len() / ss).min(100);
+                let mut got = vec![0xAAu8; n * ds];
+                // SAFETY: n elements at strides ss / ds lie inside both buffers.
+                assert!(unsafe { copy_run::<N>(src.as_ptr(), ss, got.as_mut_ptr(), ds, n) });
+                let mut want = vec![0xAAu8; n * ds];
+                for i in 0..n {
+                    want[i * ds..i * ds + N].copy_from_slice(&src[i * ss..i * ss + N]);
+                }
+                assert_eq!(got, want, "N={N} ss={ss} ds={ds}");
+            }
+        }
+        check::<1>();
+        check::<2>();
+        check::<4>();
+        check::<8>();
+        check::<16>();
     }
 
     fn kind_type(k: Kind) -> DataType {
