@@ -98,8 +98,9 @@ impl FilesystemStore {
         self.write_via_temp(key, parts, locked)
     }
 
-    /// The `O_TMPFILE` route of [`Self::write_atomic`]. `None`: this file system (or system) cannot
-    /// do it, and nothing was written; the caller takes the named route.
+    /// The `O_TMPFILE` route of [`Self::write_atomic`]. `None`: the route is not open here (no
+    /// `O_TMPFILE` on this file system, or no `/proc`; then never again for this store), or the key's
+    /// directory went away before the link. Nothing was stored; the caller takes the named route.
     #[cfg(target_os = "linux")]
     fn write_unnamed(&self, key: &str, parts: &[&[u8]], locked: bool) -> Option<Result<()>> {
         use std::os::unix::ffi::OsStrExt;
