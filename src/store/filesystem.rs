@@ -111,21 +111,18 @@ impl FilesystemStore {
         };
         let dir = path.parent().expect("a key has a parent directory");
         let open = || OpenOptions::new().write(true).custom_flags(libc::O_TMPFILE | libc::O_CLOEXEC).open(dir);
-        let mut f = match open() {
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => match fs::create_dir_all(dir).and_then(|_| open()) {
-                Ok(f) => f,
-                Err(e) if tmpfile_unsupported(&e) => {
-                    self.no_tmpfile.store(true, Ordering::Relaxed);
-                    return None;
-                }
-                Err(e) => return Some(Err(Error::io(path.display(), e))),
-            },
+        // Directories are created only when missing (no mkdir per write in the common case).
+        let opened = match open() {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => fs::create_dir_all(dir).and_then(|_| open()),
+            other => other,
+        };
+        let mut f = match opened {
+            Ok(f) => f,
             Err(e) if tmpfile_unsupported(&e) => {
                 self.no_tmpfile.store(true, Ordering::Relaxed);
                 return None;
             }
             Err(e) => return Some(Err(Error::io(path.display(), e))),
-            Ok(f) => f,
         };
         let written = write_all_vectored(&mut f, parts).and_then(|_| if self.fsync { f.sync_all() } else { Ok(()) });
         if let Err(e) = written {
