@@ -500,6 +500,7 @@ impl Conv {
     /// # Safety
     /// `src + i*ss` (source element size) and `dst + i*ds` (target element size) are valid for `i < n`,
     /// and the two ranges do not overlap.
+    #[inline]
     pub unsafe fn run(&self, src: *const u8, ss: usize, dst: *mut u8, ds: usize, n: usize) -> bool {
         if self.swap.is_identity() {
             return match self.kernel {
@@ -515,7 +516,19 @@ impl Conv {
                 }
             };
         }
-        // Byte-swapped source: blocks of elements are swapped into a contiguous buffer, then converted.
+        // SAFETY: forwarded.
+        unsafe { self.run_swapped(src, ss, dst, ds, n) }
+    }
+
+    /// [`Conv::run`] for a byte-swapped source: blocks of elements are swapped into a contiguous
+    /// buffer, then converted. Kept out of `run`, whose every call (one per run of a box copy, often
+    /// 32 elements) would otherwise set up and probe this function's 4 KiB stack buffer.
+    ///
+    /// # Safety
+    /// As [`Conv::run`].
+    #[cold]
+    #[inline(never)]
+    unsafe fn run_swapped(&self, src: *const u8, ss: usize, dst: *mut u8, ds: usize, n: usize) -> bool {
         const BLOCK: usize = 256;
         let e = self.from_size;
         let mut tmp = [0u8; 4096];
