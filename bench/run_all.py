@@ -44,6 +44,9 @@ SMALL = "N"  # the layout whose data is the synthetic uint8 volume (peers.py gen
 SMALL_VERSION = 1  # bump when gen_small's formula changes
 ALL_IMPLS = ["libzarr", "tensorstore", "zarrs", "zarr-python"]
 PEERS = ["tensorstore", "zarrs", "zarr-python"]
+# the cells examples/read_floor can run (whole reads of the unsharded layouts of the uint16 volume)
+FLOOR_OPS = ["R", "Rs", "RsF", "Rs32"]
+FLOOR_LAYOUTS = ["A", "B", "C", "E"]
 VOLUME = "volume_u16_512.bin"
 # WORKLOADS.md's figure; the one read from WORKLOADS.md wins when it can be found there
 DEFAULT_SHA256 = "8e5ea26051a4258c196130ef11df10b98ab4091400cc78fac3c5a030d1408aad"
@@ -260,6 +263,41 @@ def codec_speeds(args, layouts, layout_paths, datas, env):
     return out
 
 
+def build_floor(args):
+    """Builds examples/read_floor and snapshots it into <out> (as the library is snapshotted)."""
+    if args.floor_exe:
+        return args.floor_exe
+    log("run_all: cargo build --release --example read_floor")
+    subprocess.run(["cargo", "build", "--release", "--example", "read_floor"], cwd=REPO, check=True,
+                   stdout=sys.stderr)
+    target = os.environ.get("CARGO_TARGET_DIR", os.path.join(REPO, "target"))
+    exe = os.path.join(args.out, "read_floor")
+    shutil.copyfile(os.path.join(target, "release", "examples", "read_floor"), exe)
+    os.chmod(exe, 0o755)
+    return exe
+
+
+def floor_table(results, layouts, ops, key="median_s"):
+    """The read cells beside their floor (examples/read_floor: read(2), the codec chain and a plain copy
+    loop on the same threads): each implementation's median over the floor's (1.00 = no time beyond it)."""
+    lines = ["| layout | op | floor s | libzarr s | libzarr / floor | best peer s | best peer / floor |",
+             "|" + "---|" * 7]
+    for L in layouts:
+        for op in ops:
+            f = results.get(f"{L}/{op}/floor")
+            if not f or f.get("status") != "ok":
+                continue
+            lz = results.get(f"{L}/{op}/libzarr")
+            peers = [results[c][key] for c in (f"{L}/{op}/{i}" for i in PEERS)
+                     if c in results and results[c].get("status") == "ok"]
+            best = min(peers) if peers else None
+            lzs = lz[key] if lz and lz.get("status") == "ok" else None
+            lines.append(f"| {L} | {op} | {f[key]:.4f} | "
+                         + (f"{lzs:.4f} | {lzs / f[key]:.2f} | " if lzs else "- | - | ")
+                         + (f"{best:.4f} | {best / f[key]:.2f} |" if best else "- | - |"))
+    return "\n".join(lines)
+
+
 def chunk_touches(regions_path, chunk):
     """How many (box, chunk) pairs the 1000 16^3 boxes of REGIONS touch: the chunks a Wbox run re-encodes."""
     n = 0
@@ -394,6 +432,11 @@ def main():
     ap.add_argument("--codec-speed", action="store_true",
                     help="also run examples/codec_speed (single-core codec speed per layout) and report the "
                          "W/R cells as a fraction of it")
+    ap.add_argument("--floor", action="store_true",
+                    help="also run examples/read_floor, the least work of the R/Rs/RsF/Rs32 cells of layouts "
+                         "A, B, C and E, in the same rotation as the implementations, and report each "
+                         "implementation against it")
+    ap.add_argument("--floor-exe", help="a built examples/read_floor (default: cargo build it)")
     ap.add_argument("--quick", action="store_true", help="fewer repetitions (2, P 3): a smoke test, not a figure")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--target", type=float, default=1.2,
@@ -447,6 +490,9 @@ def main():
             print()
             print(codec_table(saved["meta"]["codec_speed"], saved["results"], saved["meta"]["threads"], key,
                               regions))
+        if any(c.endswith("/floor") for c in saved["results"]):
+            print()
+            print(floor_table(saved["results"], layouts, ops, key))
         return 0
 
     env = dict(os.environ)
@@ -470,6 +516,7 @@ def main():
                                                        small=L == SMALL)
 
     speeds = codec_speeds(args, layouts, layout_paths, datas, env) if args.codec_speed else {}
+    floor_exe = build_floor(args) if args.floor else None
     results = {}
     out_json = os.path.join(args.out, "results.json")
     meta = {"started": datetime.datetime.now().isoformat(timespec="seconds"), "host": platform.node(),
@@ -487,7 +534,8 @@ def main():
         for op in ops:
             if op not in PLAN.get(L, []):
                 continue
-            order = impls[k % len(impls):] + impls[:k % len(impls)]  # rotate: no implementation always first
+            cell_impls = impls + (["floor"] if floor_exe and L in FLOOR_LAYOUTS and op in FLOOR_OPS else [])
+            order = cell_impls[k % len(cell_impls):] + cell_impls[:k % len(cell_impls)]  # rotate: none always first
             k += 1
             for impl in order:
                 cell = f"{L}/{op}/{impl}"
@@ -517,7 +565,9 @@ def main():
                     os.makedirs(os.path.dirname(work), exist_ok=True)
                     remove_array(work)
                     common += ["--work", work]
-                if impl == "libzarr":
+                if impl == "floor":
+                    cmd = [floor_exe, layout_paths[L], array, op, str(reps), n, datas[L]]
+                elif impl == "libzarr":
                     cmd = [exe, *common, "--threads", n]
                 else:
                     cmd = [sys.executable, os.path.join(HERE, "peers.py"), "--impl", impl, *common, "--threads", n]
@@ -557,6 +607,12 @@ def main():
         print("codec bound: bytes / (libzarr's single-core codec speed x threads); fraction = bound / median")
         print()
         print(codec_table(speeds, results, args.threads, key, regions))
+    if floor_exe:
+        print()
+        print("floor: examples/read_floor (read(2), the codec chain, a plain copy loop); x / floor = median over "
+              "the floor's median")
+        print()
+        print(floor_table(results, layouts, ops, key))
     print()
     print(f"raw results: {out_json}")
     return 0
