@@ -22,7 +22,10 @@ zarr-python 3.1.6 with obstore (zarr.storage.ObjectStore), side by side.
    threading.max_workers 2); request concurrency is each implementation's default (libzarr 32);
 3. ops: R = read the whole array into a fresh buffer (checked against the volume), S = N reads of 16^3
    boxes one at a time (origins from shared/perf/regions_16.txt, default all 1000; checked);
-4. a markdown table of medians (seconds) and the ratio best peer / libzarr.
+4. a markdown table of medians (seconds), the ratio best peer / libzarr, and for each implementation the
+   server's CPU seconds (its process and children, all threads, from /proc) per second of that client's
+   timed reads: near 1.0 for moto means its one Python core was busy throughout, so the server, not the
+   client, set the time.
 """
 import argparse
 import json
@@ -57,7 +60,39 @@ def find_regions():
 
 # ---------------------------------------------------------------- workers (one process per cell)
 
-def worker(impl, layout, op, endpoint, volume, regions, reps):
+def _stat_fields(pid):
+    """The fields of /proc/PID/stat after the command name (state is [0], ppid [1], utime [11], stime [12])."""
+    with open(f"/proc/{pid}/stat") as f:
+        return f.read().rsplit(")", 1)[1].split()
+
+
+def server_pids(pid):
+    """The server's process and its children (nginx's worker), whose CPU time the workers sample."""
+    pids = [pid]
+    for p in os.listdir("/proc"):
+        if p.isdigit():
+            try:
+                if int(_stat_fields(p)[1]) == pid:
+                    pids.append(int(p))
+            except (OSError, IndexError, ValueError):
+                pass
+    return pids
+
+
+def cpu_seconds(pids):
+    """User + system CPU seconds of these processes (all their threads) so far."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0
+    for p in pids:
+        try:
+            f = _stat_fields(p)
+            total += int(f[11]) + int(f[12])
+        except (OSError, IndexError, ValueError):
+            pass
+    return total / tick
+
+
+def worker(impl, layout, op, endpoint, volume, regions, reps, pids=()):
     import numpy as np
 
     vol = np.memmap(volume, dtype="<u2", mode="r", shape=SHAPE)
@@ -108,25 +143,29 @@ def worker(impl, layout, op, endpoint, volume, regions, reps):
             return arr[z:z + 16, y:y + 16, x:x + 16]
     else:
         raise SystemExit(f"unknown implementation {impl}")
-    times = []
+    times, server = [], []
     for _ in range(reps):
         if op == "R":
+            c0 = cpu_seconds(pids)
             t0 = time.perf_counter()
             out = read_all()
             times.append(time.perf_counter() - t0)
+            server.append(cpu_seconds(pids) - c0)
             if not np.array_equal(out, vol):
                 raise SystemExit(f"{impl} {layout} R: wrong data")
             del out
         else:
             outs = []
+            c0 = cpu_seconds(pids)
             t0 = time.perf_counter()
             for z, y, x in boxes:
                 outs.append(read_box(z, y, x))
             times.append(time.perf_counter() - t0)
+            server.append(cpu_seconds(pids) - c0)
             for (z, y, x), o in zip(boxes, outs):
                 if not np.array_equal(o, vol[z:z + 16, y:y + 16, x:x + 16]):
                     raise SystemExit(f"{impl} {layout} S: wrong data at {z} {y} {x}")
-    print(json.dumps({"times": times}))
+    print(json.dumps({"times": times, "server_cpu": server}))
 
 
 # ---------------------------------------------------------------- driver
@@ -245,9 +284,11 @@ def main():
     ap.add_argument("--worker", nargs=3, metavar=("IMPL", "LAYOUT", "OP"), help=argparse.SUPPRESS)
     ap.add_argument("--endpoint", help=argparse.SUPPRESS)
     ap.add_argument("--regions-file", help=argparse.SUPPRESS)
+    ap.add_argument("--server-pids", default="", help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.worker:
-        worker(*a.worker, a.endpoint, a.volume, a.regions_file, a.reps)
+        worker(*a.worker, a.endpoint, a.volume, a.regions_file, a.reps,
+               [int(x) for x in a.server_pids.split(",") if x])
         return
     layouts, impls, ops = a.layouts.split(","), a.impls.split(","), a.ops.split(",")
     for L in layouts:
@@ -264,8 +305,9 @@ def main():
         proc, endpoint = start_nginx(a.ref_dir)
     else:
         proc, endpoint = start_moto()
-    results = {}
+    results, busy = {}, {}
     try:
+        pids = ",".join(str(p) for p in server_pids(proc.pid))
         if a.server != "nginx":
             upload(endpoint, a.ref_dir, layouts)
 
@@ -281,15 +323,20 @@ def main():
                 cell += 1
                 for impl in order:
                     cmd = [sys.executable, __file__, "--worker", impl, L, op, "--endpoint", endpoint,
-                           "--volume", a.volume, "--regions-file", regions, "--reps", str(a.reps if op == "R" else 1)]
+                           "--volume", a.volume, "--regions-file", regions, "--reps", str(a.reps if op == "R" else 1),
+                           "--server-pids", pids]
                     p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=1800)
                     if p.returncode != 0:
                         log(f"{L} {op} {impl}: ERR {p.stderr.strip().splitlines()[-1:]}")
                         results[(L, op, impl)] = None
                         continue
-                    t = json.loads(p.stdout.strip().splitlines()[-1])["times"]
+                    res = json.loads(p.stdout.strip().splitlines()[-1])
+                    t = res["times"]
                     results[(L, op, impl)] = statistics.median(t)
-                    log(f"{L} {op} {impl}: {results[(L, op, impl)]:.3f} s ({', '.join(f'{x:.3f}' for x in t)})")
+                    # the server's CPU seconds per second of the client's timed reads (1.0 = one core busy)
+                    busy[(L, op, impl)] = sum(res["server_cpu"]) / sum(t)
+                    log(f"{L} {op} {impl}: {results[(L, op, impl)]:.3f} s ({', '.join(f'{x:.3f}' for x in t)}); "
+                        f"server CPU {sum(res['server_cpu']):.2f} s = {busy[(L, op, impl)]:.2f} of the time")
     finally:
         if a.server == "nginx":
             proc.terminate()
@@ -307,15 +354,18 @@ def main():
     print(f"Remote S3 reads ({a.server} on loopback), medians in seconds; load average {load[0]:.1f} {load[1]:.1f}; "
           f"S = {a.regions} boxes of 16^3")
     print()
-    print("| layout | op | " + " | ".join(impls) + " | best peer / libzarr |")
-    print("|---" * (len(impls) + 3) + "|")
+    print("| layout | op | " + " | ".join(impls) + " | best peer / libzarr | server CPU s per s (" + ", ".join(impls)
+          + ") |")
+    print("|---" * (len(impls) + 4) + "|")
     for L in layouts:
         for op in ops:
             cells = [results.get((L, op, i)) for i in impls]
             lib = results.get((L, op, "libzarr"))
             peers = [results.get((L, op, i)) for i in impls if i != "libzarr" and results.get((L, op, i))]
             ratio = f"{min(peers) / lib:.2f}x" if lib and peers else "n/a"
-            print(f"| {L} | {op} | " + " | ".join("ERR" if c is None else f"{c:.3f}" for c in cells) + f" | {ratio} |")
+            srv = ", ".join(f"{busy[(L, op, i)]:.2f}" if (L, op, i) in busy else "-" for i in impls)
+            print(f"| {L} | {op} | " + " | ".join("ERR" if c is None else f"{c:.3f}" for c in cells) + f" | {ratio} | "
+                  f"{srv} |")
 
 
 if __name__ == "__main__":
