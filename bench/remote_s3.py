@@ -315,7 +315,9 @@ def main():
             lines = [x for x in regions_src.read_text().splitlines() if x.strip() and not x.lstrip().startswith("#")]
             f.write("\n".join(lines[:a.regions]) + "\n")
             regions = f.name
-        env = {**os.environ, **CREDS, "AWS_ENDPOINT_URL": endpoint, "ZARR_LIB": a.lib, "ZARR_NUM_THREADS": "2"}
+        env = {**os.environ, **CREDS, "AWS_ENDPOINT_URL": endpoint, "ZARR_LIB": a.lib, "ZARR_NUM_THREADS": "2",
+               # numpy's OpenBLAS threads otherwise spin beside every client (as in run_all.py)
+               "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
         cell = 0
         for L in layouts:
             for op in ops:
