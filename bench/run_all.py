@@ -237,17 +237,21 @@ def prepare_small(args, layout_path, data_dir, env):
     return path, sha
 
 
+def build_example(args, name):
+    """Builds examples/<name>.rs and snapshots the program into <out> (as the library is snapshotted), so
+    that a rebuild during the run changes nothing."""
+    log(f"run_all: cargo build --release --example {name}")
+    subprocess.run(["cargo", "build", "--release", "--example", name], cwd=REPO, check=True, stdout=sys.stderr)
+    target = os.environ.get("CARGO_TARGET_DIR", os.path.join(REPO, "target"))
+    exe = os.path.join(args.out, name)
+    shutil.copyfile(os.path.join(target, "release", "examples", name), exe)
+    os.chmod(exe, 0o755)
+    return exe
+
+
 def codec_speeds(args, layouts, layout_paths, datas, env):
     """Runs examples/codec_speed (libzarr's codec chain on one thread over the layout's chunks) per layout."""
-    exe = args.codec_speed_exe
-    if not exe:
-        log("run_all: cargo build --release --example codec_speed")
-        subprocess.run(["cargo", "build", "--release", "--example", "codec_speed"], cwd=REPO, check=True,
-                       stdout=sys.stderr)
-        target = os.environ.get("CARGO_TARGET_DIR", os.path.join(REPO, "target"))
-        exe = os.path.join(args.out, "codec_speed")
-        shutil.copyfile(os.path.join(target, "release", "examples", "codec_speed"), exe)  # snapshot
-        os.chmod(exe, 0o755)
+    exe = args.codec_speed_exe or build_example(args, "codec_speed")
     out = {}
     for L in layouts:
         if L == "A":  # uncompressed: nothing to time
@@ -261,20 +265,6 @@ def codec_speeds(args, layouts, layout_paths, datas, env):
             out[L] = {"error": (p.stderr or p.stdout).strip()[-300:]}
             log(f"codec_speed {L}: failed: {out[L]['error']}")
     return out
-
-
-def build_floor(args):
-    """Builds examples/read_floor and snapshots it into <out> (as the library is snapshotted)."""
-    if args.floor_exe:
-        return args.floor_exe
-    log("run_all: cargo build --release --example read_floor")
-    subprocess.run(["cargo", "build", "--release", "--example", "read_floor"], cwd=REPO, check=True,
-                   stdout=sys.stderr)
-    target = os.environ.get("CARGO_TARGET_DIR", os.path.join(REPO, "target"))
-    exe = os.path.join(args.out, "read_floor")
-    shutil.copyfile(os.path.join(target, "release", "examples", "read_floor"), exe)
-    os.chmod(exe, 0o755)
-    return exe
 
 
 def floor_table(results, layouts, ops, key="median_s"):
@@ -516,7 +506,7 @@ def main():
                                                        small=L == SMALL)
 
     speeds = codec_speeds(args, layouts, layout_paths, datas, env) if args.codec_speed else {}
-    floor_exe = build_floor(args) if args.floor else None
+    floor_exe = (args.floor_exe or build_example(args, "read_floor")) if args.floor else None
     results = {}
     out_json = os.path.join(args.out, "results.json")
     meta = {"started": datetime.datetime.now().isoformat(timespec="seconds"), "host": platform.node(),

@@ -10,16 +10,15 @@
 //! fresh C-order buffer), `RsF` (the same into a fresh Fortran-order buffer) and `Rs32` (the same, C
 //! order, converted to float32; unsigned 16-bit arrays only). Each repetition allocates the
 //! destination with `malloc` (as the benchmark's libzarr program does) and advises huge pages for it
-//! (as libzarr does for a large buffer it fills), and THREADS threads each take
-//! every THREADS-th chunk: `read(2)` of the chunk file into a reused buffer, the layout's codec chain
-//! decoding into a reused chunk buffer (the same compressors libzarr and its peers call), and a
-//! nested loop copying the selected elements out. Nothing else: no selection engine, no pool, no
-//! metadata.
+//! (as libzarr does for a large buffer it fills). THREADS threads each take every THREADS-th chunk:
+//! `read(2)` of the chunk file into a reused buffer, the layout's codec chain decoding into a reused
+//! chunk buffer (the same compressors libzarr and its peers call), and a nested loop copying the
+//! selected elements out. Nothing else: no selection engine, no pool, no metadata.
 //!
 //! With VOLUME (the benchmark's C-order volume), every repetition's result is compared with the volume
 //! (untimed, between repetitions, as the benchmark's programs do), so the floor is known to do the
-//! whole job. Prints one JSON line in the
-//! benchmark's format (`impl` "floor": `times_s`, `min_s`, `median_s`, `cpu_s`, `cpu_median_s`).
+//! whole job. Prints one JSON line in the benchmark's format (`impl` "floor": `times_s`, `min_s`,
+//! `median_s`, `cpu_s`, `cpu_median_s`).
 use serde_json::Value;
 use std::io::Read;
 use std::time::Instant;
@@ -63,8 +62,8 @@ fn dims(v: &Value, what: &str) -> Vec<usize> {
         .collect()
 }
 
-/// What one op writes: the step in every dimension, the destination's element size and its strides
-/// (in elements) for the selected box.
+/// What one op reads and writes: the step in every dimension, the destination's element size, whether
+/// the destination is in Fortran order, and whether elements become float32.
 struct Op {
     step: usize,
     out_elem: usize,
