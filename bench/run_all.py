@@ -361,6 +361,42 @@ def fmt_time(res, key):
     return "ERR"
 
 
+def best_peer(cell, cols, key):
+    """(median, name) of the fastest peer among `cols` whose run of this cell succeeded, or None."""
+    peers = [(cell[i][key], i) for i in cols if i in PEERS and cell[i] and cell[i].get("status") == "ok"]
+    return min(peers) if peers else None
+
+
+def ratio_cells(results, layouts, ops, impls, key="median_s"):
+    """The table's cells for bench/plot.py: layout, op, ratio (best peer / libzarr, None without one) and
+    the best peer's name, in the table's order."""
+    cols = [i for i in ALL_IMPLS if i in impls]
+    cells = []
+    for layout in layouts:
+        for op in ops:
+            if op not in PLAN.get(layout, []):
+                continue
+            cell = {i: results.get(f"{layout}/{op}/{i}") for i in cols}
+            best, lz = best_peer(cell, cols, key), cell.get("libzarr")
+            ok = best and lz and lz.get("status") == "ok"
+            cells.append({"layout": layout, "op": op, "ratio": best[0] / lz[key] if ok else None,
+                          "peer": best[1] if best else None})
+    return cells
+
+
+def write_plot(path, results, meta, layouts, ops, impls, target, key):
+    sys.path.insert(0, HERE)
+    from plot import write_svg
+    lib = meta.get("library") or {}
+    when = (meta.get("started") or "?")[:10]
+    title = f"libzarr against the best peer, {when}"
+    subtitle = (f"{meta.get('host', '?')}, {meta.get('threads', '?')} threads each, library "
+                f"{lib.get('git', '?')}, median {'wall-clock' if key == 'median_s' else 'CPU'} seconds")
+    cells = ratio_cells(results, layouts, ops, impls, key)
+    write_svg(cells, path, title, subtitle, target)
+    log(f"run_all: plot of {len(cells)} cells in {path}")
+
+
 def make_table(results, layouts, ops, impls, target, key="median_s"):
     cols = [i for i in ALL_IMPLS if i in impls]
     head = ["layout", "op"] + cols + ["best peer", "ratio"]
@@ -372,8 +408,7 @@ def make_table(results, layouts, ops, impls, target, key="median_s"):
                 continue
             cell = {i: results.get(f"{layout}/{op}/{i}") for i in cols}
             row = [layout, op] + [fmt_time(cell[i], key) for i in cols]
-            peers = [(cell[i][key], i) for i in cols if i in PEERS and cell[i] and cell[i].get("status") == "ok"]
-            best = min(peers) if peers else None
+            best = best_peer(cell, cols, key)
             lz = cell.get("libzarr")
             if best:
                 row.append(f"{best[1]} {best[0]:.4f}" if best[0] < 10 else f"{best[1]} {best[0]:.2f}")
@@ -440,7 +475,12 @@ def main():
     ap.add_argument("--small-no-warmup", action="store_true",
                     help="layout N: no untimed warm-up repetition before W (saves a minute per implementation)")
     ap.add_argument("--table-only", action="store_true",
-                    help="print the table of an existing <out>/results.json and exit (nothing is run)")
+                    help="print the table of an existing results file and exit (nothing is run)")
+    ap.add_argument("--results", metavar="FILE.json",
+                    help="the results file written by a run and read by --table-only (default <out>/results.json)")
+    ap.add_argument("--plot", metavar="FILE.svg",
+                    help="also draw the table's ratios as an SVG bar chart (bench/plot.py); with --table-only, "
+                         "from the results file, without running anything")
     ap.add_argument("--timeout", type=int, default=3600, help="seconds per cell")
     args = ap.parse_args()
     args.out = os.path.abspath(args.out)
@@ -456,9 +496,28 @@ def main():
     for x in impls:
         if x not in ALL_IMPLS:
             ap.error(f"unknown implementation {x} (choose from {','.join(ALL_IMPLS)})")
+    key = "median_s" if args.metric == "wall" else "cpu_median_s"
+    out_json = os.path.abspath(args.results or os.path.join(args.out, "results.json"))
+    regions = os.path.join(args.perf_dir, "regions_16.txt")
+    if args.table_only:  # needs neither the perf directory nor a build
+        with open(out_json) as f:
+            saved = json.load(f)
+        table, notes = make_table(saved["results"], layouts, ops, impls, args.target, key)
+        print(table)
+        for x in notes:
+            print(f"- {x}")
+        if saved["meta"].get("codec_speed"):
+            print()
+            print(codec_table(saved["meta"]["codec_speed"], saved["results"], saved["meta"]["threads"], key,
+                              regions if os.path.exists(regions) else None))
+        if any(c.endswith("/floor") for c in saved["results"]):
+            print()
+            print(floor_table(saved["results"], layouts, ops, key))
+        if args.plot:
+            write_plot(args.plot, saved["results"], saved["meta"], layouts, ops, impls, args.target, key)
+        return 0
     if not os.path.exists(os.path.join(args.perf_dir, "gen_data.py")):
         sys.exit(f"run_all: no gen_data.py in {args.perf_dir}: pass --perf-dir (the directory with WORKLOADS.md)")
-    regions = os.path.join(args.perf_dir, "regions_16.txt")
     layout_paths = {}
     for L in layouts:
         p = os.path.join(args.perf_dir, "layouts", L + ".json")
@@ -468,22 +527,6 @@ def main():
             ap.error(f"no layout {p}")
         layout_paths[L] = p
     os.makedirs(args.out, exist_ok=True)
-    key = "median_s" if args.metric == "wall" else "cpu_median_s"
-    if args.table_only:
-        with open(os.path.join(args.out, "results.json")) as f:
-            saved = json.load(f)
-        table, notes = make_table(saved["results"], layouts, ops, impls, args.target, key)
-        print(table)
-        for x in notes:
-            print(f"- {x}")
-        if saved["meta"].get("codec_speed"):
-            print()
-            print(codec_table(saved["meta"]["codec_speed"], saved["results"], saved["meta"]["threads"], key,
-                              regions))
-        if any(c.endswith("/floor") for c in saved["results"]):
-            print()
-            print(floor_table(saved["results"], layouts, ops, key))
-        return 0
 
     env = dict(os.environ)
     n = str(args.threads)
@@ -508,7 +551,7 @@ def main():
     speeds = codec_speeds(args, layouts, layout_paths, datas, env) if args.codec_speed else {}
     floor_exe = (args.floor_exe or build_example(args, "read_floor")) if args.floor else None
     results = {}
-    out_json = os.path.join(args.out, "results.json")
+    os.makedirs(os.path.dirname(out_json), exist_ok=True)
     meta = {"started": datetime.datetime.now().isoformat(timespec="seconds"), "host": platform.node(),
             "cpus": os.cpu_count(), "threads": args.threads, "python": platform.python_version(),
             "library": libinfo, "data_sha256": data_sha, "perf_dir": args.perf_dir, "target": args.target,
@@ -603,6 +646,8 @@ def main():
               "the floor's median")
         print()
         print(floor_table(results, layouts, ops, key))
+    if args.plot:
+        write_plot(args.plot, results, meta, layouts, ops, impls, args.target, key)
     print()
     print(f"raw results: {out_json}")
     return 0
