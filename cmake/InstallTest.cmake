@@ -151,11 +151,50 @@ foreach(kind shared static)
   run_program("${exe}" cmake-${kind})
 endforeach()
 
+# 3a. Version requests (zarrConfigVersion.cmake, SameMajorVersion): find_package(zarr A.B) finds the package
+# for every A.B up to its own MAJOR.MINOR within its major version (0.2 and 0.3 for 0.3.0: the versions the
+# headers' `Since:` tags name), and not for the next minor version or the next major one.
+string(REGEX MATCH "^([0-9]+)\\.([0-9]+)" _ "${VERSION}")
+set(major "${CMAKE_MATCH_1}")
+set(minor "${CMAKE_MATCH_2}")
+math(EXPR next_minor "${minor} + 1")
+math(EXPR next_major "${major} + 1")
+set(probe "${work}/version-probe")
+file(REMOVE_RECURSE "${probe}")
+file(MAKE_DIRECTORY "${probe}")
+file(WRITE "${probe}/CMakeLists.txt" [=[
+cmake_minimum_required(VERSION 3.16)
+project(zarr_version_probe LANGUAGES NONE)
+find_package(zarr ${WANT} CONFIG QUIET)
+file(WRITE "${CMAKE_BINARY_DIR}/found.txt" "${zarr_FOUND} ${zarr_VERSION}")
+]=])
+set(requests "${major}.${minor}=1" "${major}.${minor}.0=1" "${major}=1" "${major}.${next_minor}=0" "${next_major}.0=0")
+foreach(m RANGE ${minor})
+  list(APPEND requests "${major}.${m}=1")
+endforeach()
+foreach(request IN LISTS requests)
+  string(REPLACE "=" ";" pair "${request}")
+  list(GET pair 0 want)
+  list(GET pair 1 expect)
+  file(REMOVE_RECURSE "${probe}/build")
+  run("${CMAKE_COMMAND}" -S "${probe}" -B "${probe}/build" -G "${GENERATOR}" "-DWANT=${want}"
+      "-DCMAKE_PREFIX_PATH=${prefix}")
+  file(READ "${probe}/build/found.txt" found)
+  if(expect AND NOT found STREQUAL "1 ${VERSION}")
+    message(FATAL_ERROR "find_package(zarr ${want}) did not find the installed ${VERSION}: '${found}'")
+  elseif(NOT expect AND found MATCHES "^1")
+    message(FATAL_ERROR "find_package(zarr ${want}) accepted the installed ${VERSION}")
+  endif()
+  message(STATUS "find_package(zarr ${want}) against ${VERSION}: found=${expect}, as expected")
+endforeach()
+
 # 3b. The Fortran module through CMake.
 string(REGEX REPLACE "^libzarr\\.so\\." "" SONAME_MAJOR "${SONAME}")
 if(FORTRAN_COMPILER)
+  # The interface's source beside zarr.mod: the argument names and kinds a program passes.
   foreach(f "${lib}/libzarr_fortran.so.${VERSION}" "${lib}/libzarr_fortran.a" "${prefix}/${INCLUDEDIR}/zarr.mod"
-            "${lib}/pkgconfig/zarr-fortran.pc")
+            "${prefix}/${INCLUDEDIR}/zarr.f90" "${prefix}/${INCLUDEDIR}/zarr_rw_bindings.inc"
+            "${prefix}/${INCLUDEDIR}/zarr_rw_procs.inc" "${lib}/pkgconfig/zarr-fortran.pc")
     if(NOT EXISTS "${f}" OR IS_SYMLINK "${f}")
       message(FATAL_ERROR "not installed (or not a plain file): ${f}")
     endif()

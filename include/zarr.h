@@ -8,11 +8,11 @@
 
 /** libzarr version of this header (the library reports its own through zarr_version()). */
 #define ZARR_VERSION_MAJOR 0
-#define ZARR_VERSION_MINOR 1
+#define ZARR_VERSION_MINOR 3
 #define ZARR_VERSION_PATCH 0
 /** major * 10000 + minor * 100 + patch */
-#define ZARR_VERSION_NUMBER 100
-#define ZARR_VERSION_STRING "0.1.0"
+#define ZARR_VERSION_NUMBER 300
+#define ZARR_VERSION_STRING "0.3.0"
 
 
 /**
@@ -758,7 +758,7 @@ zarr_status zarr_read_region(struct zarr_array *array,
  * @returns ZARR_OK; ZARR_ERR_INVALID_HANDLE; ZARR_ERR_INVALID_ARGUMENT; ZARR_ERR_READ_ONLY;
  *          ZARR_ERR_OUT_OF_BOUNDS; ZARR_ERR_BUFFER_SIZE; ZARR_ERR_CODEC; ZARR_ERR_CHECKSUM; ZARR_ERR_IO.
  * Thread-safe, also across handles and processes: writes touching the same chunk or shard are applied
- * one after the other (see "Concurrent writers and crash safety" in the README). ZARR_ERR_METADATA when
+ * one after the other (see docs/concurrency.md). ZARR_ERR_METADATA when
  * another handle resized the array since this one was opened (nothing stored; reopen it). Since: 0.1.
  *
  * # Safety
@@ -887,7 +887,7 @@ zarr_status zarr_array_read_chunk(const struct zarr_array *array,
  * @returns ZARR_OK; ZARR_ERR_INVALID_HANDLE; ZARR_ERR_INVALID_ARGUMENT; ZARR_ERR_OUT_OF_BOUNDS;
  *          ZARR_ERR_BUFFER_SIZE; ZARR_ERR_READ_ONLY; ZARR_ERR_VALUE; ZARR_ERR_IO.
  * Thread-safe, also across handles and processes: writes touching the same chunk or shard are applied
- * one after the other (see "Concurrent writers and crash safety" in the README). ZARR_ERR_METADATA when
+ * one after the other (see docs/concurrency.md). ZARR_ERR_METADATA when
  * another handle resized the array since this one was opened (nothing stored; reopen it). Since: 0.2.
  *
  * # Safety
@@ -905,7 +905,7 @@ zarr_status zarr_array_write_chunk(struct zarr_array *array,
  * @returns ZARR_OK; ZARR_ERR_INVALID_HANDLE; ZARR_ERR_INVALID_ARGUMENT; ZARR_ERR_OUT_OF_BOUNDS;
  *          ZARR_ERR_READ_ONLY; ZARR_ERR_IO.
  * Thread-safe, also across handles and processes: writes touching the same chunk or shard are applied
- * one after the other (see "Concurrent writers and crash safety" in the README). ZARR_ERR_METADATA when
+ * one after the other (see docs/concurrency.md). ZARR_ERR_METADATA when
  * another handle resized the array since this one was opened (nothing stored; reopen it). Since: 0.2.
  *
  * # Safety
@@ -1245,7 +1245,7 @@ zarr_status zarr_read_hyperslab(struct zarr_array *array,
  *
  * @returns as zarr_read_hyperslab(), plus ZARR_ERR_READ_ONLY.
  * Thread-safe, also across handles and processes: writes touching the same chunk or shard are applied
- * one after the other (see "Concurrent writers and crash safety" in the README). ZARR_ERR_METADATA when
+ * one after the other (see docs/concurrency.md). ZARR_ERR_METADATA when
  * another handle resized the array since this one was opened (nothing stored; reopen it). Since: 0.2.
  *
  * # Safety
@@ -1792,7 +1792,7 @@ void zarr_vlen_free(struct zarr_vlen *v);
  *          element that is not whole items); ZARR_ERR_READ_ONLY; ZARR_ERR_OUT_OF_BOUNDS;
  *          ZARR_ERR_CODEC (a partly covered chunk cannot be decoded); ZARR_ERR_CHECKSUM; ZARR_ERR_IO.
  * Thread-safe, also across handles and processes: writes touching the same chunk or shard are applied
- * one after the other (see "Concurrent writers and crash safety" in the README). ZARR_ERR_METADATA when
+ * one after the other (see docs/concurrency.md). ZARR_ERR_METADATA when
  * another handle resized the array since this one was opened (nothing stored; reopen it). Since: 0.2.
  *
  * # Safety

@@ -1,8 +1,8 @@
-//! libzarr: a Zarr implementation (v3 core; v2 and v1 to follow) with a C ABI.
+//! libzarr: a Zarr implementation with a C ABI: Zarr v3 (sharding included) and v2 read and written, v1 read.
 //!
 //! Layers, inward to outward:
 //! - [`dtype`], [`metadata`]: data types, fill values, and the one internal array model ([`metadata::ArrayMetadata`]).
-//! - [`chunk_grid`], [`chunk_key`]: regular chunk grid and chunk key encodings.
+//! - [`chunk_grid`], [`chunk_key`]: the regular and rectilinear chunk grids and the chunk key encodings.
 //! - [`codec`]: the codec chain (array->array*, array->bytes, bytes->bytes*) and one file per codec.
 //! - [`store`]: the key/value store interface (byte-range reads, atomic writes) and its implementations.
 //! - [`array`], [`group`]: nodes of a hierarchy; region reads and writes run chunks in parallel.

@@ -739,7 +739,7 @@ pub unsafe extern "C" fn zarr_read_region(
 /// @returns ZARR_OK; ZARR_ERR_INVALID_HANDLE; ZARR_ERR_INVALID_ARGUMENT; ZARR_ERR_READ_ONLY;
 ///          ZARR_ERR_OUT_OF_BOUNDS; ZARR_ERR_BUFFER_SIZE; ZARR_ERR_CODEC; ZARR_ERR_CHECKSUM; ZARR_ERR_IO.
 /// Thread-safe, also across handles and processes: writes touching the same chunk or shard are applied
-/// one after the other (see "Concurrent writers and crash safety" in the README). ZARR_ERR_METADATA when
+/// one after the other (see docs/concurrency.md). ZARR_ERR_METADATA when
 /// another handle resized the array since this one was opened (nothing stored; reopen it). Since: 0.1.
 ///
 /// # Safety

@@ -142,7 +142,7 @@ pub unsafe extern "C" fn zarr_read_hyperslab(
 ///
 /// @returns as zarr_read_hyperslab(), plus ZARR_ERR_READ_ONLY.
 /// Thread-safe, also across handles and processes: writes touching the same chunk or shard are applied
-/// one after the other (see "Concurrent writers and crash safety" in the README). ZARR_ERR_METADATA when
+/// one after the other (see docs/concurrency.md). ZARR_ERR_METADATA when
 /// another handle resized the array since this one was opened (nothing stored; reopen it). Since: 0.2.
 ///
 /// # Safety
