@@ -2,7 +2,7 @@
 //! or symlinks are committed) and checks the specific error libzarr reports, never a panic, hang or
 //! huge allocation.
 //!
-//! Policies checked here (also documented in README.md, "Hostile stores"):
+//! Policies checked here (also documented in docs/testing.md, "Hostile stores"):
 //! - node names and store keys never escape the store root: `..` and `.` segments, NUL and backslash
 //!   are `Error::InvalidArgument`; a leading `/` in a node path means the store root, not the filesystem
 //!   root;
