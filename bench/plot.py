@@ -38,9 +38,9 @@ def write_svg(cells, path, title, subtitle="", target=1.2):
            f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="11">',
            f'<title>{escape(title)}</title>',
            f'<rect x="0" y="0" width="{width}" height="{height}" fill="white"/>',
-           f'<text x="{LEFT}" y="16" font-size="14" font-weight="bold">{escape(title)}</text>',
-           f'<text x="{LEFT}" y="32" fill="#444">{escape(subtitle)}</text>',
-           f'<text x="{LEFT}" y="48" fill="#444">ratio = best peer median / libzarr median (&gt; 1: libzarr '
+           f'<text x="10" y="16" font-size="14" font-weight="bold">{escape(title)}</text>',
+           f'<text x="10" y="32" fill="#444">{escape(subtitle)}</text>',
+           f'<text x="10" y="48" fill="#444">ratio = best peer median / libzarr median (&gt; 1: libzarr '
            f'faster); green: at least {target:g}, amber: 1 to {target:g}, red: below 1</text>']
     # ticks and grid
     t = 0.0
