@@ -3,6 +3,8 @@
 
     python3 bench/run_all.py [--perf-dir ../shared/perf] [--layouts A,B,C,D,E] [--ops W,R,Rinto,S,P]
                              [--impls libzarr,tensorstore,zarrs,zarr-python] [--reps N] [--quick]
+                             [--results FILE.json] [--plot FILE.svg]
+    python3 bench/run_all.py --table-only --results FILE.json [--plot FILE.svg]   # nothing is run
 
 1. dataset: <perf-dir>/gen_data.py --datadir <data-dir> (kept when present), SHA-256 checked;
 2. reference arrays: for every layout, the copy written by zarr-python (<out>/ref/<L>), which the
@@ -12,7 +14,8 @@
 4. every (layout x op x implementation) cell in its own process, 2 threads each, the order of the
    implementations rotating from cell to cell;
 5. the table on stdout (medians in seconds; ratio = best peer median / libzarr median) and the raw
-   results in <out>/results.json. A cell that fails or is unsupported shows n/a or ERR; the run goes on.
+   results in <out>/results.json (or --results FILE.json). A cell that fails or is unsupported shows n/a
+   or ERR; the run goes on. With --plot FILE.svg, the ratios also as a bar chart (bench/plot.py).
 """
 import argparse
 import datetime
