@@ -564,7 +564,15 @@ public:
         detail::check(zarr_array_chunk_is_stored(get(), detail::ptr(chunk), &s));
         return s != 0;
     }
-    /// Changes the shape (the rank stays).
+    /// Changes the shape (the rank stays), as zarr_array_resize(). Growing after shrinking shows the old
+    /// values of the chunks the smaller edge cut through; to have the fill value in the whole grown part,
+    /// write it there after growing, from one value (all strides 0: no buffer of the region's size):
+    ///
+    ///     a.resize({ny_big, nx});                       // grown from ny_small rows
+    ///     double fill = a.fill_value<double>();
+    ///     a.write({ny_small, 0}, zarr::View<const double>(&fill, {ny_big - ny_small, nx}, {0, 0}));
+    ///
+    /// (one write per grown dimension; chunks left holding only the fill value are deleted).
     void resize(const Shape &shape) { detail::check(zarr_array_resize(get(), detail::ptr(shape), shape.size())); }
 
     // --- typed reads ---------------------------------------------------------------------------
