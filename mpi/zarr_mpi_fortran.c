@@ -22,6 +22,11 @@ zarr_status zarr_mpi_f_create(MPI_Fint comm, const char *path, const char *json,
     return zarr_mpi_create(MPI_Comm_f2c(comm), path, json, out);
 }
 
+zarr_status zarr_mpi_f_create_from_spec(MPI_Fint comm, const char *path, const zarr_array_spec *spec,
+                                        zarr_array **out) {
+    return zarr_mpi_create_from_spec(MPI_Comm_f2c(comm), path, spec, out);
+}
+
 zarr_status zarr_mpi_f_open(MPI_Fint comm, const char *path, int mode, zarr_array **out) {
     return zarr_mpi_open(MPI_Comm_f2c(comm), path, mode, out);
 }
