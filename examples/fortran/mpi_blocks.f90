@@ -1,6 +1,7 @@
 !> Every rank writes its block of a sharded 3-D array with the module zarr_mpi, then reads a neighbour's
 !> block and the whole array and compares them with the formula; one rank then passes a bad argument and
-!> every rank gets the error. Run with any number of ranks:
+!> every rank gets the error, then one rank reads past the array's end and every rank gets the message,
+!> which quotes the block in Fortran order, 1-based. Run with any number of ranks:
 !>
 !>   mpiexec -n 3 ./fortran_mpi_blocks        (writes mpi_blocks.zarr in $ZARR_TEST_TMPDIR or here;
 !>                                              a second run overwrites it)
@@ -97,6 +98,20 @@ program mpi_blocks
   end if
   if (stat /= ZARR_ERR_INVALID_ARGUMENT .or. index(msg, 'start has 2 values') == 0 .or. &
       index(msg, 'rank ' // itoa(nprocs - 1) // ' of ') == 0) then
+    print '(a, i0, a, i0, 2a)', 'rank ', me, ': unexpected stat ', stat, ': ', msg
+    wrong = wrong + 1
+  end if
+  ! A block reaching past the array on rank 0: the message quotes it as written here, in Fortran order
+  ! and 1-based, on every rank.
+  if (me == 0) then
+    call zarr_mpi_read_block(MPI_COMM_WORLD, a, other(:, :, 1:1), [int(nx, int64), 1_int64, 1_int64], &
+                             stat=stat, errmsg=msg)
+  else
+    call zarr_mpi_read_block(MPI_COMM_WORLD, a, other(:, :, 1:1), [1_int64, 1_int64, 1_int64], &
+                             stat=stat, errmsg=msg)
+  end if
+  if (stat /= ZARR_ERR_OUT_OF_BOUNDS .or. index(msg, 'rank 0 of ') == 0 .or. &
+      index(msg, 'start [' // itoa(nx) // ', 1, 1]') == 0 .or. index(msg, 'shape [40, 30, 12] in dimension 1') == 0) then
     print '(a, i0, a, i0, 2a)', 'rank ', me, ': unexpected stat ', stat, ': ', msg
     wrong = wrong + 1
   end if
