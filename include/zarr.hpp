@@ -364,7 +364,7 @@ public:
     }
     template <class T> ArraySpec &&fill_value(const T &value) && { return std::move(this->fill_value(value)); }
     /// The fill value as the element's own bytes (native-endian, `size` = the element size), unconverted:
-    /// for the types fill_value() cannot convert to (float16 bits as a uint16_t, a struct's packed fields).
+    /// for the types fill_value() cannot convert to (float16 bits as a uint16_t, a float8 bit pattern).
     ArraySpec &fill_value_bytes(const void *value, size_t size) & {
         detail::check(zarr_array_spec_set_fill_value(get(), value, size));
         return *this;
