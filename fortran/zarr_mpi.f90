@@ -7,8 +7,8 @@
 !>   type(zarr_array_t) :: a
 !>   integer(int64) :: start(3), count(3)
 !>   real(real64), allocatable :: block(:, :, :)
-!>   call zarr_mpi_create(MPI_COMM_WORLD, 'out.zarr', a, shape=[nx, ny, nz], type=ZARR_FLOAT64, &
-!>                        chunks=[nx, ny, 1])                           ! rank 0 writes zarr.json
+!>   call zarr_mpi_create_from_spec(MPI_COMM_WORLD, 'out.zarr', a, shape=[nx, ny, nz], &
+!>                                  type=ZARR_FLOAT64, chunks=[nx, ny, 1])   ! rank 0 writes zarr.json
 !>   (or zarr_mpi_create(MPI_COMM_WORLD, 'out.zarr', metadata_json, a) from a metadata document)
 !>   call zarr_mpi_decompose(MPI_COMM_WORLD, a, start, count)             ! this rank's shard-aligned block
 !>   allocate(block(count(1), count(2), count(3)))
@@ -36,15 +36,8 @@ module zarr_mpi
   implicit none
   private
 
-  !> zarr_mpi_create(comm, path, metadata_json, array) from a document, or
-  !> zarr_mpi_create(comm, path, array, shape=, type=, ...) with the keywords of zarr_array_t%create
-  !> (zarr_mpi_create_from_spec() of zarr_mpi.h).
-  interface zarr_mpi_create
-    module procedure zarr_mpi_create_json, zarr_mpi_create_kw
-  end interface zarr_mpi_create
-
-  public :: zarr_mpi_create, zarr_mpi_open, zarr_mpi_close, zarr_mpi_decompose, zarr_mpi_write_block, &
-            zarr_mpi_read_block, zarr_mpi_resize, zarr_mpi_agree, zarr_mpi_balance_threads
+  public :: zarr_mpi_create, zarr_mpi_create_from_spec, zarr_mpi_open, zarr_mpi_close, zarr_mpi_decompose, &
+            zarr_mpi_write_block, zarr_mpi_read_block, zarr_mpi_resize, zarr_mpi_agree, zarr_mpi_balance_threads
 
   interface
     function c_strlen(s) bind(C, name="strlen") result(n)
@@ -191,7 +184,7 @@ contains
   !> Creates an array collectively from a complete Zarr v3 metadata document (in Zarr's dimension order,
   !> the same on every rank): rank 0 writes it, the other ranks open the array after it. `array` must not
   !> be open; on success it is open for reading and writing on every rank. Collective.
-  subroutine zarr_mpi_create_json(comm, path, metadata_json, array, stat, errmsg)
+  subroutine zarr_mpi_create(comm, path, metadata_json, array, stat, errmsg)
     integer, intent(in) :: comm
     character(*), intent(in) :: path, metadata_json
     type(zarr_array_t), intent(inout) :: array
@@ -207,15 +200,15 @@ contains
     end if
     call report(st, 'zarr_mpi_create(' // trim(path) // ')', stat, zmsg)
     if (present(errmsg)) errmsg = zmsg
-  end subroutine zarr_mpi_create_json
+  end subroutine zarr_mpi_create
 
   !> Creates an array collectively from keywords, as zarr_array_t%create(path, shape=, type=, ...) does
   !> on one process (same keywords, Fortran order, the same defaults): every rank passes the same
   !> values (their specs are compared: a difference fails every rank), rank 0 creates the array, the
   !> other ranks open it after it (zarr_mpi_create_from_spec() of zarr_mpi.h). `array` must not be
   !> open; on success it is open for reading and writing on every rank. Collective.
-  subroutine zarr_mpi_create_kw(comm, path, array, shape, type, chunks, shards, codec, level, shuffle, fill, &
-                                dimension_names, attributes, zarr_format, stat, errmsg)
+  subroutine zarr_mpi_create_from_spec(comm, path, array, shape, type, chunks, shards, codec, level, shuffle, &
+                                       fill, dimension_names, attributes, zarr_format, stat, errmsg)
     integer, intent(in) :: comm
     character(*), intent(in) :: path
     type(zarr_array_t), intent(inout) :: array
@@ -243,9 +236,9 @@ contains
       end if
       call zarr_c_spec_free(spec)
     end if
-    call report(st, 'zarr_mpi_create(' // trim(path) // ')', stat, zmsg)
+    call report(st, 'zarr_mpi_create_from_spec(' // trim(path) // ')', stat, zmsg)
     if (present(errmsg)) errmsg = zmsg
-  end subroutine zarr_mpi_create_kw
+  end subroutine zarr_mpi_create_from_spec
 
   !> Opens an existing array on every rank; `mode` is ZARR_READ (the default) or ZARR_READ_WRITE, the
   !> same on every rank. `array` must not be open. Collective.

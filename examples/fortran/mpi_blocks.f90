@@ -38,8 +38,9 @@ program mpi_blocks
 
   ! Runs again as often as wanted: the array of an earlier run (ZARR_ERR_EXISTS, on every rank alike) is
   ! opened instead and every cell of it written again; one of another shape is left alone (stop).
-  call zarr_mpi_create(MPI_COMM_WORLD, path, a, shape=[nx, ny, nz], type=ZARR_FLOAT64, chunks=[10, 5, 2], &
-                       shards=[20, 15, 4], codec='zstd', level=1, fill=-1.0_real64, stat=stat, errmsg=msg)
+  call zarr_mpi_create_from_spec(MPI_COMM_WORLD, path, a, shape=[nx, ny, nz], type=ZARR_FLOAT64, &
+                                 chunks=[10, 5, 2], shards=[20, 15, 4], codec='zstd', level=1, fill=-1.0_real64, &
+                                 stat=stat, errmsg=msg)
   if (stat == ZARR_ERR_EXISTS) then
     if (me == 0) print '(a)', path // ' exists (an earlier run): overwriting every cell of it'
     call zarr_mpi_open(MPI_COMM_WORLD, path, a, mode=ZARR_READ_WRITE)
