@@ -13,7 +13,9 @@
 #
 # Inputs (-D): BUILD_DIR SOURCE_DIR CONFIG GENERATOR C_COMPILER READELF PKG_CONFIG VERSION SONAME
 #              LIBDIR INCLUDEDIR BINDIR [FORTRAN_COMPILER] [HDF5_TOOLS (bin/h5tozarr, bin/zarrtoh5 were
-#              built)] [MPI_C_COMPILER (libzarr_mpi was built)]; the scratch directory is $ZARR_TEST_TMPDIR.
+#              built)] [MPI_C_COMPILER (libzarr_mpi was built)] [MPI_FORTRAN (its Fortran module was built:
+#              c_tests/downstream_fortran_mpi through find_package(zarr COMPONENTS fortran_mpi))]; the
+#              scratch directory is $ZARR_TEST_TMPDIR.
 cmake_minimum_required(VERSION 3.16)
 
 if(DEFINED ENV{ZARR_TEST_TMPDIR})
@@ -239,6 +241,29 @@ if(MPI_C_COMPILER)
     set(exe "${bin}/zarr_downstream_mpi")
   endif()
   run("${exe}" "${work}/cmake-mpi.zarr")
+endif()
+
+# 3d. The Fortran MPI module through CMake: a Fortran-only project that links zarr::fortran_mpi and names
+#     nothing of MPI, yet `use mpi` compiles and links (zarr::fortran_mpi brings MPI::MPI_Fortran); an MPI
+#     singleton run.
+if(MPI_FORTRAN AND FORTRAN_COMPILER)
+  foreach(f "${lib}/libzarr_mpi_fortran.so.${VERSION}" "${prefix}/${INCLUDEDIR}/zarr_mpi.mod")
+    if(NOT EXISTS "${f}" OR IS_SYMLINK "${f}")
+      message(FATAL_ERROR "not installed (or not a plain file): ${f}")
+    endif()
+  endforeach()
+  set(bin "${work}/build-fortran-mpi")
+  file(REMOVE_RECURSE "${bin}")
+  run("${CMAKE_COMMAND}" -S "${SOURCE_DIR}/c_tests/downstream_fortran_mpi" -B "${bin}" -G "${GENERATOR}"
+      "-DCMAKE_Fortran_COMPILER=${FORTRAN_COMPILER}" "-DCMAKE_BUILD_TYPE=Release" "-DCMAKE_PREFIX_PATH=${prefix}")
+  run("${CMAKE_COMMAND}" --build "${bin}" --config Release)
+  if(EXISTS "${bin}/Release/zarr_downstream_fortran_mpi")
+    set(exe "${bin}/Release/zarr_downstream_fortran_mpi")
+  else()
+    set(exe "${bin}/zarr_downstream_fortran_mpi")
+  endif()
+  run("${exe}" "${work}/cmake-fortran-mpi")
+  message(STATUS "install.downstream: the Fortran MPI downstream build (zarr::fortran_mpi only) ran correctly")
 endif()
 
 # 4. pkg-config and a plain compiler line.

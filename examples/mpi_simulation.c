@@ -3,6 +3,9 @@
  *   mpiexec -n 4 ./example_mpi_simulation      (any number of ranks; writes simulation.zarr here, or in
  *                                                $ZARR_TEST_TMPDIR when set)
  *
+ * Runs again as often as wanted: rank 0 first deletes the simulation.zarr of an earlier run (a directory
+ * holding an array's zarr.json, nothing else is touched) and says so, then the ranks create it afresh.
+ *
  * The field u[t, y, x] (float64, NY x NX cells) is split into one subdomain per rank by
  * zarr_mpi_decompose_shape(), aligned to the shards' extent in y and x so that no two ranks ever write
  * the same shard (no locking). Each rank holds its subdomain with a one-cell halo, as a stencil code
@@ -11,9 +14,12 @@
  * collective write. At the end every rank reads back the whole history of a neighbour's subdomain and
  * rank 0 checks the whole array. u = t*1e6 + y*1000 + x + 0.25 (exact in float64: the interop test
  * compares it with numpy cell for cell). */
+#define _XOPEN_SOURCE 700   /* nftw() */
+#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <zarr_mpi.h>
 
@@ -34,6 +40,25 @@ static void check(zarr_status st, const char *what) {
     }
 }
 
+static int remove_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw) {
+    (void)sb, (void)flag, (void)ftw;
+    return remove(path);
+}
+
+/* Deletes the array an earlier run left at `path`: only a directory with a zarr.json in it (so a
+   mistyped path never deletes anything else). Returns 1 when something was deleted, -1 on failure. */
+static int remove_earlier_run(const char *path) {
+    char meta[1100];
+    struct stat sb;
+    snprintf(meta, sizeof meta, "%s/zarr.json", path);
+    if (stat(path, &sb) != 0) return 0;
+    if (!S_ISDIR(sb.st_mode) || stat(meta, &sb) != 0) {
+        fprintf(stderr, "%s exists but is not a Zarr array: not deleting it\n", path);
+        return -1;
+    }
+    return nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS) == 0 ? 1 : -1;
+}
+
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     int me = 0, size = 0;
@@ -43,22 +68,27 @@ int main(int argc, char **argv) {
     char path[1024];
     snprintf(path, sizeof path, "%s/simulation.zarr", dir != NULL && *dir ? dir : ".");
 
+    /* The output of an earlier run goes first (rank 0 deletes it; the others wait for the outcome). */
+    int removed = 0;
+    if (me == 0) removed = remove_earlier_run(path);
+    check(zarr_mpi_agree_message(MPI_COMM_WORLD, removed < 0 ? ZARR_ERR_IO : ZARR_OK,
+                                 "cannot delete the simulation.zarr of an earlier run"),
+          "clean up");
+    if (removed > 0) printf("deleted %s of an earlier run\n", path);
+
     /* The array: no time steps yet; shards of 1 step x 8 x 10 cells (6 x 4 shards per step), inner chunks
-       of 1 x 4 x 5. The same spec on every rank gives the same metadata (zarr_mpi_create checks that). */
+       of 1 x 4 x 5. Every rank builds the same spec (zarr_mpi_create_from_spec checks that). */
     const uint64_t shape[3] = {0, NY, NX}, shards[3] = {1, 8, 10}, chunks[3] = {1, 4, 5};
     const char *names[3] = {"t", "y", "x"};
     zarr_array_spec *spec = NULL;
-    char *meta = NULL;
     zarr_status st = zarr_array_spec_new(ZARR_FLOAT64, 3, shape, &spec);
     if (st == ZARR_OK) st = zarr_array_spec_set_chunks(spec, chunks, 3);
     if (st == ZARR_OK) st = zarr_array_spec_set_shards(spec, shards, 3);
     if (st == ZARR_OK) st = zarr_array_spec_set_dimension_names(spec, names, 3);
-    if (st == ZARR_OK) st = zarr_array_spec_to_json(spec, &meta);
-    zarr_array_spec_free(spec);
     check(zarr_mpi_agree(MPI_COMM_WORLD, st), "spec");
     zarr_array *u = NULL;
-    check(zarr_mpi_create(MPI_COMM_WORLD, path, meta, &u), "create (remove simulation.zarr of an earlier run)");
-    zarr_string_free(meta);
+    check(zarr_mpi_create_from_spec(MPI_COMM_WORLD, path, spec, &u), "create");
+    zarr_array_spec_free(spec);
 
     /* This rank's subdomain: shard-aligned in y and x. */
     uint64_t sub_start[2], sub_count[2];

@@ -10,7 +10,7 @@ int main() try {
         a = zarr::Array::create("quickstart_cxx.zarr", zarr::ArraySpec::of<int32_t>({4, 6}).chunks({2, 3}));
     } catch (const zarr::Error &e) {
         if (e.status() != ZARR_ERR_EXISTS) throw;
-        a = zarr::Array::open("quickstart_cxx.zarr", true);  // left by a previous run
+        a = zarr::Array::open("quickstart_cxx.zarr", zarr::Mode::read_write);  // left by a previous run
     }
     std::vector<int32_t> data(4 * 6);
     for (int i = 0; i < 4; ++i)

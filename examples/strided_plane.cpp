@@ -12,7 +12,7 @@ int main() try {
         a = zarr::Array::create("counts_cxx.zarr", zarr::ArraySpec::of<int16_t>({NZ, NY, NX}).chunks({1, 16, 16}));
     } catch (const zarr::Error &e) {
         if (e.status() != ZARR_ERR_EXISTS) throw;
-        a = zarr::Array::open("counts_cxx.zarr", true);
+        a = zarr::Array::open("counts_cxx.zarr", zarr::Mode::read_write);
     }
     std::vector<int16_t> all(NZ * NY * NX);
     for (uint64_t z = 0; z < NZ; ++z)

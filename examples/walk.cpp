@@ -29,7 +29,7 @@ void walk(const zarr::Group &g, int depth) {
 int main(int argc, char **argv) try {
     std::string path = argc > 1 ? argv[1] : "walk_cxx.zarr";
     if (argc <= 1 && zarr::Group::create(path, R"({"title": "walk example"})").valid()) {
-        zarr::Group root = zarr::Group::open(path, true);
+        zarr::Group root = zarr::Group::open(path, zarr::Mode::read_write);
         auto field = zarr::ArraySpec::of<float>({180, 360});
         root.create_group("ocean", R"({"model": "toy"})").create_array("sst", field);
         root.create_array("atmosphere/t2m", field.shards({90, 360}).chunks({45, 90}));

@@ -39,7 +39,10 @@
 !>
 !> Errors. Every procedure takes optional `stat` (integer: ZARR_OK = 0 or a negative ZARR_ERR_* code)
 !> and `errmsg` (character(:), allocatable; '' on success). Without `stat`, a failure prints the
-!> library's message to the standard error unit and stops the program (ERROR STOP).
+!> library's message to the standard error unit and stops the program (ERROR STOP). Messages quote
+!> indices as this module takes them, in Fortran order and 1-based: reading start=[1, 1, 12] from an
+!> array of shape [4, 5, 10] reports "selection start [1, 1, 12] count [..] ... exceeds the array
+!> shape [4, 5, 10] in dimension 3".
 !>
 !> Handles are plain values: copying a zarr_array_t copies the handle, and close() must be called
 !> exactly once per opened handle (no finalizer closes it behind the program's back). Thread safety is
@@ -69,6 +72,9 @@ module zarr
   integer, parameter, public :: ZARR_SHUFFLE_NONE = 0, ZARR_SHUFFLE_BYTE = 1, ZARR_SHUFFLE_BIT = 2
   !> Kinds of hierarchy nodes (group%list(), zarr_node_type()).
   integer, parameter, public :: ZARR_NODE_ARRAY = 1, ZARR_NODE_GROUP = 2
+  !> zarr_set_message_index_order() (include/zarr.h): the library's messages quote indices in Fortran
+  !> order, 1-based, during this module's reads and writes.
+  integer(c_int), parameter :: ZARR_INDEX_ORDER_FORTRAN = 1
 
   !> An open array (or none: the initial state, and after close()).
   type, public :: zarr_array_t
@@ -124,6 +130,7 @@ module zarr
   end type zarr_group_t
 
   public :: zarr_version, zarr_status_name, zarr_node_type, zarr_set_num_threads
+  public :: zarr_c_spec_new, zarr_c_spec_free
 
   ! ---- the C functions (include/zarr.h) ----------------------------------------------------------
   interface
@@ -262,6 +269,12 @@ module zarr
       integer(c_size_t), value :: nbytes
       integer(c_int32_t) :: st
     end function c_zarr_read_hyperslab
+    function c_zarr_set_message_index_order(order, previous) bind(C, name="zarr_set_message_index_order") result(st)
+      import :: c_int, c_int32_t
+      integer(c_int), value :: order
+      integer(c_int), intent(out) :: previous
+      integer(c_int32_t) :: st
+    end function c_zarr_set_message_index_order
     function c_zarr_write_hyperslab(a, start, count, step, bstride, btype, buf, nbytes) &
         bind(C, name="zarr_write_hyperslab") result(st)
       import :: c_ptr, c_int, c_size_t, c_int32_t, c_int64_t
@@ -691,6 +704,41 @@ contains
     call zarr_check(int(st, c_int32_t), 'create(' // trim(path) // ')', stat, zmsg)
     if (present(errmsg)) errmsg = zmsg
   end subroutine zarr_array_create_kw
+
+  !> For modules built over this one (zarr_mpi): the C creation spec (a zarr_array_spec pointer of
+  !> include/zarr.h) that create(path, shape=, type=, ...) builds from the same keywords, in the same
+  !> Fortran order; release it with zarr_c_spec_free(). On failure `spec` is c_null_ptr and stat/errmsg
+  !> say why (without stat: ERROR STOP).
+  subroutine zarr_c_spec_new(spec, shape, type, chunks, shards, codec, level, shuffle, fill, &
+                             dimension_names, attributes, zarr_format, stat, errmsg)
+    type(c_ptr), intent(out) :: spec
+    class(*), intent(in) :: shape(:)
+    integer, intent(in) :: type
+    class(*), intent(in), optional :: chunks(:), shards(:), fill
+    character(*), intent(in), optional :: codec, attributes
+    integer, intent(in), optional :: level, shuffle, zarr_format
+    character(*), intent(in), optional :: dimension_names(:)
+    integer, intent(out), optional :: stat
+    character(:), allocatable, intent(out), optional :: errmsg
+    character(:), allocatable :: zmsg, msg
+    integer :: st
+    call make_spec(shape, type, chunks, shards, codec, level, shuffle, fill, dimension_names, attributes, &
+                   zarr_format, spec, st, msg)
+    if (st /= ZARR_OK) then
+      call zarr_fail(st, 'spec: ' // msg, stat, zmsg)
+    else
+      call zarr_check(int(st, c_int32_t), 'spec', stat, zmsg)
+    end if
+    if (present(errmsg)) errmsg = zmsg
+  end subroutine zarr_c_spec_new
+
+  !> Frees a spec of zarr_c_spec_new() (c_null_ptr: nothing to do); `spec` becomes c_null_ptr.
+  subroutine zarr_c_spec_free(spec)
+    type(c_ptr), intent(inout) :: spec
+    integer(c_int32_t) :: fst
+    fst = c_zarr_array_spec_free(spec)
+    spec = c_null_ptr
+  end subroutine zarr_c_spec_free
 
   !> Values of an integer vector of any integer kind as int64 (ok = .false. for another type).
   subroutine to_i64(x, v, ok)
@@ -1202,6 +1250,12 @@ contains
   end function zarr_array_metadata
 
   !> Changes the shape (given in Fortran order; the rank stays). Needs ZARR_READ_WRITE.
+  !> Growing after shrinking shows the old values of the chunks the smaller edge cut through (as
+  !> zarr_array_resize() in zarr.h says); to have the fill value in the whole grown part, write it there
+  !> after growing, one write per grown dimension:
+  !>   call a%resize([nx_big, ny])                     ! grown from nx_small
+  !>   allocate(f(nx_big - nx_small, ny)); f = fill    ! the array's fill value
+  !>   call a%write(f, start=[nx_small + 1, 1])
   subroutine zarr_array_resize_i8(self, new_shape, stat, errmsg)
     class(zarr_array_t), intent(inout) :: self
     integer(int64), intent(in) :: new_shape(:)
@@ -1252,7 +1306,8 @@ contains
     integer(c_int64_t), allocatable :: fs(:), fc(:), fst(:), fbs(:)
     integer(c_int64_t) :: expect, need, have, es
     integer(c_size_t) :: nr_c, nbytes
-    integer(c_int32_t) :: st
+    integer(c_int32_t) :: st, st_order
+    integer(c_int) :: previous_order, ignored_order
     integer :: r, nr, d
 
     if (not_open(self%handle, what, stat, errmsg)) return
@@ -1358,11 +1413,15 @@ contains
     fc = fc(nr:1:-1)
     fst = fst(nr:1:-1)
     fbs = fbs(nr:1:-1)
+    ! The library's messages quote the selection as the caller wrote it: Fortran order, 1-based
+    ! (zarr_set_message_index_order(), per thread; the caller's own setting is put back after).
+    st_order = c_zarr_set_message_index_order(ZARR_INDEX_ORDER_FORTRAN, previous_order)
     if (writing) then
       st = c_zarr_write_hyperslab(self%handle, fs, fc, fst, fbs, int(btype, c_int), p, nbytes)
     else
       st = c_zarr_read_hyperslab(self%handle, fs, fc, fst, fbs, int(btype, c_int), p, nbytes)
     end if
+    if (st_order == ZARR_OK) st_order = c_zarr_set_message_index_order(previous_order, ignored_order)
     call zarr_check(st, what, stat, errmsg)
 
   contains

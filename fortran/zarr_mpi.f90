@@ -7,7 +7,9 @@
 !>   type(zarr_array_t) :: a
 !>   integer(int64) :: start(3), count(3)
 !>   real(real64), allocatable :: block(:, :, :)
-!>   call zarr_mpi_create(MPI_COMM_WORLD, 'out.zarr', metadata_json, a)   ! rank 0 writes zarr.json
+!>   call zarr_mpi_create_from_spec(MPI_COMM_WORLD, 'out.zarr', a, shape=[nx, ny, nz], &
+!>                                  type=ZARR_FLOAT64, chunks=[nx, ny, 1])   ! rank 0 writes zarr.json
+!>   (or zarr_mpi_create(MPI_COMM_WORLD, 'out.zarr', metadata_json, a) from a metadata document)
 !>   call zarr_mpi_decompose(MPI_COMM_WORLD, a, start, count)             ! this rank's shard-aligned block
 !>   allocate(block(count(1), count(2), count(3)))
 !>   ... fill block ...
@@ -29,12 +31,13 @@
 module zarr_mpi
   use, intrinsic :: iso_c_binding
   use, intrinsic :: iso_fortran_env, only: int64, error_unit
-  use zarr, only: zarr_array_t, ZARR_OK, ZARR_READ, ZARR_READ_WRITE, ZARR_ERR_INVALID_ARGUMENT
+  use zarr, only: zarr_array_t, ZARR_OK, ZARR_READ, ZARR_READ_WRITE, ZARR_ERR_INVALID_ARGUMENT, &
+                  zarr_c_spec_new, zarr_c_spec_free
   implicit none
   private
 
-  public :: zarr_mpi_create, zarr_mpi_open, zarr_mpi_close, zarr_mpi_decompose, zarr_mpi_write_block, &
-            zarr_mpi_read_block, zarr_mpi_resize, zarr_mpi_agree, zarr_mpi_balance_threads
+  public :: zarr_mpi_create, zarr_mpi_create_from_spec, zarr_mpi_open, zarr_mpi_close, zarr_mpi_decompose, &
+            zarr_mpi_write_block, zarr_mpi_read_block, zarr_mpi_resize, zarr_mpi_agree, zarr_mpi_balance_threads
 
   interface
     function c_strlen(s) bind(C, name="strlen") result(n)
@@ -60,6 +63,14 @@ module zarr_mpi
       type(c_ptr), intent(out) :: out
       integer(c_int32_t) :: st
     end function c_create
+    function c_create_from_spec(comm, path, spec, out) bind(C, name="zarr_mpi_f_create_from_spec") result(st)
+      import :: c_int, c_int32_t, c_char, c_ptr
+      integer(c_int), value :: comm
+      character(kind=c_char), intent(in) :: path(*)
+      type(c_ptr), value :: spec
+      type(c_ptr), intent(out) :: out
+      integer(c_int32_t) :: st
+    end function c_create_from_spec
     function c_open(comm, path, mode, out) bind(C, name="zarr_mpi_f_open") result(st)
       import :: c_int, c_int32_t, c_char, c_ptr
       integer(c_int), value :: comm, mode
@@ -190,6 +201,44 @@ contains
     call report(st, 'zarr_mpi_create(' // trim(path) // ')', stat, zmsg)
     if (present(errmsg)) errmsg = zmsg
   end subroutine zarr_mpi_create
+
+  !> Creates an array collectively from keywords, as zarr_array_t%create(path, shape=, type=, ...) does
+  !> on one process (same keywords, Fortran order, the same defaults): every rank passes the same
+  !> values (their specs are compared: a difference fails every rank), rank 0 creates the array, the
+  !> other ranks open it after it (zarr_mpi_create_from_spec() of zarr_mpi.h). `array` must not be
+  !> open; on success it is open for reading and writing on every rank. Collective.
+  subroutine zarr_mpi_create_from_spec(comm, path, array, shape, type, chunks, shards, codec, level, shuffle, &
+                                       fill, dimension_names, attributes, zarr_format, stat, errmsg)
+    integer, intent(in) :: comm
+    character(*), intent(in) :: path
+    type(zarr_array_t), intent(inout) :: array
+    class(*), intent(in) :: shape(:)
+    integer, intent(in) :: type
+    class(*), intent(in), optional :: chunks(:), shards(:), fill
+    character(*), intent(in), optional :: codec, attributes
+    integer, intent(in), optional :: level, shuffle, zarr_format
+    character(*), intent(in), optional :: dimension_names(:)
+    integer, intent(out), optional :: stat
+    character(:), allocatable, intent(out), optional :: errmsg
+    character(:), allocatable :: zmsg, smsg
+    integer(c_int32_t) :: st
+    integer :: sst
+    type(c_ptr) :: h, spec
+    st = local_check(comm, .not. array%is_open(), 'the array handle is open already')
+    if (st == ZARR_OK) then
+      ! A bad keyword on one rank fails every rank, with that rank's message.
+      call zarr_c_spec_new(spec, shape, type, chunks, shards, codec, level, shuffle, fill, dimension_names, &
+                           attributes, zarr_format, stat=sst, errmsg=smsg)
+      st = c_agree(int(comm, c_int), int(sst, c_int32_t), c_str(smsg))
+      if (st == ZARR_OK) then
+        st = c_create_from_spec(int(comm, c_int), c_str(trim(path)), spec, h)
+        if (st == ZARR_OK) call array%adopt_c_handle(h)
+      end if
+      call zarr_c_spec_free(spec)
+    end if
+    call report(st, 'zarr_mpi_create_from_spec(' // trim(path) // ')', stat, zmsg)
+    if (present(errmsg)) errmsg = zmsg
+  end subroutine zarr_mpi_create_from_spec
 
   !> Opens an existing array on every rank; `mode` is ZARR_READ (the default) or ZARR_READ_WRITE, the
   !> same on every rank. `array` must not be open. Collective.

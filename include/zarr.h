@@ -26,6 +26,17 @@
 #define ZARR_READ_WRITE 3
 
 /**
+ * zarr_set_message_index_order(): messages quote indices in C/Zarr order, 0-based (the default).
+ */
+#define ZARR_INDEX_ORDER_C 0
+
+/**
+ * zarr_set_message_index_order(): messages quote indices in Fortran order (dimensions reversed),
+ * 1-based.
+ */
+#define ZARR_INDEX_ORDER_FORTRAN 1
+
+/**
  * The level argument of zarr_array_spec_set_compressor() that picks the compressor's default level
  * (zstd 3, gzip 6, blosc 5).
  */
@@ -776,6 +787,24 @@ zarr_status zarr_write_region(struct zarr_array *array,
  * chunks wholly outside the new shape, then rewrites the metadata (`zarr.json` or `.zarray`)
  * atomically. Works for Zarr v3 and v2 arrays.
  *
+ * Old values after shrinking and growing again: shrinking keeps a chunk that the new edge cuts
+ * through whole, values beyond the edge included (zarr-python does the same), so growing again shows
+ * them there. To have the fill value everywhere in the grown part, write the fill value over it after
+ * growing: one zarr_write_hyperslab() per grown dimension, from the single value that
+ * zarr_array_fill_value() gives, with every buffer stride 0 (each element read from that one value;
+ * no buffer of the region's size). Chunks left holding only the fill value are deleted. For a 2-D
+ * float64 array grown from `old[0]` to `shape[0]` rows:
+ *
+ * ```c
+ * double fill;
+ * zarr_array_fill_value(a, &fill, sizeof fill);
+ * uint64_t start[2] = {old[0], 0}, count[2] = {shape[0] - old[0], shape[1]};
+ * int64_t every[2] = {0, 0};
+ * zarr_write_hyperslab(a, start, count, NULL, every, ZARR_FLOAT64, &fill, sizeof fill);
+ * ```
+ *
+ * (Writing the fill value over the part to be cut off before shrinking works too.)
+ *
  * @param array  an array opened for writing
  * @param shape  `rank` new extents
  * @param rank   must equal the array's rank
@@ -1259,6 +1288,29 @@ zarr_status zarr_write_hyperslab(struct zarr_array *array,
                                  zarr_data_type buffer_type,
                                  const void *buffer,
                                  size_t buffer_size);
+
+/**
+ * Sets how the messages of this thread's failing calls (zarr_last_error()) quote a caller's indices:
+ * selection starts, counts, steps, shapes, chunk coordinates and dimension numbers. With
+ * ZARR_INDEX_ORDER_FORTRAN they are written as a Fortran caller passes them to the Fortran module
+ * (netCDF-Fortran's convention): dimensions reversed and positions 1-based, so an out-of-bounds read
+ * of `start = [1, 1, 12]` in a Fortran array of shape `[4, 5, 10]` reports
+ * `start [1, 1, 12] ... the array shape [4, 5, 10] in dimension 3` instead of
+ * `start [11, 0, 0] ... [10, 5, 4] in dimension 0`. The arguments of every call stay in C order,
+ * 0-based: only messages change. Metadata text (zarr.json) is quoted as stored. The Fortran module
+ * sets ZARR_INDEX_ORDER_FORTRAN around its reads and writes and restores the previous setting after.
+ *
+ * @param order     ZARR_INDEX_ORDER_C or ZARR_INDEX_ORDER_FORTRAN
+ * @param previous  NULL or receives the setting in force before the call
+ * @returns ZARR_OK; ZARR_ERR_INVALID_ARGUMENT (another value; nothing changes).
+ * Thread-safe: the setting belongs to the calling thread (a new thread starts with
+ * ZARR_INDEX_ORDER_C) and applies to the messages of calls made on it. Since: 0.3.
+ *
+ * # Safety
+ * `previous` is NULL or valid for writing an int.
+ */
+zarr_status zarr_set_message_index_order(int order,
+                                         int *previous);
 
 /**
  * The message of the last failed libzarr call on this thread.

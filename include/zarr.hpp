@@ -26,7 +26,9 @@
 
 #include <zarr.h>
 
+#include <cmath>
 #include <complex>
+#include <cstdio>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
@@ -122,6 +124,114 @@ inline size_t checked_size(uint64_t n, size_t elem) {
 
 inline const uint64_t *ptr(const Shape &s) { return s.empty() ? nullptr : s.data(); }
 
+
+template <class T> struct is_complex : std::false_type {};
+template <class F> struct is_complex<std::complex<F>> : std::is_floating_point<F> {};
+
+/// What ArraySpec::fill_value() converts: bool, integers, floating point, std::complex.
+template <class T> constexpr bool is_fill_number_v = std::is_arithmetic_v<T> || is_complex<T>::value;
+
+inline const char *type_name(zarr_data_type t) {
+    switch (t) {
+        case ZARR_BOOL: return "bool";
+        case ZARR_INT8: return "int8";
+        case ZARR_INT16: return "int16";
+        case ZARR_INT32: return "int32";
+        case ZARR_INT64: return "int64";
+        case ZARR_UINT8: return "uint8";
+        case ZARR_UINT16: return "uint16";
+        case ZARR_UINT32: return "uint32";
+        case ZARR_UINT64: return "uint64";
+        case ZARR_FLOAT16: return "float16";
+        case ZARR_INT2: return "int2";
+        case ZARR_INT4: return "int4";
+        case ZARR_UINT2: return "uint2";
+        case ZARR_UINT4: return "uint4";
+        case ZARR_FLOAT32: return "float32";
+        case ZARR_FLOAT64: return "float64";
+        case ZARR_COMPLEX64: return "complex64";
+        case ZARR_COMPLEX128: return "complex128";
+        default: return "this data type";
+    }
+}
+
+template <class S> std::string fill_text(const S &v) {
+    if constexpr (std::is_same_v<S, bool>) {
+        return v ? "true" : "false";
+    } else if constexpr (std::is_integral_v<S>) {
+        return std::to_string(v);
+    } else if constexpr (std::is_floating_point_v<S>) {
+        char b[40];
+        std::snprintf(b, sizeof b, "%.17g", static_cast<double>(v));
+        return b;
+    } else {
+        return "(" + fill_text(v.real()) + ", " + fill_text(v.imag()) + ")";
+    }
+}
+
+template <class S> [[noreturn]] void fill_out_of_range(const S &v, const char *why, zarr_data_type target) {
+    throw Error(ZARR_ERR_VALUE, "fill_value(" + fill_text(v) + "): " + why + " the array's type, " + type_name(target));
+}
+
+/// `v` converted to the element type D, exactly (see ArraySpec::fill_value()), or ZARR_ERR_VALUE.
+template <class D, class S> D convert_fill(const S &v, zarr_data_type target) {
+    if constexpr (is_complex<D>::value) {
+        using F = typename D::value_type;
+        if constexpr (is_complex<S>::value) {
+            return D(convert_fill<F>(v.real(), target), convert_fill<F>(v.imag(), target));
+        } else {
+            return D(convert_fill<F>(v, target), F(0));
+        }
+    } else if constexpr (is_complex<S>::value) {
+        fill_out_of_range(v, "a complex value does not convert to", target);
+    } else if constexpr (std::is_integral_v<D>) {
+        // bool holds 0 and 1; the other integer types their full range.
+        constexpr bool dsigned = std::is_signed_v<D>;
+        constexpr int dbits = std::is_same_v<D, bool> ? 1 : static_cast<int>(sizeof(D) * 8) - (dsigned ? 1 : 0);
+        if constexpr (std::is_integral_v<S>) {
+            bool ok = true;
+            if (std::is_signed_v<S> && static_cast<int64_t>(v) < 0) {
+                // -v <= 2^dbits, i.e. -(v + 1) < 2^dbits (no overflow at INT64_MIN)
+                if constexpr (dsigned) {
+                    ok = static_cast<uint64_t>(-(static_cast<int64_t>(v) + 1)) < (uint64_t(1) << dbits);
+                } else {
+                    ok = false;
+                }
+            } else if constexpr (dbits < 64) {
+                ok = static_cast<uint64_t>(v) < (uint64_t(1) << dbits);
+            }
+            if (!ok) fill_out_of_range(v, "is out of the range of", target);
+            return static_cast<D>(v);
+        } else {
+            const double x = static_cast<double>(v);
+            if (!std::isfinite(x) || std::trunc(x) != x) fill_out_of_range(v, "is not a whole number: it does not convert to", target);
+            const double hi = std::ldexp(1.0, dbits), lo = dsigned ? -hi : 0.0;
+            if (x < lo || x >= hi) fill_out_of_range(v, "is out of the range of", target);
+            return static_cast<D>(v);
+        }
+    } else {  // float or double
+        if constexpr (std::is_integral_v<S>) {
+            const D d = static_cast<D>(v);
+            bool exact;
+            if constexpr (std::is_same_v<S, bool>) {
+                exact = true;
+            } else if constexpr (std::is_signed_v<S>) {
+                const D lim = std::ldexp(D(1), 63);
+                exact = d >= -lim && d < lim && static_cast<int64_t>(d) == static_cast<int64_t>(v);
+            } else {
+                exact = d < std::ldexp(D(1), 64) && static_cast<uint64_t>(d) == static_cast<uint64_t>(v);
+            }
+            if (!exact) fill_out_of_range(v, "is not exactly representable in", target);
+            return d;
+        } else {
+            const long double x = static_cast<long double>(v);
+            if (std::isfinite(x) && std::fabs(x) > static_cast<long double>(std::numeric_limits<D>::max()))
+                fill_out_of_range(v, "is beyond the finite range of", target);
+            return static_cast<D>(v);
+        }
+    }
+}
+
 }  // namespace detail
 
 /// Whether T maps to a zarr_data_type (and so may be used with read<T> / write).
@@ -139,6 +249,12 @@ template <class T> constexpr zarr_data_type data_type_of() {
         return detail::dtype_of<U>::value;
     }
 }
+
+/// How Array::open() and Group::open() open a node (ZARR_READ / ZARR_READ_WRITE of the C API).
+enum class Mode : int {
+    read_only = ZARR_READ,       ///< reads only; writes throw ZARR_ERR_READ_ONLY
+    read_write = ZARR_READ_WRITE  ///< reads and writes
+};
 
 /// A strided view of caller-owned memory: `shape` elements, element (i0, i1, ...) at
 /// `data[sum(i_d * strides[d])]`. Empty `strides` mean C order (contiguous, last index fastest).
@@ -180,16 +296,18 @@ public:
     ArraySpec(zarr_data_type type, const Shape &shape) {
         detail::check(zarr_array_spec_new(type, shape.size(), detail::ptr(shape), &h_));
         rank_ = shape.size();
+        type_ = type;
     }
     /// A spec for elements of C++ type T.
     template <class T> static ArraySpec of(const Shape &shape) { return ArraySpec(data_type_of<T>(), shape); }
 
-    ArraySpec(ArraySpec &&o) noexcept : h_(std::exchange(o.h_, nullptr)), rank_(o.rank_) {}
+    ArraySpec(ArraySpec &&o) noexcept : h_(std::exchange(o.h_, nullptr)), rank_(o.rank_), type_(o.type_) {}
     ArraySpec &operator=(ArraySpec &&o) noexcept {
         if (this != &o) {
             zarr_array_spec_free(h_);
             h_ = std::exchange(o.h_, nullptr);
             rank_ = o.rank_;
+            type_ = o.type_;
         }
         return *this;
     }
@@ -225,14 +343,33 @@ public:
         return *this;
     }
     ArraySpec &&shuffle(int mode) && { return std::move(this->shuffle(mode)); }
-    /// The fill value, given as the array's own element type (its size must match). Setters have
-    /// overloads for temporaries too, so `auto s = ArraySpec::of<float>({n}).chunks({c});` moves.
+    /// The fill value: a number (bool, any integer or floating-point type, std::complex<float/double>)
+    /// converted to the spec's element type, so `ArraySpec::of<float>({n}).fill_value(1)` stores 1.0f
+    /// and `ArraySpec::of<int16_t>({n}).fill_value(-1)` stores -1. The conversion is checked: into an
+    /// integer type (bool holds 0 and 1) the value must be a whole number in the type's range (300 for
+    /// uint8, -1 for uint16, 2.5 or NaN for int32 throw ZARR_ERR_VALUE); into float or double an integer
+    /// must be exactly representable (16777217 for float throws) and a finite floating-point value must
+    /// lie within the type's finite range (it is rounded to nearest, as `float f = 0.1;` rounds; NaN and
+    /// the infinities carry over); a complex value goes to complex types only. Types the wrapper has no
+    /// C++ counterpart for (float16, bfloat16, the float8/6/4 types, ...) throw ZARR_ERR_UNSUPPORTED: give
+    /// their element bytes with fill_value_bytes(). Other argument types (a struct, a pointer,
+    /// std::string_view) do not compile. Setters have overloads for temporaries too, so
+    /// `auto s = ArraySpec::of<float>({n}).chunks({c});` moves.
     template <class T> ArraySpec &fill_value(const T &value) & {
-        static_assert(std::is_trivially_copyable_v<T>, "zarr: a fill value is one element");
-        detail::check(zarr_array_spec_set_fill_value(get(), &value, sizeof(T)));
+        static_assert(detail::is_fill_number_v<T>,
+                      "zarr: fill_value(v) takes a number (bool, an integer or floating-point type, "
+                      "std::complex<float/double>) or a string; give other element bytes with fill_value_bytes()");
+        if constexpr (detail::is_fill_number_v<T>) set_converted_fill(value);
         return *this;
     }
     template <class T> ArraySpec &&fill_value(const T &value) && { return std::move(this->fill_value(value)); }
+    /// The fill value as the element's own bytes (native-endian, `size` = the element size), unconverted:
+    /// for the types fill_value() cannot convert to (float16 bits as a uint16_t, a float8 bit pattern).
+    ArraySpec &fill_value_bytes(const void *value, size_t size) & {
+        detail::check(zarr_array_spec_set_fill_value(get(), value, size));
+        return *this;
+    }
+    ArraySpec &&fill_value_bytes(const void *value, size_t size) && { return std::move(this->fill_value_bytes(value, size)); }
     /// The fill value of a ZARR_STRING or ZARR_BYTES array.
     ArraySpec &fill_value(const std::string &value) & {
         detail::check(zarr_array_spec_set_fill_value(get(), value.data(), value.size()));
@@ -273,9 +410,37 @@ public:
         return h_;
     }
 
+    /// The element type the spec was created with.
+    zarr_data_type data_type() const noexcept { return type_; }
+
 private:
+    template <class T> void set_converted_fill(const T &value) {
+        using detail::convert_fill;
+        switch (type_) {
+            case ZARR_BOOL: return store_fill(static_cast<uint8_t>(convert_fill<bool>(value, type_)));
+            case ZARR_INT8: case ZARR_INT2: case ZARR_INT4: return store_fill(convert_fill<int8_t>(value, type_));
+            case ZARR_UINT8: case ZARR_UINT2: case ZARR_UINT4: return store_fill(convert_fill<uint8_t>(value, type_));
+            case ZARR_INT16: return store_fill(convert_fill<int16_t>(value, type_));
+            case ZARR_UINT16: return store_fill(convert_fill<uint16_t>(value, type_));
+            case ZARR_INT32: return store_fill(convert_fill<int32_t>(value, type_));
+            case ZARR_UINT32: return store_fill(convert_fill<uint32_t>(value, type_));
+            case ZARR_INT64: return store_fill(convert_fill<int64_t>(value, type_));
+            case ZARR_UINT64: return store_fill(convert_fill<uint64_t>(value, type_));
+            case ZARR_FLOAT32: return store_fill(convert_fill<float>(value, type_));
+            case ZARR_FLOAT64: return store_fill(convert_fill<double>(value, type_));
+            case ZARR_COMPLEX64: return store_fill(convert_fill<std::complex<float>>(value, type_));
+            case ZARR_COMPLEX128: return store_fill(convert_fill<std::complex<double>>(value, type_));
+            default:
+                throw Error(ZARR_ERR_UNSUPPORTED, std::string("fill_value(): no conversion from a C++ number to ") +
+                                                      detail::type_name(type_) +
+                                                      "; give the element's bytes with fill_value_bytes()");
+        }
+    }
+    template <class E> void store_fill(const E &e) { detail::check(zarr_array_spec_set_fill_value(get(), &e, sizeof e)); }
+
     zarr_array_spec *h_ = nullptr;
     size_t rank_ = 0;
+    zarr_data_type type_ = ZARR_BOOL;
 };
 
 /// An open array (zarr_array). Move-only; closed by the destructor.
@@ -296,11 +461,17 @@ public:
     Array &operator=(const Array &) = delete;
     ~Array() { zarr_close(h_); }
 
-    /// Opens the array in directory `path` (read-only unless `writable`).
-    static Array open(const std::string &path, bool writable = false) {
+    /// Opens the array in directory `path`: `Array::open(p)` reads, `Array::open(p, Mode::read_write)`
+    /// also writes.
+    static Array open(const std::string &path, Mode mode = Mode::read_only) {
         zarr_array *h = nullptr;
-        detail::check(zarr_open(path.c_str(), writable ? ZARR_READ_WRITE : ZARR_READ, &h));
+        detail::check(zarr_open(path.c_str(), static_cast<int>(mode), &h));
         return Array(h);
+    }
+    /// The older form with a bare flag (true: read and write).
+    [[deprecated("pass zarr::Mode::read_write or zarr::Mode::read_only instead of a bool")]]
+    static Array open(const std::string &path, bool writable) {
+        return open(path, writable ? Mode::read_write : Mode::read_only);
     }
     /// Creates an array from a complete metadata document (zarr.json or .zarray text).
     static Array create(const std::string &path, const std::string &metadata_json) {
@@ -393,7 +564,15 @@ public:
         detail::check(zarr_array_chunk_is_stored(get(), detail::ptr(chunk), &s));
         return s != 0;
     }
-    /// Changes the shape (the rank stays).
+    /// Changes the shape (the rank stays), as zarr_array_resize(). Growing after shrinking shows the old
+    /// values of the chunks the smaller edge cut through; to have the fill value in the whole grown part,
+    /// write it there after growing, from one value (all strides 0: no buffer of the region's size):
+    ///
+    ///     a.resize({ny_big, nx});                       // grown from ny_small rows
+    ///     double fill = a.fill_value<double>();
+    ///     a.write({ny_small, 0}, zarr::View<const double>(&fill, {ny_big - ny_small, nx}, {0, 0}));
+    ///
+    /// (one write per grown dimension; chunks left holding only the fill value are deleted).
     void resize(const Shape &shape) { detail::check(zarr_array_resize(get(), detail::ptr(shape), shape.size())); }
 
     // --- typed reads ---------------------------------------------------------------------------
@@ -531,10 +710,16 @@ public:
     Group &operator=(const Group &) = delete;
     ~Group() { zarr_group_close(h_); }
 
-    static Group open(const std::string &path, bool writable = false) {
+    /// Opens the group in directory `path` (Mode::read_only by default).
+    static Group open(const std::string &path, Mode mode = Mode::read_only) {
         zarr_group *h = nullptr;
-        detail::check(zarr_group_open(path.c_str(), writable ? ZARR_READ_WRITE : ZARR_READ, &h));
+        detail::check(zarr_group_open(path.c_str(), static_cast<int>(mode), &h));
         return Group(h);
+    }
+    /// The older form with a bare flag (true: read and write).
+    [[deprecated("pass zarr::Mode::read_write or zarr::Mode::read_only instead of a bool")]]
+    static Group open(const std::string &path, bool writable) {
+        return open(path, writable ? Mode::read_write : Mode::read_only);
     }
     /// Creates a group (Zarr format 2 or 3) with attributes given as a JSON object text ("" for none).
     static Group create(const std::string &path, const std::string &attributes_json = "", int zarr_format = 3) {

@@ -7,7 +7,8 @@
  *   zarr_array *a;
  *   uint64_t start[3], count[3];
  *   int shared;
- *   zarr_mpi_create(MPI_COMM_WORLD, "out.zarr", metadata_json, &a);    // rank 0 writes zarr.json
+ *   zarr_mpi_create_from_spec(MPI_COMM_WORLD, "out.zarr", spec, &a);   // rank 0 writes zarr.json
+ *                                           // (or zarr_mpi_create() with a metadata document)
  *   zarr_mpi_decompose(MPI_COMM_WORLD, a, NULL, NULL, start, count, &shared);
  *   ... fill this rank's block (product(count) elements, C order) ...
  *   zarr_mpi_write_block(MPI_COMM_WORLD, a, start, count, block, nbytes);
@@ -94,6 +95,34 @@ zarr_status zarr_mpi_agree_message(MPI_Comm comm, zarr_status local, const char 
  * Collective. Thread-safe as far as MPI is.
  */
 zarr_status zarr_mpi_create(MPI_Comm comm, const char *path, const char *metadata_json, zarr_array **out);
+
+/**
+ * Creates an array collectively from a spec (zarr_array_spec_new() and the zarr_array_spec_set_*()
+ * calls, without JSON): rank 0 creates it at `path` with zarr_create_from_spec(), then, after the
+ * agreement, every other rank opens it for reading and writing. Every rank builds its own spec, with
+ * the same settings: the specs' metadata documents (zarr_array_spec_to_json()) are compared, and a
+ * difference is ZARR_ERR_INVALID_ARGUMENT on every rank (nothing is created).
+ *
+ *   zarr_array_spec *spec;
+ *   uint64_t shape[2] = {1000, 800}, chunks[2] = {250, 200};
+ *   zarr_array_spec_new(ZARR_FLOAT64, 2, shape, &spec);
+ *   zarr_array_spec_set_chunks(spec, chunks, 2);
+ *   zarr_mpi_create_from_spec(MPI_COMM_WORLD, "out.zarr", spec, &a);
+ *   zarr_array_spec_free(spec);
+ *
+ * @param comm  the communicator (every rank that writes the array)
+ * @param path  directory for the array (as zarr_create_from_spec()); the same on every rank (compared)
+ * @param spec  this rank's spec (caller-owned, not modified; may be freed right after the call)
+ * @param out   receives this rank's new handle (release with zarr_mpi_close() or zarr_close()); set to
+ *              NULL on failure, on every rank
+ * @returns (identical on every rank) ZARR_OK; ZARR_ERR_INVALID_ARGUMENT (NULL argument on some rank,
+ *          path or spec differing between ranks); ZARR_ERR_INVALID_HANDLE (not a live spec); any status
+ *          of zarr_create_from_spec() on rank 0 (ZARR_ERR_EXISTS, ...) or of zarr_open() on the others.
+ * Collective. Thread-safe as far as MPI is (the spec may be read by other threads meanwhile, as
+ * zarr_create_from_spec() allows). Since: 0.3.
+ */
+zarr_status zarr_mpi_create_from_spec(MPI_Comm comm, const char *path, const zarr_array_spec *spec,
+                                      zarr_array **out);
 
 /**
  * Opens an existing array on every rank (as zarr_open()).

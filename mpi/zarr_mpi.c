@@ -120,21 +120,16 @@ static zarr_status same_everywhere(MPI_Comm comm, uint64_t value, int valid, int
 
 static uint64_t hash_str(const char *s) { return hash_bytes(s, strlen(s) + 1, 1469598103934665603ull); }
 
-zarr_status zarr_mpi_create(MPI_Comm comm, const char *path, const char *metadata_json, zarr_array **out) {
+/* The collective creation behind zarr_mpi_create() and zarr_mpi_create_from_spec(): `metadata_json` is
+   the document (compared between ranks); rank 0 creates the array from `spec` when it is not NULL (so
+   that the spec's own rules apply: v2 attributes in .zattrs, ...), else from `metadata_json`. `what` names
+   the caller in messages; `bad_args` is this rank's argument failure (already reported with fail()). */
+static zarr_status create_collective(MPI_Comm comm, const char *what, zarr_status bad_args, const char *path,
+                                     const char *metadata_json, const zarr_array_spec *spec, zarr_array **out) {
     int me = 0, rc, same_path = 1, same_meta = 1;
-    zarr_status st = ZARR_OK;
-    if (out != NULL) {
-        *out = NULL;
-    }
-    if (comm == MPI_COMM_NULL) {
-        return fail(ZARR_ERR_INVALID_ARGUMENT, "zarr_mpi_create: the communicator is MPI_COMM_NULL");
-    }
+    zarr_status st = bad_args;
     if ((rc = MPI_Comm_rank(comm, &me)) != MPI_SUCCESS) {
-        return mpi_failed(rc, "zarr_mpi_create: MPI_Comm_rank");
-    }
-    if (path == NULL || metadata_json == NULL || out == NULL) {
-        st = fail(ZARR_ERR_INVALID_ARGUMENT, "zarr_mpi_create: %s is NULL",
-                  path == NULL ? "path" : metadata_json == NULL ? "metadata_json" : "out");
+        return mpi_failed(rc, what);
     }
     int valid = st == ZARR_OK;
     zarr_status ms = same_everywhere(comm, valid ? hash_str(path) : 0, valid, &same_path);
@@ -145,8 +140,8 @@ zarr_status zarr_mpi_create(MPI_Comm comm, const char *path, const char *metadat
         return ms;
     }
     if (st == ZARR_OK && (!same_path || !same_meta)) {
-        st = fail(ZARR_ERR_INVALID_ARGUMENT, "zarr_mpi_create: %s differs between ranks",
-                  !same_path ? "path" : "metadata_json");
+        st = fail(ZARR_ERR_INVALID_ARGUMENT, "%s: %s differs between ranks", what,
+                  !same_path ? "path" : spec != NULL ? "the spec (its metadata document)" : "metadata_json");
     }
     if ((st = agree(comm, st, 1)) != ZARR_OK) {
         return st;
@@ -154,14 +149,20 @@ zarr_status zarr_mpi_create(MPI_Comm comm, const char *path, const char *metadat
     /* Rank 0 writes the metadata; the others open what it wrote. */
     zarr_array *a = NULL;
     if (me == 0) {
-        st = lib(zarr_create(path, metadata_json, &a), "zarr_mpi_create: zarr_create");
+        st = spec != NULL ? zarr_create_from_spec(path, spec, &a) : zarr_create(path, metadata_json, &a);
+        if (st != ZARR_OK) {
+            fail(st, "%s: %s: %s", what, spec != NULL ? "zarr_create_from_spec" : "zarr_create", zarr_last_error());
+        }
     }
     if ((st = agree(comm, st, 1)) != ZARR_OK) {
         zarr_close(a);
         return st;
     }
     if (me != 0) {
-        st = lib(zarr_open(path, ZARR_READ_WRITE, &a), "zarr_mpi_create: zarr_open");
+        st = zarr_open(path, ZARR_READ_WRITE, &a);
+        if (st != ZARR_OK) {
+            fail(st, "%s: zarr_open: %s", what, zarr_last_error());
+        }
     }
     if ((st = agree(comm, st, 1)) != ZARR_OK) {
         zarr_close(a);
@@ -169,6 +170,42 @@ zarr_status zarr_mpi_create(MPI_Comm comm, const char *path, const char *metadat
     }
     *out = a;
     return ZARR_OK;
+}
+
+zarr_status zarr_mpi_create(MPI_Comm comm, const char *path, const char *metadata_json, zarr_array **out) {
+    zarr_status st = ZARR_OK;
+    if (out != NULL) {
+        *out = NULL;
+    }
+    if (comm == MPI_COMM_NULL) {
+        return fail(ZARR_ERR_INVALID_ARGUMENT, "zarr_mpi_create: the communicator is MPI_COMM_NULL");
+    }
+    if (path == NULL || metadata_json == NULL || out == NULL) {
+        st = fail(ZARR_ERR_INVALID_ARGUMENT, "zarr_mpi_create: %s is NULL",
+                  path == NULL ? "path" : metadata_json == NULL ? "metadata_json" : "out");
+    }
+    return create_collective(comm, "zarr_mpi_create", st, path, metadata_json, NULL, out);
+}
+
+zarr_status zarr_mpi_create_from_spec(MPI_Comm comm, const char *path, const zarr_array_spec *spec,
+                                      zarr_array **out) {
+    zarr_status st = ZARR_OK;
+    char *json = NULL;
+    if (out != NULL) {
+        *out = NULL;
+    }
+    if (comm == MPI_COMM_NULL) {
+        return fail(ZARR_ERR_INVALID_ARGUMENT, "zarr_mpi_create_from_spec: the communicator is MPI_COMM_NULL");
+    }
+    if (path == NULL || spec == NULL || out == NULL) {
+        st = fail(ZARR_ERR_INVALID_ARGUMENT, "zarr_mpi_create_from_spec: %s is NULL",
+                  path == NULL ? "path" : spec == NULL ? "spec" : "out");
+    } else if ((st = zarr_array_spec_to_json(spec, &json)) != ZARR_OK) {
+        fail(st, "zarr_mpi_create_from_spec: zarr_array_spec_to_json: %s", zarr_last_error());
+    }
+    st = create_collective(comm, "zarr_mpi_create_from_spec", st, path, json, spec, out);
+    zarr_string_free(json);
+    return st;
 }
 
 zarr_status zarr_mpi_open(MPI_Comm comm, const char *path, int mode, zarr_array **out) {

@@ -22,6 +22,11 @@ zarr_status zarr_mpi_f_create(MPI_Fint comm, const char *path, const char *json,
     return zarr_mpi_create(MPI_Comm_f2c(comm), path, json, out);
 }
 
+zarr_status zarr_mpi_f_create_from_spec(MPI_Fint comm, const char *path, const zarr_array_spec *spec,
+                                        zarr_array **out) {
+    return zarr_mpi_create_from_spec(MPI_Comm_f2c(comm), path, spec, out);
+}
+
 zarr_status zarr_mpi_f_open(MPI_Fint comm, const char *path, int mode, zarr_array **out) {
     return zarr_mpi_open(MPI_Comm_f2c(comm), path, mode, out);
 }
@@ -161,8 +166,14 @@ zarr_status zarr_mpi_f_transfer(MPI_Fint comm, zarr_array *array, CFI_cdesc_t *b
     }
     /* (an empty buffer may have no address: nothing is read or written through this one) */
     void *data = buf->base_addr != NULL ? buf->base_addr : (void *)&bytes;
-    return writing ? zarr_mpi_write_hyperslab(c, array, start, count, NULL, stride, (zarr_data_type)type, data,
-                                              bytes)
-                   : zarr_mpi_read_hyperslab(c, array, start, count, NULL, stride, (zarr_data_type)type, data,
-                                             bytes);
+    /* libzarr's messages (a selection out of bounds, ...) quote the selection as the Fortran caller wrote
+       it: Fortran order, 1-based (zarr_set_message_index_order(), this thread only, restored after). */
+    int previous = ZARR_INDEX_ORDER_C;
+    zarr_status order = zarr_set_message_index_order(ZARR_INDEX_ORDER_FORTRAN, &previous);
+    st = writing ? zarr_mpi_write_hyperslab(c, array, start, count, NULL, stride, (zarr_data_type)type, data, bytes)
+                 : zarr_mpi_read_hyperslab(c, array, start, count, NULL, stride, (zarr_data_type)type, data, bytes);
+    if (order == ZARR_OK) {
+        zarr_set_message_index_order(previous, NULL);
+    }
+    return st;
 }

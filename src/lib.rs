@@ -24,6 +24,7 @@ pub mod ffi;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod group;
+pub mod index_order;
 pub mod metadata;
 pub mod node;
 pub mod selection;

@@ -1,11 +1,14 @@
 !> Every rank writes its block of a sharded 3-D array with the module zarr_mpi, then reads a neighbour's
 !> block and the whole array and compares them with the formula; one rank then passes a bad argument and
-!> every rank gets the error. Run with any number of ranks:
+!> every rank gets the error, then one rank reads past the array's end and every rank gets the message,
+!> which quotes the block in Fortran order, 1-based. Run with any number of ranks:
 !>
-!>   mpiexec -n 3 ./fortran_mpi_blocks        (writes mpi_blocks.zarr in $ZARR_TEST_TMPDIR or here)
+!>   mpiexec -n 3 ./fortran_mpi_blocks        (writes mpi_blocks.zarr in $ZARR_TEST_TMPDIR or here;
+!>                                              a second run overwrites it)
 !>
 !> The array is real(real64) a(40, 30, 12) in Fortran order (Zarr shape [12, 30, 40]), shards of
-!> 20 x 15 x 4 (Fortran order), inner chunks of 10 x 5 x 2; a(i, j, k) = (k-1)*10000 + (j-1)*100 + (i-1).
+!> 20 x 15 x 4 (Fortran order), inner chunks of 10 x 5 x 2, zstd level 1, fill value -1, created from
+!> keywords (no JSON); a(i, j, k) = (k-1)*10000 + (j-1)*100 + (i-1).
 !> Each rank keeps its block inside a larger array with a one-cell halo and writes the interior section
 !> in place.
 program mpi_blocks
@@ -24,12 +27,6 @@ program mpi_blocks
   character(:), allocatable :: msg
   character(len=512) :: dir
   character(:), allocatable :: path
-  character(*), parameter :: meta = '{"zarr_format":3,"node_type":"array","shape":[12,30,40],' // &
-    '"data_type":"float64","chunk_grid":{"name":"regular","configuration":{"chunk_shape":[4,15,20]}},' // &
-    '"chunk_key_encoding":{"name":"default"},"fill_value":-1.0,"codecs":[{"name":"sharding_indexed",' // &
-    '"configuration":{"chunk_shape":[2,5,10],"codecs":[{"name":"bytes","configuration":{"endian":"little"}},' // &
-    '{"name":"zstd","configuration":{"level":1,"checksum":false}}],"index_codecs":[{"name":"bytes",' // &
-    '"configuration":{"endian":"little"}},{"name":"crc32c"}],"index_location":"end"}}]}'
 
   call MPI_Init(ierr)
   call MPI_Comm_rank(MPI_COMM_WORLD, me, ierr)
@@ -39,7 +36,18 @@ program mpi_blocks
   if (stat /= 0 .or. len_trim(dir) == 0) dir = '.'
   path = trim(dir) // '/mpi_blocks.zarr'
 
-  call zarr_mpi_create(MPI_COMM_WORLD, path, meta, a)
+  ! Runs again as often as wanted: the array of an earlier run (ZARR_ERR_EXISTS, on every rank alike) is
+  ! opened instead and every cell of it written again; one of another shape is left alone (stop).
+  call zarr_mpi_create_from_spec(MPI_COMM_WORLD, path, a, shape=[nx, ny, nz], type=ZARR_FLOAT64, &
+                                 chunks=[10, 5, 2], shards=[20, 15, 4], codec='zstd', level=1, fill=-1.0_real64, &
+                                 stat=stat, errmsg=msg)
+  if (stat == ZARR_ERR_EXISTS) then
+    if (me == 0) print '(a)', path // ' exists (an earlier run): overwriting every cell of it'
+    call zarr_mpi_open(MPI_COMM_WORLD, path, a, mode=ZARR_READ_WRITE)
+    if (any(a%shape() /= [nx, ny, nz])) error stop 'mpi_blocks.zarr of another shape exists: remove it'
+  else if (stat /= ZARR_OK) then
+    error stop msg
+  end if
   call zarr_mpi_decompose(MPI_COMM_WORLD, a, start, count, grid=grid, shared=shared)
   if (shared) error stop 'a shard-aligned decomposition was expected'
 
@@ -91,6 +99,20 @@ program mpi_blocks
   end if
   if (stat /= ZARR_ERR_INVALID_ARGUMENT .or. index(msg, 'start has 2 values') == 0 .or. &
       index(msg, 'rank ' // itoa(nprocs - 1) // ' of ') == 0) then
+    print '(a, i0, a, i0, 2a)', 'rank ', me, ': unexpected stat ', stat, ': ', msg
+    wrong = wrong + 1
+  end if
+  ! A block reaching past the array on rank 0: the message quotes it as written here, in Fortran order
+  ! and 1-based, on every rank.
+  if (me == 0) then
+    call zarr_mpi_read_block(MPI_COMM_WORLD, a, other(:, :, 1:1), [int(nx, int64), 1_int64, 1_int64], &
+                             stat=stat, errmsg=msg)
+  else
+    call zarr_mpi_read_block(MPI_COMM_WORLD, a, other(:, :, 1:1), [1_int64, 1_int64, 1_int64], &
+                             stat=stat, errmsg=msg)
+  end if
+  if (stat /= ZARR_ERR_OUT_OF_BOUNDS .or. index(msg, 'rank 0 of ') == 0 .or. &
+      index(msg, 'start [' // itoa(nx) // ', 1, 1]') == 0 .or. index(msg, 'shape [40, 30, 12] in dimension 1') == 0) then
     print '(a, i0, a, i0, 2a)', 'rank ', me, ': unexpected stat ', stat, ': ', msg
     wrong = wrong + 1
   end if

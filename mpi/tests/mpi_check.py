@@ -7,6 +7,10 @@
                                  cell = t*1e6 + y*1000 + x + 0.25 (exact in float64)
     mpi_check.py fortran_blocks DIR  DIR/mpi_blocks.zarr of examples/fortran/mpi_blocks.f90: float64
                                  Zarr shape (12, 30, 40), cell [k, j, i] = k*10000 + j*100 + i
+    mpi_check.py create_from_spec DIR  DIR/spec_v3.zarr and DIR/spec_v2.zarr of
+                                 test_mpi_create_from_spec.c: float32 (44, 36), cell (i, j) =
+                                 i*100 + j + 0.5 for i < 40, the fill value -7.5 below; gzip, dimension
+                                 names y, x and a title attribute
 
 Exit 0 when every cell matches; 77 when zarr-python is missing (a skip, except under CI=true)."""
 import sys
@@ -46,6 +50,18 @@ def main():
     elif kind == "fortran_blocks":
         k, j, i = np.meshgrid(np.arange(12), np.arange(30), np.arange(40), indexing="ij")
         check(root / "mpi_blocks.zarr", (k * 10000 + j * 100 + i).astype(np.float64))
+    elif kind == "create_from_spec":
+        i, j = np.meshgrid(np.arange(44), np.arange(36), indexing="ij")
+        expected = np.where(i < 40, i * 100 + j + 0.5, -7.5).astype(np.float32)
+        for name, fmt in (("spec_v3", 3), ("spec_v2", 2)):
+            check(root / f"{name}.zarr", expected)
+            a = zarr.open_array(str(root / f"{name}.zarr"), mode="r")
+            assert a.metadata.zarr_format == fmt, (name, a.metadata.zarr_format)
+            assert a.fill_value == np.float32(-7.5), (name, a.fill_value)
+            assert a.attrs["title"] == "zarr_mpi_create_from_spec", (name, dict(a.attrs))
+            assert a.chunks == (10, 12), (name, a.chunks)
+            names = a.metadata.dimension_names if fmt == 3 else a.attrs["_ARRAY_DIMENSIONS"]
+            assert tuple(names) == ("y", "x"), (name, names)
     else:
         sys.exit(f"unknown check {kind}")
 

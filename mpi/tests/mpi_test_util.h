@@ -46,7 +46,7 @@ static const char *test_dir(void) {
 
 /* A v3 int32 array's metadata: shape, chunk (or shard) shape, and when `inner` is not NULL, sharded with
  * inner chunks `inner` (zstd inside, crc32c index). Fill value -1. `out` has room for 2048 bytes. */
-static void test_metadata(char *out, size_t rank, const unsigned long long *shape, const unsigned long long *chunk,
+static inline void test_metadata(char *out, size_t rank, const unsigned long long *shape, const unsigned long long *chunk,
                           const unsigned long long *inner) {
     char s[256] = "", c[256] = "", i[256] = "";
     for (size_t d = 0; d < rank; d++) {

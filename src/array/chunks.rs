@@ -26,7 +26,12 @@ impl Array {
             )));
         }
         if chunk.iter().zip(&grid).any(|(c, g)| c >= g) {
-            return Err(Error::OutOfBounds(format!("chunk {chunk:?} is outside the chunk grid {grid:?}")));
+            use crate::index_order::{extents, positions};
+            return Err(Error::OutOfBounds(format!(
+                "chunk {} is outside the chunk grid {}",
+                positions(chunk),
+                extents(&grid)
+            )));
         }
         Ok(())
     }

@@ -167,11 +167,11 @@ impl Array {
             doc.get("shape").and_then(Value::as_array).and_then(|a| a.iter().map(Value::as_u64).collect());
         if stored.as_deref() != Some(self.meta.shape.as_slice()) {
             return Err(Error::Metadata(format!(
-                "{}: the array's stored shape is now {} but this handle has {:?} (another writer resized it): \
+                "{}: the array's stored shape is now {} but this handle has {} (another writer resized it): \
                  reopen the array",
                 self.store.location(&key),
-                stored.map_or("unreadable".to_string(), |s| format!("{s:?}")),
-                self.meta.shape
+                stored.map_or("unreadable".to_string(), |s| crate::index_order::extents(&s)),
+                crate::index_order::extents(&self.meta.shape)
             )));
         }
         Ok(lock)

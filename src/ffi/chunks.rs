@@ -24,6 +24,24 @@ unsafe fn chunk_arg<'a>(chunk: *const u64, rank: usize) -> Result<&'a [u64]> {
 /// chunks wholly outside the new shape, then rewrites the metadata (`zarr.json` or `.zarray`)
 /// atomically. Works for Zarr v3 and v2 arrays.
 ///
+/// Old values after shrinking and growing again: shrinking keeps a chunk that the new edge cuts
+/// through whole, values beyond the edge included (zarr-python does the same), so growing again shows
+/// them there. To have the fill value everywhere in the grown part, write the fill value over it after
+/// growing: one zarr_write_hyperslab() per grown dimension, from the single value that
+/// zarr_array_fill_value() gives, with every buffer stride 0 (each element read from that one value;
+/// no buffer of the region's size). Chunks left holding only the fill value are deleted. For a 2-D
+/// float64 array grown from `old[0]` to `shape[0]` rows:
+///
+/// ```c
+/// double fill;
+/// zarr_array_fill_value(a, &fill, sizeof fill);
+/// uint64_t start[2] = {old[0], 0}, count[2] = {shape[0] - old[0], shape[1]};
+/// int64_t every[2] = {0, 0};
+/// zarr_write_hyperslab(a, start, count, NULL, every, ZARR_FLOAT64, &fill, sizeof fill);
+/// ```
+///
+/// (Writing the fill value over the part to be cut off before shrinking works too.)
+///
 /// @param array  an array opened for writing
 /// @param shape  `rank` new extents
 /// @param rank   must equal the array's rank

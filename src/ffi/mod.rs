@@ -10,6 +10,7 @@ pub mod chunks;
 pub mod group;
 pub mod handle;
 pub mod hyperslab;
+pub mod index_order;
 pub mod last_error;
 pub mod memory_store;
 pub mod spec;

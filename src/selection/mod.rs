@@ -60,6 +60,7 @@ impl Selection {
             None => vec![1; count.len()],
             Some(s) => {
                 if let Some(d) = s.iter().position(|&x| x == 0) {
+                    let d = crate::index_order::dimension(d, s.len());
                     return Err(Error::InvalidArgument(format!("step[{d}] is 0 (steps must be at least 1)")));
                 }
                 s.to_vec()
@@ -113,9 +114,15 @@ impl Selection {
         for d in 0..self.rank() {
             let inside = if self.count[d] == 0 { self.start[d] <= shape[d] } else { self.last(d).is_some_and(|l| l < shape[d]) };
             if !inside {
+                // Written in the caller's index convention (crate::index_order).
+                use crate::index_order::{dimension, extents, positions};
                 return Err(Error::OutOfBounds(format!(
-                    "selection start {:?} count {:?} step {:?} exceeds the array shape {shape:?} in dimension {d}",
-                    self.start, self.count, self.step
+                    "selection start {} count {} step {} exceeds the array shape {} in dimension {}",
+                    positions(&self.start),
+                    extents(&self.count),
+                    extents(&self.step),
+                    extents(shape),
+                    dimension(d, self.rank())
                 )));
             }
         }
@@ -293,6 +300,14 @@ mod tests {
         let big = Selection::new(&[u64::MAX - 1], &[3], Some(&[u64::MAX])).unwrap();
         assert!(matches!(big.check_within(&[u64::MAX]), Err(Error::OutOfBounds(_))));
         assert!(Selection::new(&[5], &[0], None).unwrap().check_within(&[5]).is_ok());
+        // the message speaks the thread's index convention
+        let s2 = Selection::new(&[0, 7], &[2, 4], None).unwrap();
+        let c = s2.check_within(&[5, 10]).unwrap_err();
+        assert_eq!(c.message(), "selection start [0, 7] count [2, 4] step [1, 1] exceeds the array shape [5, 10] in dimension 1");
+        let was = crate::index_order::set(crate::index_order::IndexOrder::Fortran);
+        let f = s2.check_within(&[5, 10]).unwrap_err();
+        crate::index_order::set(was);
+        assert_eq!(f.message(), "selection start [8, 1] count [4, 2] step [1, 1] exceeds the array shape [10, 5] in dimension 1");
     }
 
     #[test]
