@@ -359,10 +359,10 @@ static void write_attrs(hid_t obj, const jv *o, const char *path, int fill_type,
     }
 }
 
+/* Parses attributes; the values point into `json`: free it (zarr_string_free) after jv_free. */
 static void parse_attrs(char *json, jv *o, const char *path) {
     jv_parse(json, o, path);
     if (o->t != J_OBJ) die("%s: attributes are not a JSON object", path);
-    zarr_string_free(json);
 }
 
 /* ---- arrays -> datasets --------------------------------------------------------------------------- */
@@ -647,6 +647,7 @@ static void convert_array(zarr_array *za, hid_t parent, const char *name, const 
     if (ds < 0) die("%s: creating the HDF5 dataset '%s' failed", path, name);
     write_attrs(ds, &attrs, path, c.conv == C_PLAIN ? (int)c.zt : -1, scale);
     jv_free(&attrs);
+    zarr_string_free(attrtext);
 
     uint64_t total = rank ? grid_count(rank, shape, outer) : 1;
     uint64_t start[32], count[32];
@@ -737,6 +738,7 @@ static void scan_array(zarr_array *za, int gi, const char *name, const char *pat
             g_refused = 1;
         }
         jv_free(&attrs);
+        zarr_string_free(attrtext);
         zarr_close(za);
         return;
     }
@@ -774,6 +776,7 @@ static void scan_array(zarr_array *za, int gi, const char *name, const char *pat
             if (unl->items[k].t == J_NUM && unl->items[k].is_int && unl->items[k].i >= 0 && (uint64_t)unl->items[k].i < a->rank)
                 a->unlimited[unl->items[k].i] = 1;
     jv_free(&attrs);
+    zarr_string_free(attrtext);
 }
 
 /* Writes the group's attributes to hg and adds its dimension record; returns the group's index. */
@@ -786,6 +789,7 @@ static int scan_group_attrs(zarr_group *zg, hid_t hg, const char *path, int pare
     write_attrs(hg, &o, path, -1, 0);
     zh_add_record(&M, gi, jv_get(jv_get(&o, "_libzarr_hdf5"), "dimensions"));
     jv_free(&o);
+    zarr_string_free(text);
     return gi;
 }
 
