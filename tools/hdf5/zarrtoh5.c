@@ -439,7 +439,7 @@ static void conv_close(elem_conv *c) {
 }
 
 /* Compound types for a ZARR_STRUCT array; 0 with `msg` naming the member that has no HDF5 form. */
-static int struct_types(zarr_array *za, elem_conv *c, char *msg, size_t msz) {
+static int struct_types(zarr_array *za, const jv *v2dtype, elem_conv *c, char *msg, size_t msz) {
     size_t nf = 0;
     zcheck(zarr_array_num_fields(za, &nf), "fields", "struct");
     c->ft = H5Tcreate(H5T_COMPOUND, c->esize);
@@ -450,6 +450,11 @@ static int struct_types(zarr_array *za, elem_conv *c, char *msg, size_t msz) {
         size_t off, fsz;
         zcheck(zarr_array_field(za, i, &fname, &fdt, &off, &fsz), "fields", "struct");
         hid_t bf, bm;
+        /* libzarr reads a v2 |S<n> field as r<8n>: a fixed-length string all the same */
+        const jv *v2f = v2dtype && v2dtype->t == J_ARR && i < v2dtype->n && v2dtype->items[i].t == J_ARR &&
+                        v2dtype->items[i].n >= 2 ? &v2dtype->items[i].items[1] : NULL;
+        if (fdt == ZARR_RAW && v2f && v2f->t == J_STR && (!strncmp(v2f->s, "|S", 2) || v2f->s[0] == 'S'))
+            fdt = ZARR_NULL_TERMINATED_BYTES;
         if (fdt == ZARR_STRUCT) {
             snprintf(msg, msz, "compound member '%s' is a nested structure: not supported", fname);
             return 0;
@@ -485,6 +490,9 @@ static int struct_types(zarr_array *za, elem_conv *c, char *msg, size_t msz) {
     return 1;
 }
 
+static int array_conv_types(zarr_array *za, const jv *attrs, elem_conv *c, int v2bytes, const jv *v2dtype, char *msg,
+                            size_t msz);
+
 /* The conversion of `za`'s elements; 0 with `msg` saying why there is none. `attrs`: its attributes. */
 static int array_conv(zarr_array *za, const jv *attrs, elem_conv *c, char *msg, size_t msz) {
     memset(c, 0, sizeof *c);
@@ -499,8 +507,14 @@ static int array_conv(zarr_array *za, const jv *attrs, elem_conv *c, char *msg, 
     /* libzarr reads a v2 |S<n> array as r<8n>: a fixed-length string all the same */
     int v2bytes = c->zt == ZARR_RAW && v2dtype && v2dtype->t == J_STR &&
                   ((v2dtype->s[0] == '|' && v2dtype->s[1] == 'S') || v2dtype->s[0] == 'S');
+    int ok = array_conv_types(za, attrs, c, v2bytes, v2dtype, msg, msz);
     jv_free(&md);
     zarr_string_free(mdtext);
+    return ok;
+}
+
+static int array_conv_types(zarr_array *za, const jv *attrs, elem_conv *c, int v2bytes, const jv *v2dtype, char *msg,
+                            size_t msz) {
     const jv *en = jv_get(jv_get(attrs, "_libzarr_hdf5"), "enum");
     if (en && is_integer(c->zt)) { /* an HDF5 enum: the base integers and the recorded names */
         const jv *members = jv_get(en, "members");
@@ -556,7 +570,7 @@ static int array_conv(zarr_array *za, const jv *attrs, elem_conv *c, char *msg, 
         return 1;
     case ZARR_STRUCT:
         c->conv = C_STRUCT;
-        if (struct_types(za, c, msg, msz)) return 1;
+        if (struct_types(za, v2dtype, c, msg, msz)) return 1;
         conv_close(c);
         return 0;
     default:
