@@ -94,7 +94,8 @@ static void zh_add_record(zh_model *m, int g, const jv *rec) {
     if (!rec || rec->t != J_OBJ) return;
     for (size_t k = 0; k < rec->n; k++) {
         const jv *size = jv_get(&rec->items[k], "size"), *unl = jv_get(&rec->items[k], "unlimited");
-        zh_dim *d = &m->dims[zh_define(m, g, rec->keys[k])];
+        int i = zh_define(m, g, rec->keys[k]); /* before taking the address: it may move the table */
+        zh_dim *d = &m->dims[i];
         if (size && size->t == J_NUM && size->is_int && size->i >= 0) {
             d->size = (uint64_t)size->i;
             d->sized = 1;

@@ -1,0 +1,378 @@
+#!/usr/bin/env python3
+"""Interop: zarrtoh5 (tools/hdf5/zarrtoh5.c) writes files that netCDF-4 reads with the Zarr dimensions.
+
+    ZARRTOH5=... python3 tests/interop/zarrtoh5_netcdf.py [-v] [-k SUBSTRING]
+
+Exit status: 0 all passed, 1 a failure, 77 skipped (netCDF4, h5py, xarray or zarr-python not importable, or
+$ZARRTOH5 not set; CMakeLists.txt sets it, and under CI=true a missing module is a failure).
+
+Zarr inputs are written by zarr-python (v3 and v2, following the conventions of docs/hdf5-netcdf.md:
+`dimension_names` / `_ARRAY_DIMENSIONS`, `_libzarr_hdf5.attribute_types`, `.unlimited_dimensions`,
+`.dimensions`, `.enum`) and by xarray (`to_zarr`, no HDF5 origin). zarrtoh5's output is read by
+netCDF4-python (netCDF-C: dimension names, sizes, the unlimited flag, variable types, values, attribute
+types and values, groups and dimension scoping) and by h5py (dimension scales attached, maximum shapes,
+scalar versus 1-D attributes, data types float16 / compound / enum / strings). Also: an array grown with
+zarr-python after a first conversion, a dimension with two sizes (an error naming both arrays),
+unsupported data types (exit 2, nothing written; --skip-unsupported), an existing output (refused;
+--overwrite replaces it atomically), a missing input, and attributes holding NaN and infinities.
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import warnings
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+try:
+    import h5py
+    import netCDF4
+    import numpy as np
+    import xarray as xr
+    import zarr
+except ImportError as e:
+    if os.environ.get("CI") == "true":
+        print(f"FAIL: {e} (CI=true: tools/requirements-ci.txt installs it)")
+        sys.exit(1)
+    print(f"SKIPPED: {e}")
+    sys.exit(77)
+import harness  # noqa: E402
+
+warnings.filterwarnings("ignore", message=".*does not have a Zarr V3 specification.*")
+warnings.filterwarnings("ignore", category=UserWarning)
+warnings.filterwarnings("ignore", category=FutureWarning)
+
+ZARRTOH5 = os.environ.get("ZARRTOH5")
+DIM_ONLY = b"This is a netCDF dimension but not a netCDF variable."
+
+
+def run(*args, expect=0):
+    p = subprocess.run([str(a) for a in args], capture_output=True, text=True, timeout=300)
+    assert p.returncode == expect, f"{args[0]} exit {p.returncode} (expected {expect}): {p.stderr.strip()}"
+    return p
+
+
+def no_leftovers(directory):
+    left = [p.name for p in Path(directory).iterdir() if ".zarrtoh5-" in p.name]
+    assert not left, f"temporary files left behind: {left}"
+
+
+def h5_attr_shape(obj, name):
+    return obj.attrs.get_id(name).shape
+
+
+def nc_attr_type(var, name):
+    return np.asarray(var.getncattr(name)).dtype
+
+
+def scale_of(ds, d):
+    """The path of the one dimension scale attached to dimension d of an h5py dataset."""
+    scales = list(ds.dims[d].values())
+    assert len(scales) == 1, f"{ds.name} dim {d}: {len(scales)} scales attached"
+    return scales[0].name
+
+
+def make_cf_v3(path):
+    """A CF-style hierarchy as h5tozarr writes one from netCDF-4 (the conventions), by zarr-python."""
+    rng = np.random.default_rng(7)
+    root = zarr.open_group(path, mode="w", zarr_format=3)
+    root.attrs.update({
+        "title": "CF test", "history": "made by the test", "n": 3, "levels": [1, 2, 3], "f32": 0.1,
+        "untyped": 7, "scalar_list": [2.5],
+        "_libzarr_hdf5": {
+            "attribute_types": {"title": "char", "history": "string", "n": "int16", "levels": "int32",
+                                "f32": "float32", "scalar_list": "float64"},
+            "dimensions": {"time": {"size": 2, "unlimited": True}, "lat": {"size": 4, "unlimited": False},
+                           "lon": {"size": 5, "unlimited": False}, "nv": {"size": 2, "unlimited": False}}}})
+    t = root.create_array("time", shape=(3,), chunks=(2,), dtype="f8", dimension_names=["time"])
+    t[:] = [0.0, 1.0, 2.0]
+    t.attrs.update({"units": "days since 2000-01-01", "_libzarr_hdf5": {
+        "unlimited_dimensions": [0], "attribute_types": {"units": "char"}}})
+    lat = root.create_array("lat", shape=(4,), chunks=(4,), dtype="f4", dimension_names=["lat"])
+    lat[:] = np.array([-45, -15, 15, 45], "f4")
+    temp = root.create_array("temp", shape=(3, 4, 5), chunks=(1, 4, 5), dtype="i2", fill_value=-999,
+                             dimension_names=["time", "lat", "lon"])
+    data = rng.integers(-500, 500, size=(3, 4, 5)).astype("i2")
+    data[0, 0, 0] = -999
+    temp[...] = data
+    temp.attrs.update({"scale_factor": 0.01, "add_offset": 273.15, "_FillValue": -999, "valid_range": [-500, 500],
+                       "long_name": "temperature", "_libzarr_hdf5": {
+                           "unlimited_dimensions": [0],
+                           "attribute_types": {"scale_factor": "float32", "add_offset": "float32",
+                                               "_FillValue": "int16", "valid_range": "int16",
+                                               "long_name": "char"}}})
+    crs = root.create_array("crs", shape=(), dtype="i4", fill_value=0)
+    crs[()] = 1
+    crs.attrs.update({"grid_mapping_name": "latitude_longitude",
+                      "_libzarr_hdf5": {"attribute_types": {"grid_mapping_name": "char"}}})
+    sub = root.create_group("sub")
+    sub.attrs.update({"kind": "sub", "_libzarr_hdf5": {"dimensions": {"x": {"size": 6, "unlimited": False}}}})
+    v = sub.create_array("v", shape=(5,), dtype="f8", dimension_names=["lon"])  # the root's lon
+    v[:] = np.arange(5.0)
+    w = sub.create_array("w", shape=(6,), dtype="i1", dimension_names=["x"])
+    w[:] = np.arange(6, dtype="i1")
+    return data
+
+
+def t_cf_v3(r):
+    src = r.path("cf.zarr")
+    data = make_cf_v3(src)
+    out = r.path("cf.nc")
+    run(ZARRTOH5, src, out)
+    with netCDF4.Dataset(out) as d:
+        dims = {k: (len(v), v.isunlimited()) for k, v in d.dimensions.items()}
+        assert dims == {"time": (3, True), "lat": (4, False), "lon": (5, False), "nv": (2, False)}, dims
+        assert set(d.variables) == {"time", "lat", "temp", "crs"}, set(d.variables)
+        d.set_auto_maskandscale(False)
+        temp = d["temp"]
+        assert temp.dimensions == ("time", "lat", "lon") and temp.dtype == np.int16, (temp.dimensions, temp.dtype)
+        assert np.array_equal(temp[:], data)
+        assert nc_attr_type(temp, "scale_factor") == np.float32 and temp.scale_factor == np.float32(0.01)
+        assert nc_attr_type(temp, "add_offset") == np.float32 and temp.add_offset == np.float32(273.15)
+        assert nc_attr_type(temp, "_FillValue") == np.int16 and temp.getncattr("_FillValue") == -999
+        assert nc_attr_type(temp, "valid_range") == np.int16 and list(temp.valid_range) == [-500, 500]
+        assert temp.long_name == "temperature"
+        assert d["time"].dimensions == ("time",) and list(d["time"][:]) == [0, 1, 2]
+        assert d["time"].units == "days since 2000-01-01"
+        assert d["lat"].dtype == np.float32 and np.array_equal(d["lat"][:], [-45, -15, 15, 45])
+        assert d["crs"].dimensions == () and d["crs"][()] == 1 and d["crs"].dtype == np.int32
+        assert d["crs"].grid_mapping_name == "latitude_longitude"
+        assert nc_attr_type(d, "n") == np.int16 and d.n == 3
+        assert nc_attr_type(d, "levels") == np.int32 and list(d.levels) == [1, 2, 3]
+        assert nc_attr_type(d, "f32") == np.float32 and d.f32 == np.float32(0.1)
+        assert nc_attr_type(d, "untyped") == np.int64 and d.untyped == 7
+        assert d.title == "CF test" and d.history == "made by the test"
+        assert set(d.ncattrs()) == {"title", "history", "n", "levels", "f32", "untyped", "scalar_list"}, d.ncattrs()
+        sub = d.groups["sub"]
+        assert {k: len(v) for k, v in sub.dimensions.items()} == {"x": 6}, dict(sub.dimensions)
+        assert sub["v"].dimensions == ("lon",) and np.array_equal(sub["v"][:], np.arange(5.0))
+        assert sub["w"].dimensions == ("x",) and sub["w"].dtype == np.int8
+        assert sub.kind == "sub"
+    with h5py.File(out, "r") as f:
+        assert scale_of(f["temp"], 0) == "/time" and scale_of(f["temp"], 1) == "/lat"
+        assert scale_of(f["temp"], 2) == "/lon" and scale_of(f["sub/v"], 0) == "/lon"
+        assert scale_of(f["sub/w"], 0) == "/sub/x"
+        assert f["lon"].attrs["NAME"].startswith(DIM_ONLY) and f["lon"].shape == (5,)
+        assert f["nv"].attrs["NAME"].startswith(DIM_ONLY) and f["nv"].shape == (2,)
+        assert f["time"].attrs["CLASS"] == b"DIMENSION_SCALE" and f["time"].attrs["NAME"] == b"time"
+        assert f["time"].maxshape == (None,) and f["temp"].maxshape == (None, 4, 5), f["temp"].maxshape
+        assert f["lat"].maxshape == (4,) and f["lon"].maxshape == (5,)
+        assert h5_attr_shape(f, "n") == () and h5_attr_shape(f, "levels") == (3,)
+        assert h5_attr_shape(f, "scalar_list") == (1,) and h5_attr_shape(f["temp"], "scale_factor") == ()
+        assert f.attrs.get_id("title").dtype.kind == "S"  # char: fixed-length
+        assert h5py.check_string_dtype(f.attrs.get_id("history").dtype).length is None  # string: variable
+        seen = []
+        f.visititems(lambda name, obj: seen.extend(f"{name}@{k}" for k in obj.attrs
+                                                   if k in ("_libzarr_hdf5", "_ARRAY_DIMENSIONS")))
+        assert not seen and "_libzarr_hdf5" not in f.attrs, seen
+
+
+def xarray_dataset():
+    rng = np.random.default_rng(3)
+    temp = rng.standard_normal((2, 3, 4)).astype("f4")
+    temp[0, 0, 0] = np.nan
+    ds = xr.Dataset(
+        {"temp": (("time", "lat", "lon"), temp, {"units": "K"}),
+         "name": (("lat",), np.array(["a", "bé", "cde"])),
+         "count": (("lon",), np.arange(4, dtype="i8"))},
+        coords={"time": ("time", np.array([10.0, 20.0])), "lat": ("lat", np.array([1.0, 2.0, 3.0], "f4"))},
+        attrs={"title": "from xarray", "n": 3})
+    ds["temp"].encoding["_FillValue"] = np.float32(np.nan)
+    return ds
+
+
+def t_xarray(r, fmt):
+    ds = xarray_dataset()
+    src = r.path(f"xa{fmt}.zarr")
+    ds.to_zarr(src, zarr_format=fmt, consolidated=False)
+    sub = xr.Dataset({"u": (("lon", "k"), np.ones((4, 2), "i2"))})
+    sub.to_zarr(src, group="sub", zarr_format=fmt, consolidated=False, mode="a")
+    out = r.path(f"xa{fmt}.nc")
+    run(ZARRTOH5, src, out)
+    with netCDF4.Dataset(out) as d:
+        assert {k: len(v) for k, v in d.dimensions.items()} == {"time": 2, "lat": 3, "lon": 4}, dict(d.dimensions)
+        assert d["temp"].dimensions == ("time", "lat", "lon") and d["temp"].dtype == np.float32
+        assert d["name"].dtype is str and list(d["name"][:]) == ["a", "bé", "cde"]
+        assert d["count"].dimensions == ("lon",)
+        assert d.title == "from xarray" and d.n == 3
+        s = d.groups["sub"]
+        assert s["u"].dimensions == ("lon", "k") and {k: len(v) for k, v in s.dimensions.items()} == {"k": 2}
+    back = xr.open_dataset(out, engine="netcdf4")
+    xr.testing.assert_identical(back.drop_encoding(), xr.open_zarr(src, consolidated=False).load().drop_encoding())
+    assert np.isnan(back["temp"].values[0, 0, 0])
+    back.close()
+
+
+def t_grow(r):
+    """An array grown with zarr-python after a first conversion converts at its new size."""
+    src = r.path("grow.zarr")
+    root = zarr.open_group(src, mode="w", zarr_format=3)
+    unl = {"_libzarr_hdf5": {"unlimited_dimensions": [0]}}
+    t = root.create_array("time", shape=(2,), chunks=(2,), dtype="i4", dimension_names=["time"])
+    t[:] = [0, 1]
+    t.attrs.update(unl)
+    v = root.create_array("v", shape=(2, 3), chunks=(2, 3), dtype="f8", dimension_names=["time", "x"])
+    v[...] = np.arange(6.0).reshape(2, 3)
+    v.attrs.update(unl)
+    out = r.path("grow.nc")
+    run(ZARRTOH5, src, out)
+    with netCDF4.Dataset(out) as d:
+        assert len(d.dimensions["time"]) == 2 and d.dimensions["time"].isunlimited()
+    t.resize((5,))
+    t[2:] = [2, 3, 4]
+    v.resize((5, 3))
+    v[2:] = np.arange(9.0).reshape(3, 3) + 100
+    run(ZARRTOH5, "--overwrite", src, out)
+    with netCDF4.Dataset(out) as d:
+        assert len(d.dimensions["time"]) == 5 and d.dimensions["time"].isunlimited()
+        assert not d.dimensions["x"].isunlimited() and len(d.dimensions["x"]) == 3
+        assert list(d["time"][:]) == [0, 1, 2, 3, 4]
+        assert np.array_equal(d["v"][:], np.concatenate([np.arange(6.0).reshape(2, 3), np.arange(9.0).reshape(3, 3) + 100]))
+    no_leftovers(out.parent)
+
+
+def t_size_conflict(r):
+    src = r.path("conflict.zarr")
+    root = zarr.open_group(src, mode="w", zarr_format=3)
+    root.create_array("a", shape=(3,), dtype="i4", dimension_names=["x"])
+    root.create_group("g").create_array("b", shape=(4,), dtype="i4", dimension_names=["x"])
+    out = r.path("conflict.nc")
+    p = run(ZARRTOH5, src, out, expect=1)
+    for word in ("'x'", "/a", "/g/b", "3", "4"):
+        assert word in p.stderr, f"no {word} in: {p.stderr}"
+    assert not out.exists()
+    no_leftovers(out.parent)
+    v2 = r.path("conflict2.zarr")  # the same through _ARRAY_DIMENSIONS
+    g2 = zarr.open_group(v2, mode="w", zarr_format=2)
+    g2.create_array("a", shape=(3, 2), dtype="i4").attrs["_ARRAY_DIMENSIONS"] = ["x", "y"]
+    g2.create_array("b", shape=(3, 5), dtype="i4").attrs["_ARRAY_DIMENSIONS"] = ["x", "y"]
+    p = run(ZARRTOH5, v2, r.path("conflict2.nc"), expect=1)
+    assert "'y'" in p.stderr and "/a" in p.stderr and "/b" in p.stderr, p.stderr
+
+
+def t_types(r):
+    """float16, structured (v3 and v2), enum (_libzarr_hdf5.enum), fixed-length UTF-32 and |S strings."""
+    st = np.dtype([("a", "<i4"), ("b", "<f8"), ("c", "S3"), ("d", "u1")])
+    sdata = np.array([(1, 2.5, b"x", 1), (4, 5, b"yy", 2), (7, 8, b"zzz", 3)], st)
+    half = np.array([1.5, -2, np.inf, np.nan, 65504], "f2")
+    words = np.array(["a", "ñb", "ccc"])
+    for fmt in (3, 2):
+        src = r.path(f"types{fmt}.zarr")
+        g = zarr.open_group(src, mode="w", zarr_format=fmt)
+        g.create_array("half", shape=(5,), chunks=(2,), dtype="f2")[:] = half
+        g.create_array("st", shape=(3,), chunks=(2,), dtype=st, fill_value=np.zeros((), st)[()])[:] = sdata
+        g.create_array("u", shape=(3,), dtype="<U3")[:] = words
+        g.create_array("s", shape=(3,), dtype="S4")[:] = np.array([b"ab", b"", b"wxyz"])
+        e = g.create_array("e", shape=(4,), dtype="i2", fill_value=0)
+        e[:] = [0, 1, 2, 1]
+        e.attrs["_libzarr_hdf5"] = {"enum": {"base": "int16", "members": {"RED": 0, "GREEN": 1, "BLUE": 2}}}
+        out = r.path(f"types{fmt}.h5")
+        run(ZARRTOH5, src, out)
+        with h5py.File(out, "r") as f:
+            assert f["half"].dtype == np.float16 and np.array_equal(f["half"][()], half, equal_nan=True)
+            assert f["st"].dtype == st, f["st"].dtype
+            assert np.array_equal(f["st"][()], sdata) and f["st"].chunks == (2,)
+            assert h5py.check_string_dtype(f["u"].dtype).encoding == "utf-8"
+            assert [x.decode() for x in f["u"][()]] == list(words)
+            assert list(f["s"][()]) == [b"ab", b"", b"wxyz"] and f["s"].dtype == np.dtype("S4")
+            assert h5py.check_enum_dtype(f["e"].dtype) == {"RED": 0, "GREEN": 1, "BLUE": 2}
+            assert f["e"].dtype == np.int16 and list(f["e"][()]) == [0, 1, 2, 1]
+            assert "_libzarr_hdf5" not in f["e"].attrs
+
+
+def t_unsupported(r):
+    src = r.path("unsup.zarr")
+    g = zarr.open_group(src, mode="w", zarr_format=3)
+    g.create_array("ok", shape=(3,), dtype="i4")[:] = [1, 2, 3]
+    g.create_array("when", shape=(2,), dtype="datetime64[s]")[:] = np.array(["2000-01-01", "2001-01-01"], "M8[s]")
+    out = r.path("unsup.h5")
+    p = run(ZARRTOH5, src, out, expect=2)
+    assert "/when" in p.stderr and "datetime64" in p.stderr and "--skip-unsupported" in p.stderr, p.stderr
+    assert not out.exists()
+    no_leftovers(out.parent)
+    p = run(ZARRTOH5, "--skip-unsupported", src, out)
+    assert "/when" in p.stderr and "skipped" in p.stderr, p.stderr
+    with h5py.File(out, "r") as f:
+        assert set(f) == {"ok"} and list(f["ok"][()]) == [1, 2, 3]
+
+
+def t_outputs(r):
+    src = r.path("small.zarr")
+    g = zarr.open_group(src, mode="w", zarr_format=3)
+    g.create_array("a", shape=(3,), dtype="i4", dimension_names=["x"])[:] = [4, 5, 6]
+    existing = r.path("exists.h5")
+    existing.write_bytes(b"keep")
+    p = run(ZARRTOH5, src, existing, expect=1)
+    assert existing.read_bytes() == b"keep" and "exists" in p.stderr and "--overwrite" in p.stderr, p.stderr
+    bad = r.path("bad.zarr")  # a failing conversion leaves the old file intact
+    zarr.open_group(bad, mode="w", zarr_format=3).create_array("t", shape=(1,), dtype="datetime64[s]")
+    run(ZARRTOH5, "--overwrite", bad, existing, expect=2)
+    assert existing.read_bytes() == b"keep"
+    run(ZARRTOH5, "--overwrite", src, existing)
+    with h5py.File(existing, "r") as f:
+        assert list(f["a"][()]) == [4, 5, 6]
+    mask = os.umask(0)
+    os.umask(mask)
+    assert existing.stat().st_mode & 0o777 == 0o666 & ~mask, oct(existing.stat().st_mode)  # not mkstemp's 0600
+    no_leftovers(existing.parent)
+    p = run(ZARRTOH5, r.path("nothing.zarr"), r.path("z.h5"), expect=1)
+    assert "no such" in p.stderr.lower(), p.stderr
+    notzarr = r.path("empty_dir")
+    notzarr.mkdir()
+    p = run(ZARRTOH5, notzarr, r.path("z.h5"), expect=1)
+    assert "not a Zarr" in p.stderr, p.stderr
+    assert not r.path("z.h5").exists()
+
+
+def t_nan_attrs(r):
+    """Attributes holding NaN and infinities (bare JSON tokens, as zarr-python writes them) come back as
+    floats: netCDF's _FillValue / missing_value."""
+    src = r.path("nan.zarr")
+    g = zarr.open_group(src, mode="w", zarr_format=3)
+    a = g.create_array("v", shape=(3,), dtype="f4", fill_value=np.nan, dimension_names=["x"])
+    a[:] = [1, np.nan, 3]
+    a.attrs.update({"_FillValue": float("nan"), "missing_value": float("nan"), "valid_max": float("inf"),
+                    "bounds": [float("-inf"), 0.0],
+                    "_libzarr_hdf5": {"attribute_types": {"_FillValue": "float32", "missing_value": "float32"}}})
+    g.attrs["nan"] = float("nan")
+    assert "NaN" in (src / "v" / "zarr.json").read_text()
+    out = r.path("nan.nc")
+    run(ZARRTOH5, src, out)
+    with netCDF4.Dataset(out) as d:
+        v = d["v"]
+        assert nc_attr_type(v, "_FillValue") == np.float32 and np.isnan(v.getncattr("_FillValue"))
+        assert nc_attr_type(v, "missing_value") == np.float32 and np.isnan(v.missing_value)
+        assert nc_attr_type(v, "valid_max") == np.float64 and v.valid_max == np.inf
+        assert list(v.bounds) == [-np.inf, 0.0]
+        assert nc_attr_type(d, "nan") == np.float64 and np.isnan(d.getncattr("nan"))
+        d.set_auto_mask(False)
+        assert np.array_equal(v[:], [1, np.nan, 3], equal_nan=True)
+
+
+def main():
+    args = harness.parse_args(__doc__)
+    if not ZARRTOH5:
+        print("SKIPPED: set ZARRTOH5 to the tool (CMake does)")
+        sys.exit(77)
+    tmp = Path(os.environ.get("ZARR_TEST_TMPDIR") or tempfile.mkdtemp())
+    tmp = Path(tempfile.mkdtemp(dir=tmp))
+    r = harness.Runner(tmp, args.verbose, args.k)
+    r.run("CF-style v3 hierarchy -> netCDF-4", t_cf_v3, r)
+    r.run("xarray to_zarr v2 -> netCDF-4", t_xarray, r, 2)
+    r.run("xarray to_zarr v3 -> netCDF-4", t_xarray, r, 3)
+    r.run("grown array, unlimited dimension", t_grow, r)
+    r.run("dimension with two sizes", t_size_conflict, r)
+    r.run("float16, struct, enum, strings", t_types, r)
+    r.run("unsupported data type", t_unsupported, r)
+    r.run("outputs: existing, --overwrite, missing input", t_outputs, r)
+    r.run("NaN and Infinity attributes", t_nan_attrs, r)
+    shutil.rmtree(tmp, ignore_errors=True)
+    print(f"{r.passed} passed, {len(r.failed)} failed")
+    sys.exit(1 if r.failed else 0)
+
+
+if __name__ == "__main__":
+    main()
