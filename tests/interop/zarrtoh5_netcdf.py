@@ -253,6 +253,42 @@ def t_size_conflict(r):
     assert "'y'" in p.stderr and "/a" in p.stderr and "/b" in p.stderr, p.stderr
 
 
+def t_netcdf_corners(r):
+    """What netCDF-C needs spelled its way: a variable named like a dimension it is not the coordinate
+    variable of (netCDF-C's _nc4_non_coord_ prefix), an array with some dimensions named (the others get
+    phony_dim_K, shared by size), an unlimited dimension without a variable, an unnamed array."""
+    src = r.path("corners.zarr")
+    g = zarr.open_group(src, mode="w", zarr_format=3)
+    g.create_array("x", shape=(3, 2), dtype="f4", dimension_names=["x", "y"])[...] = np.arange(6).reshape(3, 2)
+    q = g.create_array("q", shape=(3, 2, 2), dtype="i4", dimension_names=["x", None, None])
+    q[...] = np.arange(12).reshape(3, 2, 2)
+    g.create_array("p", shape=(5, 2), dtype="i4", dimension_names=[None, "y"])
+    w = g.create_array("w", shape=(4,), dtype="i4", dimension_names=["rec"])
+    w[:] = [1, 2, 3, 4]
+    w.attrs["_libzarr_hdf5"] = {"unlimited_dimensions": [0]}
+    g.create_array("plain", shape=(7,), dtype="u1")
+    out = r.path("corners.nc")
+    run(ZARRTOH5, src, out)
+    with netCDF4.Dataset(out) as d:
+        dims = {k: (len(v), v.isunlimited()) for k, v in d.dimensions.items()}
+        phony = {n: size for n, (size, _) in dims.items() if n.startswith("phony_dim_")}
+        assert {k: v for k, v in dims.items() if k not in phony} == {"x": (3, False), "y": (2, False),
+                                                                      "rec": (4, True)}, dims
+        assert sorted(phony.values()) == [2, 5, 7], dims  # q's two dimensions of 2 share one
+        assert d["x"].dimensions == ("x", "y") and np.array_equal(d["x"][:], np.arange(6).reshape(3, 2))
+        qd = d["q"].dimensions
+        assert qd[0] == "x" and qd[1] == qd[2] and phony[qd[1]] == 2, qd
+        assert np.array_equal(d["q"][:], np.arange(12).reshape(3, 2, 2))
+        pd = d["p"].dimensions
+        assert phony.get(pd[0]) == 5 and pd[1] == "y", pd
+        assert d["w"].dimensions == ("rec",) and list(d["w"][:]) == [1, 2, 3, 4]
+        assert phony.get(d["plain"].dimensions[0]) == 7
+    with h5py.File(out, "r") as f:
+        assert "_nc4_non_coord_x" in f and f["x"].attrs["NAME"].startswith(DIM_ONLY)
+        assert f["rec"].maxshape == (None,) and f["w"].maxshape == (None,)
+        assert not f["plain"].attrs.keys(), dict(f["plain"].attrs)  # no names, no scales
+
+
 def t_types(r):
     """float16, structured (v3 and v2), enum (_libzarr_hdf5.enum), fixed-length UTF-32 and |S strings."""
     st = np.dtype([("a", "<i4"), ("b", "<f8"), ("c", "S3"), ("d", "u1")])
@@ -365,6 +401,7 @@ def main():
     r.run("xarray to_zarr v3 -> netCDF-4", t_xarray, r, 3)
     r.run("grown array, unlimited dimension", t_grow, r)
     r.run("dimension with two sizes", t_size_conflict, r)
+    r.run("netCDF corners: non-coordinate x(x, y), partly named, unlimited without variable", t_netcdf_corners, r)
     r.run("float16, struct, enum, strings", t_types, r)
     r.run("unsupported data type", t_unsupported, r)
     r.run("outputs: existing, --overwrite, missing input", t_outputs, r)

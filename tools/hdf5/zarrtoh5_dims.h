@@ -34,6 +34,7 @@ typedef struct {
     int sized;            /* size known */
     int unlimited;
     int coord;            /* the coordinate variable (an array index); -1: none */
+    int phony;            /* made up for an unnamed dimension of a partly named array */
 } zh_dim;
 
 typedef struct {
@@ -113,6 +114,31 @@ static void zh_resolve(zh_model *m) {
         if (a->rank == 1 && a->dimname[0] && !strcmp(a->dimname[0], a->name)) {
             int k = zh_define(m, a->group, a->name);
             if (m->dims[k].coord < 0) m->dims[k].coord = (int)i;
+        }
+    }
+    /* netCDF-C cannot read a dataset with scales on some dimensions only: a partly named array's unnamed
+     * dimensions get phony_dim_K, shared by size within its group as netCDF-C shares them */
+    for (size_t i = 0; i < m->narrays; i++) {
+        zh_array *a = &m->arrays[i];
+        int named = 0;
+        for (size_t d = 0; d < a->rank; d++) named |= a->dimname[d] != NULL;
+        for (size_t d = 0; named && d < a->rank; d++) {
+            if (a->dimname[d]) continue;
+            int k = -1, count = 0;
+            for (size_t j = 0; j < m->ndims; j++)
+                if (m->dims[j].group == a->group && m->dims[j].phony) {
+                    count++;
+                    if (m->dims[j].size == a->shape[d]) k = (int)j;
+                }
+            if (k < 0) {
+                char name[40];
+                do snprintf(name, sizeof name, "phony_dim_%d", count++);
+                while (zh_dim_visible(m, a->group, name) >= 0);
+                k = zh_define(m, a->group, name);
+                m->dims[k].phony = 1;
+                m->dims[k].size = a->shape[d];
+            }
+            a->dimname[d] = xstrdup(m->dims[k].name);
         }
     }
     for (size_t i = 0; i < m->narrays; i++) {
