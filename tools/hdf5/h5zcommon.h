@@ -22,6 +22,8 @@
 
 /* Most elements one copy step holds when the chunk shape allows it (the chunk is the unit otherwise). */
 static const char *g_prog = "h5z";
+/* Called by die() before the process exits (h5tozarr removes its unfinished output); NULL: nothing. */
+static void (*g_die_cleanup)(void) = NULL;
 
 static inline void die(const char *fmt, ...) {
     va_list ap;
@@ -30,6 +32,7 @@ static inline void die(const char *fmt, ...) {
     vfprintf(stderr, fmt, ap);
     va_end(ap);
     fputc('\n', stderr);
+    if (g_die_cleanup) g_die_cleanup();
     /* _exit: HDF5's exit handlers must not run from inside an H5Literate/H5Aiterate callback */
     fflush(NULL);
     _exit(1);
