@@ -388,6 +388,107 @@ def t_nan_attrs(r):
         assert np.array_equal(v[:], [1, np.nan, 3], equal_nan=True)
 
 
+def make_netcdf(path, nonfinite):
+    """A CF-style netCDF-4 file written by netCDF4-python (netCDF-C). `nonfinite`: with NaN _FillValue
+    and missing_value attributes and an infinite global attribute."""
+    rng = np.random.default_rng(11)
+    with netCDF4.Dataset(path, "w") as d:
+        d.createDimension("time", None)
+        d.createDimension("lat", 3)
+        d.createDimension("lon", 4)
+        d.createDimension("nv", 2)  # a dimension without a variable, used by no variable
+        t = d.createVariable("time", "f8", ("time",))
+        t.units = "days since 2000-01-01"
+        t[:] = [0.5, 1.5]
+        lat = d.createVariable("lat", "f4", ("lat",))
+        lat[:] = [-10, 0, 10]
+        lat.units = "degrees_north"
+        lon = d.createVariable("lon", "f4", ("lon",))
+        lon[:] = [0, 90, 180, 270]
+        packed = d.createVariable("temp", "i2", ("time", "lat", "lon"), fill_value=np.int16(-32767))
+        packed.scale_factor = np.float32(0.01)
+        packed.add_offset = np.float32(273.15)
+        packed.valid_range = np.array([-30000, 30000], "i2")
+        packed.set_auto_maskandscale(False)
+        packed[:] = rng.integers(-30000, 30000, size=(2, 3, 4)).astype("i2")
+        fill = np.float32(np.nan) if nonfinite else np.float32(-1e30)
+        pr = d.createVariable("precip", "f4", ("time", "lat", "lon"), fill_value=fill)
+        pr.missing_value = fill
+        pr.set_auto_maskandscale(False)
+        pdata = rng.random((2, 3, 4)).astype("f4")
+        pdata[0, 0, 0] = fill
+        pr[:] = pdata
+        bnds = d.createVariable("lon_bnds", "f8", ("lon", "nv"))
+        bnds[:] = np.arange(8.0).reshape(4, 2)
+        names = d.createVariable("station", str, ("lat",))
+        for i, w in enumerate(["alpha", "bé", ""]):
+            names[i] = w
+        crs = d.createVariable("crs", "i4", ())
+        crs.grid_mapping_name = "latitude_longitude"
+        crs[()] = 0
+        d.title = "round trip"
+        d.setncattr_string("history", "netCDF4-python")
+        d.version = np.int16(3)
+        d.levels = np.array([1, 2, 3], "i4")
+        d.ratio = np.float32(0.25)
+        d.big = np.uint64(2**63 + 1)
+        d.flags = np.array([1, 0], "i1")
+        if nonfinite:
+            d.maximum = np.inf
+        g = d.createGroup("sub")
+        g.createDimension("k", 5)
+        v = g.createVariable("v", "f8", ("time", "k"))  # the root's unlimited time
+        v[:] = np.arange(10.0).reshape(2, 5)
+        g.comment = "in a subgroup"
+        w = g.createVariable("w", "u2", ("lat",))
+        w[:] = [1, 2, 3]
+
+
+def nc_describe(path):
+    """A comparable description of a netCDF file: per group its dimensions (size, unlimited), attributes
+    (type and value) and variables (dimensions, type, attributes, raw values)."""
+    def value(v):
+        a = np.asarray(v)
+        if a.dtype.kind == "f":
+            return a.dtype.str, [repr(float(x)) for x in a.ravel()]
+        if a.dtype.kind in "OUS":
+            return "text", [str(x) for x in a.ravel()]
+        return a.dtype.str, a.ravel().tolist()
+
+    def group(g):
+        out = {"dims": {k: (len(v), v.isunlimited()) for k, v in g.dimensions.items()},
+               "attrs": {k: value(g.getncattr(k)) for k in g.ncattrs()}, "vars": {}, "groups": {}}
+        for name, var in g.variables.items():
+            var.set_auto_maskandscale(False)
+            out["vars"][name] = {"dims": var.dimensions, "dtype": str(var.dtype),
+                                 "attrs": {k: value(var.getncattr(k)) for k in var.ncattrs()},
+                                 "values": value(var[...])}
+        for name, sub in g.groups.items():
+            out["groups"][name] = group(sub)
+        return out
+
+    with netCDF4.Dataset(path) as d:
+        return group(d)
+
+
+def t_netcdf_roundtrip(r, fmt, nonfinite):
+    """netCDF4-python writes a CF file -> h5tozarr -> zarrtoh5 -> netCDF4 reads the same file."""
+    h5tozarr = os.environ.get("H5TOZARR")
+    assert h5tozarr, "H5TOZARR is not set"
+    src = r.path("cf_src.nc")
+    make_netcdf(src, nonfinite)
+    z = r.path(f"cf{fmt}.zarr")
+    run(h5tozarr, "--format", str(fmt), src, z)
+    back = r.path(f"cf{fmt}_back.nc")
+    run(ZARRTOH5, z, back)
+    a, b = nc_describe(src), nc_describe(back)
+    for where in ("dims", "attrs", "vars", "groups"):
+        assert a[where] == b[where], f"{where}:\n  source {a[where]}\n  back   {b[where]}"
+    with h5py.File(back, "r") as f:  # char stays char, string stays string
+        assert f.attrs.get_id("title").dtype.kind == "S"
+        assert h5py.check_string_dtype(f.attrs.get_id("history").dtype).length is None
+
+
 def main():
     args = harness.parse_args(__doc__)
     if not ZARRTOH5:
@@ -406,6 +507,9 @@ def main():
     r.run("unsupported data type", t_unsupported, r)
     r.run("outputs: existing, --overwrite, missing input", t_outputs, r)
     r.run("NaN and Infinity attributes", t_nan_attrs, r)
+    r.run("netCDF -> h5tozarr -> zarrtoh5 -> netCDF (v3, finite attributes)", t_netcdf_roundtrip, r, 3, False)
+    r.run("netCDF -> h5tozarr --format 2 -> zarrtoh5 -> netCDF (finite attributes)", t_netcdf_roundtrip, r, 2, False)
+    r.run("netCDF -> h5tozarr -> zarrtoh5 -> netCDF (v3, NaN _FillValue, Infinity)", t_netcdf_roundtrip, r, 3, True)
     shutil.rmtree(tmp, ignore_errors=True)
     print(f"{r.passed} passed, {len(r.failed)} failed")
     sys.exit(1 if r.failed else 0)

@@ -52,10 +52,11 @@ static const char *USAGE =
     "              float32; \"char\" -> a fixed-length string, \"string\" -> variable-length). Without it:\n"
     "              JSON integers -> int64 (uint64 above its range); other numbers (also NaN, Infinity)\n"
     "              -> float64; strings -> UTF-8 variable-length strings; true/false -> h5py's boolean enum;\n"
-    "              an array's _FillValue -> the array's data type. A JSON scalar -> a scalar attribute,\n"
-    "              a (nested) rectangular list -> an attribute of that shape ([] -> an empty one); null ->\n"
-    "              an empty (null-space) attribute; objects and mixed lists -> a string holding their\n"
-    "              JSON text. _libzarr_hdf5 and _ARRAY_DIMENSIONS are read, never written.\n"
+    "              an array's _FillValue -> the array's data type (xarray's base64 form of a float fill\n"
+    "              value is decoded). A JSON scalar -> a scalar attribute, a (nested) rectangular list ->\n"
+    "              an attribute of that shape ([] -> an empty one); null -> an empty (null-space)\n"
+    "              attribute; objects and mixed lists -> a string holding their JSON text.\n"
+    "              _libzarr_hdf5 and _ARRAY_DIMENSIONS are read, never written.\n"
     "  data        copied one Zarr chunk (or shard) at a time: memory use is bounded by one chunk.\n"
     "\n"
     "exit status: 0 done; 1 error (nothing written); 2 an array has an unsupported data type (nothing\n"
@@ -348,9 +349,10 @@ static void write_attrs(hid_t obj, const jv *o, const char *path, int fill_type,
         const jv *t = jv_get(types, name);
         const char *tname = t && t->t == J_STR ? t->s : NULL;
         jv fill = {0};
-        if (!tname && !strcmp(name, "_FillValue") && fill_type >= ZARR_INT8 && fill_type <= ZARR_FLOAT64) {
-            tname = TYPE_NAMES[fill_type];
-            if (v->t == J_STR && fill_type >= ZARR_FLOAT16 && xarray_fill(v->s, &fill.d)) {
+        if (!strcmp(name, "_FillValue")) { /* in the array's type unless recorded; xarray's base64 decoded */
+            if (!tname && fill_type >= ZARR_INT8 && fill_type <= ZARR_FLOAT64) tname = TYPE_NAMES[fill_type];
+            int t = tname ? numeric_type_by_name(tname) : -1;
+            if (v->t == J_STR && t >= ZARR_FLOAT16 && t <= ZARR_FLOAT64 && xarray_fill(v->s, &fill.d)) {
                 fill.t = J_NUM;
                 v = &fill;
             }
