@@ -319,6 +319,38 @@ def t_types(r):
             assert "_libzarr_hdf5" not in f["e"].attrs
 
 
+def t_attr_types(r):
+    """Every type name attribute_types may hold, scalar and list, and the edge values (h5py reads them)."""
+    src = r.path("attrs.zarr")
+    g = zarr.open_group(src, mode="w", zarr_format=3)
+    want = {"half": (1.5, "float16", ()), "halfs": ([0.5, 65504], "float16", (2,)), "yes": (True, "bool", ()),
+            "u8": (255, "uint8", ()), "big": (2**64 - 1, "uint64", ()), "neg8": ([-1, -128], "int8", (2,)),
+            "i64": (-(2**63), "int64", ()), "u32s": ([[1, 2], [3, 4]], "uint32", (2, 2)),
+            "f32inf": ("Infinity", "float32", ()), "nul": (None, "int16", None), "e": ([], "int32", (0,)),
+            "txt": ("ünï", "char", ()), "txts": (["a", "b"], "string", (2,))}
+    g.attrs.update({k: v for k, (v, _, _) in want.items()})
+    g.attrs["_libzarr_hdf5"] = {"attribute_types": {k: t for k, (_, t, _) in want.items()}}
+    out = r.path("attrs.h5")
+    run(ZARRTOH5, src, out)
+    with h5py.File(out, "r") as f:
+        assert set(f.attrs) == set(want), set(f.attrs)
+        for k, (v, t, shape) in want.items():
+            aid = f.attrs.get_id(k)
+            assert aid.shape == shape, f"{k}: shape {aid.shape} != {shape}"
+            if t in ("char", "string"):
+                assert (aid.dtype.kind == "S") == (t == "char"), f"{k}: {aid.dtype}"
+                got = f.attrs[k]
+                got = got.decode() if isinstance(got, bytes) else [x for x in np.asarray(got).tolist()]
+                assert got == v, f"{k}: {got!r}"
+                continue
+            assert aid.dtype == np.dtype(t), f"{k}: dtype {aid.dtype} != {t}"
+            if v is None:
+                assert isinstance(f.attrs[k], h5py.Empty)
+            else:
+                want_v = np.asarray(float(v) if v == "Infinity" else v, dtype=t)
+                assert np.array_equal(np.asarray(f.attrs[k]), want_v), f"{k}: {f.attrs[k]!r}"
+
+
 def t_unsupported(r):
     src = r.path("unsup.zarr")
     g = zarr.open_group(src, mode="w", zarr_format=3)
@@ -504,6 +536,7 @@ def main():
     r.run("dimension with two sizes", t_size_conflict, r)
     r.run("netCDF corners: non-coordinate x(x, y), partly named, unlimited without variable", t_netcdf_corners, r)
     r.run("float16, struct, enum, strings", t_types, r)
+    r.run("attribute_types: every type", t_attr_types, r)
     r.run("unsupported data type", t_unsupported, r)
     r.run("outputs: existing, --overwrite, missing input", t_outputs, r)
     r.run("NaN and Infinity attributes", t_nan_attrs, r)
