@@ -28,6 +28,8 @@ Covered (docs/hdf5-netcdf.md, "Conventions"):
     complex and a boolean member; an array member in --format 2) read back by zarr-python (3.4.2 for the
     v3 struct) and numpy; opaque, reference and a compound member of type opaque refused by name (exit 2,
     nothing written), skipped with --skip-unsupported;
+  * h5py dimension scales: names, phony_dim_K for a partly named dataset, none for a dataset without
+    scales, an unlimited scale grown to the largest dataset attached to it;
   * bad input: a truncated file, a missing file, a file that is not HDF5, an existing output (refused;
     --overwrite replaces it, and a failed --overwrite leaves it intact).
 """
@@ -500,6 +502,38 @@ def t_bad_input(r):
     assert not list(out.parent.glob(".h5tozarr-*")), "temporary files left"
 
 
+def t_h5py_scales(r):
+    """Dimension scales made by h5py: names from the scale datasets, phony_dim_K for unattached
+    dimensions of a partly named dataset, none for a dataset without scales, an unlimited scale grown
+    to the largest dataset attached to it."""
+    src = r.path("dims.h5")
+    with h5py.File(src, "w") as f:
+        x = f.create_dataset("x", data=np.arange(4.0))
+        x.make_scale("x")
+        t = f.create_dataset("t", data=np.arange(2.0), maxshape=(None,), chunks=(8,), fillvalue=-1.0)
+        t.make_scale("t")
+        d = f.create_dataset("data", data=np.arange(300.0).reshape(3, 4, 5, 5), maxshape=(None, 4, 5, 5), chunks=(1, 4, 5, 5))
+        d.dims[0].attach_scale(t)
+        d.dims[1].attach_scale(x)
+        e = f.create_group("g").create_dataset("e", data=np.zeros((5, 4)))
+        e.dims[1].attach_scale(x)
+        f.create_dataset("plain", data=np.zeros(3))
+    for fmt in (3, 2):
+        out = r.path(f"dims{fmt}.zarr")
+        run(H5TOZARR, "--format", fmt, src, out)
+        g = zarr.open_group(out, mode="r")
+        names = {k: zarr_dims(g[k], fmt) for k in ("data", "g/e", "t", "x", "plain")}
+        assert names == {"data": ("t", "x", "phony_dim_0", "phony_dim_1"), "g/e": ("phony_dim_0", "x"),
+                         "t": ("t",), "x": ("x",), "plain": ()}, names
+        assert g["t"].shape == (3,) and same_number(g["t"][...], [0.0, 1.0, -1.0]), g["t"][...]
+        assert g["t"].attrs["_libzarr_hdf5"]["unlimited_dimensions"] == [0]
+        assert g.attrs["_libzarr_hdf5"]["dimensions"] == {"t": {"size": 3, "unlimited": True},
+                                                          "x": {"size": 4, "unlimited": False}}, dict(g.attrs)
+        assert "CLASS" not in g["x"].attrs and "DIMENSION_LIST" not in g["data"].attrs
+        with h5py.File(src, "r") as f:
+            assert same_number(g["data"][...], f["data"][...])
+
+
 def main():
     args = harness.parse_args(__doc__)
     if not H5TOZARR:
@@ -513,6 +547,7 @@ def main():
     r.run("float16, enum, compound -> Zarr v3", t_types, r, 3)
     r.run("float16, enum, compound -> Zarr v2", t_types, r, 2)
     r.run("compound with an array member", t_array_member, r)
+    r.run("h5py dimension scales", t_h5py_scales, r)
     r.run("opaque, reference, vlen refused by name", t_refused, r)
     r.run("bad input and existing output", t_bad_input, r)
     shutil.rmtree(tmp, ignore_errors=True)
