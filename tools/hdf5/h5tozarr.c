@@ -344,12 +344,12 @@ static char *group_dims_json(const char *path) {
     sb_puts(&b, "");
     int any = 0;
     for (size_t k = 0; k < g_nds; k++) {
-        if (strcmp(g_ds[k].group, path)) continue;
+        if (strcmp(g_ds[k]->group, path)) continue;
         sb_puts(&b, any ? "," : "\"dimensions\":{");
         any = 1;
-        sb_json_str(&b, g_ds[k].name, strlen(g_ds[k].name));
-        sb_printf(&b, ":{\"size\":%llu,\"unlimited\":%s}", (unsigned long long)g_ds[k].length,
-                  g_ds[k].unlimited ? "true" : "false");
+        sb_json_str(&b, g_ds[k]->name, strlen(g_ds[k]->name));
+        sb_printf(&b, ":{\"size\":%llu,\"unlimited\":%s}", (unsigned long long)g_ds[k]->length,
+                  g_ds[k]->unlimited ? "true" : "false");
     }
     if (any) sb_puts(&b, "}");
     return b.p;
@@ -503,6 +503,7 @@ static hid_t struct_type(hid_t ft, const char *prefix, dtype_map *m, char *err, 
         sprintf(mpath, "%s%s%s", prefix ? prefix : "", prefix ? "." : "", names[k]);
         hid_t ftm = H5Tget_member_type(ft, (unsigned)k);
         dtype_map mm;
+        memset(&mm, 0, sizeof mm);
         hid_t mt = -1;
         sbuf f2 = {0};
         if (H5Tget_class(ftm) == H5T_ARRAY) {
@@ -510,8 +511,8 @@ static hid_t struct_type(hid_t ft, const char *prefix, dtype_map *m, char *err, 
             hsize_t ad[H5S_MAX_RANK];
             H5Tget_array_dims2(ftm, ad);
             if (g_format == 3) {
-                snprintf(err, errlen, "compound member '%s' is an array, which a Zarr v3 struct cannot hold "
-                         "(--format 2 keeps it)", mpath);
+                snprintf(err, errlen, "compound member '%s' is an array, which a Zarr v3 struct cannot hold; "
+                         "--format 2 keeps it", mpath);
             } else {
                 hid_t base = H5Tget_super(ftm);
                 hid_t bt = map_type(base, &mm, mpath, err, errlen);
@@ -1060,7 +1061,7 @@ int main(int argc, char **argv) {
     hid_t root = H5Gopen2(f, "/", H5P_DEFAULT);
     if (root < 0) die("%s: HDF5 cannot open the root group", pos[0]);
     g_netcdf = H5Aexists(root, "_NCProperties") > 0;
-    ds_scan(f);
+    ds_scan(root);
 
     g_tmp_out = tmp;
     g_die_cleanup = remove_tmp_out;

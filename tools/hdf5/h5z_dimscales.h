@@ -23,7 +23,7 @@ typedef struct {
     int dim_only;       /* a netCDF dimension without a variable: not converted to an array */
 } dimscale;
 
-static dimscale *g_ds = NULL;
+static dimscale **g_ds = NULL; /* each entry allocated once: pointers to them stay valid */
 static size_t g_nds = 0;
 
 /* The text of a string attribute `name` of `obj` (caller frees), or NULL when absent or not a string. */
@@ -71,13 +71,13 @@ static dimscale *ds_entry(hid_t obj) {
     H5O_info_t oi;
     if (H5Oget_info(obj, &oi) < 0) return NULL;
     for (size_t k = 0; k < g_nds; k++)
-        if (g_ds[k].addr == oi.addr && g_ds[k].fileno == oi.fileno) return &g_ds[k];
+        if (g_ds[k]->addr == oi.addr && g_ds[k]->fileno == oi.fileno) return g_ds[k];
     ssize_t n = H5Iget_name(obj, NULL, 0);
     if (n <= 0) return NULL;
     char *path = xmalloc((size_t)n + 1);
     H5Iget_name(obj, path, (size_t)n + 1);
     g_ds = xrealloc(g_ds, (g_nds + 1) * sizeof *g_ds);
-    dimscale *e = &g_ds[g_nds++];
+    dimscale *e = g_ds[g_nds++] = xmalloc(sizeof *e);
     memset(e, 0, sizeof *e);
     e->fileno = oi.fileno;
     e->addr = oi.addr;
@@ -141,10 +141,23 @@ static int ds_attached(hid_t ds, int rank, dimscale **out) {
     return found;
 }
 
-static herr_t ds_visit_cb(hid_t root, const char *name, const H5O_info_t *info, void *data) {
-    (void)data;
-    if (info->type != H5O_TYPE_DATASET) return 0;
-    hid_t ds = H5Dopen2(root, name, H5P_DEFAULT);
+static void ds_scan_group(hid_t g, int depth);
+
+static herr_t ds_link_cb(hid_t g, const char *name, const H5L_info_t *info, void *data) {
+    int depth = *(int *)data;
+    if (info->type != H5L_TYPE_HARD) return 0;
+    H5O_info_t oi;
+    if (H5Oget_info_by_name(g, name, &oi, H5P_DEFAULT) < 0) return 0;
+    if (oi.type == H5O_TYPE_GROUP && depth < 256) {
+        hid_t sub = H5Gopen2(g, name, H5P_DEFAULT);
+        if (sub >= 0) {
+            ds_scan_group(sub, depth + 1);
+            H5Gclose(sub);
+        }
+        return 0;
+    }
+    if (oi.type != H5O_TYPE_DATASET) return 0;
+    hid_t ds = H5Dopen2(g, name, H5P_DEFAULT);
     if (ds < 0) return 0;
     hid_t sp = H5Dget_space(ds);
     int rank = sp >= 0 ? H5Sget_simple_extent_ndims(sp) : -1;
@@ -164,10 +177,13 @@ static herr_t ds_visit_cb(hid_t root, const char *name, const H5O_info_t *info, 
     return 0;
 }
 
-/* Finds every dimension scale of the file and the length of each (the first pass of h5tozarr). */
-static void ds_scan(hid_t file) {
-    if (H5Ovisit(file, H5_INDEX_NAME, H5_ITER_INC, ds_visit_cb, NULL) < 0) die("reading the HDF5 file's objects failed");
+static void ds_scan_group(hid_t g, int depth) {
+    hsize_t idx = 0;
+    if (H5Literate(g, H5_INDEX_NAME, H5_ITER_INC, &idx, ds_link_cb, &depth) < 0) die("listing an HDF5 group failed");
 }
+
+/* Finds every dimension scale of the file and the length of each (the first pass of h5tozarr). */
+static void ds_scan(hid_t root) { ds_scan_group(root, 0); }
 
 /* Phony dimension names for unattached dimensions of datasets that have scales on other dimensions:
  * phony_dim_K, one K per (length, occurrence within the dataset), first come first numbered. */
