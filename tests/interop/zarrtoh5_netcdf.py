@@ -521,6 +521,55 @@ def t_netcdf_roundtrip(r, fmt, nonfinite):
         assert h5py.check_string_dtype(f.attrs.get_id("history").dtype).length is None
 
 
+def t_h5py_types_roundtrip(r, fmt):
+    """h5py file with float16, an enum, nested compounds (and, v2 only, an array member) -> h5tozarr ->
+    zarrtoh5 -> h5py: the same types (little-endian) and values."""
+    h5tozarr = os.environ.get("H5TOZARR")
+    assert h5tozarr, "H5TOZARR is not set"
+    inner = np.dtype([("x", "<f4"), ("k", "i1")])
+    flat = np.dtype([("id", ">i4"), ("p", inner), ("c", "<c8"), ("ok", "?")])
+    with_array = np.dtype([("id", "<u2"), ("v", "<f8", (2, 3)), ("p", inner)])
+    enum = h5py.enum_dtype({"RED": 0, "GREEN": 1, "BLUE": 42}, basetype="i2")
+    src = r.path("h5types.h5")
+    with h5py.File(src, "w") as f:
+        f.create_dataset("half", data=np.array([1.5, -2.25, np.inf, 65504, np.nan], "<f2"), fillvalue=np.float16(-1.5))
+        f.create_dataset("color", data=np.array([0, 42, 1, 1, 0], "i2"), dtype=enum, chunks=(2,))
+        a = np.zeros(7, flat)
+        a["id"] = np.arange(7) * 1000
+        a["p"]["x"] = np.linspace(-1, 1, 7)
+        a["p"]["k"] = -np.arange(7)
+        a["c"] = np.arange(7) + 1j
+        a["ok"] = [1, 0, 1, 0, 1, 1, 0]
+        f.create_dataset("table", data=a, chunks=(3,))
+        if fmt == 2:  # a Zarr v3 struct has no array member
+            b = np.zeros(5, with_array)
+            b["id"] = [5, 6, 7, 8, 9]
+            b["v"] = np.arange(30).reshape(5, 2, 3) / 4
+            b["p"]["k"] = 3
+            f.create_dataset("arrays", data=b, chunks=(2,))
+    z = r.path(f"h5types{fmt}.zarr")
+    run(h5tozarr, "--format", str(fmt), src, z)
+    back = r.path(f"h5types{fmt}_back.h5")
+    run(ZARRTOH5, z, back)
+    with h5py.File(src, "r") as f, h5py.File(back, "r") as g:
+        assert set(g) == set(f), (set(g), set(f))
+        for name in f:
+            want = f[name][()]
+            got = g[name][()]
+            le = want.dtype.newbyteorder("<") if not want.dtype.names else None
+            if le is not None:
+                assert g[name].dtype == le, f"{name}: {g[name].dtype} != {le}"
+                assert np.array_equal(got, want, equal_nan=want.dtype.kind == "f"), f"{name}: {got} != {want}"
+            else:
+                assert g[name].dtype.names == want.dtype.names, f"{name}: {g[name].dtype}"
+                assert got.tobytes() == want.astype(g[name].dtype).tobytes(), f"{name}: values"
+                assert g[name].dtype["p"] == inner, g[name].dtype
+        assert h5py.check_enum_dtype(g["color"].dtype) == {"RED": 0, "GREEN": 1, "BLUE": 42}
+        assert g["half"].fillvalue == np.float16(-1.5)
+        if fmt == 2:
+            assert g["arrays"].dtype["v"].shape == (2, 3), g["arrays"].dtype
+
+
 def main():
     args = harness.parse_args(__doc__)
     if not ZARRTOH5:
@@ -537,6 +586,9 @@ def main():
     r.run("netCDF corners: non-coordinate x(x, y), partly named, unlimited without variable", t_netcdf_corners, r)
     r.run("float16, struct, enum, strings", t_types, r)
     r.run("attribute_types: every type", t_attr_types, r)
+    r.run("h5py float16, enum, nested compound -> h5tozarr -> zarrtoh5 (v3)", t_h5py_types_roundtrip, r, 3)
+    r.run("h5py float16, enum, nested compound, array member -> h5tozarr --format 2 -> zarrtoh5",
+          t_h5py_types_roundtrip, r, 2)
     r.run("unsupported data type", t_unsupported, r)
     r.run("outputs: existing, --overwrite, missing input", t_outputs, r)
     r.run("NaN and Infinity attributes", t_nan_attrs, r)

@@ -440,10 +440,129 @@ static void conv_close(elem_conv *c) {
     c->ft = c->mt = -1;
 }
 
+/* A subarray member: `bf`/`bm` made an HDF5 array of shape `shape` (a JSON list; NULL or unusable: 1-D
+ * of n items). Closes the base types. */
+static void array_member(hid_t *bf, hid_t *bm, size_t n, const jv *shape) {
+    hsize_t dims[32] = {n};
+    unsigned rank = 1;
+    if (shape && shape->t == J_ARR && shape->n >= 1 && shape->n <= 32) {
+        uint64_t prod = 1;
+        for (size_t d = 0; d < shape->n; d++) {
+            const jv *e = &shape->items[d];
+            if (e->t != J_NUM || !e->is_int || e->i <= 0) { prod = 0; break; }
+            dims[d] = (hsize_t)e->i;
+            prod *= (uint64_t)e->i;
+        }
+        if (prod == n) rank = (unsigned)shape->n;
+        else dims[0] = n;
+    }
+    hid_t af = H5Tarray_create2(*bf, rank, dims), am = H5Tarray_create2(*bm, rank, dims);
+    H5Tclose(*bf);
+    H5Tclose(*bm);
+    *bf = af;
+    *bm = am;
+}
+
+static int meta_compound(const jv *fields, hid_t *ft, hid_t *mt, const char *where, char *msg, size_t msz);
+
+/* An element type from Zarr metadata: a v2 typestr ("<i4", "|S3") or field list, a v3 name ("int32",
+ * "r24") or object ({"name": "struct", ...}, null_terminated_bytes, raw_bytes). libzarr's field API
+ * describes a nested structure only as ZARR_STRUCT; this builds its members. */
+static int meta_type(const jv *dt, hid_t *ft, hid_t *mt, const char *where, char *msg, size_t msz) {
+    *ft = *mt = -1;
+    int zt = -1;
+    long n = 0;
+    if (dt->t == J_ARR) return meta_compound(dt, ft, mt, where, msg, msz);
+    if (dt->t == J_STR && dt->len >= 2 && strchr("<>|=", dt->s[0])) { /* v2 typestr */
+        n = strtol(dt->s + 2, NULL, 10);
+        switch (dt->s[1]) {
+        case 'b': zt = n == 1 ? ZARR_BOOL : -1; break;
+        case 'i': zt = n == 1 ? ZARR_INT8 : n == 2 ? ZARR_INT16 : n == 4 ? ZARR_INT32 : n == 8 ? ZARR_INT64 : -1; break;
+        case 'u': zt = n == 1 ? ZARR_UINT8 : n == 2 ? ZARR_UINT16 : n == 4 ? ZARR_UINT32 : n == 8 ? ZARR_UINT64 : -1; break;
+        case 'f': zt = n == 2 ? ZARR_FLOAT16 : n == 4 ? ZARR_FLOAT32 : n == 8 ? ZARR_FLOAT64 : -1; break;
+        case 'c': zt = n == 8 ? ZARR_COMPLEX64 : n == 16 ? ZARR_COMPLEX128 : -1; break;
+        case 'S': zt = n > 0 ? ZARR_NULL_TERMINATED_BYTES : -1; break;
+        case 'V': zt = n > 0 ? ZARR_RAW : -1; break;
+        default: break;
+        }
+    } else if (dt->t == J_STR) { /* v3 name */
+        for (int t = ZARR_BOOL; t <= ZARR_COMPLEX128; t++)
+            if (!strcmp(dt->s, TYPE_NAMES[t])) zt = t;
+        if (dt->s[0] == 'r' && (n = strtol(dt->s + 1, NULL, 10)) > 0 && n % 8 == 0) { zt = ZARR_RAW; n /= 8; }
+    } else if (dt->t == J_OBJ) {
+        const jv *name = jv_get(dt, "name"), *cfg = jv_get(dt, "configuration");
+        const jv *len = jv_get(cfg, "length_bytes");
+        const char *nm = name && name->t == J_STR ? name->s : "";
+        if (!strcmp(nm, "struct") || !strcmp(nm, "structured")) {
+            const jv *fields = jv_get(cfg, "fields");
+            if (fields && fields->t == J_ARR) return meta_compound(fields, ft, mt, where, msg, msz);
+        } else if (len && len->t == J_NUM && len->is_int && len->i > 0) {
+            n = (long)len->i;
+            zt = !strcmp(nm, "null_terminated_bytes") ? ZARR_NULL_TERMINATED_BYTES : !strcmp(nm, "raw_bytes") ? ZARR_RAW : -1;
+        }
+    }
+    if (zt == ZARR_NULL_TERMINATED_BYTES || zt == ZARR_RAW) {
+        *ft = zt == ZARR_RAW ? H5Tcreate(H5T_OPAQUE, (size_t)n) : H5Tcopy(H5T_C_S1);
+        if (zt != ZARR_RAW) { H5Tset_size(*ft, (size_t)n); H5Tset_strpad(*ft, H5T_STR_NULLPAD); }
+        *mt = H5Tcopy(*ft);
+        return 1;
+    }
+    if (zt >= 0 && plain_types((zarr_data_type)zt, ft, mt)) return 1;
+    snprintf(msg, msz, "compound member '%s' of type %.*s is not supported", where, (int)(dt->raw_len < 80 ? dt->raw_len : 80), dt->raw);
+    return 0;
+}
+
+/* A packed compound from a field list: v2 [[name, type(, shape)], ...] or v3 [{"name", "data_type"}, ...]. */
+static int meta_compound(const jv *fields, hid_t *ft, hid_t *mt, const char *where, char *msg, size_t msz) {
+    size_t nf = fields->n, total = 0;
+    hid_t *bf = xmalloc((nf + 1) * sizeof *bf), *bm = xmalloc((nf + 1) * sizeof *bm);
+    const char **names = xmalloc((nf + 1) * sizeof *names);
+    int ok = 1;
+    size_t k = 0;
+    for (; k < nf && ok; k++) {
+        const jv *f = &fields->items[k], *name = NULL, *dt = NULL, *shape = NULL;
+        if (f->t == J_ARR && f->n >= 2) { name = &f->items[0]; dt = &f->items[1]; shape = f->n > 2 ? &f->items[2] : NULL; }
+        else if (f->t == J_OBJ) { name = jv_get(f, "name"); dt = jv_get(f, "data_type"); }
+        if (!name || name->t != J_STR || !dt) {
+            snprintf(msg, msz, "a member of compound '%s' has no name or type in the metadata", where);
+            ok = 0;
+            break;
+        }
+        names[k] = name->s;
+        if (!meta_type(dt, &bf[k], &bm[k], name->s, msg, msz)) { ok = 0; break; }
+        if (shape && shape->t == J_ARR && shape->n) {
+            size_t items = 1;
+            for (size_t d = 0; d < shape->n; d++) items *= shape->items[d].t == J_NUM && shape->items[d].is_int ? (size_t)shape->items[d].i : 0;
+            array_member(&bf[k], &bm[k], items, shape);
+        }
+        total += H5Tget_size(bf[k]);
+    }
+    if (ok) {
+        *ft = H5Tcreate(H5T_COMPOUND, total ? total : 1);
+        *mt = H5Tcreate(H5T_COMPOUND, total ? total : 1);
+        size_t off = 0;
+        for (size_t i = 0; i < k; i++) {
+            H5Tinsert(*ft, names[i], off, bf[i]);
+            H5Tinsert(*mt, names[i], off, bm[i]);
+            off += H5Tget_size(bf[i]);
+        }
+    }
+    for (size_t i = 0; i < k; i++) {
+        if (bf[i] >= 0) H5Tclose(bf[i]);
+        if (bm[i] >= 0) H5Tclose(bm[i]);
+    }
+    free(bf);
+    free(bm);
+    free(names);
+    return ok;
+}
+
 /* Compound types for a ZARR_STRUCT array; 0 with `msg` naming the member that has no HDF5 form. */
-static int struct_types(zarr_array *za, const jv *v2dtype, elem_conv *c, char *msg, size_t msz) {
+static int struct_types(zarr_array *za, const jv *md, elem_conv *c, char *msg, size_t msz) {
     size_t nf = 0;
     zcheck(zarr_array_num_fields(za, &nf), "fields", "struct");
+    const jv *v2dtype = jv_get(md, "dtype");
+    const jv *v3fields = jv_get(jv_get(jv_get(md, "data_type"), "configuration"), "fields");
     c->ft = H5Tcreate(H5T_COMPOUND, c->esize);
     c->mt = H5Tcreate(H5T_COMPOUND, c->esize);
     for (size_t i = 0; i < nf; i++) {
@@ -452,35 +571,45 @@ static int struct_types(zarr_array *za, const jv *v2dtype, elem_conv *c, char *m
         size_t off, fsz;
         zcheck(zarr_array_field(za, i, &fname, &fdt, &off, &fsz), "fields", "struct");
         hid_t bf, bm;
+        /* the field's metadata: v2 [name, type(, shape)], v3 {"name", "data_type"} or [name, type] */
+        const jv *fm = NULL, *shape = NULL;
+        if (v2dtype && v2dtype->t == J_ARR && i < v2dtype->n && v2dtype->items[i].t == J_ARR && v2dtype->items[i].n >= 2) {
+            fm = &v2dtype->items[i].items[1];
+            shape = v2dtype->items[i].n > 2 ? &v2dtype->items[i].items[2] : NULL;
+        } else if (v3fields && v3fields->t == J_ARR && i < v3fields->n) {
+            const jv *f = &v3fields->items[i];
+            fm = f->t == J_OBJ ? jv_get(f, "data_type") : f->t == J_ARR && f->n >= 2 ? &f->items[1] : NULL;
+        }
         /* libzarr reads a v2 |S<n> field as r<8n>: a fixed-length string all the same */
-        const jv *v2f = v2dtype && v2dtype->t == J_ARR && i < v2dtype->n && v2dtype->items[i].t == J_ARR &&
-                        v2dtype->items[i].n >= 2 ? &v2dtype->items[i].items[1] : NULL;
-        if (fdt == ZARR_RAW && v2f && v2f->t == J_STR && (!strncmp(v2f->s, "|S", 2) || v2f->s[0] == 'S'))
+        if (fdt == ZARR_RAW && fm && fm->t == J_STR && (!strncmp(fm->s, "|S", 2) || fm->s[0] == 'S'))
             fdt = ZARR_NULL_TERMINATED_BYTES;
-        if (fdt == ZARR_STRUCT) {
-            snprintf(msg, msz, "compound member '%s' is a nested structure: not supported", fname);
-            return 0;
+        if (fdt == ZARR_STRUCT) { /* nested: its members from the metadata */
+            if (!fm) {
+                snprintf(msg, msz, "compound member '%s' is a nested structure the metadata does not describe", fname);
+                return 0;
+            }
+            if (!meta_type(fm, &bf, &bm, fname, msg, msz)) return 0;
         } else if (plain_types(fdt, &bf, &bm)) {
         } else if (fdt == ZARR_NULL_TERMINATED_BYTES || fdt == ZARR_RAW) {
-            bf = fdt == ZARR_RAW ? H5Tcreate(H5T_OPAQUE, fsz) : H5Tcopy(H5T_C_S1);
-            if (fdt != ZARR_RAW) { H5Tset_size(bf, fsz); H5Tset_strpad(bf, H5T_STR_NULLPAD); }
+            size_t bs = fsz;
+            if (fm && fm->t == J_STR && fm->len > 2 && strchr("<>|", fm->s[0])) bs = (size_t)strtol(fm->s + 2, NULL, 10);
+            if (!bs || fsz % bs) bs = fsz;
+            bf = fdt == ZARR_RAW ? H5Tcreate(H5T_OPAQUE, bs) : H5Tcopy(H5T_C_S1);
+            if (fdt != ZARR_RAW) { H5Tset_size(bf, bs); H5Tset_strpad(bf, H5T_STR_NULLPAD); }
             bm = H5Tcopy(bf);
         } else {
             snprintf(msg, msz, "compound member '%s' of type %s is not supported", fname, type_name(fdt));
             return 0;
         }
         size_t bs = H5Tget_size(bf);
-        if (fsz != bs) { /* a subarray field: its items in C order, as a 1-D HDF5 array */
+        if (fsz != bs) { /* a subarray field: its items in C order, as an HDF5 array (its v2 shape) */
             if (!bs || fsz % bs) {
-                snprintf(msg, msz, "compound member '%s' has %zu bytes, not a whole number of %s", fname, fsz, type_name(fdt));
+                snprintf(msg, msz, "compound member '%s' has %zu bytes, not a whole number of %zu-byte items", fname, fsz, bs);
+                H5Tclose(bf);
+                H5Tclose(bm);
                 return 0;
             }
-            hsize_t n = fsz / bs;
-            hid_t af = H5Tarray_create2(bf, 1, &n), am = H5Tarray_create2(bm, 1, &n);
-            H5Tclose(bf);
-            H5Tclose(bm);
-            bf = af;
-            bm = am;
+            array_member(&bf, &bm, fsz / bs, shape);
         }
         if (H5Tinsert(c->ft, fname, off, bf) < 0 || H5Tinsert(c->mt, fname, off, bm) < 0) {
             snprintf(msg, msz, "compound member '%s' could not be made an HDF5 member", fname);
@@ -492,7 +621,7 @@ static int struct_types(zarr_array *za, const jv *v2dtype, elem_conv *c, char *m
     return 1;
 }
 
-static int array_conv_types(zarr_array *za, const jv *attrs, elem_conv *c, int v2bytes, const jv *v2dtype, char *msg,
+static int array_conv_types(zarr_array *za, const jv *attrs, elem_conv *c, int v2bytes, const jv *md, char *msg,
                             size_t msz);
 
 /* The conversion of `za`'s elements; 0 with `msg` saying why there is none. `attrs`: its attributes. */
@@ -509,13 +638,13 @@ static int array_conv(zarr_array *za, const jv *attrs, elem_conv *c, char *msg, 
     /* libzarr reads a v2 |S<n> array as r<8n>: a fixed-length string all the same */
     int v2bytes = c->zt == ZARR_RAW && v2dtype && v2dtype->t == J_STR &&
                   ((v2dtype->s[0] == '|' && v2dtype->s[1] == 'S') || v2dtype->s[0] == 'S');
-    int ok = array_conv_types(za, attrs, c, v2bytes, v2dtype, msg, msz);
+    int ok = array_conv_types(za, attrs, c, v2bytes, &md, msg, msz);
     jv_free(&md);
     zarr_string_free(mdtext);
     return ok;
 }
 
-static int array_conv_types(zarr_array *za, const jv *attrs, elem_conv *c, int v2bytes, const jv *v2dtype, char *msg,
+static int array_conv_types(zarr_array *za, const jv *attrs, elem_conv *c, int v2bytes, const jv *md, char *msg,
                             size_t msz) {
     const jv *en = jv_get(jv_get(attrs, "_libzarr_hdf5"), "enum");
     if (en && is_integer(c->zt)) { /* an HDF5 enum: the base integers and the recorded names */
@@ -572,7 +701,7 @@ static int array_conv_types(zarr_array *za, const jv *attrs, elem_conv *c, int v
         return 1;
     case ZARR_STRUCT:
         c->conv = C_STRUCT;
-        if (struct_types(za, v2dtype, c, msg, msz)) return 1;
+        if (struct_types(za, md, c, msg, msz)) return 1;
         conv_close(c);
         return 0;
     default:
