@@ -395,6 +395,40 @@ def t_outputs(r):
     assert not r.path("z.h5").exists()
 
 
+def t_interrupted(r):
+    """An interrupt (SIGINT to the process group, as a terminal sends it) leaves no file and no temporary."""
+    import signal
+    import time
+    src = r.path("big.zarr")
+    a = zarr.create_array(src, shape=(4096, 4096), chunks=(256, 4096), dtype="f8", compressors=None)
+    a[...] = np.random.default_rng(0).random((4096, 4096))
+    out = r.path("big.h5")
+    p = subprocess.Popen([ZARRTOH5, "-q", str(src), str(out)], start_new_session=True, stderr=subprocess.PIPE)
+    def started():  # HDF5 has written into the temporary file: the conversion is under way
+        for q in out.parent.iterdir():
+            try:
+                if ".zarrtoh5-" in q.name and q.stat().st_size > 0:
+                    return True
+            except FileNotFoundError:
+                pass
+        return False
+
+    for _ in range(2000):
+        if started():
+            break
+        time.sleep(0.005)
+    os.killpg(p.pid, signal.SIGINT)
+    _, err = p.communicate(timeout=120)
+    if p.returncode == 0:  # finished before the signal came (a very fast machine): then it is complete
+        with h5py.File(out, "r") as f:
+            assert f["big"].shape == (4096, 4096)
+    else:
+        assert p.returncode == 128 + signal.SIGINT, (p.returncode, err)
+        assert not out.exists(), "an interrupted conversion left its output"
+        assert b"signal 2: nothing written" in err, err
+    no_leftovers(out.parent)
+
+
 def t_nan_attrs(r):
     """Attributes holding NaN and infinities (bare JSON tokens, as zarr-python writes them) come back as
     floats: netCDF's _FillValue / missing_value."""
@@ -591,6 +625,7 @@ def main():
           t_h5py_types_roundtrip, r, 2)
     r.run("unsupported data type", t_unsupported, r)
     r.run("outputs: existing, --overwrite, missing input", t_outputs, r)
+    r.run("interrupted conversion leaves nothing", t_interrupted, r)
     r.run("NaN and Infinity attributes", t_nan_attrs, r)
     r.run("netCDF -> h5tozarr -> zarrtoh5 -> netCDF (v3, finite attributes)", t_netcdf_roundtrip, r, 3, False)
     r.run("netCDF -> h5tozarr --format 2 -> zarrtoh5 -> netCDF (finite attributes)", t_netcdf_roundtrip, r, 2, False)

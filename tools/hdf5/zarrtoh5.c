@@ -60,7 +60,7 @@ static const char *USAGE =
     "  data        copied one Zarr chunk (or shard) at a time: memory use is bounded by one chunk.\n"
     "\n"
     "exit status: 0 done; 1 error (nothing written); 2 an array has an unsupported data type (nothing\n"
-    "written; see --skip-unsupported).\n";
+    "written; see --skip-unsupported); 128+N the conversion was ended by signal N (nothing written).\n";
 
 static int g_quiet = 0;
 static int g_skip_unsupported = 0;
@@ -1098,6 +1098,11 @@ int main(int argc, char **argv) {
         if (S_ISDIR(st.st_mode)) die("%s: is a directory", out);
         if (!overwrite) die("%s: the output exists already (--overwrite replaces it)", out);
     }
+    /* From here on this process only creates, waits, and renames or removes: it ignores the interrupts
+     * (a terminal's ^C reaches the converting child, whose end it sees and cleans up after). */
+    signal(SIGINT, SIG_IGN);
+    signal(SIGTERM, SIG_IGN);
+    signal(SIGHUP, SIG_IGN);
     /* a temporary sibling, renamed into place when the conversion succeeds */
     const char *slash = strrchr(out, '/');
     size_t dirlen = slash ? (size_t)(slash - out) + 1 : 0;
@@ -1110,19 +1115,19 @@ int main(int argc, char **argv) {
     pid_t pid = fork();
     if (pid < 0) { unlink(tmp); die("fork failed (%s)", strerror(errno)); }
     if (pid == 0) {
+        signal(SIGINT, SIG_DFL);
+        signal(SIGTERM, SIG_DFL);
+        signal(SIGHUP, SIG_DFL);
         int rc = convert(in, nt, tmp);
         fflush(NULL);
         _exit(rc);
     }
-    /* the parent only waits and then renames or removes: an interrupt reaches the child, whose end we see */
-    signal(SIGINT, SIG_IGN);
-    signal(SIGTERM, SIG_IGN);
-    signal(SIGHUP, SIG_IGN);
     int status = 0;
     while (waitpid(pid, &status, 0) < 0)
         if (errno != EINTR) { unlink(tmp); die("waiting for the conversion failed (%s)", strerror(errno)); }
-    int rc = WIFEXITED(status) ? WEXITSTATUS(status) : 1;
-    if (WIFSIGNALED(status)) fprintf(stderr, "zarrtoh5: the conversion ended by signal %d\n", WTERMSIG(status));
+    int rc = WIFEXITED(status) ? WEXITSTATUS(status) : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;
+    if (WIFSIGNALED(status))
+        fprintf(stderr, "zarrtoh5: the conversion ended by signal %d: nothing written\n", WTERMSIG(status));
     if (rc != 0) {
         unlink(tmp);
         if (rc == 2) fprintf(stderr, "zarrtoh5: nothing written: %s\n", out);
