@@ -334,7 +334,9 @@ ENUM = h5py.enum_dtype({"RED": 0, "GREEN": 1, "BLUE": 42}, basetype="i2")
 
 def make_types(path):
     with h5py.File(path, "w") as f:
-        f.create_dataset("half", data=np.array([1.5, -2.25, np.inf, 65504, np.nan], "<f2"), fillvalue=np.float16(-1.5))
+        h = f.create_dataset("half", data=np.array([1.5, -2.25, np.inf, 65504, np.nan], "<f2"), fillvalue=np.float16(-1.5))
+        h.attrs["scale"] = np.float16(0.1)
+        h.attrs["range"] = np.array([-1, 1e-3, 2], "f2")
         f.create_dataset("half_be", data=np.array([[0.5, 3], [-7, 1e-4]], ">f2"), chunks=(1, 2))
         f.create_dataset("color", data=np.array([0, 42, 1, 1, 0], "i2"), dtype=ENUM, chunks=(2,))
         a = np.zeros(7, FLAT)
@@ -403,6 +405,10 @@ def t_types(r, fmt):
             assert z.dtype == np.dtype("<f2"), f"{name}: {z.dtype}"
             assert same_number(z[...], f[name][...]), f"{name}: {z[...]} != {f[name][...]}"
         assert g["half"].fill_value == np.float16(-1.5), g["half"].fill_value
+        za = dict(g["half"].attrs)
+        assert za["_libzarr_hdf5"]["attribute_types"] == {"scale": "float16", "range": "float16"}, za
+        assert not isinstance(za["scale"], list) and np.float16(za["scale"]) == np.float16(0.1), za
+        assert same_number(np.asarray(za["range"], "f2"), f["half"].attrs["range"]), za
         z = g["color"]
         assert z.dtype == np.dtype("<i2") and same_number(z[...], f["color"][...]), f"color: {z.dtype} {z[...]}"
         rec = z.attrs["_libzarr_hdf5"]["enum"]
