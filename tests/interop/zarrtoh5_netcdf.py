@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """Interop: zarrtoh5 (tools/hdf5/zarrtoh5.c) writes files that netCDF-4 reads with the Zarr dimensions.
 
-    ZARRTOH5=... python3 tests/interop/zarrtoh5_netcdf.py [-v] [-k SUBSTRING]
+    ZARRTOH5=... H5TOZARR=... python3 tests/interop/zarrtoh5_netcdf.py [-v] [-k SUBSTRING]
 
 Exit status: 0 all passed, 1 a failure, 77 skipped (netCDF4, h5py, xarray or zarr-python not importable, or
-$ZARRTOH5 not set; CMakeLists.txt sets it, and under CI=true a missing module is a failure).
+$ZARRTOH5 not set; CMakeLists.txt sets both tools, and under CI=true a missing module is a failure).
 
 Zarr inputs are written by zarr-python (v3 and v2, following the conventions of docs/hdf5-netcdf.md:
 `dimension_names` / `_ARRAY_DIMENSIONS`, `_libzarr_hdf5.attribute_types`, `.unlimited_dimensions`,
@@ -14,7 +14,12 @@ types and values, groups and dimension scoping) and by h5py (dimension scales at
 scalar versus 1-D attributes, data types float16 / compound / enum / strings). Also: an array grown with
 zarr-python after a first conversion, a dimension with two sizes (an error naming both arrays),
 unsupported data types (exit 2, nothing written; --skip-unsupported), an existing output (refused;
---overwrite replaces it atomically), a missing input, and attributes holding NaN and infinities.
+--overwrite replaces it atomically), a missing input, an interrupted conversion, and attributes holding
+NaN and infinities. Round trips through h5tozarr ($H5TOZARR): a CF-style netCDF-4 file written by
+netCDF4-python (coordinate variables, unlimited time, a dimension without a variable, NaN _FillValue,
+packed int16 with float32 scale_factor/add_offset, strings, a scalar variable, typed global attributes,
+a subgroup) -> h5tozarr (v3, v2) -> zarrtoh5 -> netCDF4 reads the same file; h5py float16, enum and
+nested compounds -> h5tozarr -> zarrtoh5 -> h5py reads the same types and values.
 """
 import json
 import os
