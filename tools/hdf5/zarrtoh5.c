@@ -290,7 +290,10 @@ static void write_attr(hid_t obj, const char *name, const jv *v, const char *tna
             H5Tclose(mt);
             if (typed == ZARR_BOOL) { kind = K_BOOL; mt = bool_type(); }
             else if (typed >= ZARR_FLOAT16) { kind = K_FLT; mt = H5Tcopy(H5T_NATIVE_DOUBLE); }
-            else if (kind == K_UINT || (typed == ZARR_UINT64 && !g_negative)) { kind = K_UINT; mt = H5Tcopy(H5T_NATIVE_UINT64); }
+            else if (kind == K_UINT || (typed == ZARR_UINT64 && !g_negative)) {
+                kind = K_UINT;
+                mt = H5Tcopy(H5T_NATIVE_UINT64);
+            }
             else { kind = K_INT; mt = H5Tcopy(H5T_NATIVE_INT64); }
         } else {
             switch (kind) {
@@ -508,7 +511,8 @@ static int meta_type(const jv *dt, hid_t *ft, hid_t *mt, const char *where, char
         return 1;
     }
     if (zt >= 0 && plain_types((zarr_data_type)zt, ft, mt)) return 1;
-    snprintf(msg, msz, "compound member '%s' of type %.*s is not supported", where, (int)(dt->raw_len < 80 ? dt->raw_len : 80), dt->raw);
+    snprintf(msg, msz, "compound member '%s' of type %.*s is not supported", where,
+             (int)(dt->raw_len < 80 ? dt->raw_len : 80), dt->raw);
     return 0;
 }
 
@@ -532,7 +536,10 @@ static int meta_compound(const jv *fields, hid_t *ft, hid_t *mt, const char *whe
         if (!meta_type(dt, &bf[k], &bm[k], name->s, msg, msz)) { ok = 0; break; }
         if (shape && shape->t == J_ARR && shape->n) {
             size_t items = 1;
-            for (size_t d = 0; d < shape->n; d++) items *= shape->items[d].t == J_NUM && shape->items[d].is_int ? (size_t)shape->items[d].i : 0;
+            for (size_t d = 0; d < shape->n; d++) {
+                const jv *e = &shape->items[d];
+                items *= e->t == J_NUM && e->is_int && e->i > 0 ? (size_t)e->i : 0;
+            }
             array_member(&bf[k], &bm[k], items, shape);
         }
         total += H5Tget_size(bf[k]);
@@ -604,7 +611,8 @@ static int struct_types(zarr_array *za, const jv *md, elem_conv *c, char *msg, s
         size_t bs = H5Tget_size(bf);
         if (fsz != bs) { /* a subarray field: its items in C order, as an HDF5 array (its v2 shape) */
             if (!bs || fsz % bs) {
-                snprintf(msg, msz, "compound member '%s' has %zu bytes, not a whole number of %zu-byte items", fname, fsz, bs);
+                snprintf(msg, msz, "compound member '%s' has %zu bytes, not a whole number of %zu-byte items", fname,
+                         fsz, bs);
                 H5Tclose(bf);
                 H5Tclose(bm);
                 return 0;
@@ -918,7 +926,8 @@ static void scan_array(zarr_array *za, int gi, const char *name, const char *pat
     const jv *unl = jv_get(jv_get(&attrs, "_libzarr_hdf5"), "unlimited_dimensions");
     if (unl && unl->t == J_ARR)
         for (size_t k = 0; k < unl->n; k++)
-            if (unl->items[k].t == J_NUM && unl->items[k].is_int && unl->items[k].i >= 0 && (uint64_t)unl->items[k].i < a->rank)
+            if (unl->items[k].t == J_NUM && unl->items[k].is_int && unl->items[k].i >= 0 &&
+                (uint64_t)unl->items[k].i < a->rank)
                 a->unlimited[unl->items[k].i] = 1;
     jv_free(&attrs);
     zarr_string_free(attrtext);
