@@ -356,6 +356,35 @@ def t_attr_types(r):
                 assert np.array_equal(np.asarray(f.attrs[k]), want_v), f"{k}: {f.attrs[k]!r}"
 
 
+def t_malformed_records(r):
+    """Malformed _libzarr_hdf5 members are left out with a message (or, for an enum, refuse the array by
+    name); never a crash, and the rest converts."""
+    src = r.path("junk.zarr")
+    g = zarr.open_group(src, mode="w", zarr_format=3)
+    g.attrs.update({"x": 1, "_libzarr_hdf5": {
+        "dimensions": {"d": "junk", "e": {"size": -3}, "f": {"size": 1e40}, "": {"size": 2}, "a/b": {"size": 1},
+                       "huge": {"size": 2**62}},
+        "attribute_types": {"x": "int77", "y": 5}}})
+    a = g.create_array("a", shape=(3,), dtype="i4", dimension_names=["t"])
+    a.attrs["_libzarr_hdf5"] = {"unlimited_dimensions": [5, -1, "x", 0.5], "attribute_types": "junk"}
+    g.create_array("b", shape=(2,), dtype="i4", dimension_names=["a/b"])
+    c = g.create_array("c", shape=(2,), dtype="f4")
+    c.attrs["_libzarr_hdf5"] = {"enum": {"base": "int8", "members": {"A": 0}}}  # not an integer array: no enum
+    g.create_group("s").attrs["_libzarr_hdf5"] = 7
+    out = r.path("junk.nc")
+    p = run(ZARRTOH5, src, out)
+    for word in ("entry 'd'", "entry 'e'", "entry 'f'", "entry ''", "entry 'a/b'", "'a/b' cannot name"):
+        assert word in p.stderr, f"no {word} in: {p.stderr}"
+    with netCDF4.Dataset(out) as d:
+        dims = {k: (len(v), v.isunlimited()) for k, v in d.dimensions.items()}
+        assert dims["t"] == (3, False) and dims["huge"] == (2**62, False), dims
+        assert d["a"].dimensions == ("t",) and d["c"].dtype == np.float32 and d.x == 1
+    e = g.create_array("e", shape=(2,), dtype="i1")
+    e.attrs["_libzarr_hdf5"] = {"enum": {"base": "int8", "members": {"A": 0.5}}}
+    p = run(ZARRTOH5, "--overwrite", src, out, expect=2)
+    assert "/e: cannot be converted: enum member 'A' has no integer value" in p.stderr, p.stderr
+
+
 def t_unsupported(r):
     src = r.path("unsup.zarr")
     g = zarr.open_group(src, mode="w", zarr_format=3)
@@ -628,6 +657,7 @@ def main():
     r.run("h5py float16, enum, nested compound -> h5tozarr -> zarrtoh5 (v3)", t_h5py_types_roundtrip, r, 3)
     r.run("h5py float16, enum, nested compound, array member -> h5tozarr --format 2 -> zarrtoh5",
           t_h5py_types_roundtrip, r, 2)
+    r.run("malformed _libzarr_hdf5 records", t_malformed_records, r)
     r.run("unsupported data type", t_unsupported, r)
     r.run("outputs: existing, --overwrite, missing input", t_outputs, r)
     r.run("interrupted conversion leaves nothing", t_interrupted, r)

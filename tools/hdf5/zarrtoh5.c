@@ -874,9 +874,6 @@ static char *child_path(const char *parent, const char *name) {
     return p;
 }
 
-/* A dimension name HDF5 can hold as a dataset name. */
-static int usable_dim_name(const char *s) { return s && *s && !strchr(s, '/') && strcmp(s, "."); }
-
 static void scan_array(zarr_array *za, int gi, const char *name, const char *path) {
     char *attrtext = NULL, msg[256];
     zcheck(zarr_array_attributes(za, &attrtext), "attributes", path);
@@ -917,7 +914,7 @@ static void scan_array(zarr_array *za, int gi, const char *name, const char *pat
         for (size_t d = 0; d < a->rank; d++)
             if (xd->items[d].t == J_STR) a->dimname[d] = xstrdup(xd->items[d].s);
     for (size_t d = 0; d < a->rank; d++)
-        if (a->dimname[d] && !usable_dim_name(a->dimname[d])) {
+        if (a->dimname[d] && !zh_usable_name(a->dimname[d])) {
             fprintf(stderr, "zarrtoh5: %s: dimension name '%s' cannot name an HDF5 dimension scale: left unnamed\n",
                     path, a->dimname[d]);
             free(a->dimname[d]);
@@ -941,7 +938,7 @@ static int scan_group_attrs(zarr_group *zg, hid_t hg, const char *path, int pare
     jv o;
     parse_attrs(text, &o, path);
     write_attrs(hg, &o, path, -1, 0);
-    zh_add_record(&M, gi, jv_get(jv_get(&o, "_libzarr_hdf5"), "dimensions"));
+    zh_add_record(&M, gi, jv_get(jv_get(&o, "_libzarr_hdf5"), "dimensions"), path);
     jv_free(&o);
     zarr_string_free(text);
     return gi;
@@ -1017,7 +1014,7 @@ static void convert_all(hid_t f) {
             hsize_t chunk = size && size < 1024 ? size : 1024;
             hid_t sp = H5Screate_simple(1, &size, &maxsize);
             hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
-            if (dm->unlimited) H5Pset_chunk(dcpl, 1, &chunk);
+            if (dm->unlimited || size > (1u << 30)) H5Pset_chunk(dcpl, 1, &chunk); /* no huge contiguous extent */
             scales[k] = H5Dcreate2(hg, dm->name, H5T_IEEE_F32BE, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT);
             char label[sizeof DIM_WITHOUT_VARIABLE + 24];
             snprintf(label, sizeof label, "%s%10llu", DIM_WITHOUT_VARIABLE, (unsigned long long)dm->size);

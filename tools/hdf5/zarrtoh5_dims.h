@@ -90,17 +90,24 @@ static int zh_define(zh_model *m, int g, const char *name) {
     return (int)m->ndims++;
 }
 
-/* A group's `_libzarr_hdf5.dimensions` record: {"name": {"size": N, "unlimited": bool}}. */
-static void zh_add_record(zh_model *m, int g, const jv *rec) {
+/* A dimension name HDF5 can hold as a dataset name. */
+static int zh_usable_name(const char *s) { return s && *s && !strchr(s, '/') && strcmp(s, "."); }
+
+/* A group's `_libzarr_hdf5.dimensions` record: {"name": {"size": N, "unlimited": bool}}. An entry without
+ * a usable name or a size is left out with a message (`path`: the group's). */
+static void zh_add_record(zh_model *m, int g, const jv *rec, const char *path) {
     if (!rec || rec->t != J_OBJ) return;
     for (size_t k = 0; k < rec->n; k++) {
         const jv *size = jv_get(&rec->items[k], "size"), *unl = jv_get(&rec->items[k], "unlimited");
+        if (!zh_usable_name(rec->keys[k]) || !size || size->t != J_NUM || !size->is_int || size->i < 0) {
+            fprintf(stderr, "%s: %s: _libzarr_hdf5.dimensions: entry '%s' has no usable name or size: left out\n",
+                    g_prog, path, rec->keys[k]);
+            continue;
+        }
         int i = zh_define(m, g, rec->keys[k]); /* before taking the address: it may move the table */
         zh_dim *d = &m->dims[i];
-        if (size && size->t == J_NUM && size->is_int && size->i >= 0) {
-            d->size = (uint64_t)size->i;
-            d->sized = 1;
-        }
+        d->size = (uint64_t)size->i;
+        d->sized = 1;
         if (unl && unl->t == J_BOOL && unl->i) d->unlimited = 1;
     }
 }
