@@ -31,7 +31,8 @@ Covered (docs/hdf5-netcdf.md, "Conventions"):
   * h5py dimension scales: names, phony_dim_K for a partly named dataset, none for a dataset without
     scales, an unlimited scale grown to the largest dataset attached to it;
   * bad input: a truncated file, a missing file, a file that is not HDF5, an existing output (refused;
-    --overwrite replaces it, and a failed --overwrite leaves it intact).
+    --overwrite replaces it, and a failed --overwrite leaves it intact), an interrupted conversion
+    (SIGTERM: nothing left behind, the old output intact).
 """
 import base64
 import json
@@ -540,6 +541,28 @@ def t_h5py_scales(r):
             assert same_number(g["data"][...], f["data"][...])
 
 
+def t_interrupted(r):
+    """SIGTERM during a conversion: the temporary output is removed, an old output (--overwrite) stays."""
+    import signal
+    import time
+    src = r.path("big.h5")
+    with h5py.File(src, "w") as f:
+        f.create_dataset("x", data=np.random.default_rng(1).standard_normal((4096, 1024)), chunks=(64, 1024))
+    out = r.path("big.zarr")
+    out.mkdir()
+    (out / "keep").write_text("old")
+    p = subprocess.Popen([H5TOZARR, "--overwrite", "--codec", "gzip:9", str(src), str(out)], stderr=subprocess.PIPE)
+    deadline = time.time() + 60
+    while not list(out.parent.glob(".h5tozarr-tmp-*")) and p.poll() is None and time.time() < deadline:
+        time.sleep(0.005)
+    assert p.poll() is None, "the conversion ended before it could be interrupted"
+    p.send_signal(signal.SIGTERM)
+    rc = p.wait(timeout=60)
+    assert rc == -signal.SIGTERM, f"exit {rc}: {p.stderr.read()}"
+    assert not list(out.parent.glob(".h5tozarr-*")), "an interrupted conversion left files"
+    assert (out / "keep").read_text() == "old" and sorted(os.listdir(out)) == ["keep"], sorted(os.listdir(out))
+
+
 def main():
     args = harness.parse_args(__doc__)
     if not H5TOZARR:
@@ -556,6 +579,7 @@ def main():
     r.run("h5py dimension scales", t_h5py_scales, r)
     r.run("opaque, reference, vlen refused by name", t_refused, r)
     r.run("bad input and existing output", t_bad_input, r)
+    r.run("interrupted conversion", t_interrupted, r)
     shutil.rmtree(tmp, ignore_errors=True)
     print(f"{r.passed} passed, {len(r.failed)} failed")
     sys.exit(1 if r.failed else 0)

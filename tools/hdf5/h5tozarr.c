@@ -3,6 +3,7 @@
  * what is recorded where. */
 #define _XOPEN_SOURCE 700
 #include <ftw.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include "h5zcommon.h"
 #include "h5z_dimscales.h"
@@ -12,7 +13,7 @@ static const char *USAGE =
     "\n"
     "Converts every group, dataset and attribute of an HDF5 file (netCDF-4 files included) into a new Zarr\n"
     "hierarchy at OUT.zarr. The output is written under a temporary name next to OUT.zarr and renamed into\n"
-    "place at the end: after a failure nothing is left behind.\n"
+    "place at the end: after a failure or an interruption (SIGINT, SIGTERM, SIGHUP) nothing is left behind.\n"
     "\n"
     "options:\n"
     "  --format 2|3        Zarr format of the output (default 3)\n"
@@ -81,6 +82,13 @@ static void rm_tree(const char *path) { nftw(path, rm_entry, 16, FTW_DEPTH | FTW
 
 static void remove_tmp_out(void) {
     if (g_tmp_out) rm_tree(g_tmp_out);
+}
+
+/* SIGINT, SIGTERM, SIGHUP: the unfinished output is removed, then the signal ends the process. */
+static void on_signal(int sig) {
+    remove_tmp_out();
+    signal(sig, SIG_DFL);
+    raise(sig);
 }
 
 /* Something at `path` has no Zarr form: left out with a message under --skip-unsupported; otherwise an
@@ -1065,6 +1073,13 @@ int main(int argc, char **argv) {
 
     g_tmp_out = tmp;
     g_die_cleanup = remove_tmp_out;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
     char *dims = group_dims_json("/");
     char *attrs = attrs_json(root, "/", NULL, dims, 0);
     zarr_group *zg = NULL;
@@ -1076,7 +1091,13 @@ int main(int argc, char **argv) {
     H5Gclose(root);
     if (H5Fclose(f) < 0) die("%s: closing the HDF5 file failed", pos[0]);
 
-    /* into place: the old output (--overwrite) is moved aside first and removed last */
+    /* into place: the old output (--overwrite) is moved aside first and removed last; no signal between */
+    sigset_t block, prev;
+    sigemptyset(&block);
+    sigaddset(&block, SIGINT);
+    sigaddset(&block, SIGTERM);
+    sigaddset(&block, SIGHUP);
+    sigprocmask(SIG_BLOCK, &block, &prev);
     if (exists && rename(out, old) != 0) die("%s: cannot move the old output aside: %s", out, strerror(errno));
     if (rename(tmp, out) != 0) {
         int e = errno;
@@ -1084,6 +1105,7 @@ int main(int argc, char **argv) {
         die("%s: cannot rename the new output into place: %s", out, strerror(e));
     }
     g_tmp_out = NULL;
+    sigprocmask(SIG_SETMASK, &prev, NULL);
     if (exists) rm_tree(old);
     free(tmp);
     free(old);
