@@ -181,6 +181,34 @@ def same_attrs(h5attrs, other, where):
     assert json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True), f"{where}: attributes {a} != {b}"
 
 
+def h5_attr_type(attrs, k):
+    """The type name h5tozarr records in _libzarr_hdf5.attribute_types for an HDF5 attribute."""
+    dt = attrs.get_id(k).dtype
+    if h5py.check_string_dtype(dt):
+        return "string" if h5py.check_string_dtype(dt).length is None else "char"
+    return "bool" if dt.kind == "b" else dt.name
+
+
+def same_zarr_attrs(h5attrs, zattrs, where):
+    """The attributes h5tozarr wrote: each value cast to its recorded type equals the HDF5 value, and the
+    recorded types are the HDF5 types (float32 is written as the shortest decimal of the float32)."""
+    zattrs = dict(zattrs)
+    record = zattrs.pop("_libzarr_hdf5", {})
+    types = record.get("attribute_types", {})
+    want_types = {k: h5_attr_type(h5attrs, k) for k in h5attrs}
+    assert types == want_types, f"{where}: attribute_types {types} != {want_types}"
+
+    def typed(v, t):
+        if v is None or t in ("string", "char"):
+            return norm(v)
+        a = np.asarray(v, dtype=t)
+        return norm(a[()] if a.ndim == 0 else a)
+
+    a = {k: norm(v) for k, v in h5attrs.items()}
+    b = {k: typed(v, types.get(k, "string")) for k, v in zattrs.items()}
+    assert json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True), f"{where}: attributes {a} != {b}"
+
+
 def same_values(a, b, where):
     a, b = np.asarray(a), np.asarray(b)
     if a.dtype.kind in "OTU" or b.dtype.kind in "OTU":  # variable-length strings: compare as str
@@ -229,17 +257,17 @@ def check_zarr(src, out, fmt, shard=None, codec=None):
     root = zarr.open_group(out, mode="r")
     assert root.metadata.zarr_format == fmt, f"zarr_format {root.metadata.zarr_format}"
     with h5py.File(src, "r") as f:
-        same_attrs(f.attrs, root.attrs, "/")
+        same_zarr_attrs(f.attrs, root.attrs, "/")
         n_arrays = 0
         for name, obj in walk(f).items():
             z = root[name]
             if isinstance(obj, h5py.Group):
                 assert isinstance(z, zarr.Group), f"{name}: not a group"
-                same_attrs(obj.attrs, z.attrs, name)
+                same_zarr_attrs(obj.attrs, z.attrs, name)
                 continue
             n_arrays += 1
             assert isinstance(z, zarr.Array), f"{name}: not an array"
-            same_attrs(obj.attrs, z.attrs, name)
+            same_zarr_attrs(obj.attrs, z.attrs, name)
             if h5py.check_string_dtype(obj.dtype) and obj.dtype.kind == "O":
                 assert z.dtype.kind in "OT", f"{name}: dtype {z.dtype} for a variable-length string"
             else:
@@ -464,18 +492,24 @@ def t_progress(r):
 
 
 def t_refusals(r):
+    """A dataset without a Zarr form is an error naming its type (exit 2, nothing written);
+    --skip-unsupported leaves it out with a message and converts the rest."""
     src = r.path("strings.h5")
     with h5py.File(src, "w") as f:
-        f.create_dataset("s", data=np.ones(2, dtype=[("a", "i4"), ("b", "f8")]))
         f.create_dataset("c", data=np.zeros(3, dtype="V4"))
         f.create_dataset("ok", data=np.arange(4))
         f["soft"] = h5py.SoftLink("/ok")
     out = r.path("strings.zarr")
     p = run(H5TOZARR, src, out, expect=2)
-    for word in ("/s: dataset skipped", "/c: dataset skipped", "/soft: soft or external link skipped"):
+    assert "/c: dataset of type opaque (4 bytes) is not supported" in p.stderr, p.stderr
+    assert not out.exists() and not list(out.parent.glob(".h5tozarr-*")), "a refused conversion left files"
+    p = run(H5TOZARR, "--skip-unsupported", src, out)
+    for word in ("/c: skipped: dataset of type opaque", "/soft: skipped: a soft link has no Zarr form"):
         assert word in p.stderr, f"no '{word}' in: {p.stderr}"
     same_values(zarr.open_group(out, mode="r")["ok"][()], np.arange(4), "ok")
-    run(H5TOZARR, r.path("missing.h5"), r.path("x.zarr"), expect=1)
+    assert sorted(zarr.open_group(out, mode="r").keys()) == ["ok"]
+    p = run(H5TOZARR, r.path("missing.h5"), r.path("x.zarr"), expect=1)
+    assert "No such file or directory" in p.stderr, p.stderr
     truncated = r.path("truncated.h5")
     make_source(truncated)
     with open(truncated, "r+b") as fh:

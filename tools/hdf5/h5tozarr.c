@@ -1,12 +1,19 @@
-/* h5tozarr: converts an HDF5 file into a Zarr hierarchy (groups, datasets, attributes), chunk by chunk.
- * See usage() for the rules. */
-#define _POSIX_C_SOURCE 200809L
+/* h5tozarr: converts an HDF5 file (netCDF-4 included) into a Zarr hierarchy (groups, datasets, attributes,
+ * dimension names), chunk by chunk. See usage() for the rules and docs/hdf5-netcdf.md ("Conventions") for
+ * what is recorded where. */
+#define _XOPEN_SOURCE 700
+#include <ftw.h>
+#include <signal.h>
+#include <sys/stat.h>
 #include "h5zcommon.h"
+#include "h5z_dimscales.h"
 
 static const char *USAGE =
     "usage: h5tozarr [options] FILE.h5 OUT.zarr\n"
     "\n"
-    "Converts every group, dataset and attribute of an HDF5 file into a new Zarr hierarchy at OUT.zarr.\n"
+    "Converts every group, dataset and attribute of an HDF5 file (netCDF-4 files included) into a new Zarr\n"
+    "hierarchy at OUT.zarr. The output is written under a temporary name next to OUT.zarr and renamed into\n"
+    "place at the end: after a failure or an interruption (SIGINT, SIGTERM, SIGHUP) nothing is left behind.\n"
     "\n"
     "options:\n"
     "  --format 2|3        Zarr format of the output (default 3)\n"
@@ -17,25 +24,42 @@ static const char *USAGE =
     "  --shard S0,S1,...   (format 3) store each array in shards of this shape, the HDF5 chunks becoming\n"
     "                      the inner chunks; a shard dimension is rounded up to a multiple of the chunk\n"
     "                      and, for arrays of another rank, sharding is left out\n"
+    "  --skip-unsupported  leave out what has no Zarr form (a message names each); without it, that is\n"
+    "                      an error (exit status 2) and nothing is written\n"
+    "  --overwrite         replace OUT.zarr if it exists (atomically: it stays intact if conversion fails)\n"
     "  -q, --quiet         no progress line (it is shown only when stderr is a terminal)\n"
     "  -h, --help          this text\n"
     "\n"
     "What is converted:\n"
-    "  groups     recursively, with their attributes; soft and external links are skipped (warning)\n"
-    "  datasets   integers of 1, 2, 4, 8 bytes (signed, unsigned), floats of 4 and 8 bytes, h5py's boolean\n"
-    "             enum; either byte order, stored little-endian; fixed-length strings as Zarr\n"
+    "  groups     recursively, with their attributes. Soft and external links and named datatypes have no\n"
+    "             Zarr form (see --skip-unsupported).\n"
+    "  datasets   integers of 1, 2, 4, 8 bytes (signed, unsigned), floats of 2, 4 and 8 bytes, h5py's\n"
+    "             boolean enum; either byte order, stored little-endian; fixed-length strings as Zarr\n"
     "             null_terminated_bytes (v2: |S<n>), NUL-padded; variable-length strings as Zarr string\n"
     "             (v2: |O with vlen-utf8; fill value \"\"; counted as 8 bytes an element in the rule below);\n"
-    "             h5py's complex numbers (a compound {r, i} of two floats) as complex64 / complex128. Shape, fill value (0 when undefined),\n"
-    "             chunk shape (the HDF5 chunk dimensions; a contiguous or compact dataset gets its shape\n"
-    "             with the leading dimensions halved until a chunk holds at most 1 MiB). Other types\n"
-    "             (compounds, references, ...) are skipped with a message and make the exit status 2.\n"
-    "  attributes as JSON: integers, floats (NaN and infinities as the strings \"NaN\", \"Infinity\",\n"
-    "             \"-Infinity\"), strings (fixed or variable length), booleans; arrays as (nested) JSON\n"
-    "             arrays; an empty (null-space) attribute as null. Others are skipped with a warning.\n"
+    "             h5py's complex numbers (a compound {r, i} of two floats) as complex64 / complex128;\n"
+    "             other enums as their base integer (the names in _libzarr_hdf5.enum); other compounds as\n"
+    "             Zarr struct (v2: a structured dtype), nested compounds too, array members in --format 2\n"
+    "             only. Shape, fill value (0 when undefined), chunk shape (the HDF5 chunk dimensions; a\n"
+    "             contiguous or compact dataset gets its shape with the leading dimensions halved until a\n"
+    "             chunk holds at most 1 MiB). References, opaque, bitfield, time and variable-length\n"
+    "             sequence types have no Zarr form: they are named in the error (see --skip-unsupported).\n"
+    "  dimensions HDF5 dimension scales (netCDF-4 dimensions) become dimension names (v3 dimension_names,\n"
+    "             v2 _ARRAY_DIMENSIONS); a netCDF dimension without a variable is not an array; along an\n"
+    "             unlimited dimension an array has the dimension's length (as netCDF reads it). Unlimited\n"
+    "             dimensions and each group's dimensions are recorded in the attribute _libzarr_hdf5.\n"
+    "  attributes as JSON with their HDF5 types recorded in _libzarr_hdf5.attribute_types: integers,\n"
+    "             floats (NaN and infinities as the bare tokens NaN, Infinity, -Infinity), strings (fixed or\n"
+    "             variable length), booleans; a scalar as a JSON scalar, an array as (nested) JSON arrays\n"
+    "             (in a netCDF-4 file a one-element attribute is a scalar); an empty (null-space) attribute\n"
+    "             as null. netCDF's and HDF5's internal attributes (CLASS, NAME, REFERENCE_LIST,\n"
+    "             DIMENSION_LIST, _Netcdf4Coordinates, _Netcdf4Dimid, _NCProperties, _nc3_strict,\n"
+    "             _IsNetcdf4) are not copied.\n"
     "  data       copied one Zarr chunk (or shard) at a time: memory use is bounded by one chunk.\n"
     "\n"
-    "exit status: 0 done; 1 error (nothing more written); 2 done, but something was skipped.\n";
+    "exit status: 0 done (with --skip-unsupported, also when something was left out); 1 error (bad input,\n"
+    "an existing output, a failed read or write); 2 something has no Zarr form (without\n"
+    "--skip-unsupported). After 1 or 2 nothing is written.\n";
 
 static int g_format = 3;
 static const char *g_codec = NULL; /* NULL: from the HDF5 filters */
@@ -43,18 +67,69 @@ static int g_level = -1;
 static uint64_t g_shard[32];
 static size_t g_shard_rank = 0;
 static int g_quiet = 0;
-static int g_skipped = 0;
+static int g_skip_unsupported = 0;
+static int g_netcdf = 0;        /* the file is netCDF-4 (the root group has _NCProperties) */
+static char *g_tmp_out = NULL;  /* the output being written, removed when the conversion fails */
 
-static void warn(const char *path, const char *msg) {
-    fprintf(stderr, "h5tozarr: %s: %s\n", path, msg);
-    g_skipped = 1;
+static int rm_entry(const char *p, const struct stat *st, int flag, struct FTW *ftw) {
+    (void)st; (void)flag; (void)ftw;
+    remove(p);
+    return 0;
+}
+
+/* Removes a file or a directory tree (does not follow links). */
+static void rm_tree(const char *path) { nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS); }
+
+static void remove_tmp_out(void) {
+    if (g_tmp_out) rm_tree(g_tmp_out);
+}
+
+/* SIGINT, SIGTERM, SIGHUP: the unfinished output is removed, then the signal ends the process. */
+static void on_signal(int sig) {
+    remove_tmp_out();
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+/* Something at `path` has no Zarr form: left out with a message under --skip-unsupported; otherwise an
+ * error (exit status 2) and the unfinished output is removed. */
+static void unsupported(const char *path, const char *msg) {
+    if (g_skip_unsupported) {
+        fprintf(stderr, "h5tozarr: %s: skipped: %s\n", path, msg);
+        return;
+    }
+    fprintf(stderr, "h5tozarr: %s: %s (--skip-unsupported leaves it out)\n", path, msg);
+    fflush(NULL);
+    remove_tmp_out();
+    _exit(2);
+}
+
+static const char *class_name(hid_t t) {
+    static const char *const classes[] = {"integer", "float", "time", "string", "bitfield", "opaque",
+                                          "compound", "reference", "enum", "variable-length sequence", "array"};
+    int cls = (int)H5Tget_class(t);
+    if (cls == H5T_STRING && H5Tis_variable_str(t) > 0) return "variable-length string";
+    return cls >= 0 && cls <= 10 ? classes[cls] : "unknown";
+}
+
+/* A JSON string of the base64 of n bytes. */
+static void base64(sbuf *b, const unsigned char *v, size_t n) {
+    static const char tab[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    sb_puts(b, "\"");
+    for (size_t i = 0; i < n; i += 3) {
+        uint32_t w = (uint32_t)v[i] << 16 | (i + 1 < n ? (uint32_t)v[i + 1] << 8 : 0) | (i + 2 < n ? v[i + 2] : 0);
+        char q[4] = {tab[w >> 18], tab[(w >> 12) & 63], i + 1 < n ? tab[(w >> 6) & 63] : '=', i + 2 < n ? tab[w & 63] : '='};
+        sb_put(b, q, 4);
+    }
+    sb_puts(b, "\"");
 }
 
 /* ---- attributes -> JSON ------------------------------------------------------------------------- */
 typedef struct {
-    sbuf *out;
-    int first;
+    sbuf *out;    /* the attribute members written so far */
+    sbuf *types;  /* the attribute_types members written so far */
     const char *path;
+    int fill_b64; /* a Zarr v3 float array: _FillValue as xarray writes it (base64 of a little-endian float64) */
 } attr_ctx;
 
 static int is_h5py_bool(hid_t t) {
@@ -64,6 +139,47 @@ static int is_h5py_bool(hid_t t) {
     H5free_memory(a);
     H5free_memory(b);
     return ok;
+}
+
+/* netCDF's and HDF5's bookkeeping attributes, which are not copied. */
+static int is_internal_attr(const char *name) {
+    static const char *const names[] = {"CLASS", "NAME", "REFERENCE_LIST", "DIMENSION_LIST", "_Netcdf4Coordinates",
+                                        "_Netcdf4Dimid", "_NCProperties", "_nc3_strict", "_IsNetcdf4"};
+    for (size_t k = 0; k < sizeof names / sizeof *names; k++)
+        if (!strcmp(name, names[k])) return 1;
+    return 0;
+}
+
+/* Zarr v3 name of an HDF5 integer or float type ("int16", "float32", ...), or NULL. */
+static const char *number_type_name(hid_t t) {
+    size_t size = H5Tget_size(t);
+    if (H5Tget_class(t) == H5T_INTEGER) {
+        int s = H5Tget_sign(t) == H5T_SGN_2;
+        switch (size) {
+        case 1: return s ? "int8" : "uint8";
+        case 2: return s ? "int16" : "uint16";
+        case 4: return s ? "int32" : "uint32";
+        case 8: return s ? "int64" : "uint64";
+        default: return NULL;
+        }
+    }
+    if (H5Tget_class(t) == H5T_FLOAT) return size == 2 ? "float16" : size == 4 ? "float32" : size == 8 ? "float64" : NULL;
+    return NULL;
+}
+
+/* An attribute's float as JSON: the shortest decimal that reads back to the same value of its own width
+ * (`bits` 32: the same float32), NaN and the infinities as the bare tokens NaN, Infinity, -Infinity. */
+static void sb_attr_double(sbuf *b, double v, int bits) {
+    if (isnan(v)) { sb_puts(b, "NaN"); return; }
+    if (isinf(v)) { sb_puts(b, v > 0 ? "Infinity" : "-Infinity"); return; }
+    if (bits != 32) { sb_json_double(b, v); return; }
+    char tmp[40];
+    for (int prec = 1; prec <= 9; prec++) {
+        snprintf(tmp, sizeof tmp, "%.*g", prec, v);
+        if (strtof(tmp, NULL) == (float)v) break;
+    }
+    if (!strpbrk(tmp, ".eEn")) strcat(tmp, ".0");
+    sb_puts(b, tmp);
 }
 
 /* Writes elements [0, n) of a flat buffer as nested JSON arrays of `dims`. `emit` writes element k. */
@@ -79,7 +195,8 @@ static void nested(sbuf *b, int rank, const hsize_t *dims, const void *buf, size
 }
 static void emit_i64(sbuf *b, const void *buf, size_t k) { sb_printf(b, "%lld", ((const long long *)buf)[k]); }
 static void emit_u64(sbuf *b, const void *buf, size_t k) { sb_printf(b, "%llu", ((const unsigned long long *)buf)[k]); }
-static void emit_f64(sbuf *b, const void *buf, size_t k) { sb_json_double(b, ((const double *)buf)[k]); }
+static void emit_f64(sbuf *b, const void *buf, size_t k) { sb_attr_double(b, ((const double *)buf)[k], 64); }
+static void emit_f32(sbuf *b, const void *buf, size_t k) { sb_attr_double(b, ((const double *)buf)[k], 32); }
 static void emit_bool(sbuf *b, const void *buf, size_t k) { sb_puts(b, ((const unsigned char *)buf)[k] ? "true" : "false"); }
 static void emit_vstr(sbuf *b, const void *buf, size_t k) {
     const char *s = ((char *const *)buf)[k];
@@ -99,27 +216,48 @@ static void emit_fstr(sbuf *b, const void *buf, size_t k) {
 static herr_t attr_cb(hid_t loc, const char *name, const H5A_info_t *info, void *data) {
     (void)info;
     attr_ctx *c = data;
+    if (is_internal_attr(name)) return 0;
+    char msg[512];
+    if (!strcmp(name, "_libzarr_hdf5") || (g_format == 2 && !strcmp(name, "_ARRAY_DIMENSIONS"))) {
+        snprintf(msg, sizeof msg, "attribute '%s': the name is reserved for what h5tozarr records", name);
+        unsupported(c->path, msg);
+        return 0;
+    }
     hid_t a = H5Aopen(loc, name, H5P_DEFAULT);
     hid_t t = H5Aget_type(a), sp = H5Aget_space(a);
+    if (a < 0 || t < 0 || sp < 0) die("%s: attribute '%s': HDF5 cannot read it", c->path, name);
     H5S_class_t scls = H5Sget_simple_extent_type(sp);
     int rank = H5Sget_simple_extent_ndims(sp);
     hsize_t dims[H5S_MAX_RANK];
     H5Sget_simple_extent_dims(sp, dims, NULL);
     hssize_t n = H5Sget_simple_extent_npoints(sp);
+    /* netCDF has no scalar attributes: it writes a single value as a one-element list */
+    if (g_netcdf && rank == 1 && dims[0] == 1) rank = 0;
     H5T_class_t cls = H5Tget_class(t);
     sbuf v = {0};
-    char msg[512];
-    int bad = a < 0 || t < 0 || sp < 0;
-    if (bad) {
-        /* reported below */
+    const char *tname = NULL;
+    int bad = 0;
+    if (cls == H5T_INTEGER || cls == H5T_FLOAT) tname = number_type_name(t);
+    else if (is_h5py_bool(t)) tname = "bool";
+    else if (cls == H5T_STRING) tname = H5Tis_variable_str(t) > 0 ? "string" : "char";
+    if (!tname) {
+        snprintf(msg, sizeof msg, "attribute '%s' of type %s (%zu bytes) is not supported", name, class_name(t), H5Tget_size(t));
+        unsupported(c->path, msg);
     } else if (scls == H5S_NULL) {
         sb_puts(&v, "null");
     } else if (n < 0 || n > (1 << 26)) {
-        snprintf(msg, sizeof msg, "attribute '%s' skipped: too large", name);
-        warn(c->path, msg);
+        die("%s: attribute '%s' is too large (%lld elements)", c->path, name, (long long)n);
     } else {
         size_t k = 0;
-        if (cls == H5T_INTEGER) {
+        if (c->fill_b64 && rank == 0 && (cls == H5T_INTEGER || cls == H5T_FLOAT) && !strcmp(name, "_FillValue")) {
+            double d;
+            unsigned char le[8];
+            if (H5Aread(a, H5T_NATIVE_DOUBLE, &d) < 0) bad = 1;
+            uint64_t bits;
+            memcpy(&bits, &d, 8);
+            for (int i = 0; i < 8; i++) le[i] = (unsigned char)(bits >> (8 * i));
+            if (!bad) base64(&v, le, 8);
+        } else if (cls == H5T_INTEGER) {
             int sgn = H5Tget_sign(t) == H5T_SGN_2;
             void *buf = xmalloc((size_t)n * 8);
             if (H5Aread(a, sgn ? H5T_NATIVE_LLONG : H5T_NATIVE_ULLONG, buf) < 0) bad = 1;
@@ -128,16 +266,16 @@ static herr_t attr_cb(hid_t loc, const char *name, const H5A_info_t *info, void 
         } else if (cls == H5T_FLOAT) {
             void *buf = xmalloc((size_t)n * 8);
             if (H5Aread(a, H5T_NATIVE_DOUBLE, buf) < 0) bad = 1;
-            if (!bad) nested(&v, rank, dims, buf, &k, emit_f64);
+            if (!bad) nested(&v, rank, dims, buf, &k, H5Tget_size(t) == 8 ? emit_f64 : emit_f32);
             free(buf);
-        } else if (is_h5py_bool(t)) {
+        } else if (cls == H5T_ENUM) {
             hid_t mt = H5Tget_native_type(t, H5T_DIR_ASCEND);
             void *buf = xmalloc((size_t)n);
             if (H5Aread(a, mt, buf) < 0) bad = 1;
             H5Tclose(mt);
             if (!bad) nested(&v, rank, dims, buf, &k, emit_bool);
             free(buf);
-        } else if (cls == H5T_STRING && H5Tis_variable_str(t) > 0) {
+        } else if (H5Tis_variable_str(t) > 0) {
             hid_t mt = H5Tcopy(H5T_C_S1);
             H5Tset_size(mt, H5T_VARIABLE);
             H5Tset_cset(mt, H5Tget_cset(t));
@@ -147,61 +285,135 @@ static herr_t attr_cb(hid_t loc, const char *name, const H5A_info_t *info, void 
             if (!bad) H5Dvlen_reclaim(mt, sp, H5P_DEFAULT, buf);
             H5Tclose(mt);
             free(buf);
-        } else if (cls == H5T_STRING) {
+        } else {
             g_fixed_len = H5Tget_size(t);
             g_fixed_pad = H5Tget_strpad(t);
-            if (g_fixed_len == 0 || (uint64_t)n * g_fixed_len > (1u << 28)) { bad = 1; goto done; }
+            if (g_fixed_len == 0 || (uint64_t)n * g_fixed_len > (1u << 28)) die("%s: attribute '%s' is too large", c->path, name);
             void *buf = xmalloc((size_t)n * g_fixed_len);
             if (H5Aread(a, t, buf) < 0) bad = 1;
             if (!bad) nested(&v, rank, dims, buf, &k, emit_fstr);
             free(buf);
-        } else {
-            snprintf(msg, sizeof msg, "attribute '%s' skipped: its HDF5 type class (%d) has no JSON form", name, (int)cls);
-            warn(c->path, msg);
         }
     }
-done:
-    if (bad) {
-        snprintf(msg, sizeof msg, "attribute '%s' skipped: HDF5 could not read it (or it is too large)", name);
-        warn(c->path, msg);
-    } else if (v.n) {
-        if (!c->first) sb_puts(c->out, ",");
-        c->first = 0;
+    if (bad) die("%s: attribute '%s': HDF5 could not read it", c->path, name);
+    if (v.n) {
+        if (c->out->n) sb_puts(c->out, ",");
         sb_json_str(c->out, name, strlen(name));
         sb_puts(c->out, ":");
         sb_puts(c->out, v.p);
+        if (c->types->n) sb_puts(c->types, ",");
+        sb_json_str(c->types, name, strlen(name));
+        sb_printf(c->types, ":\"%s\"", tname);
     }
     free(v.p);
-    if (sp >= 0) H5Sclose(sp);
-    if (t >= 0) H5Tclose(t);
-    if (a >= 0) H5Aclose(a);
+    H5Sclose(sp);
+    H5Tclose(t);
+    H5Aclose(a);
     return 0;
 }
 
-/* The attributes of an HDF5 object as a JSON object text (caller frees). */
-static char *attrs_json(hid_t obj, const char *path) {
-    sbuf b = {0};
-    sb_puts(&b, "{");
-    attr_ctx c = {&b, 1, path};
+/* The attributes of an HDF5 object as a JSON object text (caller frees): its own attributes, then
+ * `_ARRAY_DIMENSIONS` when `dimnames` (a JSON list) is given, then `_libzarr_hdf5` with the attribute
+ * types and `extra` (JSON object members, may be empty). */
+static char *attrs_json(hid_t obj, const char *path, const char *dimnames, const char *extra, int fill_b64) {
+    sbuf out = {0}, types = {0};
+    sb_puts(&out, "");
+    sb_puts(&types, "");
+    attr_ctx c = {&out, &types, path, fill_b64};
     hsize_t idx = 0;
     if (H5Aiterate2(obj, H5_INDEX_NAME, H5_ITER_INC, &idx, attr_cb, &c) < 0) die("%s: reading attributes failed", path);
+    sbuf b = {0};
+    sb_puts(&b, "{");
+    sb_puts(&b, out.p);
+    if (dimnames) {
+        if (out.n) sb_puts(&b, ",");
+        sb_puts(&b, "\"_ARRAY_DIMENSIONS\":");
+        sb_puts(&b, dimnames);
+    }
+    if (types.n || (extra && *extra)) {
+        if (out.n || dimnames) sb_puts(&b, ",");
+        sb_puts(&b, "\"_libzarr_hdf5\":{");
+        if (types.n) sb_printf(&b, "\"attribute_types\":{%s}", types.p);
+        if (extra && *extra) {
+            if (types.n) sb_puts(&b, ",");
+            sb_puts(&b, extra);
+        }
+        sb_puts(&b, "}");
+    }
     sb_puts(&b, "}");
+    free(out.p);
+    free(types.p);
+    return b.p;
+}
+
+/* The `dimensions` record of the group at `path` (JSON object members, caller frees; "" when none). */
+static char *group_dims_json(const char *path) {
+    sbuf b = {0};
+    sb_puts(&b, "");
+    int any = 0;
+    for (size_t k = 0; k < g_nds; k++) {
+        if (strcmp(g_ds[k]->group, path)) continue;
+        sb_puts(&b, any ? "," : "\"dimensions\":{");
+        any = 1;
+        sb_json_str(&b, g_ds[k]->name, strlen(g_ds[k]->name));
+        sb_printf(&b, ":{\"size\":%llu,\"unlimited\":%s}", (unsigned long long)g_ds[k]->length,
+                  g_ds[k]->unlimited ? "true" : "false");
+    }
+    if (any) sb_puts(&b, "}");
     return b.p;
 }
 
 /* ---- datasets ----------------------------------------------------------------------------------- */
 typedef struct {
-    hid_t mem;             /* memory type for H5Dread */
-    zarr_data_type ztype;  /* the same layout in libzarr's terms */
-    const char *v3, *v2;   /* Zarr data type names */
-    size_t size;
+    zarr_data_type ztype;  /* the memory layout in libzarr's terms */
+    const char *v3, *v2;   /* Zarr data type names (scalar types) */
+    size_t size;           /* bytes an element in memory */
     int is_float, is_signed;
     int is_bytes;          /* fixed-length string: Zarr null_terminated_bytes / |S<size> */
     int is_vstr;           /* variable-length string: Zarr string / v2 |O with vlen-utf8 */
     int is_complex;        /* h5py's complex: a compound {r, i} of two floats */
+    int is_enum;           /* an enum other than h5py's boolean, stored as its base integer */
+    int is_struct;         /* a compound: Zarr struct, v2 structured */
+    char *v3json, *v2json; /* is_struct: the data type as Zarr v3 and v2 JSON */
 } dtype_map;
 
-static int map_type(hid_t t, dtype_map *m) {
+/* An IEEE half-precision float in the machine's byte order (HDF5 1.10 has no predefined one). */
+static hid_t half_type(void) {
+    hid_t t = H5Tcopy(H5T_NATIVE_FLOAT);
+    H5Tset_fields(t, 15, 10, 5, 0, 10);
+    H5Tset_size(t, 2);
+    H5Tset_precision(t, 16);
+    H5Tset_ebias(t, 15);
+    return t;
+}
+
+static double half_to_double(uint16_t h) {
+    int e = (h >> 10) & 31, m = h & 1023;
+    double v = e == 0 ? ldexp(m, -24) : e == 31 ? (m ? NAN : INFINITY) : ldexp(m + 1024, e - 25);
+    return h & 0x8000 ? -v : v;
+}
+
+static int is_h5py_complex(hid_t t) {
+    size_t size = H5Tget_size(t);
+    if (H5Tget_class(t) != H5T_COMPOUND || H5Tget_nmembers(t) != 2 || (size != 8 && size != 16)) return 0;
+    int ok = 1;
+    for (unsigned k = 0; k < 2; k++) {
+        char *nm = H5Tget_member_name(t, k);
+        hid_t mt = H5Tget_member_type(t, k);
+        ok = ok && nm && !strcmp(nm, k ? "i" : "r") && H5Tget_class(mt) == H5T_FLOAT && H5Tget_size(mt) * 2 == size &&
+             H5Tget_member_offset(t, k) == k * size / 2;
+        H5free_memory(nm);
+        H5Tclose(mt);
+    }
+    return ok;
+}
+
+static hid_t struct_type(hid_t ft, const char *prefix, dtype_map *m, char *err, size_t errlen);
+
+/* Maps the file type `t` to Zarr: fills `m` and returns the memory type to read it with (caller closes),
+ * or -1 with the reason in `err` ("dataset of type opaque is not supported"). `member` names a compound
+ * member ("p.x") when `t` is one, NULL for a dataset. */
+static hid_t map_type(hid_t t, dtype_map *m, const char *member, char *err, size_t errlen) {
     size_t size = H5Tget_size(t);
     memset(m, 0, sizeof *m);
     m->size = size;
@@ -210,63 +422,214 @@ static int map_type(hid_t t, dtype_map *m) {
         int s = H5Tget_sign(t) == H5T_SGN_2;
         m->is_signed = s;
         switch (size) {
-        case 1: m->mem = s ? H5T_NATIVE_INT8 : H5T_NATIVE_UINT8; m->ztype = s ? ZARR_INT8 : ZARR_UINT8; m->v3 = s ? "int8" : "uint8"; m->v2 = s ? "|i1" : "|u1"; return 1;
-        case 2: m->mem = s ? H5T_NATIVE_INT16 : H5T_NATIVE_UINT16; m->ztype = s ? ZARR_INT16 : ZARR_UINT16; m->v3 = s ? "int16" : "uint16"; m->v2 = s ? "<i2" : "<u2"; return 1;
-        case 4: m->mem = s ? H5T_NATIVE_INT32 : H5T_NATIVE_UINT32; m->ztype = s ? ZARR_INT32 : ZARR_UINT32; m->v3 = s ? "int32" : "uint32"; m->v2 = s ? "<i4" : "<u4"; return 1;
-        case 8: m->mem = s ? H5T_NATIVE_INT64 : H5T_NATIVE_UINT64; m->ztype = s ? ZARR_INT64 : ZARR_UINT64; m->v3 = s ? "int64" : "uint64"; m->v2 = s ? "<i8" : "<u8"; return 1;
-        default: return 0;
+        case 1: m->ztype = s ? ZARR_INT8 : ZARR_UINT8; m->v3 = s ? "int8" : "uint8"; m->v2 = s ? "|i1" : "|u1"; return H5Tcopy(s ? H5T_NATIVE_INT8 : H5T_NATIVE_UINT8);
+        case 2: m->ztype = s ? ZARR_INT16 : ZARR_UINT16; m->v3 = s ? "int16" : "uint16"; m->v2 = s ? "<i2" : "<u2"; return H5Tcopy(s ? H5T_NATIVE_INT16 : H5T_NATIVE_UINT16);
+        case 4: m->ztype = s ? ZARR_INT32 : ZARR_UINT32; m->v3 = s ? "int32" : "uint32"; m->v2 = s ? "<i4" : "<u4"; return H5Tcopy(s ? H5T_NATIVE_INT32 : H5T_NATIVE_UINT32);
+        case 8: m->ztype = s ? ZARR_INT64 : ZARR_UINT64; m->v3 = s ? "int64" : "uint64"; m->v2 = s ? "<i8" : "<u8"; return H5Tcopy(s ? H5T_NATIVE_INT64 : H5T_NATIVE_UINT64);
+        default: break;
         }
+        break;
     }
     case H5T_FLOAT:
         m->is_float = 1;
-        if (size == 4) { m->mem = H5T_NATIVE_FLOAT; m->ztype = ZARR_FLOAT32; m->v3 = "float32"; m->v2 = "<f4"; return 1; }
-        if (size == 8) { m->mem = H5T_NATIVE_DOUBLE; m->ztype = ZARR_FLOAT64; m->v3 = "float64"; m->v2 = "<f8"; return 1; }
-        return 0;
+        if (size == 2) { m->ztype = ZARR_FLOAT16; m->v3 = "float16"; m->v2 = "<f2"; return half_type(); }
+        if (size == 4) { m->ztype = ZARR_FLOAT32; m->v3 = "float32"; m->v2 = "<f4"; return H5Tcopy(H5T_NATIVE_FLOAT); }
+        if (size == 8) { m->ztype = ZARR_FLOAT64; m->v3 = "float64"; m->v2 = "<f8"; return H5Tcopy(H5T_NATIVE_DOUBLE); }
+        break;
     case H5T_STRING:
         if (H5Tis_variable_str(t) > 0) {
+            if (member) break; /* a struct field has a fixed size */
             m->is_vstr = 1;
             m->size = sizeof(char *);
-            m->mem = -1; /* a variable-length C string type, set by the caller */
             m->ztype = ZARR_STRING;
-            return 1;
+            hid_t mt = H5Tcopy(H5T_C_S1);
+            H5Tset_size(mt, H5T_VARIABLE);
+            H5Tset_cset(mt, H5Tget_cset(t));
+            return mt;
+        } else {
+            m->is_bytes = 1;
+            m->ztype = ZARR_NULL_TERMINATED_BYTES;
+            hid_t mt = H5Tcopy(t);
+            H5Tset_strpad(mt, H5T_STR_NULLPAD);
+            return mt;
         }
-        m->is_bytes = 1;
-        m->mem = -1; /* the file's string type, NUL-padded, set by the caller */
-        m->ztype = ZARR_NULL_TERMINATED_BYTES;
-        return 1;
-    case H5T_COMPOUND: {
-        if (H5Tget_nmembers(t) != 2) return 0;
-        int ok = 1;
-        for (unsigned k = 0; k < 2; k++) {
-            char *nm = H5Tget_member_name(t, k);
-            hid_t mt = H5Tget_member_type(t, k);
-            ok = ok && nm && !strcmp(nm, k ? "i" : "r") && H5Tget_class(mt) == H5T_FLOAT && H5Tget_size(mt) * 2 == size &&
-                 (size == 8 || size == 16);
-            H5free_memory(nm);
-            H5Tclose(mt);
+    case H5T_COMPOUND:
+        if (is_h5py_complex(t)) {
+            m->is_complex = 1;
+            m->ztype = size == 8 ? ZARR_COMPLEX64 : ZARR_COMPLEX128;
+            m->v3 = size == 8 ? "complex64" : "complex128";
+            m->v2 = size == 8 ? "<c8" : "<c16";
+            hid_t part = size == 8 ? H5T_NATIVE_FLOAT : H5T_NATIVE_DOUBLE;
+            hid_t mt = H5Tcreate(H5T_COMPOUND, size);
+            H5Tinsert(mt, "r", 0, part);
+            H5Tinsert(mt, "i", size / 2, part);
+            return mt;
         }
-        if (!ok) return 0;
-        m->is_complex = 1;
-        m->mem = -1; /* a native compound, made by the caller */
-        m->ztype = size == 8 ? ZARR_COMPLEX64 : ZARR_COMPLEX128;
-        m->v3 = size == 8 ? "complex64" : "complex128";
-        m->v2 = size == 8 ? "<c8" : "<c16";
-        return 1;
+        return struct_type(t, member, m, err, errlen);
+    case H5T_ENUM: {
+        hid_t mt = H5Tget_native_type(t, H5T_DIR_ASCEND);
+        if (is_h5py_bool(t)) { m->ztype = ZARR_BOOL; m->v3 = "bool"; m->v2 = "|b1"; return mt; }
+        if (member) { H5Tclose(mt); break; } /* the names would be lost */
+        hid_t base = H5Tget_super(t);
+        dtype_map bm;
+        hid_t bt = map_type(base, &bm, member, err, errlen);
+        H5Tclose(base);
+        if (bt < 0) { H5Tclose(mt); return -1; }
+        H5Tclose(bt);
+        *m = bm;
+        m->is_enum = 1;
+        return mt;
     }
-    case H5T_ENUM:
-        if (!is_h5py_bool(t)) return 0;
-        m->mem = -1; /* the enum's own native type, set by the caller */
-        m->ztype = ZARR_BOOL; m->v3 = "bool"; m->v2 = "|b1";
-        return 1;
     default:
-        return 0;
+        break;
     }
+    if (member)
+        snprintf(err, errlen, "compound member '%s' of type %s (%zu bytes) is not supported", member, class_name(t), size);
+    else
+        snprintf(err, errlen, "dataset of type %s (%zu bytes) is not supported", class_name(t), size);
+    return -1;
 }
 
-/* The fill value as JSON, from `size` bytes in the memory type of `m`. */
-static void fill_json(sbuf *b, const dtype_map *m, const unsigned char *v) {
+/* A compound as a packed native compound (libzarr's struct layout): builds its v3 and v2 JSON in `m`. */
+static hid_t struct_type(hid_t ft, const char *prefix, dtype_map *m, char *err, size_t errlen) {
+    int n = H5Tget_nmembers(ft);
+    if (n <= 0) {
+        snprintf(err, errlen, "%s%s%scompound without members is not supported", prefix ? "compound member '" : "",
+                 prefix ? prefix : "", prefix ? "': a " : "a ");
+        return -1;
+    }
+    hid_t *mts = xmalloc((size_t)n * sizeof *mts);
+    char **names = xmalloc((size_t)n * sizeof *names);
+    sbuf v3 = {0}, v2 = {0};
+    sb_puts(&v3, "{\"name\":\"struct\",\"configuration\":{\"fields\":[");
+    sb_puts(&v2, "[");
+    size_t total = 0;
+    int ok = 1, k;
+    for (k = 0; k < n; k++) {
+        names[k] = H5Tget_member_name(ft, (unsigned)k);
+        char *mpath = xmalloc(strlen(prefix ? prefix : "") + strlen(names[k]) + 2);
+        sprintf(mpath, "%s%s%s", prefix ? prefix : "", prefix ? "." : "", names[k]);
+        hid_t ftm = H5Tget_member_type(ft, (unsigned)k);
+        dtype_map mm;
+        memset(&mm, 0, sizeof mm);
+        hid_t mt = -1;
+        sbuf f2 = {0};
+        if (H5Tget_class(ftm) == H5T_ARRAY) {
+            int nd = H5Tget_array_ndims(ftm);
+            hsize_t ad[H5S_MAX_RANK];
+            H5Tget_array_dims2(ftm, ad);
+            if (g_format == 3) {
+                snprintf(err, errlen, "compound member '%s' is an array, which a Zarr v3 struct cannot hold; "
+                         "--format 2 keeps it", mpath);
+            } else {
+                hid_t base = H5Tget_super(ftm);
+                hid_t bt = map_type(base, &mm, mpath, err, errlen);
+                H5Tclose(base);
+                if (bt >= 0) {
+                    mt = H5Tarray_create2(bt, (unsigned)nd, ad);
+                    H5Tclose(bt);
+                    if (mm.is_struct) sb_puts(&f2, mm.v2json);
+                    else if (mm.is_bytes) sb_printf(&f2, "\"|S%zu\"", mm.size);
+                    else sb_printf(&f2, "\"%s\"", mm.v2);
+                    sb_puts(&f2, ",[");
+                    for (int d = 0; d < nd; d++) sb_printf(&f2, "%s%llu", d ? "," : "", (unsigned long long)ad[d]);
+                    sb_puts(&f2, "]");
+                    mm.size = H5Tget_size(mt);
+                }
+            }
+        } else {
+            mt = map_type(ftm, &mm, mpath, err, errlen);
+            if (mt >= 0) {
+                if (mm.is_struct) sb_puts(&f2, mm.v2json);
+                else if (mm.is_bytes) sb_printf(&f2, "\"|S%zu\"", mm.size);
+                else sb_printf(&f2, "\"%s\"", mm.v2);
+            }
+        }
+        H5Tclose(ftm);
+        free(mpath);
+        mts[k] = mt;
+        if (mt < 0) { free(f2.p); free(mm.v3json); free(mm.v2json); ok = 0; k++; break; }
+        if (k) { sb_puts(&v3, ","); sb_puts(&v2, ","); }
+        sb_puts(&v3, "{\"name\":");
+        sb_json_str(&v3, names[k], strlen(names[k]));
+        sb_puts(&v3, ",\"data_type\":");
+        if (mm.is_struct) sb_puts(&v3, mm.v3json);
+        else if (mm.is_bytes) sb_printf(&v3, "{\"name\":\"null_terminated_bytes\",\"configuration\":{\"length_bytes\":%zu}}", mm.size);
+        else sb_printf(&v3, "\"%s\"", mm.v3);
+        sb_puts(&v3, "}");
+        sb_puts(&v2, "[");
+        sb_json_str(&v2, names[k], strlen(names[k]));
+        sb_puts(&v2, ",");
+        sb_puts(&v2, f2.p);
+        sb_puts(&v2, "]");
+        free(f2.p);
+        free(mm.v3json);
+        free(mm.v2json);
+        total += H5Tget_size(mt);
+    }
+    hid_t out = -1;
+    if (ok) {
+        out = H5Tcreate(H5T_COMPOUND, total);
+        size_t off = 0;
+        for (int j = 0; j < n; j++) {
+            H5Tinsert(out, names[j], off, mts[j]);
+            off += H5Tget_size(mts[j]);
+        }
+        sb_puts(&v3, "]}}");
+        sb_puts(&v2, "]");
+        m->is_struct = 1;
+        m->ztype = ZARR_STRUCT;
+        m->size = total;
+        m->v3json = v3.p;
+        m->v2json = v2.p;
+    } else {
+        free(v3.p);
+        free(v2.p);
+    }
+    for (int j = 0; j < k; j++) {
+        if (mts[j] >= 0) H5Tclose(mts[j]);
+        H5free_memory(names[j]);
+    }
+    free(mts);
+    free(names);
+    return out;
+}
+
+static void fill_json(sbuf *b, const dtype_map *m, hid_t mem, const unsigned char *v);
+
+/* A struct fill value as a v3 object {field: value}, walking the packed memory type. */
+static void struct_fill_json(sbuf *b, hid_t mem, const unsigned char *v) {
+    int n = H5Tget_nmembers(mem);
+    sb_puts(b, "{");
+    for (int k = 0; k < n; k++) {
+        char *nm = H5Tget_member_name(mem, (unsigned)k);
+        hid_t mt = H5Tget_member_type(mem, (unsigned)k);
+        size_t off = H5Tget_member_offset(mem, (unsigned)k);
+        if (k) sb_puts(b, ",");
+        sb_json_str(b, nm, strlen(nm));
+        sb_puts(b, ":");
+        dtype_map mm;
+        char err[16];
+        hid_t t = map_type(mt, &mm, nm, err, sizeof err); /* a native type maps to itself */
+        fill_json(b, &mm, mt, v + off);
+        if (t >= 0) H5Tclose(t);
+        free(mm.v3json);
+        free(mm.v2json);
+        H5Tclose(mt);
+        H5free_memory(nm);
+    }
+    sb_puts(b, "}");
+}
+
+/* The fill value as JSON, from `m->size` bytes in the memory type `mem` of `m`. */
+static void fill_json(sbuf *b, const dtype_map *m, hid_t mem, const unsigned char *v) {
     if (m->is_vstr) { /* HDF5 keeps no fill value for variable-length strings that h5py sets: "" */
         sb_puts(b, "\"\"");
+        return;
+    }
+    if (m->is_struct) {
+        if (g_format == 2) base64(b, v, m->size); /* v2: base64 of the element's bytes */
+        else struct_fill_json(b, mem, v);
         return;
     }
     if (m->is_complex) { /* [real, imaginary] */
@@ -280,23 +643,13 @@ static void fill_json(sbuf *b, const dtype_map *m, const unsigned char *v) {
         sb_puts(b, "]");
         return;
     }
-    if (m->is_bytes) { /* base64, as Zarr writes fill values of byte strings */
-        static const char tab[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-        sb_puts(b, "\"");
-        for (size_t i = 0; i < m->size; i += 3) {
-            uint32_t w = (uint32_t)v[i] << 16 | (i + 1 < m->size ? (uint32_t)v[i + 1] << 8 : 0) |
-                         (i + 2 < m->size ? v[i + 2] : 0);
-            char q[4] = {tab[w >> 18], tab[(w >> 12) & 63], i + 1 < m->size ? tab[(w >> 6) & 63] : '=',
-                         i + 2 < m->size ? tab[w & 63] : '='};
-            sb_put(b, q, 4);
-        }
-        sb_puts(b, "\"");
-        return;
-    }
+    if (m->is_bytes) { base64(b, v, m->size); return; } /* as Zarr writes fill values of byte strings */
     if (m->ztype == ZARR_BOOL) { sb_puts(b, v[0] ? "true" : "false"); return; }
     if (m->is_float) {
         double d;
-        if (m->size == 4) { float f; memcpy(&f, v, 4); d = f; } else memcpy(&d, v, 8);
+        if (m->size == 2) { uint16_t h; memcpy(&h, v, 2); d = half_to_double(h); }
+        else if (m->size == 4) { float f; memcpy(&f, v, 4); d = f; }
+        else memcpy(&d, v, 8);
         sb_json_double(b, d);
         return;
     }
@@ -315,6 +668,26 @@ static void fill_json(sbuf *b, const dtype_map *m, const unsigned char *v) {
         if (m->size == 8) memcpy(&x, v, 8);
         sb_printf(b, "%llu", (unsigned long long)x);
     }
+}
+
+/* The `enum` record of an enum dataset: {"base": "<int type>", "members": {"<name>": value, ...}}, read
+ * from the native enum type `mem`. */
+static void enum_json(sbuf *b, const dtype_map *m, hid_t mem) {
+    sb_printf(b, "\"enum\":{\"base\":\"%s\",\"members\":{", m->v3);
+    int n = H5Tget_nmembers(mem);
+    for (int k = 0; k < n; k++) {
+        char *nm = H5Tget_member_name(mem, (unsigned)k);
+        unsigned char val[8] = {0};
+        H5Tget_member_value(mem, (unsigned)k, val);
+        if (k) sb_puts(b, ",");
+        sb_json_str(b, nm, strlen(nm));
+        sb_puts(b, ":");
+        dtype_map im = *m;
+        im.is_enum = 0;
+        fill_json(b, &im, mem, val);
+        H5free_memory(nm);
+    }
+    sb_puts(b, "}}");
 }
 
 static void json_dims(sbuf *b, size_t rank, const uint64_t *v) {
@@ -371,51 +744,65 @@ static void codec_json(sbuf *b, const char *name, int level, size_t typesize, in
     }
 }
 
+
 static void convert_dataset(hid_t ds, zarr_group *zg, const char *name, const char *path) {
     hid_t ft = H5Dget_type(ds), sp = H5Dget_space(ds), dcpl = H5Dget_create_plist(ds);
+    if (ft < 0 || sp < 0 || dcpl < 0) die("%s: HDF5 cannot read the dataset's description", path);
+    if (ds_is_scale(ds)) {
+        dimscale *self = ds_entry(ds);
+        if (self && self->dim_only) { /* a netCDF dimension without a variable: its size is recorded */
+            H5Tclose(ft); H5Sclose(sp); H5Pclose(dcpl);
+            return;
+        }
+    }
     dtype_map m;
-    if (!map_type(ft, &m)) {
-        static const char *const classes[] = {"integer", "float", "time", "string", "bitfield", "opaque",
-                                              "compound", "reference", "enum", "variable-length", "array"};
-        int cls = (int)H5Tget_class(ft);
-        char msg[256];
-        snprintf(msg, sizeof msg, "dataset skipped: its HDF5 type (%s of %zu bytes) is not supported "
-                 "(integers, floats and h5py booleans are)", cls >= 0 && cls <= 10 ? classes[cls] : "?", H5Tget_size(ft));
-        warn(path, msg);
+    char err[512];
+    hid_t mem = map_type(ft, &m, NULL, err, sizeof err);
+    if (mem < 0 || H5Sget_simple_extent_type(sp) == H5S_NULL) {
+        unsupported(path, mem < 0 ? err : "a dataset with an empty (null) dataspace has no Zarr form");
+        if (mem >= 0) H5Tclose(mem);
         H5Tclose(ft); H5Sclose(sp); H5Pclose(dcpl);
         return;
     }
-    hid_t mem = m.mem;
-    int own_mem = 0;
-    if (m.ztype == ZARR_BOOL) { mem = H5Tget_native_type(ft, H5T_DIR_ASCEND); own_mem = 1; }
-    if (m.is_bytes) {
-        mem = H5Tcopy(ft);
-        H5Tset_strpad(mem, H5T_STR_NULLPAD);
-        own_mem = 1;
-        if (g_format == 2) m.ztype = ZARR_RAW; /* libzarr reads a v2 |S<n> as r<8n> */
-    }
-    if (m.is_complex) {
-        hid_t part = m.size == 8 ? H5T_NATIVE_FLOAT : H5T_NATIVE_DOUBLE;
-        mem = H5Tcreate(H5T_COMPOUND, m.size);
-        H5Tinsert(mem, "r", 0, part);
-        H5Tinsert(mem, "i", m.size / 2, part);
-        own_mem = 1;
-    }
-    if (m.is_vstr) {
-        mem = H5Tcopy(H5T_C_S1);
-        H5Tset_size(mem, H5T_VARIABLE);
-        H5Tset_cset(mem, H5Tget_cset(ft));
-        own_mem = 1;
-    }
-    if (H5Sget_simple_extent_type(sp) == H5S_NULL) {
-        warn(path, "dataset skipped: an empty (null) dataspace has no Zarr form");
-        goto out;
-    }
+    if (m.is_bytes && g_format == 2) m.ztype = ZARR_RAW; /* libzarr reads a v2 |S<n> as r<8n> */
     int rank = H5Sget_simple_extent_ndims(sp);
-    hsize_t hd[H5S_MAX_RANK], hc[H5S_MAX_RANK];
-    H5Sget_simple_extent_dims(sp, hd, NULL);
+    hsize_t hd[H5S_MAX_RANK], hmax[H5S_MAX_RANK], hc[H5S_MAX_RANK];
+    H5Sget_simple_extent_dims(sp, hd, hmax);
+
+    /* dimension names, and the length of unlimited dimensions (as netCDF reads them) */
+    dimscale *att[H5S_MAX_RANK];
+    /* a scalar in a file with dimensions gets an empty list (xarray wants _ARRAY_DIMENSIONS on every array) */
+    int named = rank > 0 ? ds_attached(ds, rank, att) : g_nds > 0;
     uint64_t shape[H5S_MAX_RANK], chunk[H5S_MAX_RANK], outer[H5S_MAX_RANK];
-    for (int d = 0; d < rank; d++) shape[d] = hd[d];
+    sbuf dn = {0}, extra = {0};
+    sb_puts(&extra, "");
+    for (int d = 0; d < rank; d++) {
+        shape[d] = hd[d];
+        if (named && att[d] && hmax[d] == H5S_UNLIMITED && att[d]->length > shape[d]) shape[d] = att[d]->length;
+    }
+    if (named) {
+        sb_puts(&dn, "[");
+        for (int d = 0; d < rank; d++) {
+            if (d) sb_puts(&dn, ",");
+            if (att[d]) { sb_json_str(&dn, att[d]->name, strlen(att[d]->name)); continue; }
+            int occurrence = 0;
+            for (int e = 0; e < d; e++) occurrence += !att[e] && shape[e] == shape[d];
+            sb_printf(&dn, "\"phony_dim_%zu\"", ds_phony(shape[d], occurrence));
+        }
+        sb_puts(&dn, "]");
+    }
+    int any_unlimited = 0;
+    for (int d = 0; d < rank; d++) {
+        if (hmax[d] != H5S_UNLIMITED) continue;
+        sb_printf(&extra, "%s%d", any_unlimited ? "," : "\"unlimited_dimensions\":[", d);
+        any_unlimited = 1;
+    }
+    if (any_unlimited) sb_puts(&extra, "]");
+    if (m.is_enum) {
+        if (extra.n) sb_puts(&extra, ",");
+        enum_json(&extra, &m, mem);
+    }
+
     if (H5Pget_layout(dcpl) == H5D_CHUNKED) {
         H5Pget_chunk(dcpl, rank, hc);
         for (int d = 0; d < rank; d++) chunk[d] = hc[d];
@@ -448,16 +835,22 @@ static void convert_dataset(hid_t ds, zarr_group *zg, const char *name, const ch
     if (g_format == 3) {
         sb_puts(&md, "{\"zarr_format\":3,\"node_type\":\"array\",\"shape\":");
         json_dims(&md, (size_t)rank, shape);
+        if (named) {
+            sb_puts(&md, ",\"dimension_names\":");
+            sb_puts(&md, dn.p);
+        }
         if (m.is_vstr)
             sb_puts(&md, ",\"data_type\":\"string\"");
         else if (m.is_bytes)
             sb_printf(&md, ",\"data_type\":{\"name\":\"null_terminated_bytes\",\"configuration\":{\"length_bytes\":%zu}}", m.size);
+        else if (m.is_struct)
+            sb_printf(&md, ",\"data_type\":%s", m.v3json);
         else
             sb_printf(&md, ",\"data_type\":\"%s\"", m.v3);
         sb_puts(&md, ",\"chunk_grid\":{\"name\":\"regular\",\"configuration\":{\"chunk_shape\":");
         json_dims(&md, (size_t)rank, rank ? outer : chunk);
         sb_puts(&md, "}},\"chunk_key_encoding\":{\"name\":\"default\",\"configuration\":{\"separator\":\"/\"}},\"fill_value\":");
-        fill_json(&md, &m, fill);
+        fill_json(&md, &m, mem, fill);
         sb_puts(&md, ",\"codecs\":[");
         sbuf inner = {0};
         sb_puts(&inner, m.is_vstr ? "{\"name\":\"vlen-utf8\"}" : m.is_bytes ? "{\"name\":\"bytes\"}"
@@ -480,27 +873,32 @@ static void convert_dataset(hid_t ds, zarr_group *zg, const char *name, const ch
         json_dims(&md, (size_t)rank, chunk);
         if (m.is_vstr) sb_puts(&md, ",\"dtype\":\"|O\",\"fill_value\":");
         else if (m.is_bytes) sb_printf(&md, ",\"dtype\":\"|S%zu\",\"fill_value\":", m.size);
+        else if (m.is_struct) sb_printf(&md, ",\"dtype\":%s,\"fill_value\":", m.v2json);
         else sb_printf(&md, ",\"dtype\":\"%s\",\"fill_value\":", m.v2);
-        fill_json(&md, &m, fill);
+        fill_json(&md, &m, mem, fill);
         sb_printf(&md, ",\"order\":\"C\",\"filters\":%s,\"dimension_separator\":\".\",\"compressor\":",
                   m.is_vstr ? "[{\"id\":\"vlen-utf8\"}]" : "null");
         codec_json(&md, cname, level, m.size, 1);
         sb_puts(&md, "}");
     }
+    char *attrs = attrs_json(ds, path, named && g_format == 2 ? dn.p : NULL, extra.p, g_format == 3 && m.is_float);
     zarr_array *za = NULL;
     zcheck(zarr_group_create_array(zg, name, md.p, &za), "creating the array", path);
     free(md.p);
-    char *attrs = attrs_json(ds, path);
     zcheck(zarr_array_set_attributes(za, attrs), "writing attributes", path);
     free(attrs);
+    free(dn.p);
+    free(extra.p);
 
-    /* the data, one Zarr chunk (shard) at a time */
-    uint64_t total = rank ? grid_count((size_t)rank, shape, outer) : 1;
+    /* the data, one Zarr chunk (shard) at a time, over the HDF5 extent (beyond it: the fill value) */
+    uint64_t have[H5S_MAX_RANK];
+    for (int d = 0; d < rank; d++) have[d] = hd[d];
+    uint64_t total = rank ? grid_count((size_t)rank, have, outer) : 1;
     uint64_t start[H5S_MAX_RANK], count[H5S_MAX_RANK];
     void *buf = NULL;
     size_t cap = 0;
     for (uint64_t idx = 0; idx < total; idx++) {
-        if (rank) grid_box((size_t)rank, shape, outer, idx, start, count);
+        if (rank) grid_box((size_t)rank, have, outer, idx, start, count);
         size_t nbytes = box_bytes((size_t)rank, count, m.size, path);
         if (nbytes > cap) { free(buf); buf = xmalloc(nbytes); cap = nbytes; }
         hid_t msp = rank ? H5Screate_simple(rank, (const hsize_t *)count, NULL) : H5Screate(H5S_SCALAR);
@@ -509,7 +907,7 @@ static void convert_dataset(hid_t ds, zarr_group *zg, const char *name, const ch
             for (int d = 0; d < rank; d++) { hs[d] = start[d]; hn[d] = count[d]; }
             H5Sselect_hyperslab(sp, H5S_SELECT_SET, hs, NULL, hn, NULL);
         }
-        if (H5Dread(ds, mem, msp, sp, H5P_DEFAULT, buf) < 0) die("%s: H5Dread failed", path);
+        if (H5Dread(ds, mem, msp, sp, H5P_DEFAULT, buf) < 0) die("%s: HDF5 could not read the data (a damaged or truncated file?)", path);
         if (m.is_vstr) {
             size_t n = nbytes / sizeof(char *), total_len = 0;
             char **strs = buf;
@@ -535,8 +933,9 @@ static void convert_dataset(hid_t ds, zarr_group *zg, const char *name, const ch
     free(buf);
     zcheck(zarr_close(za), "closing", path);
     free(fill);
-out:
-    if (own_mem) H5Tclose(mem);
+    free(m.v3json);
+    free(m.v2json);
+    H5Tclose(mem);
     H5Tclose(ft);
     H5Sclose(sp);
     H5Pclose(dcpl);
@@ -555,25 +954,29 @@ static herr_t link_cb(hid_t g, const char *name, const H5L_info_t *info, void *d
     char *child = xmalloc(strlen(c->path) + strlen(name) + 2);
     sprintf(child, "%s%s%s", c->path, strcmp(c->path, "/") ? "/" : "", name);
     if (info->type != H5L_TYPE_HARD) {
-        warn(child, "soft or external link skipped");
+        unsupported(child, info->type == H5L_TYPE_SOFT ? "a soft link has no Zarr form" : "an external link has no Zarr form");
     } else {
         H5O_info_t oi;
-        if (H5Oget_info_by_name(g, name, &oi, H5P_DEFAULT) < 0) die("%s: cannot inspect", child);
+        if (H5Oget_info_by_name(g, name, &oi, H5P_DEFAULT) < 0) die("%s: HDF5 cannot inspect it", child);
         if (oi.type == H5O_TYPE_GROUP) {
             hid_t sub = H5Gopen2(g, name, H5P_DEFAULT);
-            char *attrs = attrs_json(sub, child);
+            if (sub < 0) die("%s: HDF5 cannot open the group", child);
+            char *dims = group_dims_json(child);
+            char *attrs = attrs_json(sub, child, NULL, dims, 0);
             zarr_group *zs = NULL;
             zcheck(zarr_group_create_group(c->zg, name, attrs, &zs), "creating the group", child);
             free(attrs);
+            free(dims);
             convert_group(sub, zs, child);
             zarr_group_close(zs);
             H5Gclose(sub);
         } else if (oi.type == H5O_TYPE_DATASET) {
             hid_t ds = H5Dopen2(g, name, H5P_DEFAULT);
+            if (ds < 0) die("%s: HDF5 cannot open the dataset", child);
             convert_dataset(ds, c->zg, name, child);
             H5Dclose(ds);
         } else {
-            warn(child, "named datatype skipped");
+            unsupported(child, "a named datatype has no Zarr form");
         }
     }
     free(child);
@@ -586,14 +989,24 @@ static void convert_group(hid_t g, zarr_group *zg, const char *path) {
     if (H5Literate(g, H5_INDEX_NAME, H5_ITER_INC, &idx, link_cb, &c) < 0) die("%s: listing the group failed", path);
 }
 
+/* The innermost message of HDF5's error stack (why H5Fopen failed), e.g. "truncated file: eof = ...". */
+static char g_h5err[256];
+static herr_t h5err_cb(unsigned n, const H5E_error2_t *e, void *data) {
+    (void)data;
+    if (n == 0 && e->desc) snprintf(g_h5err, sizeof g_h5err, "%s", e->desc);
+    return 0;
+}
+
 int main(int argc, char **argv) {
     g_prog = "h5tozarr";
     const char *pos[2];
-    int npos = 0;
+    int npos = 0, overwrite = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) { fputs(USAGE, stdout); return 0; }
         else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) g_quiet = 1;
+        else if (!strcmp(a, "--skip-unsupported")) g_skip_unsupported = 1;
+        else if (!strcmp(a, "--overwrite")) overwrite = 1;
         else if (!strcmp(a, "--format") && i + 1 < argc) {
             g_format = atoi(argv[++i]);
             if (g_format != 2 && g_format != 3) die("--format must be 2 or 3");
@@ -631,17 +1044,71 @@ int main(int argc, char **argv) {
     if (npos != 2) { fputs(USAGE, stderr); return 1; }
     if (g_shard_rank && g_format != 3) die("--shard needs --format 3");
 
+    /* the output: refused when it exists (without --overwrite); written under a temporary sibling name */
+    char *out = xstrdup(pos[1]);
+    for (size_t n = strlen(out); n > 1 && out[n - 1] == '/'; n--) out[n - 1] = 0;
+    struct stat st;
+    int exists = lstat(out, &st) == 0;
+    if (exists && !overwrite) die("%s: the output exists (--overwrite replaces it)", out);
+    struct stat in_st;
+    if (stat(pos[0], &in_st) != 0) die("%s: %s", pos[0], strerror(errno));
+    if (S_ISDIR(in_st.st_mode)) die("%s: is a directory, not an HDF5 file", pos[0]);
+    const char *slash = strrchr(out, '/');
+    size_t dirlen = slash ? (size_t)(slash - out) + 1 : 0;
+    char *tmp = xmalloc(strlen(out) + 64), *old = xmalloc(strlen(out) + 64);
+    sprintf(tmp, "%.*s.h5tozarr-tmp-%ld-%s", (int)dirlen, out, (long)getpid(), out + dirlen);
+    sprintf(old, "%.*s.h5tozarr-old-%ld-%s", (int)dirlen, out, (long)getpid(), out + dirlen);
+
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
     hid_t f = H5Fopen(pos[0], H5F_ACC_RDONLY, H5P_DEFAULT);
-    if (f < 0) die("%s: cannot open as an HDF5 file", pos[0]);
+    if (f < 0) {
+        H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, h5err_cb, NULL);
+        if (H5Fis_hdf5(pos[0]) <= 0) die("%s: not an HDF5 file (%s)", pos[0], g_h5err[0] ? g_h5err : "no HDF5 signature");
+        die("%s: HDF5 cannot open it, a damaged or truncated file? (%s)", pos[0], g_h5err[0] ? g_h5err : "no detail");
+    }
     hid_t root = H5Gopen2(f, "/", H5P_DEFAULT);
-    char *attrs = attrs_json(root, "/");
+    if (root < 0) die("%s: HDF5 cannot open the root group", pos[0]);
+    g_netcdf = H5Aexists(root, "_NCProperties") > 0;
+    ds_scan(root);
+
+    g_tmp_out = tmp;
+    g_die_cleanup = remove_tmp_out;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+    char *dims = group_dims_json("/");
+    char *attrs = attrs_json(root, "/", NULL, dims, 0);
     zarr_group *zg = NULL;
-    zcheck(zarr_group_create_ex(pos[1], attrs, g_format, &zg), "creating the Zarr group", pos[1]);
+    zcheck(zarr_group_create_ex(tmp, attrs, g_format, &zg), "creating the Zarr group", out);
     free(attrs);
+    free(dims);
     convert_group(root, zg, "/");
     zarr_group_close(zg);
     H5Gclose(root);
-    H5Fclose(f);
-    return g_skipped ? 2 : 0;
+    if (H5Fclose(f) < 0) die("%s: closing the HDF5 file failed", pos[0]);
+
+    /* into place: the old output (--overwrite) is moved aside first and removed last; no signal between */
+    sigset_t block, prev;
+    sigemptyset(&block);
+    sigaddset(&block, SIGINT);
+    sigaddset(&block, SIGTERM);
+    sigaddset(&block, SIGHUP);
+    sigprocmask(SIG_BLOCK, &block, &prev);
+    if (exists && rename(out, old) != 0) die("%s: cannot move the old output aside: %s", out, strerror(errno));
+    if (rename(tmp, out) != 0) {
+        int e = errno;
+        if (exists) rename(old, out);
+        die("%s: cannot rename the new output into place: %s", out, strerror(e));
+    }
+    g_tmp_out = NULL;
+    sigprocmask(SIG_SETMASK, &prev, NULL);
+    if (exists) rm_tree(old);
+    free(tmp);
+    free(old);
+    free(out);
+    return 0;
 }

@@ -1,5 +1,6 @@
 /* Shared helpers of h5tozarr and zarrtoh5 (tools/hdf5/): a growable string with JSON output, a small JSON
- * reader (numbers, strings, booleans, null, arrays, objects), the progress line and the chunk-grid walk.
+ * reader (numbers, also the bare NaN / Infinity / -Infinity, strings, booleans, null, arrays, objects), the
+ * progress line and the chunk-grid walk.
  * Every function is static: each tool includes this header once. */
 #ifndef ZARR_H5ZCOMMON_H
 #define ZARR_H5ZCOMMON_H
@@ -21,6 +22,8 @@
 
 /* Most elements one copy step holds when the chunk shape allows it (the chunk is the unit otherwise). */
 static const char *g_prog = "h5z";
+/* Called by die() before the process exits (h5tozarr removes its unfinished output); NULL: nothing. */
+static void (*g_die_cleanup)(void) = NULL;
 
 static inline void die(const char *fmt, ...) {
     va_list ap;
@@ -29,6 +32,7 @@ static inline void die(const char *fmt, ...) {
     vfprintf(stderr, fmt, ap);
     va_end(ap);
     fputc('\n', stderr);
+    if (g_die_cleanup) g_die_cleanup();
     /* _exit: HDF5's exit handlers must not run from inside an H5Literate/H5Aiterate callback */
     fflush(NULL);
     _exit(1);
@@ -280,6 +284,12 @@ static inline int j_value(jparser *q, jv *v) {
         v->t = J_BOOL; q->p += 5;
     } else if (q->end - q->p >= 4 && !strncmp(q->p, "null", 4)) {
         v->t = J_NULL; q->p += 4;
+    } else if (q->end - q->p >= 3 && !strncmp(q->p, "NaN", 3)) { /* Python's json module and zarr-python write these */
+        v->t = J_NUM; v->d = NAN; q->p += 3;
+    } else if (q->end - q->p >= 8 && !strncmp(q->p, "Infinity", 8)) {
+        v->t = J_NUM; v->d = INFINITY; q->p += 8;
+    } else if (q->end - q->p >= 9 && !strncmp(q->p, "-Infinity", 9)) {
+        v->t = J_NUM; v->d = -INFINITY; q->p += 9;
     } else if (c == '-' || (c >= '0' && c <= '9')) {
         const char *s = q->p;
         while (q->p < q->end && (isdigit((unsigned char)*q->p) || strchr("+-.eE", *q->p))) q->p++;
