@@ -910,10 +910,10 @@ static void put_elem(struct sbuf *b, enum kind k, zarr_data_type t, size_t esize
 /* Prints the values of region r of array a (to `out`, which the caller buffers): for --json a flat
  * list; in CDL the rows of `name = ... ;` (the caller printed "name ="), each row annotated with its
  * indices when `annotate`. Returns 0, or 1 after reporting a read error. */
-static int print_values(zarr_array *a, const char *path, zarr_data_type t, size_t esize, const struct region *r,
-                        int level, int annotate) {
+static int print_values(zarr_array *a, const char *path, zarr_data_type t, size_t esize, int fixbytes,
+                        const struct region *r, int level, int annotate) {
     zarr_data_type bt;
-    enum kind k = kind_of(t, &bt);
+    enum kind k = fixbytes ? K_FIXSTR : kind_of(t, &bt);
     size_t rank = r->rank, d, elem = 8, nrows = 1, row;
     uint64_t idx[MAX_RANK], cnt[MAX_RANK], last = rank ? r->count[rank - 1] : 1;
     unsigned char *buf;
@@ -921,6 +921,7 @@ static int print_values(zarr_array *a, const char *path, zarr_data_type t, size_
     zarr_status s;
     struct sbuf e = {0}, note = {0};
 
+    if (fixbytes) bt = t;
     if (k == K_COMPLEX) elem = 16;
     else if (k == K_FIXSTR || k == K_UTF32 || k == K_OPAQUE) elem = esize;
     else if (k == K_BOOL) elem = 1;
@@ -1053,6 +1054,7 @@ struct var {
     int unlimited[MAX_RANK];
     zarr_data_type t;
     int fmt, sharded;
+    int fixbytes; /* Zarr v2 |S<n> (libzarr's raw type r<8n>): shown as NUL-padded strings */
     char *meta, *attrs;
     long long stored; /* -2: not counted, -1: error */
 };
@@ -1086,6 +1088,8 @@ static int load_var(struct var *v, zarr_array *a, const char *name, const char *
         if (v->rank > MAX_RANK) v->rank = 0;
         return report("inspecting", path, s);
     }
+    if (v->fmt == 2 && v->t == ZARR_RAW && (p = member(v->meta, "dtype", &l)) != NULL && !strncmp(p, "\"|S", 3))
+        v->fixbytes = 1;
     v->total = 1;
     for (d = 0; d < v->rank; d++) {
         v->total *= v->grid[d];
@@ -1162,7 +1166,7 @@ static void put_fill_attr(int level, const struct var *v) {
     } else if (v->t == ZARR_STRING && *m == '"') {
         put_compact(&j, m, l);
         type = "string";
-    } else if (v->t == ZARR_NULL_TERMINATED_BYTES || v->t == ZARR_FIXED_UTF32) {
+    } else if (v->t == ZARR_NULL_TERMINATED_BYTES || v->t == ZARR_FIXED_UTF32 || v->fixbytes) {
         unsigned char *b = xmalloc(v->esize);
         struct sbuf e = {0};
         if (zarr_array_fill_value(v->a, b, v->esize) == ZARR_OK) {
@@ -1314,7 +1318,8 @@ static void cdl_declare(int level, const struct var *v) {
     int has_fill = 0;
     indent(level);
     fputc('\t', out);
-    put_cdl_type(v->t, v->esize);
+    if (v->fixbytes) fputs("string", out);
+    else put_cdl_type(v->t, v->esize);
     fprintf(out, " %s", v->name);
     for (d = 0; d < v->rank; d++) {
         char tmp[64];
@@ -1382,7 +1387,7 @@ static void cdl_values_of(int level, const struct var *v) {
         fputs("  ", out);
         col = 2 * level + 2;
     }
-    rc = print_values(v->a, v->path, v->t, v->esize, &r, level, opt_region != NULL);
+    rc = print_values(v->a, v->path, v->t, v->esize, v->fixbytes, &r, level, opt_region != NULL);
     fclose(m);
     out = stdout;
     if (rc == 0) fwrite(mb, 1, ml, out);
@@ -1596,7 +1601,7 @@ static void json_array(struct var *v) {
             fputs(", \"values\": ", out);
             if (!(m = open_memstream(&mb, &ml))) xmalloc((size_t)-1);
             out = m;
-            rc = print_values(v->a, v->path, v->t, v->esize, &r, 0, 0);
+            rc = print_values(v->a, v->path, v->t, v->esize, v->fixbytes, &r, 0, 0);
             fclose(m);
             out = stdout;
             if (rc == 0) fwrite(mb, 1, ml, out);
