@@ -80,11 +80,13 @@ def cdl():
                                      "unlimited_dimensions": [0], "attribute_types": {"units": "char"}}})
     time[:] = [0.0, 6.0]
     lat = root.create_array("lat", shape=(3,), chunks=(3,), dtype="float32", fill_value=float("nan"),
-                            dimension_names=["lat"], attributes={"units": "degrees_north", "_libzarr_hdf5": {
-                                "attribute_types": {"units": "string"}}})
+                            dimension_names=["lat"], attributes={"units": "degrees_north", "_FillValue": "AAAAAAA4j8A=",
+                                                                 "_libzarr_hdf5": {"attribute_types": {
+                                                                     "units": "string", "_FillValue": "float32"}}})
     lat[:] = np.array([-45.0, 0.1, 45.0], dtype="float32")
     lon = root.create_array("lon", shape=(4,), chunks=(4,), dtype="float32", fill_value=float("nan"),
-                            dimension_names=["lon"], attributes={"units": "degrees_east"})
+                            dimension_names=["lon"], attributes={"units": "degrees_east",
+                                                                 "_FillValue": "AAAAAAAA+H8="})  # as xarray writes NaN
     lon[:] = np.array([0, 90, 180, 270], dtype="float32")
     temp = root.create_array("temp", shape=(2, 3, 4), chunks=(1, 3, 4), dtype="int16", fill_value=-32767,
                              dimension_names=["time", "lat", "lon"], attributes={

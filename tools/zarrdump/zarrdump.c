@@ -544,15 +544,48 @@ static void flatten(struct elems *e, const char *v, int depth) {
     while (next_element(&p, &x, &xl)) flatten(e, x, depth + 1);
 }
 
+/* Decodes base64 text (standard alphabet, '=' padding) into out (room for max bytes); returns the byte
+ * count, or -1 when it is not base64 or longer than max. */
+static int base64_decode(const char *s, unsigned char *out, int max) {
+    static const char A[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    unsigned long acc = 0;
+    int bits = 0, n = 0, pad = 0;
+    for (; *s; s++) {
+        const char *c = strchr(A, *s);
+        if (*s == '=') {
+            pad++;
+            continue;
+        }
+        if (!c || pad) return -1;
+        acc = (acc << 6 | (unsigned long)(c - A)) & 0xffffff;
+        if ((bits += 6) >= 8) {
+            bits -= 8;
+            if (n == max) return -1;
+            out[n++] = (unsigned char)(acc >> bits);
+        }
+    }
+    return n;
+}
+
 /* A JSON scalar as a double: numbers, bare NaN/Infinity/-Infinity and the strings "NaN", "Infinity",
- * "-Infinity" (how some writers store them), true/false. Returns 0 when it is none of these. */
+ * "-Infinity" (how some writers store them), true/false, and base64 text of a little-endian float64
+ * (how xarray writes a float _FillValue in Zarr v3). Returns 0 when it is none of these. */
 static int elem_double(const char *v, double *x) {
     if (*v == '"') {
-        if (json_is(v, "NaN")) *x = NAN;
-        else if (json_is(v, "Infinity")) *x = INFINITY;
-        else if (json_is(v, "-Infinity")) *x = -INFINITY;
-        else return 0;
-        return 1;
+        char *t = json_text(v, NULL);
+        unsigned char b[8];
+        int ok = 1;
+        if (!strcmp(t, "NaN")) *x = NAN;
+        else if (!strcmp(t, "Infinity")) *x = INFINITY;
+        else if (!strcmp(t, "-Infinity")) *x = -INFINITY;
+        else if (base64_decode(t, b, 8) == 8) {
+            uint64_t w = 0;
+            int i;
+            for (i = 7; i >= 0; i--) w = w << 8 | b[i];
+            memcpy(x, &w, 8);
+        } else ok = 0;
+        free(t);
+        return ok;
     }
     if (!strncmp(v, "NaN", 3)) *x = NAN;
     else if (!strncmp(v, "Infinity", 8)) *x = INFINITY;
@@ -701,8 +734,9 @@ static void put_attr(int level, const char *var, const char *name, const char *v
 }
 
 /* Prints a node's attributes (the JSON object `attrs`) except _libzarr_hdf5 and _ARRAY_DIMENSIONS,
- * typed by _libzarr_hdf5's attribute_types where it names them. Sets *has_fill when one is _FillValue. */
-static void put_attrs(int level, const char *var, const char *attrs, int *has_fill) {
+ * typed by _libzarr_hdf5's attribute_types where it names them; an untyped _FillValue takes the array's
+ * type `fill_type` (NULL: infer). Sets *has_fill when one is _FillValue. */
+static void put_attrs(int level, const char *var, const char *attrs, int *has_fill, const char *fill_type) {
     size_t hl = 0, tl = 0, vl;
     const char *h = member(attrs, "_libzarr_hdf5", &hl), *types = h ? member(h, "attribute_types", &tl) : NULL;
     const char *p = attrs, *k, *v;
@@ -717,6 +751,7 @@ static void put_attrs(int level, const char *var, const char *attrs, int *has_fi
         }
         if (has_fill && !strcmp(name, "_FillValue")) *has_fill = 1;
         if (types && (t = member(types, name, &l)) != NULL && *t == '"') type = json_text(t, NULL);
+        else if (fill_type && !strcmp(name, "_FillValue")) type = xstrdup(fill_type);
         put_attr(level, var, name, v, vl, type);
         free(type);
         free(name);
@@ -1326,7 +1361,8 @@ static void cdl_declare(int level, const struct var *v) {
         fprintf(out, "%s%s", d ? ", " : "(", dim_name(v, d, tmp, sizeof tmp));
     }
     fputs(v->rank ? ") ;\n" : " ;\n", out);
-    put_attrs(level, v->name, v->attrs, &has_fill);
+    put_attrs(level, v->name, v->attrs, &has_fill,
+              (size_t)v->t < sizeof DTYPE_NAMES / sizeof DTYPE_NAMES[0] ? DTYPE_NAMES[v->t] : NULL);
     if (!has_fill) put_fill_attr(level, v);
     if (opt_storage) {
         if (v->rank) put_sizes(level, v->name, "_ChunkSizes", v->sharded ? v->inner : v->chunks, v->rank);
@@ -1484,7 +1520,7 @@ static void cdl_node(zarr_group *g, struct var *lone, const char *path, const ch
         fputc('\n', out);
         indent(level);
         fputs(level ? "// group attributes:\n" : "// global attributes:\n", out);
-        if (attrs) put_attrs(level, "", attrs, NULL);
+        if (attrs) put_attrs(level, "", attrs, NULL, NULL);
         if (opt_storage && level == 0) {
             indent(level);
             fprintf(out, "\t\t:_ZarrFormat = %d ;\n", fmt);
