@@ -12,7 +12,7 @@ tests/zarrdump/small_v2.zarr (Zarr v2): a group with 'grid' int32 [3, 4] (blosc 
 tests/zarrdump/cdl.zarr (Zarr v3): a small CF-style hierarchy as h5tozarr writes a netCDF-4 file
 (docs/hdf5-netcdf.md, "Conventions"): coordinate variables time (unlimited), lat, lon; packed int16
 'temp' with float32 scale_factor/add_offset and int16 _FillValue typed by _libzarr_hdf5's
-attribute_types; a scalar 'crs'; a string 'station'; a dimension 'nv' no array uses (the group's
+attribute_types; a scalar 'crs'; a string 'station'; an enum's integers 'quality'; a dimension 'nv' no array uses (the group's
 dimensions record); untyped global attributes of every JSON kind; a subgroup 'obs' using the root's
 'lat' and its own 'n'.
 tests/zarrdump/cdl_v2.zarr (Zarr v2, _ARRAY_DIMENSIONS): a fixed-length string array (|S5), float32 values that need 7 digits, float64 values that need 15, and untyped attributes netCDF-C's
@@ -106,6 +106,10 @@ def cdl():
     crs[()] = 1
     st = root.create_array("station", shape=(3,), chunks=(3,), dtype=str, fill_value="", dimension_names=["lat"])
     st[:] = np.array(["south pole's", "equator\ttab", "n\u00f6rth"], dtype=object)
+    q = root.create_array("quality", shape=(3,), chunks=(3,), dtype="int8", fill_value=0, dimension_names=["lat"],
+                          attributes={"_libzarr_hdf5": {"enum": {"base": "int8", "members": {"GOOD": 0, "BAD": 1,
+                                                                                          "UNKNOWN": -1}}}})
+    q[:] = [0, 1, -1]
     obs = root.create_group("obs", attributes={"source": "buoys"})
     o = obs.create_array("obs_lat", shape=(3, 2), chunks=(3, 2), dtype="float64", fill_value=0.0,
                          dimension_names=["lat", "n"])

@@ -369,7 +369,7 @@ def variables():
     out, _ = run("-v", "temp,obs/obs_lat", "cdl.zarr")
     groups = parse_cdl(out)
     assert list(groups[""]["data"]) == ["temp"] and list(groups["obs"]["data"]) == ["obs_lat"], groups
-    assert len(groups[""]["vars"]) == 6, groups[""]["vars"]  # the header shows every variable
+    assert len(groups[""]["vars"]) == 7, groups[""]["vars"]  # the header shows every variable
     root = zarr.open_group(str(HERE / "cdl.zarr"), mode="r")
     assert groups[""]["data"]["temp"] == root["temp"][...].ravel().tolist()
     # an array path given directly: -v takes its name
@@ -400,6 +400,7 @@ def typed_attributes():
                  "lon:_FillValue = NaNf ;", "time:_FillValue = NaN ;",
                  ":title = \"zarrdump\\'s \\\"CDL\\\" fixture\" ;"):
         assert "\t" + line + "\n" in out or "\t\t" + line + "\n" in out, (line, out)
+    assert "\t\tquality:_FillValue = 0b ;\n\t\t// enum: GOOD = 0, BAD = 1, UNKNOWN = -1\n" in out, out
     assert "_libzarr_hdf5" not in out and "_ARRAY_DIMENSIONS" not in run("cdl_v2.zarr")[0]
     # temp has its own _FillValue attribute: the Zarr fill value is not printed again
     assert out.count("temp:_FillValue") == 1

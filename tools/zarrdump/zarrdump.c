@@ -1348,6 +1348,28 @@ static void put_json_attr(int level, const char *var, const char *att, const cha
     free(c.s);
 }
 
+/* For an array holding an HDF5 enum's integers (_libzarr_hdf5.enum), a comment naming the members:
+ * `// enum: RED = 0, GREEN = 1`. */
+static void put_enum_note(int level, const struct var *v) {
+    size_t l, vl;
+    const char *h = member(v->attrs, "_libzarr_hdf5", &l), *e = h ? member(h, "enum", &l) : NULL;
+    const char *m = e ? member(e, "members", &l) : NULL, *p = m, *k, *x;
+    int first = 1;
+    if (!m || *m != '{') return;
+    indent(level);
+    fputs("\t\t// enum:", out);
+    while (next_member(&p, &k, &x, &vl)) {
+        char *name = json_text(k, NULL);
+        struct sbuf n = {0};
+        put_compact(&n, x, vl);
+        fprintf(out, "%s %s = %s", first ? "" : ",", name, n.s ? n.s : "");
+        first = 0;
+        free(n.s);
+        free(name);
+    }
+    fputc('\n', out);
+}
+
 static void cdl_declare(int level, const struct var *v) {
     size_t d;
     int has_fill = 0;
@@ -1364,6 +1386,7 @@ static void cdl_declare(int level, const struct var *v) {
     put_attrs(level, v->name, v->attrs, &has_fill,
               (size_t)v->t < sizeof DTYPE_NAMES / sizeof DTYPE_NAMES[0] ? DTYPE_NAMES[v->t] : NULL);
     if (!has_fill) put_fill_attr(level, v);
+    put_enum_note(level, v);
     if (opt_storage) {
         if (v->rank) put_sizes(level, v->name, "_ChunkSizes", v->sharded ? v->inner : v->chunks, v->rank);
         if (v->sharded) put_sizes(level, v->name, "_ShardSizes", v->chunks, v->rank);
