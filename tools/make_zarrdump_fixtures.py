@@ -19,6 +19,8 @@ tests/zarrdump/cdl_v2.zarr (Zarr v2, _ARRAY_DIMENSIONS): a fixed-length string a
 NCZarr reads (the test compares zarrdump's CDL with netCDF4-python's view of this hierarchy).
 tests/zarrdump/strings.zarr (Zarr v3: null_terminated_bytes, fixed_length_utf32) and strings_v2.zarr
 (Zarr v2: |S5, <U3): fixed-length strings.
+tests/zarrdump/structs.zarr (Zarr v3 struct) and structs_v2.zarr (v2 structured dtype): 'rec' with an
+int32, a float64 and an |S4 field.
 tests/zarrdump/nan_attrs.zarr (Zarr v3): attributes holding the bare JSON tokens NaN, Infinity,
 -Infinity (as zarr-python writes them), typed float32 and float64.
 tests/zarrdump/corrupt.zarr (Zarr v3): 'ok' and 'bad' float64 [4]; bad's one chunk is not zstd.
@@ -144,6 +146,16 @@ def strings():
         u[:] = ["a", "\u00e9t\u00e9", "xyz"]
 
 
+def structs():
+    dt = np.dtype([("x", "<i4"), ("y", "<f8"), ("name", "S4")])
+    for fmt, name in ((3, "structs.zarr"), (2, "structs_v2.zarr")):
+        path = OUT / name
+        shutil.rmtree(path, ignore_errors=True)
+        root = zarr.open_group(str(path), mode="w", zarr_format=fmt)
+        a = root.create_array("rec", shape=(2,), chunks=(2,), dtype=dt, fill_value=np.zeros((), dtype=dt)[()])
+        a[:] = np.array([(1, 2.5, b"ab"), (-3, 0.1, b"cdef")], dtype=dt)
+
+
 def nan_attrs():
     path = OUT / "nan_attrs.zarr"
     shutil.rmtree(path, ignore_errors=True)
@@ -172,6 +184,7 @@ if __name__ == "__main__":
     cdl()
     cdl_v2()
     strings()
+    structs()
     nan_attrs()
     corrupt()
-    print(f"wrote {OUT}/small.zarr, small_v2.zarr, cdl.zarr, cdl_v2.zarr, strings.zarr, strings_v2.zarr, nan_attrs.zarr and corrupt.zarr")
+    print(f"wrote {OUT}/small.zarr, small_v2.zarr, cdl.zarr, cdl_v2.zarr, strings.zarr, strings_v2.zarr, structs.zarr, structs_v2.zarr, nan_attrs.zarr and corrupt.zarr")

@@ -508,6 +508,20 @@ def json_strings():
             assert a["data"]["values"] == want, (fixture, a["path"], a["data"]["values"], want)
 
 
+def structs():
+    """Structured elements as ncdump prints compounds ({x, y, "name"}), and as JSON objects, against zarr-python."""
+    for fixture in ("structs.zarr", "structs_v2.zarr"):
+        z = zarr.open_group(str(HERE / fixture), mode="r")["rec"]
+        vals = z[...]
+        out, _ = run("-v", "rec", fixture)
+        want = ", ".join(f'{{{int(r["x"])}, {float(r["y"]):.15g}, "{r["name"].decode()}"}}' for r in vals)
+        assert f"\n rec = {want} ;\n" in out, (fixture, out, want)
+        assert "\tstruct rec(_Anonymous_Dim_2) ;\n" in out, out
+        out, _ = run("--json", "-v", "rec", fixture)
+        got = json.loads(out)["children"][0]["data"]["values"]
+        assert got == [{"x": int(r["x"]), "y": float(r["y"]), "name": r["name"].decode()} for r in vals], (fixture, got)
+
+
 def help_and_errors():
     out, _ = run("--help")
     for section in ("NAME", "SYNOPSIS", "DESCRIPTION", "OPTIONS", "EXIT STATUS", "EXAMPLES", "--json", "-d, --data",
@@ -535,7 +549,7 @@ def main():
     for fn in (text_small, text_small_v2, text_data, text_storage, text_cdl, text_strings, cdl_vs_zarr_python,
                float_digits, header_only, coordinates, variables, unknown_variable, typed_attributes,
                nan_attributes, corrupt_chunk, storage_vs_zarr_python, cdl_vs_netcdf_c, json_small, json_small_v2,
-               json_values, json_strings, help_and_errors):
+               json_values, json_strings, structs, help_and_errors):
         case(fn)
     print(f"{passed} passed, {len(failures)} failed")
     sys.exit(1 if failures else 0)

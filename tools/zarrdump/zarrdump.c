@@ -211,10 +211,9 @@ static int next_member(const char **p, const char **key, const char **value, siz
     return 1;
 }
 
-/* Iterates over the elements of the JSON array at *p (first call: *p at '['); returns 0 at the end. */
+/* Iterates over the elements of a JSON array (first call: *p just after its '['); returns 0 at the end. */
 static int next_element(const char **p, const char **value, size_t *vlen) {
     const char *q = skip_ws(*p), *ve;
-    if (*q == '[') q = skip_ws(q + 1);
     if (!*q || *q == ']') return 0;
     *value = q;
     ve = skip_value(q);
@@ -541,6 +540,7 @@ static void flatten(struct elems *e, const char *v, int depth) {
         return;
     }
     if (depth) e->nested = 1;
+    p = v + 1;
     while (next_element(&p, &x, &xl)) flatten(e, x, depth + 1);
 }
 
@@ -873,8 +873,99 @@ static void put_text(struct sbuf *b, const char *s, size_t n) {
     else cdl_string(b, s, n);
 }
 
+static void put_elem(struct sbuf *b, enum kind k, zarr_data_type t, size_t esize, const unsigned char *buf, size_t i,
+                     zarr_array *a);
+
+/* The Zarr v2 "dtype" of the array whose values are being printed (NULL for v3): libzarr reads a
+ * structured field |S<n> as raw bytes, which this shows as the string it is. */
+static const char *cur_v2_dtype;
+
+static int v2_field_is_string(size_t f) {
+    const char *p = cur_v2_dtype, *x, *y;
+    size_t l, i;
+    if (!p || *p++ != '[') return 0;
+    for (i = 0; next_element(&p, &x, &l); i++)
+        if (i == f) {
+            const char *q = x + 1;
+            return *x == '[' && next_element(&q, &y, &l) && next_element(&q, &y, &l) && !strncmp(y, "\"|S", 3);
+        }
+    return 0;
+}
+
+/* The size of one value of a field type whose values print as numbers; 0 for the others. */
+static size_t scalar_size(zarr_data_type t) {
+    switch (t) {
+        case ZARR_BOOL: case ZARR_INT8: case ZARR_UINT8: return 1;
+        case ZARR_INT16: case ZARR_UINT16: return 2;
+        case ZARR_INT32: case ZARR_UINT32: case ZARR_FLOAT32: return 4;
+        case ZARR_INT64: case ZARR_UINT64: case ZARR_FLOAT64: return 8;
+        default: return 0;
+    }
+}
+
+/* One structured element at p: {f1, f2, ...} in CDL (as ncdump prints a compound), an object in JSON. A
+ * subarray field is a list of its items; fields of other types (nested structs, raw) are hex. */
+static void put_struct(struct sbuf *b, zarr_array *a, const unsigned char *p, size_t esize) {
+    size_t nf = 0, f;
+    if (zarr_array_num_fields(a, &nf) != ZARR_OK || nf == 0) {
+        put_hex(b, p, esize);
+        return;
+    }
+    sb_puts(b, "{");
+    for (f = 0; f < nf; f++) {
+        const char *name = NULL;
+        zarr_data_type ft;
+        size_t off = 0, size = 0, ss, n, j;
+        if (zarr_array_field(a, f, &name, &ft, &off, &size) != ZARR_OK || off + size > esize) break;
+        if (f) sb_puts(b, ", ");
+        if (opt_json) {
+            json_quote(b, name, strlen(name));
+            sb_puts(b, ": ");
+        }
+        ss = scalar_size(ft);
+        n = ss ? size / ss : 1;
+        if (n != 1) sb_puts(b, "[");
+        for (j = 0; j < n; j++) {
+            const unsigned char *q = p + off + j * ss;
+            union {
+                int8_t i8; int16_t i16; int32_t i32; int64_t i64; uint8_t u8; uint16_t u16; uint32_t u32;
+                uint64_t u64; float f32; double f64;
+            } x;
+            if (j) sb_puts(b, ", ");
+            if (ss) memcpy(&x, q, ss);
+            switch (ft) {
+                case ZARR_BOOL: sb_puts(b, x.u8 ? "true" : "false"); break;
+                case ZARR_INT8: sb_printf(b, "%d", x.i8); break;
+                case ZARR_INT16: sb_printf(b, "%d", x.i16); break;
+                case ZARR_INT32: sb_printf(b, "%ld", (long)x.i32); break;
+                case ZARR_INT64: sb_printf(b, "%lld", (long long)x.i64); break;
+                case ZARR_UINT8: sb_printf(b, "%u", x.u8); break;
+                case ZARR_UINT16: sb_printf(b, "%u", x.u16); break;
+                case ZARR_UINT32: sb_printf(b, "%lu", (unsigned long)x.u32); break;
+                case ZARR_UINT64: sb_printf(b, "%llu", (unsigned long long)x.u64); break;
+                case ZARR_FLOAT32:
+                    if (opt_json) put_float(b, x.f32);
+                    else fmt_float(b, x.f32, 1, 0);
+                    break;
+                case ZARR_FLOAT64:
+                    if (opt_json) put_float(b, x.f64);
+                    else fmt_float(b, x.f64, 0, 0);
+                    break;
+                case ZARR_NULL_TERMINATED_BYTES: put_elem(b, K_FIXSTR, ft, size, p + off, 0, a); break;
+                case ZARR_FIXED_UTF32: put_elem(b, K_UTF32, ft, size, p + off, 0, a); break;
+                default:
+                    if (ft == ZARR_RAW && v2_field_is_string(f)) put_elem(b, K_FIXSTR, ft, size, p + off, 0, a);
+                    else put_hex(b, p + off, size);
+            }
+        }
+        if (n != 1) sb_puts(b, "]");
+    }
+    sb_puts(b, "}");
+}
+
 /* One element of a row buffer, as text. */
-static void put_elem(struct sbuf *b, enum kind k, zarr_data_type t, size_t esize, const unsigned char *buf, size_t i) {
+static void put_elem(struct sbuf *b, enum kind k, zarr_data_type t, size_t esize, const unsigned char *buf, size_t i,
+                     zarr_array *a) {
     switch (k) {
         case K_BOOL:
             sb_puts(b, buf[i] ? "true" : "false");
@@ -937,7 +1028,10 @@ static void put_elem(struct sbuf *b, enum kind k, zarr_data_type t, size_t esize
             free(u.s);
             break;
         }
-        case K_OPAQUE: put_hex(b, buf + i * esize, esize); break;
+        case K_OPAQUE:
+            if (t == ZARR_STRUCT) put_struct(b, a, buf + i * esize, esize);
+            else put_hex(b, buf + i * esize, esize);
+            break;
         case K_VLEN: break; /* read separately */
     }
 }
@@ -1021,7 +1115,7 @@ static int print_values(zarr_array *a, const char *path, zarr_data_type t, size_
                     free(buf), free(e.s), free(note.s);
                     return report("reading", path, s);
                 }
-                put_elem(&e, k, t, esize, buf, i);
+                put_elem(&e, k, t, esize, buf, i, a);
             }
             if (opt_json) {
                 if (!first) fputs(", ", out);
@@ -1134,12 +1228,12 @@ static int load_var(struct var *v, zarr_array *a, const char *name, const char *
             zarr_string_free(n);
         }
     }
-    if (v->fmt == 2 && (p = member(v->attrs, "_ARRAY_DIMENSIONS", &l)) != NULL && *p == '[') {
+    if (v->fmt == 2 && (p = member(v->attrs, "_ARRAY_DIMENSIONS", &l)) != NULL && *p++ == '[') {
         for (d = 0; d < v->rank && next_element(&p, &x, &l); d++)
             if (*x == '"') v->dims[d] = json_text(x, NULL);
     }
     if ((h = member(v->attrs, "_libzarr_hdf5", &l)) != NULL && (p = member(h, "unlimited_dimensions", &l)) != NULL &&
-        *p == '[') {
+        *p++ == '[') {
         while (next_element(&p, &x, &l)) {
             long k = strtol(x, NULL, 10);
             if (k >= 0 && (size_t)k < v->rank) v->unlimited[k] = 1;
@@ -1207,7 +1301,7 @@ static void put_fill_attr(int level, const struct var *v) {
         if (zarr_array_fill_value(v->a, b, v->esize) == ZARR_OK) {
             int saved = opt_json;
             opt_json = 1; /* as a JSON string */
-            put_elem(&e, v->t == ZARR_FIXED_UTF32 ? K_UTF32 : K_FIXSTR, v->t, v->esize, b, 0);
+            put_elem(&e, v->t == ZARR_FIXED_UTF32 ? K_UTF32 : K_FIXSTR, v->t, v->esize, b, 0, v->a);
             opt_json = saved;
             sb_puts(&j, e.s);
         }
@@ -1407,7 +1501,7 @@ static void cdl_declare(int level, const struct var *v) {
  * half-printed line. */
 static void cdl_values_of(int level, const struct var *v) {
     struct region r;
-    size_t d;
+    size_t d, dl;
     int rc;
     char *mb = NULL;
     size_t ml = 0;
@@ -1446,6 +1540,7 @@ static void cdl_values_of(int level, const struct var *v) {
         fputs("  ", out);
         col = 2 * level + 2;
     }
+    cur_v2_dtype = v->fmt == 2 ? member(v->meta, "dtype", &dl) : NULL;
     rc = print_values(v->a, v->path, v->t, v->esize, v->fixbytes, &r, level, opt_region != NULL);
     fclose(m);
     out = stdout;
@@ -1645,7 +1740,7 @@ static void json_array(struct var *v) {
             fputs(", \"data\": null", out);
         } else {
             char *mb = NULL;
-            size_t ml = 0;
+            size_t ml = 0, dl;
             FILE *m;
             if (!opt_region) {
                 r.rank = v->rank;
@@ -1660,6 +1755,7 @@ static void json_array(struct var *v) {
             fputs(", \"values\": ", out);
             if (!(m = open_memstream(&mb, &ml))) xmalloc((size_t)-1);
             out = m;
+            cur_v2_dtype = v->fmt == 2 ? member(v->meta, "dtype", &dl) : NULL;
             rc = print_values(v->a, v->path, v->t, v->esize, v->fixbytes, &r, 0, 0);
             fclose(m);
             out = stdout;
