@@ -1240,7 +1240,8 @@ static int load_var(struct var *v, zarr_array *a, const char *name, const char *
             if (k >= 0 && (size_t)k < v->rank) v->unlimited[k] = 1;
         }
     }
-    v->stored = opt_count ? count_stored(a, v->grid, v->rank, v->total) : -2;
+    /* counted only where it is shown (one existence check per chunk) */
+    v->stored = opt_count && (opt_json || opt_storage) ? count_stored(a, v->grid, v->rank, v->total) : -2;
     return 0;
 }
 
