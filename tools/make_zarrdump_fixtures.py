@@ -15,7 +15,7 @@ tests/zarrdump/cdl.zarr (Zarr v3): a small CF-style hierarchy as h5tozarr writes
 attribute_types; a scalar 'crs'; a string 'station'; an enum's integers 'quality'; a dimension 'nv' no array uses (the group's
 dimensions record); untyped global attributes of every JSON kind; a subgroup 'obs' using the root's
 'lat' and its own 'n'.
-tests/zarrdump/cdl_v2.zarr (Zarr v2, _ARRAY_DIMENSIONS): a fixed-length string array (|S5), float32 values that need 7 digits, float64 values that need 15, and untyped attributes netCDF-C's
+tests/zarrdump/cdl_v2.zarr (Zarr v2, _ARRAY_DIMENSIONS): a fixed-length string array (|S5), float32 values that need 7 digits, float64 values that need 15 (one row of 40, wrapped), and untyped attributes netCDF-C's
 NCZarr reads (the test compares zarrdump's CDL with netCDF4-python's view of this hierarchy).
 tests/zarrdump/strings.zarr (Zarr v3: null_terminated_bytes, fixed_length_utf32) and strings_v2.zarr
 (Zarr v2: |S5, <U3): fixed-length strings.
@@ -130,6 +130,9 @@ def cdl_v2():
     d = root.create_array("d", shape=(3,), chunks=(3,), dtype="<f8", fill_value=-9999.0,
                           attributes={"_ARRAY_DIMENSIONS": ["x"]})
     d[:] = [0.1, 1 / 3, 2.0 ** 60]
+    w = root.create_array("wide", shape=(40,), chunks=(40,), dtype="<f8", fill_value=0.0,
+                          attributes={"_ARRAY_DIMENSIONS": ["w"]})
+    w[:] = np.linspace(0, 1, 40)  # a row longer than 80 columns: wrapped
     s = root.create_array("fs", shape=(2,), chunks=(2,), dtype="|S5", fill_value=b"", attributes={"_ARRAY_DIMENSIONS": ["y"]})
     s[:] = [b"ab", b"cdefg"]
 

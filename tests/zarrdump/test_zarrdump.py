@@ -342,6 +342,18 @@ def float_digits():
     assert "0.10000000149" not in text, text  # what %.17g printed before
 
 
+def wrapping():
+    """Rows wrap at 80 columns with no trailing blanks; wrapped values still read back (cdl_vs_zarr_python)."""
+    for fixture in ("cdl_v2.zarr", "cdl.zarr", "small.zarr"):
+        out, _ = run(fixture)
+        for line in out.splitlines():
+            assert len(line.expandtabs(8)) <= 80 or "_Codecs" in line, (fixture, line)
+            assert line == line.rstrip(), (fixture, repr(line))
+    out, _ = run("-v", "wide", "cdl_v2.zarr")
+    rows = out[out.index(" wide ="):].splitlines()
+    assert len(rows) > 5 and all(r.startswith("    ") for r in rows[1:-1]), rows
+
+
 def header_only():
     full, _ = run("cdl.zarr")
     head, _ = run("-h", "cdl.zarr")
@@ -547,7 +559,7 @@ def main():
         print(f"FAIL: set ZARRDUMP to the zarrdump program (got {ZARRDUMP!r})")
         sys.exit(1)
     for fn in (text_small, text_small_v2, text_data, text_storage, text_cdl, text_strings, cdl_vs_zarr_python,
-               float_digits, header_only, coordinates, variables, unknown_variable, typed_attributes,
+               float_digits, wrapping, header_only, coordinates, variables, unknown_variable, typed_attributes,
                nan_attributes, corrupt_chunk, storage_vs_zarr_python, cdl_vs_netcdf_c, json_small, json_small_v2,
                json_values, json_strings, structs, help_and_errors):
         case(fn)

@@ -658,7 +658,7 @@ static int cdl_values(struct sbuf *b, const char *v, size_t vl, const struct aty
             all_bool &= !strncmp(x, "true", 4) || !strncmp(x, "false", 5);
             all_str &= *x == '"';
         }
-        if (all_str && e.n == 1 && *v == '"') ty = atype_named("char");
+        if ((all_str && e.n == 1 && *v == '"') || (*v == '[' && e.n == 0)) ty = atype_named("char");
         else if (all_bool && !e.nested) ty = atype_named("uint8");
         else if (all_num && !e.nested && !all_int) ty = atype_named("float64");
         else if (all_num && !e.nested) {
@@ -682,7 +682,7 @@ static int cdl_values(struct sbuf *b, const char *v, size_t vl, const struct aty
             return 1;
         }
     }
-    if (e.n == 0) {
+    if (e.n == 0) { /* an empty list: shown as ncdump shows an empty attribute */
         sb_puts(b, "\"\"");
         free(e.v);
         return ty->cls == 'S' || ty->cls == 'C';
@@ -840,12 +840,17 @@ struct fill {
 
 static int col; /* CDL: the output column, for wrapping at 80 columns as ncdump does */
 
-static void lput(const char *s, size_t n, int level) {
-    if (col + (int)n > 78 && n > 2) {
-        fputc('\n', out);
+/* Prints one value of a row, after a comma when it is not the row's first (`more`); a value that would
+ * pass column 78 (with its comma) starts a continuation line. */
+static void lput(const char *s, size_t n, int level, int more) {
+    if (more && col + (int)n + 3 > 78) {
+        fputs(",\n", out);
         indent(level);
         fputs("    ", out);
         col = 2 * level + 4;
+    } else if (more) {
+        fputs(", ", out);
+        col += 2;
     }
     fwrite(s, 1, n, out);
     col += (int)n;
@@ -1122,8 +1127,7 @@ static int print_values(zarr_array *a, const char *path, zarr_data_type t, size_
                 if (!first) fputs(", ", out);
                 fputs(e.s, out);
             } else {
-                if (i + 1 < last) sb_puts(&e, ", ");
-                lput(e.s, e.n, level);
+                lput(e.s, e.n, level, i > 0);
             }
             first = 0;
         }
