@@ -18,7 +18,7 @@ dimensions record); untyped global attributes of every JSON kind; a subgroup 'ob
 tests/zarrdump/cdl_v2.zarr (Zarr v2, _ARRAY_DIMENSIONS): a fixed-length string array (|S5), float32 values that need 7 digits, float64 values that need 15 (one row of 40, wrapped), and untyped attributes netCDF-C's
 NCZarr reads (the test compares zarrdump's CDL with netCDF4-python's view of this hierarchy).
 tests/zarrdump/strings.zarr (Zarr v3: null_terminated_bytes, fixed_length_utf32) and strings_v2.zarr
-(Zarr v2: |S5, <U3): fixed-length strings.
+(Zarr v2: |S5, <U3): fixed-length strings; group attributes whose names CDL escapes.
 tests/zarrdump/structs.zarr (Zarr v3 struct) and structs_v2.zarr (v2 structured dtype): 'rec' with an
 int32, a float64 and an |S4 field.
 tests/zarrdump/nan_attrs.zarr (Zarr v3): attributes holding the bare JSON tokens NaN, Infinity,
@@ -141,7 +141,7 @@ def strings():
     for fmt, name in ((3, "strings.zarr"), (2, "strings_v2.zarr")):
         path = OUT / name
         shutil.rmtree(path, ignore_errors=True)
-        root = zarr.open_group(str(path), mode="w", zarr_format=fmt)
+        root = zarr.open_group(str(path), mode="w", zarr_format=fmt, attributes={"two words": "x", "3d": 1})
         dims = {"dimension_names": ["n"]} if fmt == 3 else {"attributes": {"_ARRAY_DIMENSIONS": ["n"]}}
         s = root.create_array("fixed_bytes", shape=(3,), chunks=(3,), dtype="|S5", fill_value=b"", **dims)
         s[:] = [b"ab", b"cdefg", b'q"\\']

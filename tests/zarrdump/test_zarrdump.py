@@ -265,6 +265,8 @@ def text_cdl():
 
 def text_strings():
     expect("strings.expected.txt", "strings.zarr")
+    out, _ = run("-h", "strings.zarr")  # names escaped as ncdump escapes them
+    assert '\t\t:two\\ words = "x" ;\n' in out and "\t\t:\\3d = 1 ;\n" in out, out
     out, _ = run("strings_v2.zarr")
     assert out == (HERE / "strings.expected.txt").read_text().replace("netcdf strings {", "netcdf strings_v2 {"), out
 

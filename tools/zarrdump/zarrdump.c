@@ -378,6 +378,25 @@ static void cdl_string(struct sbuf *b, const char *s, size_t n) {
     sb_add(b, "\"", 1);
 }
 
+/* A name as CDL writes it (as ncdump does): characters other than letters, digits, '_', '.', '@', '+',
+ * '-' and non-ASCII bytes are escaped with a backslash, and so is a leading digit. The result lives
+ * in one of four rotating buffers (enough for one output line). */
+static const char *nm(const char *name) {
+    static struct sbuf ring[4];
+    static int next;
+    struct sbuf *b = &ring[next++ & 3];
+    const unsigned char *p;
+    b->n = 0;
+    sb_add(b, "", 0);
+    for (p = (const unsigned char *)name; *p; p++) {
+        int plain = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || *p == '_' || *p == '.' ||
+                    *p == '@' || *p == '+' || *p == '-' || *p >= 0x80 || (*p >= '0' && *p <= '9' && p != (const unsigned char *)name);
+        if (!plain) sb_add(b, "\\", 1);
+        sb_add(b, (const char *)p, 1);
+    }
+    return b->s;
+}
+
 static void put_dims(const uint64_t *v, size_t n) {
     size_t i;
     fputc('[', out);
@@ -730,7 +749,7 @@ static void put_attr(int level, const char *var, const char *name, const char *v
         if (!cdl_values(&b, v, vl, NULL, &string_type)) b.n = 0;
     }
     indent(level);
-    fprintf(out, "\t\t%s%s:%s = %s ;\n", string_type ? "string " : "", var, name, b.s ? b.s : "\"\"");
+    fprintf(out, "\t\t%s%s:%s = %s ;\n", string_type ? "string " : "", nm(var), nm(name), b.s ? b.s : "\"\"");
     free(b.s);
 }
 
@@ -1396,7 +1415,7 @@ static void scope_build(struct scope *s, const char *group_attrs, const struct v
                     g->size = vars[i].shape[d];
                     g->user = xstrdup(vars[i].name);
                 } else if (g->size != vars[i].shape[d]) {
-                    sb_printf(&s->notes, "\t// dimension %s: size %llu in ", name, (unsigned long long)vars[i].shape[d]);
+                    sb_printf(&s->notes, "\t// dimension %s: size %llu in ", nm(name), (unsigned long long)vars[i].shape[d]);
                     sb_puts(&s->notes, vars[i].name);
                     sb_printf(&s->notes, ", %llu in ", (unsigned long long)g->size);
                     sb_puts(&s->notes, g->user);
@@ -1430,7 +1449,7 @@ static int wants_values(const struct var *v) {
 static void put_sizes(int level, const char *var, const char *att, const uint64_t *v, size_t n) {
     size_t d;
     indent(level);
-    fprintf(out, "\t\t%s:%s = ", var, att);
+    fprintf(out, "\t\t%s:%s = ", nm(var), att);
     for (d = 0; d < n; d++) fprintf(out, "%s%llu", d ? ", " : "", (unsigned long long)v[d]);
     fputs(" ;\n", out);
 }
@@ -1443,7 +1462,7 @@ static void put_json_attr(int level, const char *var, const char *att, const cha
     else sb_puts(&j, "null");
     cdl_string(&c, j.s, j.n);
     indent(level);
-    fprintf(out, "\t\t%s:%s = %s ;\n", var, att, c.s);
+    fprintf(out, "\t\t%s:%s = %s ;\n", nm(var), att, c.s);
     free(j.s);
     free(c.s);
 }
@@ -1477,10 +1496,10 @@ static void cdl_declare(int level, const struct var *v) {
     fputc('\t', out);
     if (v->fixbytes) fputs("string", out);
     else put_cdl_type(v->t, v->esize);
-    fprintf(out, " %s", v->name);
+    fprintf(out, " %s", nm(v->name));
     for (d = 0; d < v->rank; d++) {
         char tmp[64];
-        fprintf(out, "%s%s", d ? ", " : "(", dim_name(v, d, tmp, sizeof tmp));
+        fprintf(out, "%s%s", d ? ", " : "(", nm(dim_name(v, d, tmp, sizeof tmp)));
     }
     fputs(v->rank ? ") ;\n" : " ;\n", out);
     put_attrs(level, v->name, v->attrs, &has_fill,
@@ -1497,7 +1516,7 @@ static void cdl_declare(int level, const struct var *v) {
         }
         if (v->stored >= 0) {
             indent(level);
-            fprintf(out, "\t\t%s:_StoredChunks = %lld ; // %s, of %llu in the grid\n", v->name, v->stored,
+            fprintf(out, "\t\t%s:_StoredChunks = %lld ; // %s, of %llu in the grid\n", nm(v->name), v->stored,
                     v->sharded ? "shards" : "chunks", (unsigned long long)v->total);
         }
     }
@@ -1536,7 +1555,7 @@ static void cdl_values_of(int level, const struct var *v) {
     out = m;
     fputc('\n', out);
     indent(level);
-    fprintf(out, " %s =", v->name);
+    fprintf(out, " %s =", nm(v->name));
     if (r.rank <= 1) {
         fputc(' ', out);
         col = 2 * level + (int)strlen(v->name) + 4;
@@ -1619,16 +1638,16 @@ static void cdl_node(zarr_group *g, struct var *lone, const char *path, const ch
     scope_build(&s, attrs, vars, nvars);
 
     indent(level - (level > 0));
-    if (level == 0) fprintf(out, "netcdf %s {\n", name);
-    else fprintf(out, "group: %s {\n", name);
+    if (level == 0) fprintf(out, "netcdf %s {\n", nm(name));
+    else fprintf(out, "group: %s {\n", nm(name));
     if (s.n) {
         indent(level);
         fputs("dimensions:\n", out);
         for (i = 0; i < s.n; i++) {
             indent(level);
             if (s.d[i].unlimited)
-                fprintf(out, "\t%s = UNLIMITED ; // (%llu currently)\n", s.d[i].name, (unsigned long long)s.d[i].size);
-            else fprintf(out, "\t%s = %llu ;\n", s.d[i].name, (unsigned long long)s.d[i].size);
+                fprintf(out, "\t%s = UNLIMITED ; // (%llu currently)\n", nm(s.d[i].name), (unsigned long long)s.d[i].size);
+            else fprintf(out, "\t%s = %llu ;\n", nm(s.d[i].name), (unsigned long long)s.d[i].size);
         }
         if (s.notes.s) {
             indent(level);
@@ -1673,7 +1692,7 @@ static void cdl_node(zarr_group *g, struct var *lone, const char *path, const ch
     }
     indent(level);
     if (level == 0) fputs("}\n", out);
-    else fprintf(out, "} // group %s\n", name);
+    else fprintf(out, "} // group %s\n", nm(name));
     if (g) {
         for (i = 0; i < nvars; i++) free_var(&vars[i]);
         free(vars);
