@@ -564,9 +564,9 @@ static void flatten(struct elems *e, const char *v, int depth) {
     while (next_element(&p, &x, &xl)) flatten(e, x, depth + 1);
 }
 
-/* Decodes base64 text (standard alphabet, '=' padding) into out (room for max bytes); returns the byte
+/* Decodes base64 text (standard alphabet, '=' padding) into dst (room for max bytes); returns the byte
  * count, or -1 when it is not base64 or longer than max. */
-static int base64_decode(const char *s, unsigned char *out, int max) {
+static int base64_decode(const char *s, unsigned char *dst, int max) {
     static const char A[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     unsigned long acc = 0;
     int bits = 0, n = 0, pad = 0;
@@ -581,7 +581,7 @@ static int base64_decode(const char *s, unsigned char *out, int max) {
         if ((bits += 6) >= 8) {
             bits -= 8;
             if (n == max) return -1;
-            out[n++] = (unsigned char)(acc >> bits);
+            dst[n++] = (unsigned char)(acc >> bits);
         }
     }
     return n;
