@@ -183,7 +183,7 @@ impl Consolidated {
 fn read_json(store: &dyn Store, key: &str) -> Result<Option<Value>> {
     match store.get(key)? {
         None => Ok(None),
-        Some(bytes) => metadata::parse_json(&bytes).map(Some).map_err(|e| e.context(store.location(key))),
+        Some(bytes) => metadata::parse_json_at(&bytes, key).map(Some).map_err(|e| e.context(store.location(key))),
     }
 }
 
@@ -229,7 +229,9 @@ fn collect(store: &dyn Store, path: &str, rel: &str, zarr_format: u8, out: &mut 
 /// zarr-python puts it (before `node_type`).
 fn with_consolidated(doc: &Value, entries: Map<String, Value>) -> Value {
     let mut out = Map::new();
-    let cm = serde_json::json!({"kind": "inline", "must_understand": false, "metadata": Value::Object(entries)});
+    // placed, not serialised by `json!`, which refuses attributes' bare NaN / Infinity (see json_text)
+    let mut cm = serde_json::json!({"kind": "inline", "must_understand": false});
+    cm["metadata"] = Value::Object(entries);
     let mut placed = false;
     for (k, v) in doc.as_object().into_iter().flatten() {
         match k.as_str() {
@@ -284,7 +286,8 @@ pub fn write(store: &dyn Store, path: &str, zarr_format: u8, group_doc: &Value) 
                     }
                 }
             }
-            let zmeta = serde_json::json!({"metadata": Value::Object(docs), "zarr_consolidated_format": 1});
+            let mut zmeta = serde_json::json!({"metadata": {}, "zarr_consolidated_format": 1});
+            zmeta["metadata"] = Value::Object(docs); // not through `json!` (bare NaN attributes)
             store.set(&node::key(path, ".zmetadata"), &metadata::to_bytes(&zmeta))?;
             Ok((group_doc.clone(), snapshot))
         }

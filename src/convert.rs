@@ -36,7 +36,7 @@ pub fn v2_to_v3(store: &dyn Store, path: &str) -> Result<()> {
     let doc = metadata::parse_json(&bytes).map_err(|e| e.context(store.location(&zarray)))?;
     let attrs = match store.get(&node::key(&path, ".zattrs"))? {
         None => Map::new(),
-        Some(b) => match metadata::parse_json(&b)? {
+        Some(b) => match metadata::parse_json_at(&b, ".zattrs")? {
             Value::Object(m) => m,
             _ => return Err(Error::Metadata(".zattrs is not a JSON object".into())),
         },
@@ -161,7 +161,7 @@ fn v3_document(doc: &Value, meta: &metadata::ArrayMetadata, attrs: Map<String, V
         Some("/") => "/",
         _ => ".",
     };
-    Ok(json!({
+    let mut doc = json!({
         "zarr_format": 3,
         "node_type": "array",
         "shape": meta.shape,
@@ -170,8 +170,10 @@ fn v3_document(doc: &Value, meta: &metadata::ArrayMetadata, attrs: Map<String, V
         "chunk_key_encoding": {"name": "v2", "configuration": {"separator": separator}},
         "fill_value": fill_value::to_json_v3(&meta.data_type, &meta.fill_value),
         "codecs": codecs,
-        "attributes": attrs,
-    }))
+    });
+    // placed, not serialised by `json!`, which refuses bare NaN / Infinity attributes (see json_text)
+    doc["attributes"] = Value::Object(attrs);
+    Ok(doc)
 }
 
 #[cfg(test)]

@@ -59,7 +59,7 @@ pub fn attributes_key(path: &str, zarr_format: u8) -> Option<String> {
 fn read_doc(store: &dyn Store, key: &str) -> Result<Option<Value>> {
     match store.get(key)? {
         None => Ok(None),
-        Some(bytes) => metadata::parse_json(&bytes).map(Some).map_err(|e| e.context(store.location(key))),
+        Some(bytes) => metadata::parse_json_at(&bytes, key).map(Some).map_err(|e| e.context(store.location(key))),
     }
 }
 

@@ -378,8 +378,9 @@ impl ArraySpec {
                     "chunk_key_encoding": {"name": "default", "configuration": {"separator": "/"}},
                     "fill_value": self.fill_json(),
                     "codecs": codecs,
-                    "attributes": self.attributes,
                 });
+                // placed, not serialised by `json!`, which refuses bare NaN / Infinity (see json_text)
+                doc["attributes"] = Value::Object(self.attributes.clone());
                 if let Some(names) = &self.dimension_names {
                     doc["dimension_names"] = json!(names);
                 }

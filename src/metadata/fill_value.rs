@@ -3,6 +3,7 @@
 //! The bytes are one element, native-endian, in the buffer layout of [`crate::dtype`].
 
 use crate::dtype::{DataType, Endian, FloatKind, SwapPlan};
+use super::json_text::non_finite;
 use crate::error::{Error, Result};
 use half::f16;
 use serde_json::Value;
@@ -192,7 +193,7 @@ fn ext_float(dtype: &DataType, v: &Value, k: FloatKind) -> Result<u64> {
     }
     let conv = |x: f64| f.from_f64(x).map_err(|why| bad(dtype, v, why));
     match v {
-        Value::Number(n) => conv(n.as_f64().ok_or_else(|| bad(dtype, v, "not a number"))?),
+        Value::Number(n) => conv(n.as_f64().or_else(|| non_finite(n)).ok_or_else(|| bad(dtype, v, "not a number"))?),
         Value::String(s) => match s.as_str() {
             "NaN" => conv(f64::NAN),
             "Infinity" => conv(f64::INFINITY),
@@ -230,14 +231,21 @@ fn ext_float_json(k: FloatKind, bits: u64) -> Value {
 }
 
 /// Parses the `fill_value` of a Zarr v2 object (`|O`) array holding `dtype` (a variable-length type):
-/// `null`, `0` (zarr-python's default for object arrays) and `""` are the empty element; other strings
-/// are the text itself for `string` and base64 for byte strings.
+/// `null` is none (missing elements read empty); strings are the text itself for `string` and base64
+/// for byte strings. An integer (zarr-python 2's default for object arrays was `0`) is, for `string`,
+/// its decimal text, as zarr-python 2 and 3 read it (`0` reads as "0"), and for byte strings `0` is
+/// the empty element.
 pub fn parse_v2_vlen(dtype: &DataType, v: &Value) -> Result<Option<Vec<u8>>> {
     match (dtype, v) {
         (_, Value::Null) => Ok(None),
+        (DataType::String, Value::Number(n)) if n.is_i64() || n.is_u64() => {
+            let text = n.as_i64().map_or_else(|| n.as_u64().unwrap_or(0).to_string(), |i| i.to_string());
+            Ok(Some(text.into_bytes()))
+        }
         (_, Value::Number(n)) if n.as_u64() == Some(0) => Ok(Some(Vec::new())),
         (DataType::String, Value::String(s)) => Ok(Some(s.as_bytes().to_vec())),
         (_, Value::String(s)) => super::base64::decode(s).map(Some).map_err(|_| bad(dtype, v, "expected base64 text")),
+        (DataType::String, _) => Err(bad(dtype, v, "expected null, an integer or a string")),
         _ => Err(bad(dtype, v, "expected null, 0 or a string")),
     }
 }
@@ -270,8 +278,10 @@ fn float_bits(dtype: &DataType, v: &Value, bits: u32) -> Result<u64> {
         }
     };
     match v {
+        // a bare NaN (as Python's json module writes it) is the canonical NaN, like "NaN"
+        Value::Number(n) if non_finite(n).is_some_and(f64::is_nan) => float_bits(dtype, &Value::from("NaN"), bits),
         Value::Number(n) => {
-            let x = n.as_f64().ok_or_else(|| bad(dtype, v, "not a number"))?;
+            let x = n.as_f64().or_else(|| non_finite(n)).ok_or_else(|| bad(dtype, v, "not a number"))?;
             Ok(from_f64(x))
         }
         Value::String(s) => match s.as_str() {
@@ -665,5 +675,46 @@ mod tests {
             let b = parse_v3(&dt, &v).unwrap();
             assert_eq!(to_json_v3(&dt, &b), v, "{t} {v}");
         }
+    }
+
+    #[test]
+    fn bare_non_finite_tokens_are_the_special_values() {
+        // as Python's json module writes them (`"fill_value": NaN`), parsed by the metadata reader
+        let doc = crate::metadata::json_text::parse(br#"[NaN, Infinity, -Infinity]"#, crate::metadata::json_text::Scope::Anywhere).unwrap();
+        let (nan, inf, ninf) = (&doc[0], &doc[1], &doc[2]);
+        assert_eq!(p("float32", nan.clone()).unwrap(), 0x7fc0_0000u32.to_ne_bytes());
+        assert_eq!(p("float64", nan.clone()).unwrap(), 0x7ff8_0000_0000_0000u64.to_ne_bytes());
+        assert_eq!(p("float16", nan.clone()).unwrap(), 0x7e00u16.to_ne_bytes());
+        assert_eq!(p("float64", inf.clone()).unwrap(), f64::INFINITY.to_ne_bytes());
+        assert_eq!(p("float32", ninf.clone()).unwrap(), f32::NEG_INFINITY.to_ne_bytes());
+        let mut want = f64::NAN.to_ne_bytes().to_vec();
+        want.extend(f64::NEG_INFINITY.to_ne_bytes());
+        assert_eq!(p("complex128", Value::Array(vec![nan.clone(), ninf.clone()])).unwrap(), want);
+        assert_eq!(p("bfloat16", inf.clone()).unwrap(), 0x7f80u16.to_ne_bytes());
+        assert!(p("int32", nan.clone()).is_err());
+        assert!(p("bool", inf.clone()).is_err());
+        let d = crate::dtype::v2::parse_typestr(">f8").unwrap();
+        assert_eq!(parse_v2(&d.data_type, d.byte_order, nan).unwrap().unwrap(), 0x7ff8_0000_0000_0000u64.to_ne_bytes());
+        let d = crate::dtype::v2::parse_typestr("<i2").unwrap();
+        assert!(parse_v2(&d.data_type, d.byte_order, inf).is_err());
+    }
+
+    #[test]
+    fn v2_object_fill_values() {
+        // zarr-python 2 and 3 read an integer fill of a `|O` string array as its decimal text
+        let s = |v: Value| parse_v2_vlen(&DataType::String, &v);
+        assert_eq!(s(json!(0)).unwrap(), Some(b"0".to_vec()));
+        assert_eq!(s(json!(-12)).unwrap(), Some(b"-12".to_vec()));
+        assert_eq!(s(json!(u64::MAX)).unwrap(), Some(u64::MAX.to_string().into_bytes()));
+        assert_eq!(s(json!("")).unwrap(), Some(vec![]));
+        assert_eq!(s(json!("x")).unwrap(), Some(b"x".to_vec()));
+        assert_eq!(s(Value::Null).unwrap(), None);
+        assert!(s(json!(1.5)).is_err());
+        assert!(s(json!(true)).is_err());
+        assert!(s(json!([0])).is_err());
+        let b = |v: Value| parse_v2_vlen(&DataType::Bytes, &v);
+        assert_eq!(b(json!(0)).unwrap(), Some(vec![]));
+        assert_eq!(b(json!("YWI=")).unwrap(), Some(b"ab".to_vec()));
+        assert!(b(json!(1)).is_err());
     }
 }

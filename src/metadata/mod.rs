@@ -6,6 +6,7 @@
 pub mod base64;
 pub mod extension;
 pub mod fill_value;
+pub mod json_text;
 pub mod v1;
 pub mod v2;
 pub mod v3;
@@ -132,9 +133,23 @@ pub struct GroupMetadata {
     pub document: Value,
 }
 
-/// Parses a metadata document from bytes, as a JSON object.
+/// Parses a metadata document from bytes, as a JSON object. The bare tokens `NaN`, `Infinity` and
+/// `-Infinity` that Python's `json` module writes are accepted in attributes and fill values (see
+/// [`json_text`]).
 pub fn parse_json(bytes: &[u8]) -> Result<Value> {
-    let v: Value = serde_json::from_slice(bytes).map_err(|e| Error::Metadata(format!("invalid JSON: {e}")))?;
+    parse_json_scoped(bytes, json_text::Scope::AttributesAndFillValues)
+}
+
+/// [`parse_json`] for the document stored at `key`: an attributes document (v2 `.zattrs`, v1
+/// `attrs`) accepts the bare tokens anywhere.
+pub fn parse_json_at(bytes: &[u8], key: &str) -> Result<Value> {
+    let name = key.rsplit('/').next().unwrap_or(key);
+    let scope = if name == ".zattrs" || name == "attrs" { json_text::Scope::Anywhere } else { json_text::Scope::AttributesAndFillValues };
+    parse_json_scoped(bytes, scope)
+}
+
+fn parse_json_scoped(bytes: &[u8], scope: json_text::Scope) -> Result<Value> {
+    let v: Value = json_text::parse(bytes, scope).map_err(|e| Error::Metadata(format!("invalid JSON: {e}")))?;
     if !v.is_object() {
         return Err(Error::Metadata("the metadata document is not a JSON object".into()));
     }
@@ -155,9 +170,10 @@ pub fn attributes_of(doc: &Map<String, Value>) -> Result<Map<String, Value>> {
     }
 }
 
-/// Parses a JSON text given by a caller as attributes (must be an object).
+/// Parses a JSON text given by a caller as attributes (must be an object); bare `NaN`, `Infinity`
+/// and `-Infinity` are accepted and stored as written.
 pub fn parse_attributes_arg(json: &str) -> Result<Map<String, Value>> {
-    match serde_json::from_str::<Value>(json) {
+    match json_text::parse(json.as_bytes(), json_text::Scope::Anywhere) {
         Ok(Value::Object(m)) => Ok(m),
         Ok(v) => Err(Error::InvalidArgument(format!("attributes must be a JSON object, got {v}"))),
         Err(e) => Err(Error::InvalidArgument(format!("attributes are not valid JSON: {e}"))),

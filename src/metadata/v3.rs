@@ -212,7 +212,11 @@ pub fn parse_group(doc: &Value) -> Result<GroupMetadata> {
 
 /// A new group document with the given attributes.
 pub fn group_document(attributes: &Map<String, Value>) -> Value {
-    serde_json::json!({"zarr_format": 3, "node_type": "group", "attributes": attributes})
+    // attributes are placed, not serialised by `json!`: serde_json's `to_value` refuses the bare NaN /
+    // Infinity numbers that attributes may hold (see `json_text`)
+    let mut doc = serde_json::json!({"zarr_format": 3, "node_type": "group"});
+    doc["attributes"] = Value::Object(attributes.clone());
+    doc
 }
 
 #[cfg(test)]

@@ -3,8 +3,11 @@
 //! numcodecs id: `bitround`. Configuration: `keepbits` (integer >= 0, at most the mantissa width:
 //! 10 for float16, 23 for float32, 52 for float64). Example: `{"id": "bitround", "keepbits": 7}`
 //!
-//! The elements received must be float16, float32 or float64 (numcodecs takes the type of the array
-//! it is given). Encode (numcodecs, on the bits `b` as a signed integer of the same width):
+//! Decoding is the identity for every element type, as in numcodecs, so arrays of any fixed-size type
+//! with this filter read (GDAL writes it on `|u1` data). Encoding, as numcodecs does, needs float16,
+//! float32 or float64 elements and `keepbits` at most the mantissa width; anything else is refused
+//! when a chunk is written (numcodecs raises there too). Encode (numcodecs, on the bits `b` as a
+//! signed integer of the same width):
 //! `maskbits = mantissa - keepbits`; `b += ((b >> maskbits) & 1) + (1 << (maskbits - 1)) - 1`
 //! (wrapping, arithmetic shift); `b &= -1 << maskbits`; i.e. round to nearest, ties to even, in the bit
 //! pattern (so NaNs may change payload, and a mantissa carry can reach infinity). `keepbits` equal to
@@ -23,33 +26,35 @@ use std::borrow::Cow;
 #[derive(Debug, Clone)]
 pub struct BitRoundCodec {
     keepbits: u32,
-    /// Bytes per element (2, 4 or 8).
+    /// Bytes per element (2, 4 or 8 for floats).
     size: usize,
-    /// Mantissa bits of the element type.
-    mantissa: u32,
+    /// Mantissa bits of the element type; `None` for other types (decode only).
+    mantissa: Option<u32>,
     big: bool,
+    /// The element type, for messages.
+    data_type: DataType,
 }
 
 impl BitRoundCodec {
-    /// A codec keeping `keepbits` mantissa bits of `input` floats.
+    /// A codec keeping `keepbits` mantissa bits of `input` floats (any other fixed-size `input`
+    /// decodes only).
     pub fn new(keepbits: i64, input: &V2Elem) -> Result<BitRoundCodec> {
         let (size, mantissa) = match input.data_type {
-            DataType::Float16 => (2, 10),
-            DataType::Float32 => (4, 23),
-            DataType::Float64 => (8, 52),
-            ref t => {
-                return Err(Error::Unsupported(format!(
-                    "numcodecs 'bitround' needs float16, float32 or float64 elements, not {t}"
-                )))
-            }
+            DataType::Float16 => (2, Some(10)),
+            DataType::Float32 => (4, Some(23)),
+            DataType::Float64 => (8, Some(52)),
+            ref t => (t.size().max(1), None),
         };
-        if keepbits < 0 || keepbits > mantissa as i64 {
-            return Err(Error::Metadata(format!(
-                "numcodecs 'bitround': keepbits {keepbits} is not in 0..={mantissa} for {}",
-                input.data_type
-            )));
+        if keepbits < 0 || keepbits > i64::from(u32::MAX) {
+            return Err(Error::Metadata(format!("numcodecs 'bitround': keepbits {keepbits} must be zero or positive")));
         }
-        Ok(BitRoundCodec { keepbits: keepbits as u32, size, mantissa, big: input.byte_order == Some(Endian::Big) })
+        Ok(BitRoundCodec {
+            keepbits: keepbits as u32,
+            size,
+            mantissa,
+            big: input.byte_order == Some(Endian::Big),
+            data_type: input.data_type.clone(),
+        })
     }
 
     /// Builds the filter from its configuration for `input` elements; returns what it produces.
@@ -60,8 +65,8 @@ impl BitRoundCodec {
 
     /// Rounds one element's bits (sign-extended to 64 bits).
     #[inline]
-    fn round(&self, b: i64) -> i64 {
-        let maskbits = self.mantissa - self.keepbits;
+    fn round(&self, b: i64, mantissa: u32) -> i64 {
+        let maskbits = mantissa - self.keepbits;
         let mask = -1i64 << maskbits;
         let half_quantum1 = (1i64 << (maskbits - 1)) - 1;
         b.wrapping_add(((b >> maskbits) & 1) + half_quantum1) & mask
@@ -70,9 +75,21 @@ impl BitRoundCodec {
 
 impl BytesToBytesCodec for BitRoundCodec {
     fn encode(&self, data: &[u8]) -> Result<Vec<u8>> {
+        let mantissa = self.mantissa.ok_or_else(|| {
+            Error::Unsupported(format!(
+                "numcodecs 'bitround' encodes only float16, float32 or float64 elements, not {} (such arrays can be read, not written)",
+                self.data_type
+            ))
+        })?;
+        if self.keepbits > mantissa {
+            return Err(Error::Metadata(format!(
+                "numcodecs 'bitround': keepbits {} is not in 0..={mantissa} for {} (such arrays can be read, not written)",
+                self.keepbits, self.data_type
+            )));
+        }
         super::count(data.len(), self.size, "bitround", "input")?;
         let mut out = data.to_vec();
-        if self.keepbits == self.mantissa {
+        if self.keepbits == mantissa {
             return Ok(out);
         }
         let n = self.size;
@@ -89,7 +106,7 @@ impl BytesToBytesCodec for BitRoundCodec {
             }
             let shift = 64 - 8 * n as u32;
             let v = (i64::from_be_bytes(be) << shift) >> shift;
-            let r = self.round(v).to_be_bytes();
+            let r = self.round(v, mantissa).to_be_bytes();
             if self.big {
                 c.copy_from_slice(&r[8 - n..]);
             } else {
@@ -179,14 +196,28 @@ mod tests {
         assert!(matches!(c.decode(&[0; 4], DecodedSize::Exact(2)), Err(Error::Codec(_))));
         assert_eq!(c.encode(&[]).unwrap(), Vec::<u8>::new());
         for (cfg, input) in [
-            (json!({"id": "bitround", "keepbits": 11}), "<f2"),
             (json!({"id": "bitround", "keepbits": -1}), "<f4"),
             (json!({"id": "bitround"}), "<f4"),
             (json!({"id": "bitround", "keepbits": 1.5}), "<f4"),
         ] {
             assert!(matches!(filter(&cfg, &V2Elem::parse(input).unwrap()), Err(Error::Metadata(_))), "{cfg}");
         }
-        assert!(matches!(filter(&json!({"id": "bitround", "keepbits": 1}), &V2Elem::parse("<i4").unwrap()), Err(Error::Unsupported(_))));
+        // as in numcodecs, decoding is the identity for any type and any keepbits; encoding refuses
+        // non-float elements and keepbits beyond the mantissa
+        for (keepbits, input, bytes) in [(8, "|u1", vec![7u8, 200]), (1, "<i4", vec![1, 2, 3, 4]), (11, "<f2", vec![1, 2])] {
+            let (c, out) = filter(&json!({"id": "bitround", "keepbits": keepbits}), &V2Elem::parse(input).unwrap()).unwrap();
+            assert_eq!(out, V2Elem::parse(input).unwrap());
+            assert_eq!(c.decode(&bytes, DecodedSize::Exact(bytes.len())).unwrap().as_ref(), bytes.as_slice());
+            let mut o = vec![0; bytes.len()];
+            c.decode_into(&bytes, &mut o).unwrap();
+            assert_eq!(o, bytes);
+            let want_unsupported = !input.contains('f');
+            match c.encode(&bytes) {
+                Err(Error::Unsupported(m)) if want_unsupported => assert!(m.contains("float"), "{m}"),
+                Err(Error::Metadata(m)) if !want_unsupported => assert!(m.contains("keepbits 11"), "{m}"),
+                r => panic!("{input} keepbits {keepbits}: {r:?}"),
+            }
+        }
         let (_, out) = filter(&json!({"id": "bitround", "keepbits": 1}), &V2Elem::parse(">f4").unwrap()).unwrap();
         assert_eq!(out, V2Elem::parse(">f4").unwrap());
     }
