@@ -12,9 +12,9 @@ missing chunks, non-zero fill values whose encoded value differs from the fill v
     ZARR_ERR_VALUE, leaving every stored file unchanged.
 
 Needs Python 3.12 with zarr 3.4.2 and cast-value-rs: when the running interpreter lacks them the
-script re-executes itself with $ZARR_PYTHON312 (set by CMakeLists.txt; .ci/run creates that venv).
-If that interpreter is missing too, the test is skipped (exit 77) - except under CI=true, where it
-fails. Exit status: 0 pass, 1 fail, 77 skip. Library: $ZARR_LIB.
+script re-executes itself with $ZARR_PYTHON312 (set by CMakeLists.txt; the fixture test
+build.python312_env makes that venv). If that interpreter is missing too, the test is skipped (exit 77)
+- except under CI=true, where it fails (zarr_prereq.missing). Exit status: 0 pass, 1 fail, 77 skip. Library: $ZARR_LIB.
 """
 import json
 import os
@@ -38,13 +38,11 @@ def _ensure_interpreter():
     if other and Path(other).exists() and os.environ.get("_EXT_CODECS_REEXEC") != "1":
         os.environ["_EXT_CODECS_REEXEC"] = "1"
         os.execv(other, [other, __file__, *sys.argv[1:]])
-    msg = (f"needs zarr-python {ZARR_VERSION} with cast-value-rs (Python 3.12); "
-           f"ZARR_PYTHON312={other!r} is not such an interpreter")
-    if os.environ.get("CI", "").lower() == "true":
-        print(f"FAIL: {msg} (CI=true: .ci/run must create it)")
-        sys.exit(1)
-    print(f"{msg}: skipped")
-    sys.exit(77)
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tests" / "python_site"))
+    import zarr_prereq
+
+    zarr_prereq.missing(f"needs zarr-python {ZARR_VERSION} with cast-value-rs (Python 3.12); "
+                        f"ZARR_PYTHON312={other!r} is not such an interpreter")
 
 
 _ensure_interpreter()
