@@ -56,7 +56,9 @@ fn meta_err(what: &str, msg: impl std::fmt::Display) -> Error {
 }
 
 fn join(base: &str, rel: &str) -> String {
-    if base.is_empty() {
+    if rel.is_empty() {
+        base.to_string()
+    } else if base.is_empty() {
         rel.to_string()
     } else {
         format!("{base}/{rel}")

@@ -8,7 +8,7 @@ use crate::consolidated::{self, Consolidated};
 use crate::error::{Error, Result};
 use crate::metadata::{self, v2, v3, GroupMetadata};
 use crate::node::{self, NodeKind, NodeMetadata};
-use crate::store::{node_prefix, normalize_node_path, LockRange, Store};
+use crate::store::{node_prefix, normalize_node_path, Store};
 use serde_json::{Map, Value};
 use std::sync::{Arc, Mutex, RwLock};
 
@@ -90,7 +90,7 @@ impl Group {
     pub fn consolidate(&self) -> Result<()> {
         self.check_writable()?;
         // Under the group's metadata lock, like an attribute update (the walk itself reads unlocked).
-        let _lock = self.store.lock(&node_prefix(&self.path), &[LockRange::metadata(true)])?;
+        let _lock = self.lock_metadata()?;
         let mut doc = self.document.lock().unwrap_or_else(|e| e.into_inner());
         let mut current = doc.clone();
         if self.zarr_format == 3 {
@@ -148,6 +148,13 @@ impl Group {
         self.attributes.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
+    /// The group's metadata lock, taken on its metadata document (`zarr.json`, v2 `.zgroup`) rather
+    /// than on a lock file beside it, which readers listing the group would report as an unknown child.
+    fn lock_metadata(&self) -> Result<crate::store::StoreLock> {
+        let doc = node::metadata_key(&self.path, self.zarr_format, NodeKind::Group);
+        self.store.lock_group_document(&node_prefix(&self.path), &doc)
+    }
+
     /// Replaces the attributes and rewrites the group document atomically, changing only the attributes of
     /// the document as stored (under the group's metadata lock).
     pub fn set_attributes(&self, attributes: Map<String, Value>) -> Result<()> {
@@ -156,7 +163,7 @@ impl Group {
         }
         let mut guard = self.attributes.lock().unwrap_or_else(|e| e.into_inner());
         // Under the group's metadata lock, only the stored document's attributes are replaced.
-        let lock = self.store.lock(&node_prefix(&self.path), &[LockRange::metadata(true)])?;
+        let lock = self.lock_metadata()?;
         match node::attributes_key(&self.path, self.zarr_format) {
             None => {
                 let key = node::v3_key(&self.path);

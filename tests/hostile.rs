@@ -15,7 +15,10 @@
 //!   open (an array whose *byte* size overflows but whose element count fits is valid);
 //! - fill values of the wrong type for the data type are `Error::Metadata` (v3 and v2);
 //! - JSON nested 100000 deep is `Error::Metadata` (documents) or `Error::InvalidArgument` (attributes
-//!   given by the caller), not a stack overflow;
+//!   given by the caller), not a stack overflow, also with bare NaN / Infinity tokens in it;
+//! - a bare `NaN`, `Infinity` or `-Infinity` in place of any value of a metadata document opens (in
+//!   attributes and fill values) or is `Error::Metadata`, and every later step (read, write,
+//!   attributes, consolidation) returns normally;
 //! - zero-byte chunks are `Error::Codec` for every codec family;
 //! - shard index entries with 2^64-1 in odd places are `Error::Codec`;
 //! - an array resized through one handle while another reads it: the stale handle's reads return old or
@@ -614,3 +617,110 @@ fn resize_through_another_handle_while_reading() {
     eprintln!("{resizes} resizes, {reads:?} reads, {errors:?} clean errors");
     std::fs::remove_dir_all(root).unwrap();
 }
+
+/// Every scalar value of `doc` (a JSON text) replaced in turn by `token`: one text per replacement.
+fn token_variants(doc: &str, token: &str) -> Vec<String> {
+    let v: Value = serde_json::from_str(doc).unwrap();
+    fn paths(v: &Value, at: &mut Vec<Value>, out: &mut Vec<Vec<Value>>) {
+        match v {
+            Value::Array(a) => a.iter().enumerate().for_each(|(i, x)| {
+                at.push(json!(i));
+                paths(x, at, out);
+                at.pop();
+            }),
+            Value::Object(o) => o.iter().for_each(|(k, x)| {
+                at.push(json!(k));
+                paths(x, at, out);
+                at.pop();
+            }),
+            _ => out.push(at.clone()),
+        }
+    }
+    let mut all = Vec::new();
+    paths(&v, &mut Vec::new(), &mut all);
+    const MARK: &str = "@@token@@";
+    all.iter()
+        .map(|p| {
+            let mut w = v.clone();
+            let mut slot = &mut w;
+            for k in p {
+                slot = match k {
+                    Value::Number(i) => &mut slot[i.as_u64().unwrap() as usize],
+                    k => &mut slot[k.as_str().unwrap()],
+                };
+            }
+            *slot = Value::from(MARK);
+            w.to_string().replace(&format!("\"{MARK}\""), token)
+        })
+        .collect()
+}
+
+#[test]
+fn bare_non_finite_tokens_anywhere_in_metadata_never_panic() {
+    let root = scratch("tokens");
+    let store = fs_store(&root);
+    let cast = json!({"name": "cast_value", "configuration": {"data_type": "uint8", "rounding": "nearest-even",
+        "out_of_range": "clamp", "scalar_map": {"encode": [["NaN", 0]], "decode": [[0, "NaN"]]}}});
+    let v3 = json!({"zarr_format": 3, "node_type": "array", "shape": [6], "data_type": "float32",
+        "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [4]}},
+        "chunk_key_encoding": {"name": "default", "configuration": {"separator": "/"}}, "fill_value": 1.5,
+        "codecs": [{"name": "sharding_indexed", "configuration": {"chunk_shape": [2],
+            "codecs": [cast, bytes_codec("little"), {"name": "gzip", "configuration": {"level": 1}}],
+            "index_codecs": [bytes_codec("little"), {"name": "crc32c"}], "index_location": "end"}}],
+        "attributes": {"a": [1, {"b": 2.5}]}, "dimension_names": ["x"]})
+    .to_string();
+    let v2 = json!({"zarr_format": 2, "shape": [6], "chunks": [4], "dtype": "<f8", "fill_value": 0.5, "order": "C",
+        "filters": [{"id": "quantize", "digits": 3, "dtype": "<f8"},
+                    {"id": "fixedscaleoffset", "offset": 1.5, "scale": 10, "dtype": "<f8", "astype": "<i4"}],
+        "compressor": {"id": "blosc", "cname": "lz4", "clevel": 5, "shuffle": 1, "blocksize": 0}})
+    .to_string();
+    let zattrs = json!({"u": "m", "v": [1, 2]}).to_string();
+    for (i, (file, base)) in [("zarr.json", &v3), (".zarray", &v2)].into_iter().enumerate() {
+        std::fs::create_dir_all(root.join(format!("base{i}"))).unwrap();
+        std::fs::write(root.join(format!("base{i}")).join(file), base).unwrap();
+        Array::open(store.clone(), &format!("base{i}"), false).unwrap_or_else(|e| panic!("{base}: {e:?}"));
+    }
+    let mut n = 0;
+    for token in ["NaN", "Infinity", "-Infinity"] {
+        for (file, base) in [("zarr.json", &v3), (".zarray", &v2), (".zattrs", &zattrs)] {
+            for text in token_variants(base, token) {
+                n += 1;
+                let dir = root.join(format!("n{n}"));
+                std::fs::create_dir_all(&dir).unwrap();
+                if file == ".zattrs" {
+                    std::fs::write(dir.join(".zarray"), &v2).unwrap();
+                }
+                std::fs::write(dir.join(file), &text).unwrap();
+                let s = store.clone();
+                let name = format!("n{n}");
+                within_deadline(&text.clone(), move || {
+                    let a = match Array::open(s.clone(), &name, true) {
+                        Ok(a) => a,
+                        Err(Error::Metadata(_) | Error::Unsupported(_)) => return,
+                        Err(e) => panic!("{text}: {e:?}"),
+                    };
+                    let mut out = vec![0u8; 6 * 8];
+                    let _ = a.write_region(&[0], &[6], &out.clone());
+                    let _ = a.read_region(&[0], &[6], &mut out[..6 * a.metadata().data_type.size()]);
+                    let attrs = a.attributes();
+                    a.set_attributes(attrs).unwrap();
+                    let _ = zarr::metadata::to_bytes(&a.document());
+                    let _ = Value::Object(a.attributes()).to_string();
+                });
+            }
+        }
+    }
+    assert!(n > 60, "{n} variants");
+    // a group whose attributes hold tokens consolidates and reopens
+    // (a group below the store root: consolidating it once failed with "invalid store key 'g/'")
+    let g = Group::create(store.clone(), "g", zarr::metadata::parse_attributes_arg(r#"{"a": [NaN, -Infinity]}"#).unwrap(), 3).unwrap();
+    g.create_group("c", zarr::metadata::parse_attributes_arg(r#"{"b": Infinity}"#).unwrap()).unwrap();
+    g.consolidate().unwrap();
+    let g = Group::open(store, "g", false).unwrap();
+    assert!(g.has_consolidated());
+    assert_eq!(Value::Object(g.open_group("c").unwrap().attributes()).to_string(), r#"{"b":Infinity}"#);
+    // deep nesting with tokens: still an error, not a stack overflow
+    let deep = format!("{}NaN{}", "[".repeat(100_000), "]".repeat(100_000));
+    assert_err!(zarr::metadata::parse_attributes_arg(&deep), InvalidArgument);
+}
+

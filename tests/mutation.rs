@@ -399,7 +399,7 @@ fn v3_codec_names(dir: &Path) -> Vec<String> {
     let Ok(text) = std::fs::read_to_string(dir.join("zarr.json")) else {
         return vec![];
     };
-    let doc: Value = serde_json::from_str(&text).unwrap();
+    let doc: Value = zarr::metadata::parse_json(text.as_bytes()).unwrap(); // zarr.json may hold bare NaN / Infinity
     doc["codecs"]
         .as_array()
         .map(|cs| {

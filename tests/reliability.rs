@@ -329,3 +329,52 @@ fn lock_and_temporary_files_are_not_data() {
     t.join().unwrap();
     std::fs::remove_dir_all(&root).unwrap();
 }
+
+/// A group's directory holds only its metadata after libzarr updated its attributes and consolidated
+/// it (readers list every entry there as a would-be child): the group's lock is its metadata document.
+/// Arrays keep their lock file, in their own directory, which readers do not list.
+#[test]
+fn group_directories_hold_no_lock_file() {
+    for fmt in [3u8, 2] {
+        let root = std::env::temp_dir().join(format!("zarr-reliability-grouplock{fmt}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        let store: Arc<dyn Store> = Arc::new(FilesystemStore::new(&root));
+        let g = zarr::Group::create(store.clone(), "", Map::new(), fmt).unwrap();
+        let sub = g.create_group("sub", Map::new()).unwrap();
+        let doc = if fmt == 3 {
+            v3_array(&[8], &[4], "uint8", json!(0), json!([bytes_codec("little")]))
+        } else {
+            json!({"zarr_format": 2, "shape": [8], "chunks": [4], "dtype": "|u1", "compressor": null,
+                   "fill_value": 0, "order": "C", "filters": null})
+            .to_string()
+        };
+        let mut a = sub.create_array("a", &doc).unwrap();
+        a.write_region(&[0], &[8], &[1; 8]).unwrap();
+        a.resize(&[12]).unwrap();
+        let mut attrs = Map::new();
+        for i in 0..3 {
+            attrs.insert("i".into(), json!(i));
+            g.set_attributes(attrs.clone()).unwrap();
+            sub.set_attributes(attrs.clone()).unwrap();
+            a.set_attributes(attrs.clone()).unwrap();
+        }
+        g.consolidate().unwrap();
+        let names = |p: &Path| {
+            let mut v: Vec<String> = std::fs::read_dir(p).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+            v.sort();
+            v
+        };
+        let (meta, zmeta): (Vec<&str>, Vec<&str>) =
+            if fmt == 3 { (vec!["zarr.json"], vec!["zarr.json"]) } else { (vec![".zattrs", ".zgroup"], vec![".zattrs", ".zgroup", ".zmetadata"]) };
+        let with = |base: &[&str], child: &str| {
+            let mut v: Vec<String> = base.iter().map(|s| s.to_string()).chain([child.to_string()]).collect();
+            v.sort();
+            v
+        };
+        assert_eq!(names(&root), with(&zmeta, "sub"), "v{fmt} root");
+        assert_eq!(names(&root.join("sub")), with(&meta, "a"), "v{fmt} sub");
+        assert!(root.join("sub/a/.zarr.lock").is_file(), "v{fmt}: the array keeps its lock file");
+        assert_eq!(zarr::Group::open(store.clone(), "sub", false).unwrap().attributes(), attrs);
+        std::fs::remove_dir_all(&root).unwrap();
+    }
+}

@@ -6,8 +6,9 @@
 //! the value goes to a named temporary file in that directory, which is then renamed over the key's
 //! file. A writer holding the key's lock ([`Store::set_parts_locked`]) uses the fixed temporary name
 //! `.<name>.zarrtmp`, so what a killed writer left there is replaced by the key's next writer; other
-//! writes use unique temporary names `.<name>.<pid>.<n>.tmp`. Temporary files and the per-node lock
-//! file `.zarr.lock` are never listed as keys. With `ZARR_FSYNC=1`
+//! writes use unique temporary names `.<name>.<pid>.<n>.tmp`. Temporary files and an array's lock
+//! file `.zarr.lock` are never listed as keys (a group has no lock file: its metadata document is
+//! locked itself, see [`super::lock`]). With `ZARR_FSYNC=1`
 //! in the environment the file and its directory are also flushed to disk before and after the rename.
 //!
 //! Keys never leave the root ([`validate_key`]), but symbolic links inside the root are followed (a
@@ -375,6 +376,11 @@ impl Store for FilesystemStore {
         }
         let path = self.root.join(node_prefix).join(LOCK_FILE);
         Ok(StoreLock::new(FileLock::acquire(&path, ranges)?))
+    }
+
+    fn lock_group_document(&self, _node_prefix: &str, document_key: &str) -> Result<StoreLock> {
+        // No lock file in a group's directory (readers would list it as a child): the document itself.
+        Ok(StoreLock::new(FileLock::acquire_document(&self.path_of(document_key)?)?))
     }
 
     fn set_parts_locked(&self, key: &str, parts: &[&[u8]], _lock: &StoreLock) -> Result<()> {

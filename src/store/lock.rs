@@ -10,8 +10,13 @@
 //! atomically, so a reader sees the old value or the new one.
 //!
 //! Implementations:
-//! - [`FileLock`] (filesystem store): one lock file per node, `<node dir>/.zarr.lock`, locked with Linux
-//!   open-file-description byte-range locks (`F_OFD_SETLKW`). Each lock call opens its own description,
+//! - [`FileLock`] (filesystem store): one lock file per array, `<array dir>/.zarr.lock`, locked with Linux
+//!   open-file-description byte-range locks (`F_OFD_SETLKW`). A group has no lock file: readers such as
+//!   zarr-python list every entry of a group's directory as a would-be child and warn about anything
+//!   that is not one ("Object at .zarr.lock is not recognized"), so a group's metadata lock is taken
+//!   on its metadata document itself (`zarr.json`, v2 `.zgroup`; [`FileLock::acquire_document`]).
+//!   An array's directory is never listed by readers (its keys are chunks), so its lock file stays.
+//!   Each lock call opens its own description,
 //!   so threads and separate handles of one process exclude each other like separate processes do, and
 //!   the kernel releases the locks when the description is closed, including when the process dies.
 //!   Elsewhere than Linux the classic process-wide POSIX locks (`F_SETLKW`) are used: they exclude other
@@ -149,7 +154,6 @@ impl FileLock {
     /// each as long as another description holds a conflicting lock.
     pub fn acquire(path: &std::path::Path, ranges: &[LockRange]) -> Result<FileLock> {
         use std::os::unix::fs::OpenOptionsExt;
-        use std::os::unix::io::AsRawFd;
         check_ranges(ranges)?;
         let open = || {
             std::fs::OpenOptions::new().read(true).write(true).create(true).truncate(false).mode(0o666).open(path)
@@ -164,6 +168,49 @@ impl FileLock {
             other => other,
         }
         .map_err(|e| Error::io(format!("lock file {}", path.display()), e))?;
+        lock_ranges(&file, path, ranges)?;
+        Ok(FileLock { _file: file })
+    }
+
+    /// Takes the whole metadata lock (byte 0, exclusive) of a group on its metadata document at `path`
+    /// itself, so that no lock file sits in the group's directory. The document is replaced (renamed
+    /// over) by the writer holding the lock, so after the lock is granted the path is opened again: if
+    /// it names another file now (a writer replaced it meanwhile, or an NFS server reports the locked
+    /// file stale), the lock is dropped and taken on the current file. A writer therefore always holds
+    /// the lock of the document it reads and replaces, and every later writer waits for it or locks the
+    /// replacement, which it reads. A missing document is [`Error::NotFound`].
+    pub fn acquire_document(path: &std::path::Path) -> Result<FileLock> {
+        use std::os::unix::fs::MetadataExt;
+        let range = [LockRange::metadata(true)];
+        let gone = || Error::NotFound(format!("{}: the metadata document is gone", path.display()));
+        loop {
+            let file = match std::fs::OpenOptions::new().read(true).write(true).open(path) {
+                Ok(f) => f,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(gone()),
+                Err(e) => return Err(Error::io(format!("metadata document {}", path.display()), e)),
+            };
+            match lock_ranges(&file, path, &range) {
+                Ok(()) => {}
+                Err(_) if file.metadata().is_err() => continue, // stale (NFS): replaced meanwhile
+                Err(e) => return Err(e),
+            }
+            let held = file.metadata().map_err(|e| Error::io(path.display(), e))?;
+            let now = match std::fs::File::open(path).and_then(|f| f.metadata()) {
+                Ok(m) => m,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(gone()),
+                Err(e) => return Err(Error::io(path.display(), e)),
+            };
+            if (held.dev(), held.ino()) == (now.dev(), now.ino()) {
+                return Ok(FileLock { _file: file });
+            }
+        }
+    }
+}
+
+/// Takes `ranges` of the open `file` (at `path`, for messages) in order, waiting for each.
+fn lock_ranges(file: &std::fs::File, path: &std::path::Path, ranges: &[LockRange]) -> Result<()> {
+    use std::os::unix::io::AsRawFd;
+    {
         for r in ranges {
             // SAFETY: flock is plain data; zeroed is a valid value and every field used is set.
             let mut fl: libc::flock = unsafe { std::mem::zeroed() };
@@ -183,8 +230,8 @@ impl FileLock {
                 }
             }
         }
-        Ok(FileLock { _file: file })
     }
+    Ok(())
 }
 
 #[cfg(target_os = "linux")]
@@ -421,5 +468,55 @@ mod tests {
         std::thread::spawn(move || tx.send(FileLock::acquire(&p2, &[ex(0, 10)]).is_ok()).unwrap());
         assert_eq!(rx.recv_timeout(Duration::from_secs(10)), Ok(true), "a dead owner's lock was released");
         std::fs::remove_dir_all(p.parent().unwrap().parent().unwrap()).unwrap();
+    }
+
+    /// Read-modify-write of a document that each writer replaces by rename while holding the lock
+    /// taken on the document itself: no update is lost, although every update changes the file
+    /// (inode) the next writer must lock.
+    #[test]
+    fn document_locks_follow_the_replaced_document() {
+        let dir = std::env::temp_dir().join(format!("zarr-doclock-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let doc = dir.join("zarr.json");
+        std::fs::write(&doc, "0").unwrap();
+        let (threads, rounds) = (6, 40);
+        std::thread::scope(|s| {
+            for t in 0..threads {
+                let (doc, dir) = (&doc, &dir);
+                s.spawn(move || {
+                    for i in 0..rounds {
+                        let _held = FileLock::acquire_document(doc).unwrap();
+                        let n: u64 = std::fs::read_to_string(doc).unwrap().parse().unwrap();
+                        if i % 3 == 0 {
+                            std::thread::yield_now();
+                        }
+                        let tmp = dir.join(format!(".zarr.json.{t}"));
+                        std::fs::write(&tmp, (n + 1).to_string()).unwrap();
+                        std::fs::rename(&tmp, doc).unwrap();
+                    }
+                });
+            }
+        });
+        assert_eq!(std::fs::read_to_string(&doc).unwrap(), (threads * rounds).to_string());
+        // nothing but the document is left in the directory
+        let names: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert_eq!(names, ["zarr.json"]);
+        // a holder excludes the next writer until it lets go
+        let held = FileLock::acquire_document(&doc).unwrap();
+        let got = AtomicBool::new(false);
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                let _l = FileLock::acquire_document(&doc).unwrap();
+                got.store(true, Ordering::SeqCst);
+            });
+            std::thread::sleep(Duration::from_millis(100));
+            assert!(!got.load(Ordering::SeqCst), "document lock not exclusive");
+            drop(held);
+        });
+        assert!(got.load(Ordering::SeqCst));
+        std::fs::remove_file(&doc).unwrap();
+        assert!(matches!(FileLock::acquire_document(&doc), Err(Error::NotFound(_))));
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -243,6 +243,17 @@ pub trait Store: Send + Sync + std::fmt::Debug {
         Ok(StoreLock::none())
     }
 
+    /// Takes the metadata lock (exclusive) of the *group* at `node_prefix`, whose metadata document is
+    /// `document_key` (v3 `zarr.json`, v2 `.zgroup`), for an attribute update or a consolidation. It
+    /// excludes the same writers as [`Store::lock`] with [`LockRange::metadata`] (the default takes
+    /// exactly that), but a store may take it without putting anything beside the document: the
+    /// filesystem store locks the document file itself (see [`lock`]), since readers list a group's
+    /// directory as its children and warn about a lock file there.
+    fn lock_group_document(&self, node_prefix: &str, document_key: &str) -> Result<StoreLock> {
+        let _ = document_key;
+        self.lock(node_prefix, &[LockRange::metadata(true)])
+    }
+
     /// Versioned reads and conditional writes ([`conditional`]), for stores whose [`Store::lock`] takes
     /// no lock but whose server can compare-and-swap a key (S3). Writers merging into a stored chunk or
     /// shard then retry on a lost race instead of overwriting another writer's update. `None` (the

@@ -65,6 +65,9 @@ impl Store for PrefixStore {
         // The lock of a node is the inner store's lock of the same node (seen from its root).
         self.inner.lock(&format!("{}{node_prefix}", self.prefix), ranges)
     }
+    fn lock_group_document(&self, node_prefix: &str, document_key: &str) -> Result<StoreLock> {
+        self.inner.lock_group_document(&format!("{}{node_prefix}", self.prefix), &self.full(document_key)?)
+    }
     fn conditional(&self) -> Option<&dyn ConditionalStore> {
         self.inner.conditional().map(|_| self as &dyn ConditionalStore)
     }

@@ -41,8 +41,16 @@ impl V2Elem {
         V2Elem { data_type: DataType::UInt8, byte_order: None }
     }
 
-    /// Parses a numcodecs dtype string (e.g. `"<i4"`) as an element description.
+    /// Parses a numcodecs dtype string (e.g. `"<i4"`) as an element description. Without a byte-order
+    /// character (`"u1"`, `"i4"`: numpy's native order, as GDAL writes delta's dtype) the host's order.
     pub fn parse(typestr: &str) -> Result<V2Elem> {
+        let native;
+        let typestr = if typestr.starts_with(|c: char| c.is_ascii_alphabetic()) {
+            native = format!("{}{typestr}", if cfg!(target_endian = "big") { '>' } else { '<' });
+            native.as_str()
+        } else {
+            typestr
+        };
         let t = crate::dtype::v2::parse_typestr(typestr)?;
         Ok(V2Elem { data_type: t.data_type, byte_order: t.byte_order })
     }
