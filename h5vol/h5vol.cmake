@@ -43,5 +43,10 @@ if(CMAKE_C_COMPILER_ID MATCHES "GNU|Clang")
 endif()
 add_dependencies(h5vol_c_test zarr_h5vol_hdf5 zarr_h5vol)
 list(APPEND ZARR_CHECK_TARGETS h5vol_c_test)
-zarr_add_test(NAME h5vol.c LABEL "interop;h5vol" ENV ${ZARR_H5VOL_ENV}
+zarr_add_test(NAME h5vol.c LABEL interop ENV ${ZARR_H5VOL_ENV}
   COMMAND h5vol_c_test "${ZARR_TEST_TMP}/h5vol.c")
+zarr_add_test(NAME h5vol.h5py LABEL interop ENV ${ZARR_PY_ENV} ${ZARR_H5VOL_ENV}
+  COMMAND "${ZARR_PYTHON3}" "${CMAKE_CURRENT_LIST_DIR}/tests/test_h5py.py")
+set_tests_properties(h5vol.h5py PROPERTIES TIMEOUT 600)
+list(APPEND ZARR_PY_TESTS h5vol.h5py)
+set_tests_properties(h5vol.c h5vol.h5py PROPERTIES LABELS "interop;h5vol")

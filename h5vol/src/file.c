@@ -162,6 +162,47 @@ void *zh5_file_open(const char *name, unsigned flags, hid_t fapl, hid_t dxpl, vo
     return file_object(file);
 }
 
+/* Open objects of a file (H5Fget_obj_count / H5Fget_obj_ids, which h5py calls on close): the
+   identifiers of this connector whose object belongs to the file. */
+typedef struct {
+    const zh5_file *file;
+    size_t count, max;
+    hid_t *ids;
+} obj_scan;
+
+static herr_t scan_id(hid_t id, void *data)
+{
+    obj_scan *scan = data;
+    char name[sizeof ZH5_CONNECTOR_NAME + 1] = "";
+    if (H5VLget_connector_name(id, name, sizeof name) < 0 || strcmp(name, ZH5_CONNECTOR_NAME) != 0)
+        return 0;
+    const zh5_obj *obj = H5VLobject(id);
+    if (obj && obj->file == scan->file) {
+        if (scan->ids && scan->count < scan->max)
+            scan->ids[scan->count] = id;
+        scan->count++;
+    }
+    return 0;
+}
+
+static herr_t scan_objects(const zh5_file *file, unsigned types, obj_scan *scan)
+{
+    static const struct {
+        unsigned flag;
+        H5I_type_t type;
+    } kinds[] = {{H5F_OBJ_FILE, H5I_FILE},
+                 {H5F_OBJ_DATASET, H5I_DATASET},
+                 {H5F_OBJ_GROUP, H5I_GROUP},
+                 {H5F_OBJ_DATATYPE, H5I_DATATYPE},
+                 {H5F_OBJ_ATTR, H5I_ATTR}};
+    scan->file = file;
+    scan->count = 0;
+    for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++)
+        if ((types & kinds[k].flag) && H5Iiterate(kinds[k].type, scan_id, scan) < 0)
+            return -1;
+    return 0;
+}
+
 herr_t zh5_file_get(void *o, H5VL_file_get_args_t *args, hid_t dxpl, void **req)
 {
     zh5_obj *obj = o;
@@ -194,6 +235,21 @@ herr_t zh5_file_get(void *o, H5VL_file_get_args_t *args, hid_t dxpl, void **req)
             a->buf[n] = '\0';
         }
         *a->file_name_len = len;
+        return 0;
+    }
+    case H5VL_FILE_GET_OBJ_COUNT: {
+        obj_scan scan = {NULL, 0, 0, NULL};
+        if (scan_objects(obj->file, args->args.get_obj_count.types, &scan) < 0)
+            return -1;
+        *args->args.get_obj_count.count = scan.count;
+        return 0;
+    }
+    case H5VL_FILE_GET_OBJ_IDS: {
+        H5VL_file_get_obj_ids_args_t *a = &args->args.get_obj_ids;
+        obj_scan scan = {NULL, 0, a->max_objs, a->oid_list};
+        if (scan_objects(obj->file, a->types, &scan) < 0)
+            return -1;
+        *a->count = scan.count < a->max_objs ? scan.count : a->max_objs;
         return 0;
     }
     default:

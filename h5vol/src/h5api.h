@@ -83,7 +83,10 @@
       (a, b, c, d, e, f, g))                                                                           \
     X(herr_t, H5Dscatter, (H5D_scatter_func_t a, void *b, hid_t c, hid_t d, void *e), (a, b, c, d, e)) \
     X(hid_t, H5VLwrap_register, (void *a, H5I_type_t b), (a, b))                                       \
-    X(int, H5Idec_ref, (hid_t a), (a))
+    X(int, H5Idec_ref, (hid_t a), (a))                                                                 \
+    X(herr_t, H5Iiterate, (H5I_type_t a, H5I_iterate_func_t b, void *c), (a, b, c))                    \
+    X(void *, H5VLobject, (hid_t a), (a))                                                              \
+    X(ssize_t, H5VLget_connector_name, (hid_t a, char *b, size_t c), (a, b, c))
 
 #define ZH5_VARS(V)                                                                                    \
     V(H5E_ERR_CLS_g) V(H5E_VOL_g) V(H5E_FILE_g) V(H5E_SYM_g) V(H5E_DATASET_g) V(H5E_ATTR_g)           \

@@ -1,0 +1,290 @@
+#!/usr/bin/env python3
+"""Interop: h5py (its wheel's own libhdf5) reads and writes Zarr through the VOL connector libzarr_h5vol,
+checked against zarr-python.
+
+    HDF5_PLUGIN_PATH=<dir of libzarr_h5vol.so> HDF5_VOL_CONNECTOR=zarr python3 h5vol/tests/test_h5py.py [-v] [-k S]
+
+Exit status: 0 all passed, 1 a failure, 77 skipped (h5py, zarr-python or numpy missing, or the two
+variables unset; under CI=true a skip is a failure). CMakeLists.txt (h5vol/h5vol.cmake) sets both.
+
+Covered:
+  * a hierarchy written by zarr-python (v3: gzip, zstd, sharding, big-endian, float16, booleans, a scalar,
+    nested groups; v2: blosc, zlib + shuffle) read through h5py: members (`in`, len), shapes, dtypes
+    (byte order included), chunks (`Dataset.chunks`; inner chunks of sharded arrays), fill values,
+    compression as h5py reports it, values whole, strided, as blocks, with a list of indices (a union
+    of hyperslabs) and as single elements, converted on read (`astype`), and attributes (numbers,
+    strings, lists, booleans);
+  * a hierarchy written by h5py: nested groups (intermediate ones too), chunked gzip datasets with fill
+    values and an unlimited dimension that is resized, shuffle+gzip, big-endian and boolean datasets,
+    attributes of every kind on the file, groups and datasets (also overwritten and deleted), partial
+    and strided writes; zarr-python then reads every value, chunk shape, fill value and attribute equal;
+  * refusals: a plain directory, a corrupt zarr.json, writes to a file opened read-only, a type without
+    Zarr equivalent (compound) - each an exception with the reason (a selection outside the extent: the
+    C test, as h5py clips slices itself).
+"""
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parents[1] / "tools"))
+sys.path.insert(0, str(HERE.parents[1] / "tests" / "interop"))
+
+
+def skip(msg):
+    if os.environ.get("CI", "").lower() == "true":
+        print(f"FAIL: {msg} (CI=true: everything this test needs must be there)")
+        sys.exit(1)
+    print(f"SKIPPED: {msg}")
+    sys.exit(77)
+
+
+if os.environ.get("HDF5_VOL_CONNECTOR") != "zarr" or not os.environ.get("HDF5_PLUGIN_PATH"):
+    skip("set HDF5_PLUGIN_PATH to the directory of libzarr_h5vol.so and HDF5_VOL_CONNECTOR=zarr")
+try:
+    import h5py  # HDF5 reads HDF5_VOL_CONNECTOR when h5py initialises it, at import
+    import numpy as np
+    import zarr
+except ImportError as e:
+    skip(str(e))
+import harness  # noqa: E402
+
+
+def native(dt):
+    return np.dtype(dt).newbyteorder("=")
+
+
+def eq(a, b, what):
+    """Equal shapes, types (up to byte order: zarr-python reports big-endian arrays natively) and values."""
+    a, b = np.asarray(a), np.asarray(b)
+    assert a.shape == b.shape, f"{what}: shape {a.shape} != {b.shape}"
+    assert native(a.dtype) == native(b.dtype), f"{what}: dtype {a.dtype} != {b.dtype}"
+    assert np.array_equal(a, b, equal_nan=a.dtype.kind == "f"), f"{what}: values differ\n{a}\n{b}"
+
+
+def plain(v):
+    """An attribute value as plain Python (numpy scalars and arrays to numbers and lists)."""
+    if isinstance(v, np.ndarray):
+        return [plain(x) for x in v.tolist()] if v.ndim else plain(v.item())
+    if isinstance(v, np.generic):
+        return v.item()
+    if isinstance(v, bytes):
+        return v.decode()
+    if isinstance(v, list):
+        return [plain(x) for x in v]
+    return v
+
+
+ZP_ARRAYS = {}   # path -> zarr array, filled by write_zarr_python
+
+
+def write_zarr_python(root):
+    """The hierarchy zarr-python 3 writes for h5py to read."""
+    rng = np.random.default_rng(26)
+    g = zarr.open_group(root, mode="w", zarr_format=3)
+    g.attrs.update({"title": "written by zarr-python", "version": 3, "scale": 0.25, "sizes": [1, 2, 3],
+                    "ok": True, "grid": [[1.5, 2.5], [3.5, 4.5]], "names": ["a", "bc"]})
+    v3 = g.create_group("v3")
+    specs = {
+        "v3/gzip": dict(shape=(37, 29), chunks=(8, 7), dtype="i4", fill_value=-5,
+                        compressors=zarr.codecs.GzipCodec(level=4)),
+        "v3/zstd": dict(shape=(101,), chunks=(16,), dtype="f8", fill_value=-1.5,
+                        compressors=zarr.codecs.ZstdCodec(level=3)),
+        "v3/sharded": dict(shape=(40, 36), chunks=(5, 6), shards=(20, 18), dtype="u2", fill_value=7),
+        "v3/bigendian": dict(shape=(23, 4), chunks=(10, 4), dtype="i8", fill_value=0,
+                             serializer=zarr.codecs.BytesCodec(endian="big")),
+        "v3/half": dict(shape=(12,), chunks=(5,), dtype="f2", fill_value=0.5),
+        "v3/flags": dict(shape=(9,), chunks=(4,), dtype="bool", fill_value=False),
+        "v3/deep/er/u1": dict(shape=(6, 5, 4), chunks=(3, 2, 4), dtype="u1", fill_value=255),
+        "scalar": dict(shape=(), dtype="f4", fill_value=0.0),
+    }
+    for path, spec in specs.items():
+        a = g.create_array(path, **spec)
+        dt = np.dtype(spec["dtype"])
+        if dt.kind == "b":
+            data = rng.integers(0, 2, size=spec["shape"]).astype(bool)
+        elif dt.kind in "iu":
+            info = np.iinfo(dt)
+            data = rng.integers(max(info.min, -10**6), min(info.max, 10**6), size=spec["shape"]).astype(dt)
+        else:
+            data = (rng.standard_normal(size=spec["shape"]) * 100).astype(dt)
+        if path == "v3/gzip":
+            a[2:30, 3:20] = data[2:30, 3:20]   # the rest stays the fill value
+        else:
+            a[...] = data
+        a.attrs.update({"units": "m/s", "index": len(ZP_ARRAYS), "offsets": [0.5, -1.0]})
+        ZP_ARRAYS[path] = a
+    del v3
+    # v2: blosc and zlib + shuffle, in their own hierarchy
+    g2 = zarr.open_group(str(root) + "_v2", mode="w", zarr_format=2)
+    g2.attrs["format"] = "v2"
+    from numcodecs import Blosc, Shuffle, Zlib
+    b = g2.create_array("blosc", shape=(30, 20), chunks=(7, 6), dtype="f4", fill_value=0.0,
+                        compressors=Blosc(cname="lz4", clevel=5, shuffle=Blosc.SHUFFLE))
+    b[...] = rng.standard_normal((30, 20)).astype("f4")
+    z = g2.create_array("sub/zlib", shape=(50,), chunks=(11,), dtype="<u4", fill_value=9,
+                        compressors=Zlib(level=2), filters=[Shuffle(elementsize=4)])
+    z[5:40] = np.arange(35, dtype="u4")
+    z.attrs["note"] = "v2 array"
+    return g, g2
+
+
+def check_array(d, a, path):
+    assert d.shape == a.shape, f"{path}: shape {d.shape} != {a.shape}"
+    assert native(d.dtype) == native(a.dtype), f"{path}: dtype {d.dtype} != {a.dtype}"
+    endian = [c.get("configuration", {}).get("endian") for c in a.metadata.to_dict().get("codecs", [])
+              if isinstance(c, dict) and c.get("name") == "bytes"]
+    if endian == ["big"]:
+        assert d.dtype.byteorder == ">", f"{path}: stored big-endian, h5py sees {d.dtype}"
+    if a.ndim:
+        assert d.chunks == a.chunks, f"{path}: chunks {d.chunks} != {a.chunks}"
+    fill = np.asarray(a.fill_value, dtype=a.dtype)
+    assert np.asarray(d.fillvalue, dtype=a.dtype) == fill, f"{path}: fill {d.fillvalue} != {a.fill_value}"
+    whole = a[...]
+    eq(d[()], whole, f"{path} whole")
+    if a.ndim >= 1:
+        eq(d[::3], whole[::3], f"{path} [::3]")
+        eq(d[1:-1:2], whole[1:-1:2], f"{path} [1:-1:2]")
+        idx = [0, 2, a.shape[0] - 1]
+        eq(d[idx], whole[idx], f"{path} {idx}")
+        eq(d[a.shape[0] - 1], whole[a.shape[0] - 1], f"{path} last row")
+    if a.ndim >= 2:
+        eq(d[1::4, ::3], whole[1::4, ::3], f"{path} [1::4, ::3]")
+        eq(d[3:9, 2:5], whole[3:9, 2:5], f"{path} block")
+    if a.dtype.kind in "iuf" and a.dtype.itemsize < 8:
+        eq(d.astype("f8")[()], whole.astype("f8"), f"{path} as float64")
+    assert {k: plain(v) for k, v in d.attrs.items()} == dict(a.attrs), \
+        f"{path}: attributes {dict(d.attrs)} != {dict(a.attrs)}"
+
+
+def t_read_zarr_python(r):
+    root = r.path("zp.zarr")
+    g, g2 = write_zarr_python(root)
+    with h5py.File(root, "r") as f:
+        assert len(f) == 2 and "v3" in f and "scalar" in f and "nothing" not in f, f"members of / ({len(f)})"
+        assert len(f["v3"]) == 7, f"members of /v3: {len(f['v3'])}"
+        assert isinstance(f["v3"], h5py.Group) and isinstance(f["v3/gzip"], h5py.Dataset)
+        # (h5py 3.12 checks a path of several components with H5Oget_info1, which HDF5 refuses for every
+        # connector but its native one: one component at a time)
+        assert "er" in f["v3/deep"] and "u1" in f["v3/deep/er"] and "u2" not in f["v3/deep/er"]
+        assert {k: plain(v) for k, v in f.attrs.items()} == dict(g.attrs), f"root attributes {dict(f.attrs)}"
+        for path, a in ZP_ARRAYS.items():
+            check_array(f[path], a, path)
+        assert f["v3/gzip"].compression == "gzip" and f["v3/gzip"].compression_opts == 4
+        assert f["v3/gzip"].maxshape == (None, None)
+        assert f["v3/flags"].dtype == np.bool_
+        assert f["v3/bigendian"].dtype == np.dtype(">i8")
+    with h5py.File(str(root) + "_v2", "r") as f:
+        assert f.attrs["format"] == "v2"
+        check_array(f["blosc"], g2["blosc"], "v2 blosc")
+        check_array(f["sub/zlib"], g2["sub/zlib"], "v2 zlib+shuffle")
+        assert f["sub/zlib"].compression == "gzip" and f["sub/zlib"].shuffle
+
+
+def t_write_h5py(r):
+    root = r.path("h5py.zarr")
+    rng = np.random.default_rng(7)
+    big = rng.integers(-1000, 1000, size=(20, 10)).astype("i4")
+    with h5py.File(root, "w") as f:
+        f.attrs["title"] = "written by h5py"
+        f.attrs["count"] = np.int32(12)
+        f.attrs["ratios"] = np.array([0.5, 1.5, -2.0])
+        f.attrs["matrix"] = np.arange(6, dtype="i8").reshape(2, 3)
+        f.attrs["flag"] = np.bool_(True)
+        f.attrs["temp"] = 1
+        del f.attrs["temp"]
+        f.attrs["count"] = np.int64(13)          # overwritten
+        g = f.create_group("a/b")                # with an intermediate group
+        g.attrs["level"] = 2
+        d = g.create_dataset("data", shape=(12, 10), maxshape=(None, 10), chunks=(5, 4), dtype="i4",
+                             compression="gzip", compression_opts=6, fillvalue=-9)
+        d[:12] = big[:12]
+        d.resize((20, 10))
+        d[15:18] = big[15:18]                    # rows 12-14 and 18-19 keep the fill value
+        d[0, ::3] = np.array([1, 2, 3, 4], dtype="i2")   # converted from int16
+        d.attrs["units"] = "K"
+        d.attrs["valid_range"] = np.array([-1000, 1000], dtype="i4")
+        s = f.create_dataset("shuffled", data=rng.standard_normal((33,)).astype("f8"), chunks=(8,),
+                             compression="gzip", shuffle=True)
+        f.create_dataset("be", data=np.arange(10, dtype=">u2"), chunks=(4,))
+        f.create_dataset("flags", data=np.array([True, False, True]))
+        f.create_dataset("half", data=np.linspace(0, 1, 7).astype("f2"))
+        f.create_dataset("single", data=np.float32(3.5))
+        strided = f.create_dataset("strided", shape=(9, 9), dtype="f4", fillvalue=np.nan, chunks=(4, 4))
+        strided[::2, 1::3] = np.ones((5, 3), dtype="f4")
+        shuffled_values = s[()]
+    expect_big = big.copy()
+    expect_big[12:15] = -9
+    expect_big[18:] = -9
+    expect_big[0, ::3] = [1, 2, 3, 4]
+    g = zarr.open_group(root, mode="r")
+    assert g.metadata.zarr_format == 3
+    assert dict(g.attrs) == {"title": "written by h5py", "count": 13, "ratios": [0.5, 1.5, -2.0],
+                             "matrix": [[0, 1, 2], [3, 4, 5]], "flag": True}, f"root attributes {dict(g.attrs)}"
+    assert dict(g["a/b"].attrs) == {"level": 2}
+    d = g["a/b/data"]
+    assert d.shape == (20, 10) and d.chunks == (5, 4) and d.dtype == np.int32 and d.fill_value == -9
+    assert [c.to_dict()["name"] for c in d.compressors] == ["gzip"], d.compressors
+    eq(d[...], expect_big, "a/b/data")
+    assert dict(d.attrs) == {"units": "K", "valid_range": [-1000, 1000]}, dict(d.attrs)
+    eq(g["shuffled"][...], shuffled_values, "shuffled")
+    eq(g["be"][...], np.arange(10, dtype=">u2"), "be")
+    assert [c for c in g["be"].metadata.to_dict()["codecs"] if c["name"] == "bytes"][0]["configuration"] == \
+        {"endian": "big"}, g["be"].metadata.to_dict()["codecs"]
+    eq(g["flags"][...], np.array([True, False, True]), "flags")
+    eq(g["half"][...], np.linspace(0, 1, 7).astype("f2"), "half")
+    eq(g["single"][...], np.asarray(np.float32(3.5)), "single")
+    expect = np.full((9, 9), np.nan, dtype="f4")
+    expect[::2, 1::3] = 1
+    eq(g["strided"][...], expect, "strided")
+
+
+def t_refusals(r):
+    plain_dir = r.path("plain")
+    plain_dir.mkdir()
+    try:
+        h5py.File(plain_dir, "r")
+        raise AssertionError("a plain directory opened")
+    except OSError as e:
+        assert str(plain_dir) in str(e) or "Zarr" in str(e), f"message: {e}"
+    corrupt = r.path("corrupt")
+    corrupt.mkdir()
+    (corrupt / "zarr.json").write_text('{"zarr_format": 3, "node_type": ')
+    try:
+        h5py.File(corrupt, "r")
+        raise AssertionError("a corrupt zarr.json opened")
+    except OSError as e:
+        assert "zarr" in str(e).lower(), f"message: {e}"
+    root = r.path("ro.zarr")
+    zg = zarr.open_group(root, mode="w")
+    zg.create_array("x", shape=(4,), dtype="i4", fill_value=0)
+    with h5py.File(root, "r") as f:
+        try:
+            f["x"][0] = 1
+            raise AssertionError("wrote through a read-only file")
+        except (OSError, ValueError) as e:
+            assert "read-only" in str(e) or "ead" in str(e), f"message: {e}"
+    with h5py.File(r.path("types.zarr"), "w") as f:
+        try:
+            f.create_dataset("c", shape=(3,), dtype=np.dtype([("a", "i4"), ("b", "f8")]))
+            raise AssertionError("a compound dataset was created")
+        except (OSError, ValueError, TypeError) as e:
+            assert "COMPOUND" in str(e), f"message: {e}"
+
+
+def main():
+    args = harness.parse_args(__doc__)
+    tmp = Path(os.environ.get("ZARR_TEST_TMPDIR") or tempfile.mkdtemp())
+    tmp = Path(tempfile.mkdtemp(dir=tmp))
+    r = harness.Runner(tmp, args.verbose, args.k)
+    r.run("h5py reads zarr-python's hierarchy", t_read_zarr_python, r)
+    r.run("zarr-python reads h5py's hierarchy", t_write_h5py, r)
+    r.run("refusals", t_refusals, r)
+    print(f"{r.passed} passed, {len(r.failed)} failed")
+    sys.exit(1 if r.failed else 0)
+
+
+if __name__ == "__main__":
+    main()
