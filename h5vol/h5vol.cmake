@@ -41,7 +41,10 @@ set_target_properties(h5vol_c_test PROPERTIES RUNTIME_OUTPUT_DIRECTORY "${CMAKE_
 if(CMAKE_C_COMPILER_ID MATCHES "GNU|Clang")
   target_compile_options(h5vol_c_test PRIVATE -Wall -Wextra -Werror)
 endif()
+target_compile_definitions(h5vol_c_test PRIVATE "ZH5_TEST_PLUGIN_DIR=\"${ZARR_H5VOL_PLUGIN_DIR}\"")
 add_dependencies(h5vol_c_test zarr_h5vol_hdf5 zarr_h5vol)
+# ZARR_VALGRIND=ON runs it again under memcheck (valgrind.h5vol.c).
+list(APPEND ZARR_VALGRIND_CASES "h5vol.c=h5vol_c_test")
 list(APPEND ZARR_CHECK_TARGETS h5vol_c_test)
 zarr_add_test(NAME h5vol.c LABEL interop ENV ${ZARR_H5VOL_ENV}
   COMMAND h5vol_c_test "${ZARR_TEST_TMP}/h5vol.c")

@@ -1,7 +1,10 @@
 /* The Zarr VOL connector through HDF5's C API only (hdf5.h): run with HDF5_PLUGIN_PATH pointing at
  * libzarr_h5vol and HDF5_VOL_CONNECTOR=zarr. Files, groups, chunked gzip datasets with fill values,
  * strided / blocked / union / point selections, memory-type conversion, resizing, attributes, and the
- * errors of bad input. Usage: test_h5vol <scratch directory> */
+ * errors of bad input. Usage: test_h5vol [scratch directory] (default: $ZARR_TEST_TMPDIR). Without the two
+ * variables (the valgrind run: its harness passes no environment) they default to the build's plugin
+ * directory, set before HDF5 initialises. */
+#define _POSIX_C_SOURCE 200809L
 #include <hdf5.h>
 
 #include <math.h>
@@ -368,16 +371,23 @@ static void test_errors(const char *dir, const char *path)
 int main(int argc, char **argv)
 {
     char path[1024];
-    if (argc != 2) {
-        fprintf(stderr, "usage: %s <scratch directory>\n", argv[0]);
+    const char *scratch = argc > 1 ? argv[1] : getenv("ZARR_TEST_TMPDIR");
+    if (!scratch) {
+        fprintf(stderr, "usage: %s <scratch directory> (or set ZARR_TEST_TMPDIR)\n", argv[0]);
         return 2;
     }
+#ifdef ZH5_TEST_PLUGIN_DIR
+    if (!getenv("HDF5_VOL_CONNECTOR") && !getenv("HDF5_PLUGIN_PATH")) {
+        setenv("HDF5_PLUGIN_PATH", ZH5_TEST_PLUGIN_DIR, 1);
+        setenv("HDF5_VOL_CONNECTOR", "zarr", 1);
+    }
+#endif
     const char *connector = getenv("HDF5_VOL_CONNECTOR");
     if (!connector || strcmp(connector, "zarr") != 0 || !getenv("HDF5_PLUGIN_PATH")) {
         fprintf(stderr, "set HDF5_PLUGIN_PATH and HDF5_VOL_CONNECTOR=zarr\n");
         return 2;
     }
-    snprintf(path, sizeof path, "%s/c_written.zarr", argv[1]);
+    snprintf(path, sizeof path, "%s/c_written.zarr", scratch);
     hid_t file = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
     CHECK(file >= 0);
     if (file < 0)
@@ -394,7 +404,7 @@ int main(int argc, char **argv)
     struct stat st;
     snprintf(meta, sizeof meta, "%s/g/d/zarr.json", path);
     CHECK(stat(meta, &st) == 0);
-    test_errors(argv[1], path);
+    test_errors(scratch, path);
     if (failures) {
         fprintf(stderr, "%d check(s) failed\n", failures);
         return 1;
