@@ -53,3 +53,20 @@ zarr_add_test(NAME h5vol.h5py LABEL interop ENV ${ZARR_PY_ENV} ${ZARR_H5VOL_ENV}
 set_tests_properties(h5vol.h5py PROPERTIES TIMEOUT 600)
 list(APPEND ZARR_PY_TESTS h5vol.h5py)
 set_tests_properties(h5vol.c h5vol.h5py PROPERTIES LABELS "interop;h5vol")
+# The installed, relocated connector: found by find_package(zarr COMPONENTS h5vol), loaded by HDF5.
+zarr_add_test(NAME h5vol.install LABEL install
+  COMMAND "${CMAKE_COMMAND}" "-DBUILD_DIR=${CMAKE_BINARY_DIR}" "-DSOURCE_DIR=${CMAKE_CURRENT_LIST_DIR}/tests/downstream"
+          "-DGENERATOR=${CMAKE_GENERATOR}" "-DC_COMPILER=${CMAKE_C_COMPILER}" "-DC_TEST=$<TARGET_FILE:h5vol_c_test>"
+          -P "${CMAKE_CURRENT_LIST_DIR}/tests/install_test.cmake")
+set_tests_properties(h5vol.install PROPERTIES TIMEOUT 600 LABELS "install;h5vol")
+# The example (examples/hdf5_vol.c, hdf5.h only), run through the connector; zarr-python checks what it wrote.
+add_executable(example_hdf5_vol "${CMAKE_SOURCE_DIR}/examples/hdf5_vol.c")
+target_link_libraries(example_hdf5_vol PRIVATE ${ZARR_H5VOL_HDF5_TARGET})
+set_target_properties(example_hdf5_vol PROPERTIES RUNTIME_OUTPUT_DIRECTORY "${CMAKE_BINARY_DIR}/examples"
+  C_STANDARD 99 C_STANDARD_REQUIRED ON)
+add_dependencies(example_hdf5_vol zarr_h5vol_hdf5 zarr_h5vol)
+list(APPEND ZARR_CHECK_TARGETS example_hdf5_vol)
+zarr_add_test(NAME h5vol.example LABEL interop ENV ${ZARR_PY_ENV} ${ZARR_H5VOL_ENV}
+  COMMAND "${ZARR_PYTHON3}" "${CMAKE_CURRENT_LIST_DIR}/tests/check_example.py" $<TARGET_FILE:example_hdf5_vol>)
+set_tests_properties(h5vol.example PROPERTIES LABELS "interop;h5vol")
+list(APPEND ZARR_PY_TESTS h5vol.example)

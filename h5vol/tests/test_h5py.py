@@ -193,6 +193,7 @@ def t_write_h5py(r):
         f.attrs["ratios"] = np.array([0.5, 1.5, -2.0])
         f.attrs["matrix"] = np.arange(6, dtype="i8").reshape(2, 3)
         f.attrs["flag"] = np.bool_(True)
+        f.attrs["fixed"] = np.bytes_(b"fixed-length")
         f.attrs["temp"] = 1
         del f.attrs["temp"]
         f.attrs["count"] = np.int64(13)          # overwritten
@@ -222,7 +223,8 @@ def t_write_h5py(r):
     g = zarr.open_group(root, mode="r")
     assert g.metadata.zarr_format == 3
     assert dict(g.attrs) == {"title": "written by h5py", "count": 13, "ratios": [0.5, 1.5, -2.0],
-                             "matrix": [[0, 1, 2], [3, 4, 5]], "flag": True}, f"root attributes {dict(g.attrs)}"
+                             "matrix": [[0, 1, 2], [3, 4, 5]], "flag": True,
+                             "fixed": "fixed-length"}, f"root attributes {dict(g.attrs)}"
     assert dict(g["a/b"].attrs) == {"level": 2}
     d = g["a/b/data"]
     assert d.shape == (20, 10) and d.chunks == (5, 4) and d.dtype == np.int32 and d.fill_value == -9

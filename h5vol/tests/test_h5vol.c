@@ -245,6 +245,15 @@ static herr_t count_attr(hid_t loc, const char *name, const H5A_info_t *info, vo
     return 0;
 }
 
+static herr_t visit_obj(hid_t o, const char *name, const H5O_info2_t *info, void *data)
+{
+    (void)o;
+    char *names = data;
+    strcat(names, name);
+    strcat(names, info->type == H5O_TYPE_GROUP ? "/," : ",");
+    return 0;
+}
+
 static void test_groups_and_attributes(hid_t file)
 {
     hid_t lcpl = H5Pcreate(H5P_LINK_CREATE);
@@ -262,6 +271,14 @@ static void test_groups_and_attributes(hid_t file)
     char names[256] = "";
     CHECK(H5Literate2(file, H5_INDEX_NAME, H5_ITER_INC, NULL, count_link, names) >= 0);
     CHECK(strcmp(names, "g,scalar,x,") == 0);
+    char visited[512] = "";
+    CHECK(H5Ovisit3(file, H5_INDEX_NAME, H5_ITER_INC, visit_obj, visited, H5O_INFO_BASIC) >= 0);
+    CHECK(strcmp(visited, "./,g/,g/d,g/f32be,g/f64,g/flags,scalar,x/,x/y/,x/y/z/,") == 0 ||
+          (fprintf(stderr, "visited: %s\n", visited), 0));
+    visited[0] = '\0';
+    CHECK(H5Lvisit2(file, H5_INDEX_NAME, H5_ITER_INC, count_link, visited) >= 0);
+    CHECK(strcmp(visited, "g,g/d,g/f32be,g/f64,g/flags,scalar,x,x/y,x/y/z,") == 0 ||
+          (fprintf(stderr, "visited: %s\n", visited), 0));
     CHECK(H5Lexists(file, "g", H5P_DEFAULT) > 0);
     CHECK(H5Lexists(file, "nothing", H5P_DEFAULT) == 0);
     CHECK(H5Lexists(file, "x/y", H5P_DEFAULT) > 0);
