@@ -181,6 +181,14 @@ def t_read_zarr_python(r):
         check_array(f["blosc"], g2["blosc"], "v2 blosc")
         check_array(f["sub/zlib"], g2["sub/zlib"], "v2 zlib+shuffle")
         assert f["sub/zlib"].compression == "gzip" and f["sub/zlib"].shuffle
+    # a v2 hierarchy opened for writing is extended in v2
+    with h5py.File(str(root) + "_v2", "r+") as f:
+        f.create_dataset("sub/added", data=np.arange(12, dtype="i2").reshape(3, 4), chunks=(2, 2))
+        f["sub"].attrs["added"] = "by h5py"
+    g2 = zarr.open_group(str(root) + "_v2", mode="r")
+    assert g2["sub/added"].metadata.zarr_format == 2, "a new member of a v2 group is not v2"
+    eq(g2["sub/added"][...], np.arange(12, dtype="i2").reshape(3, 4), "v2 sub/added")
+    assert dict(g2["sub"].attrs) == {"added": "by h5py"}, dict(g2["sub"].attrs)
 
 
 def t_write_h5py(r):

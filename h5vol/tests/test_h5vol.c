@@ -342,6 +342,37 @@ static void test_groups_and_attributes(hid_t file)
     H5Dclose(owners[2]);
 }
 
+/* Other libzarr locations through the same name: a file:// URI and an in-memory store. */
+static void test_locations(const char *path)
+{
+    char uri[1100];
+    int v[2] = {0, 0}, w[3] = {7, 8, 9}, wback[3] = {0, 0, 0};
+    snprintf(uri, sizeof uri, "file://%s", path);
+    hid_t file = H5Fopen(uri, H5F_ACC_RDONLY, H5P_DEFAULT);
+    CHECK(file >= 0);
+    hid_t ds = H5Dopen2(file, "/g/d", H5P_DEFAULT), fs = H5Dget_space(ds);
+    H5Sselect_hyperslab(fs, H5S_SELECT_SET, (hsize_t[2]){4, 6}, NULL, (hsize_t[2]){1, 2}, NULL);
+    hid_t ms = H5Screate_simple(1, (hsize_t[1]){2}, NULL);
+    CHECK(H5Dread(ds, H5T_NATIVE_INT, ms, fs, H5P_DEFAULT, v) >= 0 && v[0] == value_at(4, 6));
+    H5Sclose(ms);
+    H5Sclose(fs);
+    H5Dclose(ds);
+    CHECK(H5Fclose(file) >= 0);
+    file = H5Fcreate("memory://h5vol_test/root", H5F_ACC_EXCL, H5P_DEFAULT, H5P_DEFAULT);
+    CHECK(file >= 0);
+    hid_t s3 = H5Screate_simple(1, (hsize_t[1]){3}, NULL);
+    ds = H5Dcreate2(file, "m", H5T_STD_I32LE, s3, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    CHECK(H5Dwrite(ds, H5T_NATIVE_INT, H5S_ALL, H5S_ALL, H5P_DEFAULT, w) >= 0);
+    H5Dclose(ds);
+    H5Fclose(file);
+    file = H5Fopen("memory://h5vol_test/root", H5F_ACC_RDONLY, H5P_DEFAULT);
+    ds = H5Dopen2(file, "m", H5P_DEFAULT);
+    CHECK(H5Dread(ds, H5T_NATIVE_INT, H5S_ALL, H5S_ALL, H5P_DEFAULT, wback) >= 0 && wback[2] == 9 && wback[0] == 7);
+    H5Dclose(ds);
+    H5Sclose(s3);
+    CHECK(H5Fclose(file) >= 0);
+}
+
 static void test_errors(const char *dir, const char *path)
 {
     char plain[1024], corrupt[1024], json[1100];
@@ -421,6 +452,7 @@ int main(int argc, char **argv)
     struct stat st;
     snprintf(meta, sizeof meta, "%s/g/d/zarr.json", path);
     CHECK(stat(meta, &st) == 0);
+    test_locations(path);
     test_errors(scratch, path);
     if (failures) {
         fprintf(stderr, "%d check(s) failed\n", failures);
