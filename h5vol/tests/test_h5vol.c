@@ -402,6 +402,10 @@ static void test_errors(const char *dir, const char *path)
     mkdir(plain, 0755);
     CHECK(H5Fopen(plain, H5F_ACC_RDONLY, H5P_DEFAULT) < 0);
     CHECK(strstr(error_text(), plain) != NULL);
+    /* H5F_ACC_TRUNC deletes only Zarr hierarchies */
+    struct stat st;
+    CHECK(H5Fcreate(plain, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT) < 0);
+    CHECK(strstr(error_text(), "not the root of a Zarr hierarchy") != NULL && stat(plain, &st) == 0);
     snprintf(corrupt, sizeof corrupt, "%s/corrupt", dir);
     mkdir(corrupt, 0755);
     snprintf(json, sizeof json, "%s/zarr.json", corrupt);
