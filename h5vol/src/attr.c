@@ -12,7 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define ZH5_MAX_RANK 32
 
 enum leaf { LEAF_INT, LEAF_FLOAT, LEAF_BOOL, LEAF_STRING, LEAF_JSON };
 

@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define ZH5_MAX_RANK 32
 #define ZH5_FILTER_ZSTD 32015
 #define ZH5_FILTER_BLOSC 32001
 
@@ -53,6 +52,8 @@ zh5_obj *zh5_dataset_wrap(zh5_file *file, const char *path, zarr_array *array)
     }
     obj->rank = (int)rank;
     zarr_array_data_type(array, &obj->ztype, &obj->esize);
+    if (obj->ztype == ZARR_STRING)
+        obj->esize = sizeof(char *);   /* the memory layout: one pointer per element */
     zj *meta = array_metadata(array);
     int big = 0;
     const char *type_name = "?";
@@ -73,7 +74,7 @@ zh5_obj *zh5_dataset_wrap(zh5_file *file, const char *path, zarr_array *array)
     if (obj->file_type < 0 || obj->mem_native < 0) {
         zh5_err(H5E_DATATYPE, H5E_UNSUPPORTED,
                 "the data type \"%s\" of \"/%s\" has no HDF5 equivalent in this connector yet (it maps bool, "
-                "integers, float16/32/64)",
+                "integers, float16/32/64, strings)",
                 type_name, path);
         zj_free(meta);
         zh5_obj_free(obj);
@@ -246,7 +247,22 @@ void *zh5_dataset_create(void *o, const H5VL_loc_params_t *loc, const char *name
     if (spec_filters(spec, dcpl) < 0)
         goto done;
     H5D_fill_value_t fill_status;
-    if (H5Pfill_value_defined(dcpl, &fill_status) >= 0 && fill_status == H5D_FILL_VALUE_USER_DEFINED) {
+    if (ztype == ZARR_STRING && H5Pfill_value_defined(dcpl, &fill_status) >= 0 &&
+        fill_status == H5D_FILL_VALUE_USER_DEFINED) {
+        char *text = NULL;
+        hid_t native = zh5_type_native(ZARR_STRING, 0);
+        herr_t got = native >= 0 ? H5Pget_fill_value(dcpl, native, &text) : -1;
+        if (native >= 0)
+            H5Tclose(native);
+        st = got < 0 ? ZARR_ERR_INVALID_ARGUMENT
+                     : zarr_array_spec_set_fill_value(spec, text ? text : "", text ? strlen(text) : 0);
+        if (text)
+            H5free_memory(text);
+        if (st != ZARR_OK) {
+            zh5_zerr(H5E_DATASET, H5E_CANTCREATE, st, "fill value");
+            goto done;
+        }
+    } else if (H5Pfill_value_defined(dcpl, &fill_status) >= 0 && fill_status == H5D_FILL_VALUE_USER_DEFINED) {
         unsigned char value[16] = {0};
         size_t esize = H5Tget_size(type);
         hid_t native = zh5_type_native(ztype, esize);
@@ -365,8 +381,20 @@ static hid_t dataset_dcpl(zh5_obj *obj)
             cdims[d] = chunks[d];
         H5Pset_chunk(dcpl, obj->rank, cdims);
     }
-    if (obj->esize <= sizeof fill && zarr_array_fill_value(obj->array, fill, obj->esize) == ZARR_OK)
+    if (obj->ztype == ZARR_STRING) {
+        const uint8_t *value = NULL;
+        size_t size = 0;
+        char *text;
+        if (zarr_array_fill_value_vlen(obj->array, &value, &size) == ZARR_OK && (text = malloc(size + 1))) {
+            if (size)
+                memcpy(text, value, size);
+            text[size] = '\0';
+            H5Pset_fill_value(dcpl, obj->mem_native, &text);
+            free(text);
+        }
+    } else if (obj->esize <= sizeof fill && zarr_array_fill_value(obj->array, fill, obj->esize) == ZARR_OK) {
         H5Pset_fill_value(dcpl, obj->mem_native, fill);
+    }
     zj *meta = array_metadata(obj->array);
     if (meta) {
         const zj *fmt = zj_get(meta, "zarr_format");

@@ -13,16 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define ZH5_MAX_RANK 32
-/* The largest bounding box an irregular selection may be read through (bytes). */
-#define ZH5_MAX_BOX ((uint64_t)1 << 31)
-
-typedef struct {
-    uint64_t start[ZH5_MAX_RANK], count[ZH5_MAX_RANK], step[ZH5_MAX_RANK];
-} slab;
+typedef zh5_slab slab;
 
 /* 1 when the file selection is one strided selection (filled into s), 0 when not, -1 on error. */
-static int file_slab(hid_t fspace, int rank, const uint64_t *shape, slab *s)
+int zh5_file_slab(hid_t fspace, int rank, const uint64_t *shape, slab *s)
 {
     for (int d = 0; d < rank; d++) {
         s->start[d] = 0;
@@ -51,21 +45,16 @@ static int file_slab(hid_t fspace, int rank, const uint64_t *shape, slab *s)
     return 1;
 }
 
-typedef struct {
-    const void *buf;
-    size_t size;
-} scatter_src;
-
-static herr_t scatter_cb(const void **src, size_t *used, void *data)
+herr_t zh5_scatter_cb(const void **src, size_t *used, void *data)
 {
-    scatter_src *s = data;
+    zh5_scatter_src *s = data;
     *src = s->buf;
     *used = s->size;
     return 0;
 }
 
 /* A copy of fspace's selection moved into the bounding box lo..hi, over a box-sized extent. */
-static hid_t box_space(hid_t fspace, int rank, const hsize_t *lo, const hsize_t *hi)
+hid_t zh5_box_space(hid_t fspace, int rank, const hsize_t *lo, const hsize_t *hi)
 {
     hsize_t dims[ZH5_MAX_RANK];
     hssize_t off[ZH5_MAX_RANK];
@@ -90,7 +79,7 @@ static herr_t file_io(zh5_obj *ds, hid_t fspace, const uint64_t *shape, size_t n
     int rank = ds->rank;
     slab s;
     zarr_status st = ZARR_OK;
-    int kind = rank == 0 ? 1 : file_slab(fspace, rank, shape, &s);
+    int kind = rank == 0 ? 1 : zh5_file_slab(fspace, rank, shape, &s);
     if (kind < 0)
         return -1;
     if (rank == 0) {
@@ -137,7 +126,7 @@ static herr_t file_io(zh5_obj *ds, hid_t fspace, const uint64_t *shape, size_t n
         }
         size_t boxbytes = (size_t)nbox * ds->esize;
         void *box = malloc(boxbytes ? boxbytes : 1);
-        hid_t bspace = box ? box_space(fspace, rank, lo, hi) : H5I_INVALID_HID;
+        hid_t bspace = box ? zh5_box_space(fspace, rank, lo, hi) : H5I_INVALID_HID;
         if (bspace < 0) {
             free(box);
             zh5_err(H5E_DATASPACE, H5E_CANTINIT, "cannot map the selection onto its bounding box");
@@ -148,8 +137,8 @@ static herr_t file_io(zh5_obj *ds, hid_t fspace, const uint64_t *shape, size_t n
             if (H5Dgather(bspace, box, ds->mem_native, npoints * ds->esize, packed, NULL, NULL) < 0)
                 st = ZARR_ERR_INTERNAL;
         } else if (st == ZARR_OK) {
-            scatter_src src = {packed, npoints * ds->esize};
-            if (H5Dscatter(scatter_cb, &src, ds->mem_native, bspace, box) < 0)
+            zh5_scatter_src src = {packed, npoints * ds->esize};
+            if (H5Dscatter(zh5_scatter_cb, &src, ds->mem_native, bspace, box) < 0)
                 st = ZARR_ERR_INTERNAL;
             else
                 st = zarr_write_region(ds->array, start, count, box, boxbytes);
@@ -210,6 +199,8 @@ static herr_t read_one(zh5_obj *ds, hid_t mtype, hid_t mspace, hid_t fspace, voi
         return -1;
     if (n == 0)
         return 0;
+    if (ds->ztype == ZARR_STRING)
+        return zh5_vlen_read(ds, mtype, mspace == H5S_ALL ? fspace : mspace, fspace, shape, n, packed, buf);
     size_t msize = H5Tget_size(mtype), big = msize > ds->esize ? msize : ds->esize;
     int same = H5Tequal(mtype, ds->mem_native) > 0;
     hid_t scatter_space = mspace == H5S_ALL ? fspace : mspace;
@@ -227,8 +218,8 @@ static herr_t read_one(zh5_obj *ds, hid_t mtype, hid_t mspace, hid_t fspace, voi
         if (packed) {
             memcpy(buf, tmp, n * msize);
         } else {
-            scatter_src src = {tmp, n * msize};
-            ret = H5Dscatter(scatter_cb, &src, mtype, scatter_space, buf);
+            zh5_scatter_src src = {tmp, n * msize};
+            ret = H5Dscatter(zh5_scatter_cb, &src, mtype, scatter_space, buf);
         }
     }
     free(tmp);
@@ -249,6 +240,8 @@ static herr_t write_one(zh5_obj *ds, hid_t mtype, hid_t mspace, hid_t fspace, co
         return -1;
     if (n == 0)
         return 0;
+    if (ds->ztype == ZARR_STRING)
+        return zh5_vlen_write(ds, mtype, mspace == H5S_ALL ? fspace : mspace, fspace, shape, n, packed, buf);
     size_t msize = H5Tget_size(mtype), big = msize > ds->esize ? msize : ds->esize;
     int same = H5Tequal(mtype, ds->mem_native) > 0;
     hid_t gather_space = mspace == H5S_ALL ? fspace : mspace;

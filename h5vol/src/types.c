@@ -87,10 +87,13 @@ int zh5_type_to_zarr(hid_t type, zarr_data_type *ztype, int *big_endian)
     } else if (cls == H5T_ENUM && is_h5py_bool(type)) {
         *ztype = ZARR_BOOL;
         return 0;
+    } else if (cls == H5T_STRING && H5Tis_variable_str(type) > 0) {
+        *ztype = ZARR_STRING;
+        return 0;
     }
     zh5_err(H5E_DATATYPE, H5E_UNSUPPORTED,
             "the datatype (class %s, %zu bytes) has no Zarr equivalent in this connector: it supports integers of "
-            "8-64 bits, IEEE float16/32/64 and h5py's booleans",
+            "8-64 bits, IEEE float16/32/64, h5py's booleans and variable-length strings",
             class_name(cls), size);
     return -1;
 }
@@ -115,6 +118,14 @@ hid_t zh5_type_from_zarr(zarr_data_type ztype, size_t esize, int big_endian)
         }
         return t;
     }
+    case ZARR_STRING:
+        /* variable-length UTF-8 text: in memory a char * per element (NUL-terminated) */
+        t = H5Tcopy(H5T_C_S1);
+        if (t >= 0 && (H5Tset_size(t, H5T_VARIABLE) < 0 || H5Tset_cset(t, H5T_CSET_UTF8) < 0)) {
+            H5Tclose(t);
+            t = H5I_INVALID_HID;
+        }
+        return t;
     case ZARR_INT8: t = H5Tcopy(H5T_STD_I8LE); break;
     case ZARR_INT16: t = H5Tcopy(H5T_STD_I16LE); break;
     case ZARR_INT32: t = H5Tcopy(H5T_STD_I32LE); break;

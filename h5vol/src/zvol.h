@@ -78,6 +78,29 @@ hid_t zh5_type_native(zarr_data_type ztype, size_t esize);
 /* Converts n elements in place from src to dst (buf holds max of both sizes * n); <0 on error. */
 herr_t zh5_convert(hid_t src, hid_t dst, size_t n, void *buf);
 
+/* select.c: selections */
+#define ZH5_MAX_RANK 32
+/* The largest bounding box an irregular selection may be read through (bytes). */
+#define ZH5_MAX_BOX ((uint64_t)1 << 31)
+typedef struct {
+    uint64_t start[ZH5_MAX_RANK], count[ZH5_MAX_RANK], step[ZH5_MAX_RANK];
+} zh5_slab;
+/* 1 when the file selection is one strided selection (filled in), 0 when not, -1 on error. */
+int zh5_file_slab(hid_t fspace, int rank, const uint64_t *shape, zh5_slab *s);
+/* A copy of fspace's selection moved into the bounding box lo..hi, over a box-sized extent. */
+hid_t zh5_box_space(hid_t fspace, int rank, const hsize_t *lo, const hsize_t *hi);
+typedef struct {
+    const void *buf;
+    size_t size;
+} zh5_scatter_src;
+herr_t zh5_scatter_cb(const void **src, size_t *used, void *data);
+/* vlen.c: reads and writes of variable-length string datasets (n selected elements; packed: the
+   memory selection is all of the memory space, in order). */
+herr_t zh5_vlen_read(zh5_obj *ds, hid_t mtype, hid_t mspace, hid_t fspace, const uint64_t *shape, size_t n,
+                     int packed, void *buf);
+herr_t zh5_vlen_write(zh5_obj *ds, hid_t mtype, hid_t mspace, hid_t fspace, const uint64_t *shape, size_t n,
+                      int packed, const void *buf);
+
 /* The VOL callbacks, by class. */
 void *zh5_file_create(const char *name, unsigned flags, hid_t fcpl, hid_t fapl, hid_t dxpl, void **req);
 void *zh5_file_open(const char *name, unsigned flags, hid_t fapl, hid_t dxpl, void **req);

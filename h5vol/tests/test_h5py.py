@@ -8,18 +8,18 @@ Exit status: 0 all passed, 1 a failure, 77 skipped (h5py, zarr-python or numpy m
 variables unset; under CI=true a skip is a failure). CMakeLists.txt (h5vol/h5vol.cmake) sets both.
 
 Covered:
-  * a hierarchy written by zarr-python (v3: gzip, zstd, sharding, big-endian, float16, booleans, a scalar,
-    nested groups; v2: blosc, zlib + shuffle) read through h5py: members (`in`, len), shapes, dtypes
+  * a hierarchy written by zarr-python (v3: gzip, zstd, sharding, big-endian, float16, booleans, strings,
+    a scalar, nested groups; v2: blosc, zlib + shuffle) read through h5py: members (`in`, len), shapes, dtypes
     (byte order included), chunks (`Dataset.chunks`; inner chunks of sharded arrays), fill values,
     compression as h5py reports it, values whole, strided, as blocks, with a list of indices (a union
     of hyperslabs) and as single elements, converted on read (`astype`), and attributes (numbers,
     strings, lists, booleans);
   * a hierarchy written by h5py: nested groups (intermediate ones too), chunked gzip datasets with fill
-    values and an unlimited dimension that is resized, shuffle+gzip, big-endian and boolean datasets,
+    values and an unlimited dimension that is resized, shuffle+gzip, big-endian, boolean and string datasets,
     attributes of every kind on the file, groups and datasets (also overwritten and deleted), partial
     and strided writes; zarr-python then reads every value, chunk shape, fill value and attribute equal;
   * refusals: a plain directory, a corrupt zarr.json, writes to a file opened read-only, a type without
-    Zarr equivalent (compound), an array of a type not mapped yet (strings) - each an exception with the reason (a selection outside the extent: the
+    Zarr equivalent (compound), an array of a type not mapped yet (complex64) - each an exception with the reason (a selection outside the extent: the
     C test, as h5py clips slices itself).
 """
 import json
@@ -116,6 +116,8 @@ def write_zarr_python(root):
             a[...] = data
         a.attrs.update({"units": "m/s", "index": len(ZP_ARRAYS), "offsets": [0.5, -1.0]})
         ZP_ARRAYS[path] = a
+    words = g.create_array("v3/words", shape=(7, 3), chunks=(3, 2), dtype=str, fill_value="-")
+    words[:5] = np.array([[f"r{i}c{j}\u00e9" for j in range(3)] for i in range(5)], dtype=object)
     del v3
     # v2: blosc and zlib + shuffle, in their own hierarchy
     g2 = zarr.open_group(str(root) + "_v2", mode="w", zarr_format=2)
@@ -164,7 +166,13 @@ def t_read_zarr_python(r):
     g, g2 = write_zarr_python(root)
     with h5py.File(root, "r") as f:
         assert len(f) == 2 and "v3" in f and "scalar" in f and "nothing" not in f, f"members of / ({len(f)})"
-        assert len(f["v3"]) == 7, f"members of /v3: {len(f['v3'])}"
+        assert len(f["v3"]) == 8, f"members of /v3: {len(f['v3'])}"
+        w = f["v3/words"]
+        whole = g["v3/words"][...]
+        assert w.shape == (7, 3) and w.chunks == (3, 2) and h5py.check_string_dtype(w.dtype).encoding == "utf-8"
+        assert w.fillvalue == b"-", w.fillvalue
+        assert (w.asstr()[...] == whole).all(), w.asstr()[...]
+        assert (w.asstr()[::2, 1] == whole[::2, 1]).all() and (w.asstr()[[0, 4]] == whole[[0, 4]]).all()
         assert isinstance(f["v3"], h5py.Group) and isinstance(f["v3/gzip"], h5py.Dataset)
         # (h5py 3.12 checks a path of several components with H5Oget_info1, which HDF5 refuses for every
         # connector but its native one: one component at a time)
@@ -226,6 +234,9 @@ def t_write_h5py(r):
         strided = f.create_dataset("strided", shape=(9, 9), dtype="f4", fillvalue=np.nan, chunks=(4, 4))
         strided[::2, 1::3] = np.ones((5, 3), dtype="f4")
         shuffled_values = s[()]
+        t = f.create_dataset("text", shape=(5,), dtype=h5py.string_dtype(), chunks=(2,), fillvalue="?")
+        t[:4] = ["alpha", "b\u00e9ta", "", "delta"]
+        t[::2] = ["A", "C", "E"]
     expect_big = big.copy()
     expect_big[12:15] = -9
     expect_big[18:] = -9
@@ -251,6 +262,8 @@ def t_write_h5py(r):
     expect = np.full((9, 9), np.nan, dtype="f4")
     expect[::2, 1::3] = 1
     eq(g["strided"][...], expect, "strided")
+    text = g["text"]
+    assert list(text[...]) == ["A", "b\u00e9ta", "C", "delta", "E"] and text.fill_value == "?", (text[...], text.fill_value)
 
 
 def t_refusals(r):
@@ -279,16 +292,16 @@ def t_refusals(r):
         except (OSError, ValueError) as e:
             assert "read-only" in str(e) or "ead" in str(e), f"message: {e}"
     # an array of a type the connector does not map yet: refused with its Zarr data type named
-    strings = r.path("strings.zarr")
+    strings = r.path("complex.zarr")
     zs = zarr.open_group(strings, mode="w")
-    zs.create_array("text", shape=(2,), dtype=str)
+    zs.create_array("cplx", shape=(2,), dtype="c8")
     zs.attrs["nested"] = {"a": [1, None]}
     with h5py.File(strings, "r") as f:
         try:
-            f["text"]
-            raise AssertionError("a string array opened")
+            f["cplx"]
+            raise AssertionError("a complex array opened")
         except (OSError, KeyError, ValueError) as e:
-            assert "string" in str(e), f"message: {e}"
+            assert "complex64" in str(e), f"message: {e}"
         # JSON without an HDF5 equivalent reads as its JSON text
         assert json.loads(plain(f.attrs["nested"])) == {"a": [1, None]}, f.attrs["nested"]
     with h5py.File(r.path("types.zarr"), "w") as f:

@@ -209,6 +209,50 @@ static void test_datasets(hid_t file)
     CHECK(H5Dread(d2, H5T_NATIVE_LLONG, H5S_ALL, H5S_ALL, H5P_DEFAULT, &sback) >= 0 && sback == sval);
     H5Dclose(d2);
 
+    /* variable-length UTF-8 strings: a Zarr `string` array */
+    {
+        hid_t st = H5Tcopy(H5T_C_S1);
+        H5Tset_size(st, H5T_VARIABLE);
+        H5Tset_cset(st, H5T_CSET_UTF8);
+        hid_t s6 = H5Screate_simple(1, (hsize_t[1]){6}, NULL), sp = H5Pcreate(H5P_DATASET_CREATE);
+        const char *dash = "-", *words[6] = {"alpha", "b\xc3\xa9ta", "", "delta", "epsilon", "zeta"};
+        H5Pset_chunk(sp, 1, (hsize_t[1]){4});
+        H5Pset_fill_value(sp, st, &dash);
+        hid_t sd = H5Dcreate2(g, "words", st, s6, H5P_DEFAULT, sp, H5P_DEFAULT);
+        CHECK(sd >= 0);
+        char *back6[6] = {NULL};
+        CHECK(H5Dread(sd, st, H5S_ALL, H5S_ALL, H5P_DEFAULT, back6) >= 0);
+        CHECK(back6[0] && strcmp(back6[0], "-") == 0 && back6[5] && strcmp(back6[5], "-") == 0);
+        CHECK(H5Treclaim(st, s6, H5P_DEFAULT, back6) >= 0);
+        CHECK(H5Dwrite(sd, st, H5S_ALL, H5S_ALL, H5P_DEFAULT, words) >= 0);
+        /* every other element, then two points written */
+        hid_t fs6 = H5Dget_space(sd), m3 = H5Screate_simple(1, (hsize_t[1]){3}, NULL);
+        char *odd[3] = {NULL};
+        H5Sselect_hyperslab(fs6, H5S_SELECT_SET, (hsize_t[1]){1}, (hsize_t[1]){2}, (hsize_t[1]){3}, NULL);
+        CHECK(H5Dread(sd, st, m3, fs6, H5P_DEFAULT, odd) >= 0);
+        CHECK(odd[0] && strcmp(odd[0], words[1]) == 0 && strcmp(odd[1], "delta") == 0 && strcmp(odd[2], "zeta") == 0);
+        H5Treclaim(st, m3, H5P_DEFAULT, odd);
+        const char *two[2] = {"Z", "A"};
+        hsize_t pts[2] = {5, 0};
+        H5Sselect_elements(fs6, H5S_SELECT_SET, 2, pts);
+        hid_t m2 = H5Screate_simple(1, (hsize_t[1]){2}, NULL);
+        CHECK(H5Dwrite(sd, st, m2, fs6, H5P_DEFAULT, two) >= 0);
+        CHECK(H5Dread(sd, st, H5S_ALL, H5S_ALL, H5P_DEFAULT, back6) >= 0);
+        CHECK(strcmp(back6[0], "A") == 0 && strcmp(back6[5], "Z") == 0 && strcmp(back6[2], "") == 0 &&
+              strcmp(back6[3], "delta") == 0);
+        H5Treclaim(st, s6, H5P_DEFAULT, back6);
+        t = H5Dget_type(sd);
+        CHECK(H5Tis_variable_str(t) > 0 && H5Tget_cset(t) == H5T_CSET_UTF8);
+        H5Tclose(t);
+        H5Sclose(m2);
+        H5Sclose(m3);
+        H5Sclose(fs6);
+        H5Dclose(sd);
+        H5Pclose(sp);
+        H5Sclose(s6);
+        H5Tclose(st);
+    }
+
     /* a type without a Zarr equivalent: refused, naming it */
     hid_t ct = H5Tcreate(H5T_COMPOUND, 8);
     H5Tinsert(ct, "a", 0, H5T_NATIVE_INT);
@@ -273,11 +317,11 @@ static void test_groups_and_attributes(hid_t file)
     CHECK(strcmp(names, "g,scalar,x,") == 0);
     char visited[512] = "";
     CHECK(H5Ovisit3(file, H5_INDEX_NAME, H5_ITER_INC, visit_obj, visited, H5O_INFO_BASIC) >= 0);
-    CHECK(strcmp(visited, "./,g/,g/d,g/f32be,g/f64,g/flags,scalar,x/,x/y/,x/y/z/,") == 0 ||
+    CHECK(strcmp(visited, "./,g/,g/d,g/f32be,g/f64,g/flags,g/words,scalar,x/,x/y/,x/y/z/,") == 0 ||
           (fprintf(stderr, "visited: %s\n", visited), 0));
     visited[0] = '\0';
     CHECK(H5Lvisit2(file, H5_INDEX_NAME, H5_ITER_INC, count_link, visited) >= 0);
-    CHECK(strcmp(visited, "g,g/d,g/f32be,g/f64,g/flags,scalar,x,x/y,x/y/z,") == 0 ||
+    CHECK(strcmp(visited, "g,g/d,g/f32be,g/f64,g/flags,g/words,scalar,x,x/y,x/y/z,") == 0 ||
           (fprintf(stderr, "visited: %s\n", visited), 0));
     CHECK(H5Lexists(file, "g", H5P_DEFAULT) > 0);
     CHECK(H5Lexists(file, "nothing", H5P_DEFAULT) == 0);
