@@ -130,6 +130,8 @@ def write_zarr_python(root):
                         compressors=Zlib(level=2), filters=[Shuffle(elementsize=4)])
     z[5:40] = np.arange(35, dtype="u4")
     z.attrs["note"] = "v2 array"
+    names = g2.create_array("names", shape=(4,), chunks=(3,), dtype=str, fill_value="")
+    names[:3] = np.array(["x", "yy", "\u00e9"], dtype=object)
     return g, g2
 
 
@@ -191,6 +193,7 @@ def t_read_zarr_python(r):
         check_array(f["blosc"], g2["blosc"], "v2 blosc")
         check_array(f["sub/zlib"], g2["sub/zlib"], "v2 zlib+shuffle")
         assert f["sub/zlib"].compression == "gzip" and f["sub/zlib"].shuffle
+        assert list(f["names"].asstr()[...]) == ["x", "yy", "\u00e9", ""], f["names"].asstr()[...]
     # a v2 hierarchy opened for writing is extended in v2
     with h5py.File(str(root) + "_v2", "r+") as f:
         f.create_dataset("sub/added", data=np.arange(12, dtype="i2").reshape(3, 4), chunks=(2, 2))
