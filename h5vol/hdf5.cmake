@@ -37,21 +37,35 @@ if(hdf5_FOUND AND hdf5_VERSION VERSION_LESS 2 AND (TARGET hdf5::hdf5-shared OR T
   return()
 endif()
 
-# 2. Build it from the pinned crate's sources.
+# 2. Build it from the pinned crate's sources: cargo's copy when it is there already (no network),
+#    else after `cargo fetch`.
 set(_h5vol_manifest "${CMAKE_CURRENT_LIST_DIR}/hdf5-src/Cargo.toml")
-execute_process(COMMAND "${CARGO_EXECUTABLE}" fetch --locked --manifest-path "${_h5vol_manifest}"
-  RESULT_VARIABLE _h5vol_rc ERROR_VARIABLE _h5vol_err OUTPUT_QUIET)
-if(NOT _h5vol_rc EQUAL 0)
-  message(FATAL_ERROR "h5vol: `cargo fetch` of the HDF5 sources (${_h5vol_manifest}) failed:\n${_h5vol_err}\n"
-                      "Install HDF5 >= 1.14 and pass -DZARR_H5VOL_HDF5_DIR, or configure with -DZARR_H5VOL=OFF.")
+function(_h5vol_locate out)
+  execute_process(COMMAND "${CARGO_EXECUTABLE}" metadata --format-version 1 --locked --offline
+                          --manifest-path "${_h5vol_manifest}"
+    RESULT_VARIABLE rc OUTPUT_VARIABLE meta ERROR_QUIET)
+  set(${out} "" PARENT_SCOPE)
+  if(rc EQUAL 0 AND meta MATCHES "\"manifest_path\":\"([^\"]*/hdf5-metno-src-[0-9.]+)/Cargo.toml\"")
+    set(crate "${CMAKE_MATCH_1}")   # (a reference in the same if() would be expanded before the match)
+    if(EXISTS "${crate}/ext/hdf5/src/H5public.h")
+      set(${out} "${crate}" PARENT_SCOPE)
+    endif()
+  endif()
+endfunction()
+_h5vol_locate(_h5vol_crate)
+if(NOT _h5vol_crate)
+  execute_process(COMMAND "${CARGO_EXECUTABLE}" fetch --locked --manifest-path "${_h5vol_manifest}"
+    RESULT_VARIABLE _h5vol_rc ERROR_VARIABLE _h5vol_err OUTPUT_QUIET)
+  if(NOT _h5vol_rc EQUAL 0)
+    message(FATAL_ERROR "h5vol: `cargo fetch` of the HDF5 sources (${_h5vol_manifest}) failed:\n${_h5vol_err}\n"
+                        "Install HDF5 1.14 and pass -DZARR_H5VOL_HDF5_DIR, or configure with -DZARR_H5VOL=OFF.")
+  endif()
+  _h5vol_locate(_h5vol_crate)
+  if(NOT _h5vol_crate)
+    message(FATAL_ERROR "h5vol: cannot locate the fetched hdf5-metno-src sources (cargo metadata)")
+  endif()
 endif()
-execute_process(COMMAND "${CARGO_EXECUTABLE}" metadata --format-version 1 --locked --offline
-                        --manifest-path "${_h5vol_manifest}"
-  RESULT_VARIABLE _h5vol_rc OUTPUT_VARIABLE _h5vol_meta ERROR_VARIABLE _h5vol_err)
-if(NOT _h5vol_rc EQUAL 0 OR NOT _h5vol_meta MATCHES "\"manifest_path\":\"([^\"]*/hdf5-metno-src-[0-9.]+)/Cargo.toml\"")
-  message(FATAL_ERROR "h5vol: cannot locate the fetched hdf5-metno-src sources:\n${_h5vol_err}")
-endif()
-set(ZARR_H5VOL_HDF5_SOURCE "${CMAKE_MATCH_1}/ext/hdf5")
+set(ZARR_H5VOL_HDF5_SOURCE "${_h5vol_crate}/ext/hdf5")
 file(STRINGS "${ZARR_H5VOL_HDF5_SOURCE}/src/H5public.h" _h5vol_vers REGEX "^#define H5_VERS_(MAJOR|MINOR|RELEASE) ")
 string(REGEX REPLACE ".*MAJOR ([0-9]+).*MINOR ([0-9]+).*RELEASE ([0-9]+).*" "\\1.\\2.\\3"
        ZARR_H5VOL_HDF5_VERSION "${_h5vol_vers}")
