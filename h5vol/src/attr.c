@@ -357,7 +357,13 @@ static herr_t check_type(hid_t type)
     int big;
     if (H5Tget_class(type) == H5T_STRING)
         return 0;
-    return zh5_type_to_zarr(type, &zt, &big) < 0 ? -1 : 0;
+    if (zh5_type_to_zarr(type, &zt, &big) < 0)
+        return -1;
+    if (zt == ZARR_COMPLEX64 || zt == ZARR_COMPLEX128) {
+        zh5_err(H5E_ATTR, H5E_UNSUPPORTED, "complex attributes have no JSON equivalent");
+        return -1;
+    }
+    return 0;
 }
 
 void *zh5_attr_create(void *o, const H5VL_loc_params_t *loc, const char *name, hid_t type, hid_t space,

@@ -66,6 +66,8 @@ zh5_obj *zh5_dataset_wrap(zh5_file *file, const char *path, zarr_array *array)
             dt = zj_get(meta, "data_type");
             big = codecs_big_endian(zj_get(meta, "codecs"));
         }
+        if (dt && dt->kind == ZJ_OBJECT)   /* a data type with parameters: {"name": ..., "configuration": ...} */
+            dt = zj_get(dt, "name");
         if (dt && dt->kind == ZJ_STRING)
             type_name = dt->text;
     }
@@ -74,7 +76,7 @@ zh5_obj *zh5_dataset_wrap(zh5_file *file, const char *path, zarr_array *array)
     if (obj->file_type < 0 || obj->mem_native < 0) {
         zh5_err(H5E_DATATYPE, H5E_UNSUPPORTED,
                 "the data type \"%s\" of \"/%s\" has no HDF5 equivalent in this connector yet (it maps bool, "
-                "integers, float16/32/64, strings)",
+                "integers, float16/32/64, complex64/128, strings)",
                 type_name, path);
         zj_free(meta);
         zh5_obj_free(obj);

@@ -49,6 +49,47 @@ static int is_h5py_bool(hid_t type)
     return ok;
 }
 
+/* The IEEE float kind of a type: 4 or 8 (its size) for float32/float64, 0 otherwise. */
+static size_t ieee_float(hid_t type)
+{
+    size_t spos, epos, esize, mpos, msize, size = H5Tget_size(type);
+    if (H5Tget_class(type) != H5T_FLOAT || H5Tget_fields(type, &spos, &epos, &esize, &mpos, &msize) < 0)
+        return 0;
+    if (size == 4 && esize == 8 && msize == 23 && H5Tget_ebias(type) == 127)
+        return 4;
+    if (size == 8 && esize == 11 && msize == 52 && H5Tget_ebias(type) == 1023)
+        return 8;
+    return 0;
+}
+
+/* h5py's complex numbers: a compound of two IEEE floats of one size named r and i (or real and imag),
+   packed. Returns the float size (4 or 8) and its byte order, 0 when the type is not one. */
+static size_t complex_parts(hid_t type, int *big_endian)
+{
+    size_t part = 0;
+    if (H5Tget_class(type) != H5T_COMPOUND || H5Tget_nmembers(type) != 2)
+        return 0;
+    for (unsigned k = 0; k < 2; k++) {
+        char *name = H5Tget_member_name(type, k);
+        hid_t mt = H5Tget_member_type(type, k);
+        size_t f = mt >= 0 ? ieee_float(mt) : 0;
+        int ok = name && f && (part == 0 || f == part) && H5Tget_member_offset(type, k) == k * f &&
+                 (k == 0 ? (strcmp(name, "r") == 0 || strcmp(name, "real") == 0)
+                         : (strcmp(name, "i") == 0 || strcmp(name, "imag") == 0));
+        if (ok) {
+            part = f;
+            *big_endian = H5Tget_order(mt) == H5T_ORDER_BE;
+        }
+        if (name)
+            H5free_memory(name);
+        if (mt >= 0)
+            H5Tclose(mt);
+        if (!ok)
+            return 0;
+    }
+    return H5Tget_size(type) == 2 * part ? part : 0;
+}
+
 int zh5_type_to_zarr(hid_t type, zarr_data_type *ztype, int *big_endian)
 {
     H5T_class_t cls = H5Tget_class(type);
@@ -87,13 +128,16 @@ int zh5_type_to_zarr(hid_t type, zarr_data_type *ztype, int *big_endian)
     } else if (cls == H5T_ENUM && is_h5py_bool(type)) {
         *ztype = ZARR_BOOL;
         return 0;
+    } else if (cls == H5T_COMPOUND && complex_parts(type, big_endian)) {
+        *ztype = complex_parts(type, big_endian) == 4 ? ZARR_COMPLEX64 : ZARR_COMPLEX128;
+        return 0;
     } else if (cls == H5T_STRING && H5Tis_variable_str(type) > 0) {
         *ztype = ZARR_STRING;
         return 0;
     }
     zh5_err(H5E_DATATYPE, H5E_UNSUPPORTED,
             "the datatype (class %s, %zu bytes) has no Zarr equivalent in this connector: it supports integers of "
-            "8-64 bits, IEEE float16/32/64, h5py's booleans and variable-length strings",
+            "8-64 bits, IEEE float16/32/64, h5py's booleans and complex numbers, and variable-length strings",
             class_name(cls), size);
     return -1;
 }
@@ -126,6 +170,22 @@ hid_t zh5_type_from_zarr(zarr_data_type ztype, size_t esize, int big_endian)
             t = H5I_INVALID_HID;
         }
         return t;
+    case ZARR_COMPLEX64:
+    case ZARR_COMPLEX128: {
+        /* h5py's layout: a packed compound of the real and imaginary parts, named r and i */
+        size_t part = ztype == ZARR_COMPLEX64 ? 4 : 8;
+        hid_t ft = H5Tcopy(part == 4 ? H5T_IEEE_F32LE : H5T_IEEE_F64LE);
+        t = ft >= 0 ? H5Tcreate(H5T_COMPOUND, 2 * part) : H5I_INVALID_HID;
+        if (ft < 0 || t < 0 || H5Tset_order(ft, order) < 0 || H5Tinsert(t, "r", 0, ft) < 0 ||
+            H5Tinsert(t, "i", part, ft) < 0) {
+            if (t >= 0)
+                H5Tclose(t);
+            t = H5I_INVALID_HID;
+        }
+        if (ft >= 0)
+            H5Tclose(ft);
+        return t;
+    }
     case ZARR_INT8: t = H5Tcopy(H5T_STD_I8LE); break;
     case ZARR_INT16: t = H5Tcopy(H5T_STD_I16LE); break;
     case ZARR_INT32: t = H5Tcopy(H5T_STD_I32LE); break;
