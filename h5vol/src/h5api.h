@@ -65,6 +65,7 @@
     X(htri_t, H5Tis_variable_str, (hid_t a), (a))                                                      \
     X(herr_t, H5Tset_cset, (hid_t a, H5T_cset_t b), (a, b))                                            \
     X(H5T_str_t, H5Tget_strpad, (hid_t a), (a))                                                        \
+    X(herr_t, H5Tset_strpad, (hid_t a, H5T_str_t b), (a, b))                                                        \
     X(hid_t, H5Screate, (H5S_class_t a), (a))                                                          \
     X(hid_t, H5Screate_simple, (int a, const hsize_t *b, const hsize_t *c), (a, b, c))                 \
     X(hid_t, H5Scopy, (hid_t a), (a))                                                                  \

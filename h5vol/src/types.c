@@ -186,6 +186,14 @@ hid_t zh5_type_from_zarr(zarr_data_type ztype, size_t esize, int big_endian)
             H5Tclose(ft);
         return t;
     }
+    case ZARR_NULL_TERMINATED_BYTES:
+        /* fixed-length bytes padded with NULs (numpy's S<n>): HDF5's fixed-length NULPAD string */
+        t = H5Tcopy(H5T_C_S1);
+        if (t >= 0 && (H5Tset_size(t, esize) < 0 || H5Tset_strpad(t, H5T_STR_NULLPAD) < 0)) {
+            H5Tclose(t);
+            t = H5I_INVALID_HID;
+        }
+        return t;
     case ZARR_INT8: t = H5Tcopy(H5T_STD_I8LE); break;
     case ZARR_INT16: t = H5Tcopy(H5T_STD_I16LE); break;
     case ZARR_INT32: t = H5Tcopy(H5T_STD_I32LE); break;

@@ -9,7 +9,7 @@ variables unset; under CI=true a skip is a failure). CMakeLists.txt (h5vol/h5vol
 
 Covered:
   * a hierarchy written by zarr-python (v3: gzip, zstd, sharding, big-endian, float16, booleans, complex, strings,
-    a scalar, nested groups; v2: blosc, zlib + shuffle) read through h5py: members (`in`, len), shapes, dtypes
+    fixed-length bytes, a scalar, nested groups; v2: blosc, zlib + shuffle) read through h5py: members (`in`, len), shapes, dtypes
     (byte order included), chunks (`Dataset.chunks`; inner chunks of sharded arrays), fill values,
     compression as h5py reports it, values whole, strided, as blocks, with a list of indices (a union
     of hyperslabs) and as single elements, converted on read (`astype`), and attributes (numbers,
@@ -120,6 +120,8 @@ def write_zarr_python(root):
             a[...] = data
         a.attrs.update({"units": "m/s", "index": len(ZP_ARRAYS), "offsets": [0.5, -1.0]})
         ZP_ARRAYS[path] = a
+    fixed = g.create_array("v3/fixed", shape=(5,), chunks=(2,), dtype="S6", fill_value=b"")
+    fixed[:4] = np.array([b"ab", b"cdefgh", b"", b"x"], dtype="S6")
     words = g.create_array("v3/words", shape=(7, 3), chunks=(3, 2), dtype=str, fill_value="-")
     words[:5] = np.array([[f"r{i}c{j}\u00e9" for j in range(3)] for i in range(5)], dtype=object)
     del v3
@@ -172,7 +174,11 @@ def t_read_zarr_python(r):
     g, g2 = write_zarr_python(root)
     with h5py.File(root, "r") as f:
         assert len(f) == 2 and "v3" in f and "scalar" in f and "nothing" not in f, f"members of / ({len(f)})"
-        assert len(f["v3"]) == 10, f"members of /v3: {len(f['v3'])}"
+        assert len(f["v3"]) == 11, f"members of /v3: {len(f['v3'])}"
+        fx = f["v3/fixed"]   # null_terminated_bytes: HDF5 fixed-length strings, read only
+        assert fx.dtype == np.dtype("S6") and fx.chunks == (2,), fx.dtype
+        eq(fx[...], g["v3/fixed"][...], "v3/fixed")
+        eq(fx[1::2], g["v3/fixed"][1::2], "v3/fixed [1::2]")
         w = f["v3/words"]
         whole = g["v3/words"][...]
         assert w.shape == (7, 3) and w.chunks == (3, 2) and h5py.check_string_dtype(w.dtype).encoding == "utf-8"
