@@ -179,6 +179,44 @@ static char *make_big_endian(const char *json)
     return out;
 }
 
+/* Rewrites a document made for uint8 elements into one of `null_terminated_bytes` of n bytes with the
+   given fill value (base64, as the type's fill values are written); malloc'd text or NULL. */
+static char *fixed_bytes_doc(const char *json, size_t n, const unsigned char *fill)
+{
+    static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    char err[256], num[32];
+    zj *doc = zj_parse(json, err, sizeof err);
+    char *enc = malloc(4 * ((n + 2) / 3) + 1), *out = NULL;
+    if (doc && enc) {
+        size_t o = 0;
+        for (size_t i = 0; i < n; i += 3) {
+            unsigned v = (unsigned)fill[i] << 16 | (i + 1 < n ? (unsigned)fill[i + 1] << 8 : 0) |
+                         (i + 2 < n ? fill[i + 2] : 0);
+            enc[o++] = b64[(v >> 18) & 63];
+            enc[o++] = b64[(v >> 12) & 63];
+            enc[o++] = i + 1 < n ? b64[(v >> 6) & 63] : '=';
+            enc[o++] = i + 2 < n ? b64[v & 63] : '=';
+        }
+        enc[o] = '\0';
+        zj *dt = zj_new(ZJ_OBJECT), *conf = zj_new(ZJ_OBJECT);
+        snprintf(num, sizeof num, "%zu", n);
+        if (dt && conf && zj_set(dt, "name", zj_new_string("null_terminated_bytes", 21)) == 0 &&
+            zj_set(conf, "length_bytes", zj_new_number_text(num)) == 0 && zj_set(dt, "configuration", conf) == 0) {
+            conf = NULL;
+            if (zj_set(doc, "data_type", dt) == 0) {
+                dt = NULL;
+                if (zj_set(doc, "fill_value", zj_new_string(enc, o)) == 0)
+                    out = zj_dump(doc);
+            }
+        }
+        zj_free(dt);
+        zj_free(conf);
+    }
+    free(enc);
+    zj_free(doc);
+    return out;
+}
+
 void *zh5_dataset_create(void *o, const H5VL_loc_params_t *loc, const char *name, hid_t lcpl, hid_t type,
                          hid_t space, hid_t dcpl, hid_t dapl, hid_t dxpl, void **req)
 {
@@ -231,7 +269,9 @@ void *zh5_dataset_create(void *o, const H5VL_loc_params_t *loc, const char *name
             *slash = '/';
         }
     }
-    zarr_status st = zarr_array_spec_new(ztype, (size_t)rank, shape, &spec);
+    /* fixed-length bytes: a spec of bytes whose document then names the real type (fixed_bytes_doc) */
+    int fixed = ztype == ZARR_NULL_TERMINATED_BYTES;
+    zarr_status st = zarr_array_spec_new(fixed ? ZARR_UINT8 : ztype, (size_t)rank, shape, &spec);
     if (st != ZARR_OK) {
         zh5_zerr(H5E_DATASET, H5E_CANTCREATE, st, "array spec");
         goto done;
@@ -264,6 +304,8 @@ void *zh5_dataset_create(void *o, const H5VL_loc_params_t *loc, const char *name
             zh5_zerr(H5E_DATASET, H5E_CANTCREATE, st, "fill value");
             goto done;
         }
+    } else if (fixed) {
+        /* the fill value goes into the document below */
     } else if (H5Pfill_value_defined(dcpl, &fill_status) >= 0 && fill_status == H5D_FILL_VALUE_USER_DEFINED) {
         unsigned char value[16] = {0};
         size_t esize = H5Tget_size(type);
@@ -280,7 +322,26 @@ void *zh5_dataset_create(void *o, const H5VL_loc_params_t *loc, const char *name
             goto done;
         }
     }
-    if (big) {
+    if (fixed) {
+        int format = 3;
+        size_t n = H5Tget_size(type);
+        unsigned char *fill = calloc(n, 1);
+        hid_t native = zh5_type_native(ztype, n);
+        if (fill && native >= 0 && H5Pfill_value_defined(dcpl, &fill_status) >= 0 &&
+            fill_status == H5D_FILL_VALUE_USER_DEFINED)
+            H5Pget_fill_value(dcpl, native, fill);
+        if (native >= 0)
+            H5Tclose(native);
+        zarr_group_zarr_format(obj->file->root, &format);
+        if (!fill || format != 3 || (st = zarr_array_spec_to_json(spec, &doc)) != ZARR_OK ||
+            !(big_doc = fixed_bytes_doc(doc, n, fill))) {
+            free(fill);
+            zh5_err(H5E_DATASET, H5E_UNSUPPORTED, "fixed-length string datasets are created in Zarr v3 hierarchies only");
+            goto done;
+        }
+        free(fill);
+        st = zarr_group_create_array(obj->file->root, path, big_doc, &arr);
+    } else if (big) {
         int format = 3;
         zarr_group_zarr_format(obj->file->root, &format);
         if (format != 3 || (st = zarr_array_spec_to_json(spec, &doc)) != ZARR_OK || !(big_doc = make_big_endian(doc))) {

@@ -134,10 +134,13 @@ int zh5_type_to_zarr(hid_t type, zarr_data_type *ztype, int *big_endian)
     } else if (cls == H5T_STRING && H5Tis_variable_str(type) > 0) {
         *ztype = ZARR_STRING;
         return 0;
+    } else if (cls == H5T_STRING && H5Tget_strpad(type) != H5T_STR_SPACEPAD && size > 0) {
+        *ztype = ZARR_NULL_TERMINATED_BYTES;   /* NUL-terminated or NUL-padded: both read back NUL-padded */
+        return 0;
     }
     zh5_err(H5E_DATATYPE, H5E_UNSUPPORTED,
             "the datatype (class %s, %zu bytes) has no Zarr equivalent in this connector: it supports integers of "
-            "8-64 bits, IEEE float16/32/64, h5py's booleans and complex numbers, and variable-length strings",
+            "8-64 bits, IEEE float16/32/64, h5py's booleans and complex numbers, variable-length strings and NUL-padded fixed-length strings",
             class_name(cls), size);
     return -1;
 }

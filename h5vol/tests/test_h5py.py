@@ -15,7 +15,7 @@ Covered:
     of hyperslabs) and as single elements, converted on read (`astype`), and attributes (numbers,
     strings, lists, booleans);
   * a hierarchy written by h5py: nested groups (intermediate ones too), chunked gzip datasets with fill
-    values and an unlimited dimension that is resized, shuffle+gzip, big-endian, boolean, complex and string datasets,
+    values and an unlimited dimension that is resized, shuffle+gzip, big-endian, boolean, complex, string and fixed-length string datasets,
     attributes of every kind on the file, groups and datasets (also overwritten and deleted), partial
     and strided writes; zarr-python then reads every value, chunk shape, fill value and attribute equal;
   * refusals: a plain directory, a corrupt zarr.json, writes to a file opened read-only, a type without
@@ -175,7 +175,7 @@ def t_read_zarr_python(r):
     with h5py.File(root, "r") as f:
         assert len(f) == 2 and "v3" in f and "scalar" in f and "nothing" not in f, f"members of / ({len(f)})"
         assert len(f["v3"]) == 11, f"members of /v3: {len(f['v3'])}"
-        fx = f["v3/fixed"]   # null_terminated_bytes: HDF5 fixed-length strings, read only
+        fx = f["v3/fixed"]   # null_terminated_bytes: HDF5 fixed-length NUL-padded strings
         assert fx.dtype == np.dtype("S6") and fx.chunks == (2,), fx.dtype
         eq(fx[...], g["v3/fixed"][...], "v3/fixed")
         eq(fx[1::2], g["v3/fixed"][1::2], "v3/fixed [1::2]")
@@ -248,6 +248,8 @@ def t_write_h5py(r):
         strided = f.create_dataset("strided", shape=(9, 9), dtype="f4", fillvalue=np.nan, chunks=(4, 4))
         strided[::2, 1::3] = np.ones((5, 3), dtype="f4")
         shuffled_values = s[()]
+        fx = f.create_dataset("fixed", shape=(3,), dtype="S4", fillvalue=b"zz")
+        fx[1] = b"abcd"
         t = f.create_dataset("text", shape=(5,), dtype=h5py.string_dtype(), chunks=(2,), fillvalue="?")
         t[:4] = ["alpha", "b\u00e9ta", "", "delta"]
         t[::2] = ["A", "C", "E"]
@@ -278,6 +280,8 @@ def t_write_h5py(r):
     expect = np.full((9, 9), np.nan, dtype="f4")
     expect[::2, 1::3] = 1
     eq(g["strided"][...], expect, "strided")
+    eq(g["fixed"][...], np.array([b"zz", b"abcd", b"zz"], dtype="S4"), "fixed")
+    assert bytes(g["fixed"].fill_value).rstrip(b"\0") == b"zz", g["fixed"].fill_value
     text = g["text"]
     assert list(text[...]) == ["A", "b\u00e9ta", "C", "delta", "E"] and text.fill_value == "?", (text[...], text.fill_value)
 

@@ -253,6 +253,25 @@ static void test_datasets(hid_t file)
         H5Tclose(st);
     }
 
+    /* fixed-length strings: Zarr null_terminated_bytes */
+    {
+        hid_t ft = H5Tcopy(H5T_C_S1);
+        H5Tset_size(ft, 5);
+        H5Tset_strpad(ft, H5T_STR_NULLPAD);
+        char in[3][5] = {"abc", "hello", ""}, out[3][5];
+        hid_t s3 = H5Screate_simple(1, (hsize_t[1]){3}, NULL);
+        hid_t fd = H5Dcreate2(g, "fixed", ft, s3, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+        CHECK(fd >= 0 && H5Dwrite(fd, ft, H5S_ALL, H5S_ALL, H5P_DEFAULT, in) >= 0);
+        memset(out, 1, sizeof out);
+        CHECK(H5Dread(fd, ft, H5S_ALL, H5S_ALL, H5P_DEFAULT, out) >= 0 && memcmp(in, out, sizeof in) == 0);
+        t = H5Dget_type(fd);
+        CHECK(H5Tget_class(t) == H5T_STRING && H5Tget_size(t) == 5 && H5Tget_strpad(t) == H5T_STR_NULLPAD);
+        H5Tclose(t);
+        H5Dclose(fd);
+        H5Sclose(s3);
+        H5Tclose(ft);
+    }
+
     /* a type without a Zarr equivalent: refused, naming it */
     hid_t ct = H5Tcreate(H5T_COMPOUND, 8);
     H5Tinsert(ct, "a", 0, H5T_NATIVE_INT);
@@ -317,11 +336,11 @@ static void test_groups_and_attributes(hid_t file)
     CHECK(strcmp(names, "g,scalar,x,") == 0);
     char visited[512] = "";
     CHECK(H5Ovisit3(file, H5_INDEX_NAME, H5_ITER_INC, visit_obj, visited, H5O_INFO_BASIC) >= 0);
-    CHECK(strcmp(visited, "./,g/,g/d,g/f32be,g/f64,g/flags,g/words,scalar,x/,x/y/,x/y/z/,") == 0 ||
+    CHECK(strcmp(visited, "./,g/,g/d,g/f32be,g/f64,g/fixed,g/flags,g/words,scalar,x/,x/y/,x/y/z/,") == 0 ||
           (fprintf(stderr, "visited: %s\n", visited), 0));
     visited[0] = '\0';
     CHECK(H5Lvisit2(file, H5_INDEX_NAME, H5_ITER_INC, count_link, visited) >= 0);
-    CHECK(strcmp(visited, "g,g/d,g/f32be,g/f64,g/flags,g/words,scalar,x,x/y,x/y/z,") == 0 ||
+    CHECK(strcmp(visited, "g,g/d,g/f32be,g/f64,g/fixed,g/flags,g/words,scalar,x,x/y,x/y/z,") == 0 ||
           (fprintf(stderr, "visited: %s\n", visited), 0));
     CHECK(H5Lexists(file, "g", H5P_DEFAULT) > 0);
     CHECK(H5Lexists(file, "nothing", H5P_DEFAULT) == 0);
