@@ -465,6 +465,8 @@ static void test_errors(const char *dir, const char *path)
     mkdir(plain, 0755);
     CHECK(H5Fopen(plain, H5F_ACC_RDONLY, H5P_DEFAULT) < 0);
     CHECK(strstr(error_text(), plain) != NULL);
+    CHECK(H5Fis_accessible(plain, H5P_DEFAULT) == 0 && H5Fis_accessible(path, H5P_DEFAULT) > 0);
+    error_text();
     /* H5F_ACC_TRUNC deletes only Zarr hierarchies */
     struct stat st;
     CHECK(H5Fcreate(plain, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT) < 0);
