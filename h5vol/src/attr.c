@@ -86,7 +86,12 @@ static int owner_of(zh5_obj *obj, const H5VL_loc_params_t *loc, char **path)
         *path = strdup(obj->path);
         return obj->owner_kind == ZH5_DATASET ? ZARR_NODE_ARRAY : ZARR_NODE_GROUP;
     }
-    if (!(*path = zh5_loc_path(obj, loc)))
+    /* by index: the name designates the owner, the index one of its attributes (attr_at_index) */
+    if (loc && loc->type == H5VL_OBJECT_BY_IDX)
+        *path = zh5_join(obj, loc->loc_data.loc_by_idx.name);
+    else
+        *path = zh5_loc_path(obj, loc);
+    if (!*path)
         return -1;
     int kind = zh5_node_type(obj->file, *path);
     if (kind == 0)
@@ -198,6 +203,23 @@ static herr_t describe(zh5_obj *attr, const zj *value)
     return attr->attr_type < 0 || attr->attr_space < 0 ? -1 : 0;
 }
 
+/* The attribute names of the owner, sorted (HDF5's name index). */
+static int cmp_names(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static char **sorted_names(const zj *attrs)
+{
+    char **names = malloc((attrs->count ? attrs->count : 1) * sizeof *names);
+    if (!names)
+        return NULL;
+    for (size_t i = 0; i < attrs->count; i++)
+        names[i] = attrs->keys[i];
+    qsort(names, attrs->count, sizeof *names, cmp_names);
+    return names;
+}
+
 /* ---- callbacks ---- */
 
 static zh5_obj *attr_object(zh5_obj *obj, const char *owner, int kind, const char *name)
@@ -224,13 +246,23 @@ void *zh5_attr_open(void *o, const H5VL_loc_params_t *loc, const char *name, hid
     if (kind < 0)
         return NULL;
     zj *attrs = load_attrs(obj->file, owner, kind);
-    const zj *value = zj_get(attrs, name);
-    if (attrs && !value)
+    char **names = NULL;
+    if (attrs && loc && loc->type == H5VL_OBJECT_BY_IDX) {   /* H5Aopen_by_idx: name order */
+        hsize_t n = loc->loc_data.loc_by_idx.n;
+        name = NULL;
+        if ((names = sorted_names(attrs)) && n < attrs->count)
+            name = names[loc->loc_data.loc_by_idx.order == H5_ITER_DEC ? attrs->count - 1 - n : n];
+        if (!name)
+            zh5_err(H5E_ATTR, H5E_BADRANGE, "\"/%s\" has no attribute %llu", owner, (unsigned long long)n);
+    }
+    const zj *value = name ? zj_get(attrs, name) : NULL;
+    if (attrs && name && !value)
         zh5_err(H5E_ATTR, H5E_NOTFOUND, "\"/%s\" has no attribute \"%s\"", owner, name);
     if (value && (attr = attr_object(obj, owner, kind, name)) && describe(attr, value) < 0) {
         zh5_obj_free(attr);
         attr = NULL;
     }
+    free(names);
     zj_free(attrs);
     free(owner);
     return attr;
@@ -558,23 +590,6 @@ herr_t zh5_attr_read(void *a, hid_t mem_type, void *buf, hid_t dxpl, void **req)
 done:
     zj_free(attrs);
     return ret;
-}
-
-/* The attribute names of the owner, sorted (HDF5's name index). */
-static int cmp_names(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-static char **sorted_names(const zj *attrs)
-{
-    char **names = malloc((attrs->count ? attrs->count : 1) * sizeof *names);
-    if (!names)
-        return NULL;
-    for (size_t i = 0; i < attrs->count; i++)
-        names[i] = attrs->keys[i];
-    qsort(names, attrs->count, sizeof *names, cmp_names);
-    return names;
 }
 
 static hid_t register_owner(zh5_obj *obj, const char *path, int kind)

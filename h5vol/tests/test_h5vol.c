@@ -397,6 +397,17 @@ static void test_groups_and_attributes(hid_t file)
         CHECK(strcmp(anames, "count,title,values,") == 0);
         H5O_info2_t info;
         CHECK(H5Oget_info3(o, &info, H5O_INFO_NUM_ATTRS) >= 0 && info.num_attrs == 3);
+        char aname[32] = "";
+        CHECK(H5Aget_name_by_idx(o, ".", H5_INDEX_NAME, H5_ITER_INC, 1, aname, sizeof aname, H5P_DEFAULT) == 5 &&
+              strcmp(aname, "title") == 0);
+        H5A_info_t ainfo;
+        CHECK(H5Aget_info_by_name(o, ".", "values", &ainfo, H5P_DEFAULT) >= 0 && ainfo.data_size == 24);
+        a = H5Aopen_by_idx(o, ".", H5_INDEX_NAME, H5_ITER_DEC, 0, H5P_DEFAULT, H5P_DEFAULT);
+        CHECK(a >= 0 && H5Aget_name(a, sizeof aname, aname) == 6 && strcmp(aname, "values") == 0);
+        CHECK(H5Aget_info(a, &ainfo) >= 0 && ainfo.data_size == 24);
+        H5Aclose(a);
+        CHECK(H5Arename(o, "count", "total") >= 0 && H5Aexists(o, "total") > 0 && H5Aexists(o, "count") == 0);
+        CHECK(H5Arename(o, "total", "count") >= 0);
         H5Tclose(st);
         H5Sclose(sc);
         H5Sclose(s3);
