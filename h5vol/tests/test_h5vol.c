@@ -352,7 +352,32 @@ static void test_groups_and_attributes(hid_t file)
           oinfo.type == H5O_TYPE_GROUP);
     hid_t obj = H5Oopen(file, "g/d", H5P_DEFAULT);
     CHECK(obj >= 0 && H5Iget_type(obj) == H5I_DATASET);
+    char text[256];
+    CHECK(H5Iget_name(obj, text, sizeof text) == 4 && strcmp(text, "/g/d") == 0);
+    hid_t p = H5Dget_access_plist(obj);
+    CHECK(p >= 0);
+    H5Pclose(p);
+    CHECK(H5Fget_obj_count(file, H5F_OBJ_DATASET) == 1 && H5Fget_obj_count(file, H5F_OBJ_ALL) >= 2);
     H5Oclose(obj);
+    CHECK(H5Lget_name_by_idx(file, "g", H5_INDEX_NAME, H5_ITER_INC, 1, text, sizeof text, H5P_DEFAULT) == 5 &&
+          strcmp(text, "f32be") == 0);
+    CHECK(H5Lget_name_by_idx(file, ".", H5_INDEX_NAME, H5_ITER_DEC, 0, text, sizeof text, H5P_DEFAULT) == 1 &&
+          strcmp(text, "x") == 0);
+    H5L_info2_t linfo;
+    CHECK(H5Lget_info2(file, "g/d", &linfo, H5P_DEFAULT) >= 0 && linfo.type == H5L_TYPE_HARD);
+    CHECK(H5Oget_info_by_idx3(file, "g", H5_INDEX_NAME, H5_ITER_INC, 0, &oinfo, H5O_INFO_BASIC, H5P_DEFAULT) >= 0 &&
+          oinfo.type == H5O_TYPE_DATASET);
+    CHECK(H5Fget_name(file, text, sizeof text) > 0 && strstr(text, "c_written.zarr") != NULL);
+    unsigned intent = 0;
+    CHECK(H5Fget_intent(file, &intent) >= 0 && intent == H5F_ACC_RDWR);
+    hid_t gg = H5Gopen2(file, "x/y", H5P_DEFAULT);
+    hid_t gcpl = H5Gget_create_plist(gg);
+    CHECK(gg >= 0 && gcpl >= 0);
+    hid_t fid = H5Iget_file_id(gg);
+    CHECK(fid >= 0 && H5Iget_type(fid) == H5I_FILE);
+    H5Fclose(fid);
+    H5Pclose(gcpl);
+    H5Gclose(gg);
 
     /* attributes on the file (root group), a group and a dataset */
     hid_t owners[3] = {file, H5Gopen2(file, "g", H5P_DEFAULT), H5Dopen2(file, "g/d", H5P_DEFAULT)};
