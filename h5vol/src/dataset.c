@@ -35,6 +35,55 @@ static zj *array_metadata(zarr_array *a)
     return doc;
 }
 
+/* The size of one item of a numeric Zarr type (0 for others). */
+static size_t item_size(zarr_data_type t)
+{
+    switch (t) {
+    case ZARR_BOOL: case ZARR_INT8: case ZARR_UINT8: return 1;
+    case ZARR_INT16: case ZARR_UINT16: case ZARR_FLOAT16: return 2;
+    case ZARR_INT32: case ZARR_UINT32: case ZARR_FLOAT32: return 4;
+    case ZARR_INT64: case ZARR_UINT64: case ZARR_FLOAT64: case ZARR_COMPLEX64: return 8;
+    case ZARR_COMPLEX128: return 16;
+    default: return 0;
+    }
+}
+
+/* A structured data type (Zarr v2 structured dtypes, v3 `structured`/`struct`) as an HDF5 compound of
+   its fields at their packed offsets, in libzarr's native-endian buffer layout; a field holding a
+   subarray becomes an HDF5 array type (1-D, its item count), raw bytes an opaque type. Nested
+   structures are not mapped (-1). */
+static hid_t struct_type(zarr_array *array, size_t esize)
+{
+    size_t nfields = 0;
+    if (zarr_array_num_fields(array, &nfields) != ZARR_OK || nfields == 0)
+        return H5I_INVALID_HID;
+    hid_t t = H5Tcreate(H5T_COMPOUND, esize);
+    for (size_t i = 0; t >= 0 && i < nfields; i++) {
+        const char *name = NULL;
+        zarr_data_type ft;
+        size_t offset = 0, size = 0, item;
+        hid_t member = H5I_INVALID_HID;
+        if (zarr_array_field(array, i, &name, &ft, &offset, &size) != ZARR_OK)
+            item = 0;
+        else if (ft == ZARR_RAW && size)   /* raw bytes (libzarr reports some subarrays so): opaque */
+            member = H5Tcreate(H5T_OPAQUE, size);
+        else if ((item = item_size(ft)) && size % item == 0 && (member = zh5_type_native(ft, item)) >= 0 &&
+                 size > item) {
+            hsize_t count = size / item;
+            hid_t arr = H5Tarray_create2(member, 1, &count);
+            H5Tclose(member);
+            member = arr;
+        }
+        if (member < 0 || H5Tinsert(t, name, offset, member) < 0) {
+            H5Tclose(t);
+            t = H5I_INVALID_HID;
+        }
+        if (member >= 0)
+            H5Tclose(member);
+    }
+    return t;
+}
+
 zh5_obj *zh5_dataset_wrap(zh5_file *file, const char *path, zarr_array *array)
 {
     size_t rank = 0;
@@ -71,12 +120,17 @@ zh5_obj *zh5_dataset_wrap(zh5_file *file, const char *path, zarr_array *array)
         if (dt && dt->kind == ZJ_STRING)
             type_name = dt->text;
     }
-    obj->file_type = zh5_type_from_zarr(obj->ztype, obj->esize, big);
-    obj->mem_native = zh5_type_native(obj->ztype, obj->esize);
+    if (obj->ztype == ZARR_STRUCT) {
+        obj->file_type = struct_type(array, obj->esize);
+        obj->mem_native = obj->file_type >= 0 ? H5Tcopy(obj->file_type) : H5I_INVALID_HID;
+    } else {
+        obj->file_type = zh5_type_from_zarr(obj->ztype, obj->esize, big);
+        obj->mem_native = zh5_type_native(obj->ztype, obj->esize);
+    }
     if (obj->file_type < 0 || obj->mem_native < 0) {
         zh5_err(H5E_DATATYPE, H5E_UNSUPPORTED,
                 "the data type \"%s\" of \"/%s\" has no HDF5 equivalent in this connector yet (it maps bool, "
-                "integers, float16/32/64, complex64/128, strings)",
+                "integers, float16/32/64, complex64/128, strings, structures of numbers)",
                 type_name, path);
         zj_free(meta);
         zh5_obj_free(obj);
@@ -455,8 +509,12 @@ static hid_t dataset_dcpl(zh5_obj *obj)
             H5Pset_fill_value(dcpl, obj->mem_native, &text);
             free(text);
         }
-    } else if (obj->esize <= sizeof fill && zarr_array_fill_value(obj->array, fill, obj->esize) == ZARR_OK) {
-        H5Pset_fill_value(dcpl, obj->mem_native, fill);
+    } else {
+        unsigned char *value = obj->esize <= sizeof fill ? fill : malloc(obj->esize);
+        if (value && zarr_array_fill_value(obj->array, value, obj->esize) == ZARR_OK)
+            H5Pset_fill_value(dcpl, obj->mem_native, value);
+        if (value != fill)
+            free(value);
     }
     zj *meta = array_metadata(obj->array);
     if (meta) {

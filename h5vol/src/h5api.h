@@ -60,7 +60,8 @@
     X(hid_t, H5Tcreate, (H5T_class_t a, size_t b), (a, b))                                             \
     X(herr_t, H5Tinsert, (hid_t a, const char *b, size_t c, hid_t d), (a, b, c, d))                    \
     X(hid_t, H5Tget_member_type, (hid_t a, unsigned b), (a, b))                                        \
-    X(size_t, H5Tget_member_offset, (hid_t a, unsigned b), (a, b))                                                           \
+    X(size_t, H5Tget_member_offset, (hid_t a, unsigned b), (a, b))                                     \
+    X(hid_t, H5Tarray_create2, (hid_t a, unsigned b, const hsize_t *c), (a, b, c))                                                           \
     X(herr_t, H5Tenum_insert, (hid_t a, const char *b, const void *c), (a, b, c))                      \
     X(htri_t, H5Tis_variable_str, (hid_t a), (a))                                                      \
     X(herr_t, H5Tset_cset, (hid_t a, H5T_cset_t b), (a, b))                                            \

@@ -9,7 +9,8 @@ variables unset; under CI=true a skip is a failure). CMakeLists.txt (h5vol/h5vol
 
 Covered:
   * a hierarchy written by zarr-python (v3: gzip, zstd, sharding, big-endian, float16, booleans, complex, strings,
-    fixed-length bytes, a scalar, nested groups; v2: blosc, zlib + shuffle) read through h5py: members (`in`, len), shapes, dtypes
+    fixed-length bytes, structured records, a scalar, nested groups; v2: blosc, zlib + shuffle, strings, structured records,
+    also written through h5py) read through h5py: members (`in`, len), shapes, dtypes
     (byte order included), chunks (`Dataset.chunks`; inner chunks of sharded arrays), fill values,
     compression as h5py reports it, values whole, strided, as blocks, with a list of indices (a union
     of hyperslabs) and as single elements, converted on read (`astype`), and attributes (numbers,
@@ -120,6 +121,9 @@ def write_zarr_python(root):
             a[...] = data
         a.attrs.update({"units": "m/s", "index": len(ZP_ARRAYS), "offsets": [0.5, -1.0]})
         ZP_ARRAYS[path] = a
+    sdt = np.dtype([("n", "<i2"), ("x", "<f4")])
+    srec = g.create_array("v3/records", shape=(4,), chunks=(3,), dtype=sdt, fill_value=np.zeros((), dtype=sdt)[()])
+    srec[1:] = np.array([(1, 0.5), (2, 1.5), (3, 2.5)], dtype=sdt)
     fixed = g.create_array("v3/fixed", shape=(5,), chunks=(2,), dtype="S6", fill_value=b"")
     fixed[:4] = np.array([b"ab", b"cdefgh", b"", b"x"], dtype="S6")
     words = g.create_array("v3/words", shape=(7, 3), chunks=(3, 2), dtype=str, fill_value="-")
@@ -136,6 +140,11 @@ def write_zarr_python(root):
                         compressors=Zlib(level=2), filters=[Shuffle(elementsize=4)])
     z[5:40] = np.arange(35, dtype="u4")
     z.attrs["note"] = "v2 array"
+    sdt = np.dtype([("a", "<i4"), ("b", "<f8"), ("c", "<u2")])
+    rec = g2.create_array("records", shape=(5,), chunks=(3,), dtype=sdt, fill_value=np.zeros((), dtype=sdt)[()])
+    values = np.zeros(5, dtype=sdt)
+    values["a"], values["b"], values["c"] = [1, 2, 3, 4, 5], [0.5, 1.5, 2.5, 3.5, 4.5], [7, 8, 9, 10, 11]
+    rec[...] = values
     names = g2.create_array("names", shape=(4,), chunks=(3,), dtype=str, fill_value="")
     names[:3] = np.array(["x", "yy", "\u00e9"], dtype=object)
     return g, g2
@@ -174,7 +183,8 @@ def t_read_zarr_python(r):
     g, g2 = write_zarr_python(root)
     with h5py.File(root, "r") as f:
         assert len(f) == 2 and "v3" in f and "scalar" in f and "nothing" not in f, f"members of / ({len(f)})"
-        assert len(f["v3"]) == 11, f"members of /v3: {len(f['v3'])}"
+        assert len(f["v3"]) == 12, f"members of /v3: {len(f['v3'])}"
+        assert f["v3/records"].dtype == sdt and f["v3/records"][...].tolist() == g["v3/records"][...].tolist()
         fx = f["v3/fixed"]   # null_terminated_bytes: HDF5 fixed-length NUL-padded strings
         assert fx.dtype == np.dtype("S6") and fx.chunks == (2,), fx.dtype
         eq(fx[...], g["v3/fixed"][...], "v3/fixed")
@@ -204,14 +214,22 @@ def t_read_zarr_python(r):
         check_array(f["sub/zlib"], g2["sub/zlib"], "v2 zlib+shuffle")
         assert f["sub/zlib"].compression == "gzip" and f["sub/zlib"].shuffle
         assert list(f["names"].asstr()[...]) == ["x", "yy", "\u00e9", ""], f["names"].asstr()[...]
+        # structured arrays: HDF5 compounds
+        r2 = f["records"]
+        assert r2.dtype == g2["records"].dtype, r2.dtype
+        assert r2[...].tolist() == g2["records"][...].tolist() and r2[1::2].tolist() == g2["records"][1::2].tolist()
     # a v2 hierarchy opened for writing is extended in v2
     with h5py.File(str(root) + "_v2", "r+") as f:
+        changed = f["records"][...]
+        changed["a"] *= 10
+        f["records"][...] = changed
         f.create_dataset("sub/added", data=np.arange(12, dtype="i2").reshape(3, 4), chunks=(2, 2))
         f["sub"].attrs["added"] = "by h5py"
     g2 = zarr.open_group(str(root) + "_v2", mode="r")
     assert g2["sub/added"].metadata.zarr_format == 2, "a new member of a v2 group is not v2"
     eq(g2["sub/added"][...], np.arange(12, dtype="i2").reshape(3, 4), "v2 sub/added")
     assert dict(g2["sub"].attrs) == {"added": "by h5py"}, dict(g2["sub"].attrs)
+    assert g2["records"][...].tolist() == changed.tolist(), g2["records"][...]
 
 
 def t_write_h5py(r):
