@@ -18,6 +18,7 @@ void zh5_file_release(zh5_file *file)
         return;
     if (file->root)
         zarr_group_close(file->root);
+    zarr_store_options_free(file->options);
     free(file->location);
     free(file);
 }
@@ -34,6 +35,25 @@ static zh5_file *file_new(const char *name, unsigned intent, zarr_group *root)
     file->root = root;
     file->fileno = next_fileno++;
     return file;
+}
+
+/* libzarr store options from the settings (NULL when none; -1 in *failed on a bad JSON, pushed). */
+static zarr_store_options *store_options(const zh5_info *info, int *failed)
+{
+    zarr_store_options *o = NULL;
+    *failed = 0;
+    if (!info || !info->store_options)
+        return NULL;
+    zarr_status st = zarr_store_options_create(&o);
+    if (st == ZARR_OK)
+        st = zarr_store_options_set_json(o, info->store_options);
+    if (st != ZARR_OK) {
+        zh5_zerr(H5E_FILE, H5E_BADVALUE, st, "store_options in the connector settings");
+        zarr_store_options_free(o);
+        *failed = 1;
+        return NULL;
+    }
+    return o;
 }
 
 static void *file_object(zh5_file *file)
@@ -95,14 +115,14 @@ static int truncate_existing(const char *name)
 }
 
 /* Whether something is stored at the location: 1 yes, 0 no, -1 error (pushed). */
-static int location_exists(const char *name)
+static int location_exists(const char *name, const zarr_store_options *options)
 {
     const char *dir = local_path(name);
     struct stat st;
     if (dir)
         return stat(dir, &st) == 0;
     zarr_group *g = NULL;
-    zarr_status s = zarr_group_open_with_options(name, NULL, ZARR_READ, &g);
+    zarr_status s = zarr_group_open_with_options(name, options, ZARR_READ, &g);
     if (s == ZARR_OK) {
         zarr_group_close(g);
         return 1;
@@ -113,29 +133,41 @@ static int location_exists(const char *name)
 void *zh5_file_create(const char *name, unsigned flags, hid_t fcpl, hid_t fapl, hid_t dxpl, void **req)
 {
     zarr_group *root = NULL;
+    int failed;
     (void)fcpl;
-    (void)fapl;
     (void)dxpl;
     (void)req;
-    int exists = location_exists(name);
+    zh5_info *info = zh5_info_of(fapl);
+    int format = info ? info->zarr_format : 3;
+    zarr_store_options *options = store_options(info, &failed);
+    zh5_info_free(info);
+    if (failed)
+        return NULL;
+    int exists = location_exists(name, options);
     if (exists && (flags & H5F_ACC_EXCL)) {
         zh5_err(H5E_FILE, H5E_FILEEXISTS, "H5F_ACC_EXCL: %s already exists", name);
+        zarr_store_options_free(options);
         return NULL;
     }
-    if (exists && truncate_existing(name) < 0)
+    if (exists && truncate_existing(name) < 0) {
+        zarr_store_options_free(options);
         return NULL;
-    zarr_status st = zarr_group_create_with_options(name, NULL, NULL, 3, &root);
+    }
+    zarr_status st = zarr_group_create_with_options(name, options, NULL, format, &root);
     if (st != ZARR_OK) {
         char what[4200];
         snprintf(what, sizeof what, "cannot create the Zarr hierarchy %s", name);
         zh5_zerr(H5E_FILE, H5E_CANTCREATE, st, what);
+        zarr_store_options_free(options);
         return NULL;
     }
     zh5_file *file = file_new(name, H5F_ACC_RDWR, root);
     if (!file) {
         zarr_group_close(root);
+        zarr_store_options_free(options);
         return NULL;
     }
+    file->options = options;
     return file_object(file);
 }
 
@@ -143,22 +175,30 @@ void *zh5_file_open(const char *name, unsigned flags, hid_t fapl, hid_t dxpl, vo
 {
     zarr_group *root = NULL;
     unsigned intent = (flags & H5F_ACC_RDWR) ? H5F_ACC_RDWR : H5F_ACC_RDONLY;
-    (void)fapl;
+    int failed;
     (void)dxpl;
     (void)req;
+    zh5_info *info = zh5_info_of(fapl);
+    zarr_store_options *options = store_options(info, &failed);
+    zh5_info_free(info);
+    if (failed)
+        return NULL;
     zarr_status st =
-        zarr_group_open_with_options(name, NULL, intent == H5F_ACC_RDWR ? ZARR_READ_WRITE : ZARR_READ, &root);
+        zarr_group_open_with_options(name, options, intent == H5F_ACC_RDWR ? ZARR_READ_WRITE : ZARR_READ, &root);
     if (st != ZARR_OK) {
         char what[4200];
         snprintf(what, sizeof what, "cannot open %s as a Zarr hierarchy", name);
         zh5_zerr(H5E_FILE, H5E_CANTOPENFILE, st, what);
+        zarr_store_options_free(options);
         return NULL;
     }
     zh5_file *file = file_new(name, intent, root);
     if (!file) {
         zarr_group_close(root);
+        zarr_store_options_free(options);
         return NULL;
     }
+    file->options = options;
     return file_object(file);
 }
 
@@ -273,7 +313,13 @@ herr_t zh5_file_specific(void *o, H5VL_file_specific_args_t *args, hid_t dxpl, v
     }
     case H5VL_FILE_IS_ACCESSIBLE: {
         zarr_group *g = NULL;
-        zarr_status st = zarr_group_open_with_options(args->args.is_accessible.filename, NULL, ZARR_READ, &g);
+        int failed;
+        zh5_info *info = zh5_info_of(args->args.is_accessible.fapl_id);
+        zarr_store_options *options = store_options(info, &failed);
+        zh5_info_free(info);
+        zarr_status st = failed ? ZARR_ERR_INVALID_ARGUMENT
+                                : zarr_group_open_with_options(args->args.is_accessible.filename, options, ZARR_READ, &g);
+        zarr_store_options_free(options);
         *args->args.is_accessible.accessible = st == ZARR_OK;
         zarr_group_close(g);
         return 0;

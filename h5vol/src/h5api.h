@@ -17,6 +17,8 @@
 /* X(return type, name, (parameters), (arguments)) */
 #define ZH5_FUNCS(X)                                                                                   \
     X(herr_t, H5free_memory, (void *a), (a))                                                           \
+    X(void *, H5allocate_memory, (size_t a, hbool_t b), (a, b))                                        \
+    X(herr_t, H5Pget_vol_info, (hid_t a, void **b), (a, b))                                                           \
     X(hid_t, H5Pcreate, (hid_t a), (a))                                                                \
     X(herr_t, H5Pclose, (hid_t a), (a))                                                                \
     X(int, H5Pget_chunk, (hid_t a, int b, hsize_t *c), (a, b, c))                                      \

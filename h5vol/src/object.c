@@ -168,7 +168,7 @@ zarr_group *zh5_open_group(zh5_file *file, const char *path)
     zarr_group *g = NULL;
     zarr_status st;
     if (path[0] == '\0')
-        st = zarr_group_open_with_options(file->location, NULL,
+        st = zarr_group_open_with_options(file->location, file->options,
                                           file->intent == H5F_ACC_RDWR ? ZARR_READ_WRITE : ZARR_READ, &g);
     else
         st = zarr_group_open_group(file->root, path, &g);

@@ -61,6 +61,7 @@ static const H5VL_class_t zh5_class = {
                  H5VL_CAP_FLAG_FILTERS | H5VL_CAP_FLAG_FILL_VALUES,
     .initialize = zh5_init,
     .terminate = zh5_term,
+    .info_cls = {sizeof(zh5_info), zh5_info_copy, zh5_info_cmp, zh5_info_free, zh5_info_to_str, zh5_info_from_str},
     .attr_cls = {zh5_attr_create, zh5_attr_open, zh5_attr_read, zh5_attr_write, zh5_attr_get, zh5_attr_specific,
                  zh5_no_optional, zh5_attr_close},
     .dataset_cls = {zh5_dataset_create, zh5_dataset_open, zh5_dataset_read, zh5_dataset_write, zh5_dataset_get,

@@ -12,6 +12,19 @@
 #define ZH5_CONNECTOR_VALUE ((H5VL_class_value_t)32026)
 #define ZH5_CONNECTOR_VERSION 1
 
+/* The connector's settings (info.c). */
+typedef struct zh5_info {
+    int zarr_format;        /* of new hierarchies: 2 or 3 */
+    char *store_options;    /* libzarr store options as a JSON object, or NULL */
+} zh5_info;
+void *zh5_info_copy(const void *info);
+herr_t zh5_info_free(void *info);
+herr_t zh5_info_cmp(int *cmp, const void *a, const void *b);
+herr_t zh5_info_to_str(const void *info, char **str);
+herr_t zh5_info_from_str(const char *str, void **info);
+/* The settings a file access property list carries (a copy; zh5_info_free it); defaults when none. */
+zh5_info *zh5_info_of(hid_t fapl);
+
 /* The open hierarchy behind one H5Fcreate/H5Fopen, shared (counted) by every object opened in it. */
 typedef struct zh5_file {
     int refs;
@@ -20,6 +33,7 @@ typedef struct zh5_file {
     zarr_group *root;
     unsigned long fileno;
     struct zh5_obj *file_obj;   /* the file object HDF5 knows (H5Iget_file_id), or NULL */
+    zarr_store_options *options; /* from the connector settings, or NULL */
 } zh5_file;
 
 typedef enum { ZH5_FILE, ZH5_GROUP, ZH5_DATASET, ZH5_ATTR } zh5_kind;

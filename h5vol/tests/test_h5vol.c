@@ -472,6 +472,46 @@ static void test_locations(const char *path)
     CHECK(H5Fclose(file) >= 0);
 }
 
+/* Connector settings on a file access property list: a Zarr v2 hierarchy; bad settings refused. */
+static void test_settings(const char *dir)
+{
+    char v2[1100], probe[1200];
+    struct stat st;
+    void *info = NULL;
+    hid_t vol = H5VLregister_connector_by_name("zarr", H5P_DEFAULT);
+    CHECK(vol >= 0);
+    CHECK(H5VLconnector_str_to_info("zarr_format=2", vol, &info) >= 0 && info);
+    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+    CHECK(H5Pset_vol(fapl, vol, info) >= 0);
+    char *text = NULL;
+    CHECK(H5VLconnector_info_to_str(info, vol, &text) >= 0 && text && strstr(text, "zarr_format=2"));
+    H5free_memory(text);
+    H5VLfree_connector_info(vol, info);
+    snprintf(v2, sizeof v2, "%s/v2.zarr", dir);
+    hid_t file = H5Fcreate(v2, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+    CHECK(file >= 0);
+    hid_t s4 = H5Screate_simple(1, (hsize_t[1]){4}, NULL);
+    int v[4] = {1, 2, 3, 4}, back[4] = {0};
+    hid_t ds = H5Dcreate2(file, "a", H5T_STD_I16LE, s4, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    CHECK(ds >= 0 && H5Dwrite(ds, H5T_NATIVE_INT, H5S_ALL, H5S_ALL, H5P_DEFAULT, v) >= 0);
+    CHECK(H5Dread(ds, H5T_NATIVE_INT, H5S_ALL, H5S_ALL, H5P_DEFAULT, back) >= 0 && memcmp(v, back, sizeof v) == 0);
+    H5Dclose(ds);
+    H5Sclose(s4);
+    H5Fclose(file);
+    snprintf(probe, sizeof probe, "%s/.zgroup", v2);
+    CHECK(stat(probe, &st) == 0);
+    snprintf(probe, sizeof probe, "%s/a/.zarray", v2);
+    CHECK(stat(probe, &st) == 0);
+    H5Pclose(fapl);
+    /* bad settings: refused with the reason */
+    info = NULL;
+    CHECK(H5VLconnector_str_to_info("zarr_format=7", vol, &info) < 0);
+    CHECK(strstr(error_text(), "zarr_format must be 2 or 3") != NULL);
+    CHECK(H5VLconnector_str_to_info("store_options={\"nope\": 1}", vol, &info) < 0);
+    error_text();
+    H5VLclose(vol);
+}
+
 static void test_errors(const char *dir, const char *path)
 {
     char plain[1024], corrupt[1024], json[1100];
@@ -558,6 +598,7 @@ int main(int argc, char **argv)
     snprintf(meta, sizeof meta, "%s/g/d/zarr.json", path);
     CHECK(stat(meta, &st) == 0);
     test_locations(path);
+    test_settings(scratch);
     test_errors(scratch, path);
     if (failures) {
         fprintf(stderr, "%d check(s) failed\n", failures);
