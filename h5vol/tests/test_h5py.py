@@ -19,6 +19,8 @@ Covered:
     values and an unlimited dimension that is resized, shuffle+gzip, big-endian, boolean, complex, string and fixed-length string datasets,
     attributes of every kind on the file, groups and datasets (also overwritten and deleted), partial
     and strided writes; zarr-python then reads every value, chunk shape, fill value and attribute equal;
+  * S3 (moto on loopback): h5py reads zarr-python's hierarchy (settings from the environment) and writes
+    one that zarr-python reads, configured only by the connector's `store_options` setting;
   * refusals: a plain directory, a corrupt zarr.json, writes to a file opened read-only, a type without
     Zarr equivalent (compound), an array of a type not mapped yet (datetime64) - each an exception with the reason (a selection outside the extent: the
     C test, as h5py clips slices itself).
@@ -304,6 +306,59 @@ def t_write_h5py(r):
     assert list(text[...]) == ["A", "b\u00e9ta", "C", "delta", "E"] and text.fill_value == "?", (text[...], text.fill_value)
 
 
+def t_s3(r):
+    """S3 (moto's server on loopback): h5py reads what zarr-python wrote, with libzarr's settings from the
+    environment; h5py writes with the endpoint and credentials given only by the connector's
+    store_options, and zarr-python reads it."""
+    import subprocess
+
+    from obstore.store import S3Store
+    from remote_servers import MotoServer
+    from zarr.storage import ObjectStore
+
+    with MotoServer() as s3:
+        def store(prefix, read_only=False):
+            st = S3Store(s3.bucket, prefix=prefix, endpoint=s3.endpoint, region="us-east-1", access_key_id="testing",
+                         secret_access_key="testing", client_options={"allow_http": True},
+                         virtual_hosted_style_request=False)
+            return ObjectStore(st, read_only=read_only)
+
+        g = zarr.open_group(store=store("zp.zarr"), mode="w")
+        a = g.create_array("x", shape=(20, 10), chunks=(6, 4), dtype="i4", fill_value=-1)
+        a[:15] = np.arange(150, dtype="i4").reshape(15, 10)
+        g.attrs["where"] = "s3"
+        # (h5py keeps the GIL during HDF5 calls, and moto's server is a thread of this process: h5py runs in
+        # another process.)
+        reader = (
+            "import sys, json, h5py\n"
+            "with h5py.File(sys.argv[1], 'r') as f:\n"
+            "    x = f['x']\n"
+            "    print(json.dumps({'x': x[...].tolist(), 'strided': x[::3, 1::2].tolist(), 'chunks': x.chunks,\n"
+            "                      'where': f.attrs['where']}))\n")
+        p = subprocess.run([sys.executable, "-c", reader, f"s3://{s3.bucket}/zp.zarr"], capture_output=True,
+                           text=True, timeout=300)
+        assert p.returncode == 0, f"h5py reading from S3 failed: {p.stderr[-2000:]}"
+        got = json.loads(p.stdout)
+        eq(np.array(got["x"], dtype="i4"), a[...], "s3 x")
+        eq(np.array(got["strided"], dtype="i4"), a[::3, 1::2], "s3 x strided")
+        assert got["where"] == "s3" and tuple(got["chunks"]) == (6, 4), got
+        script = (
+            "import sys, h5py, numpy as np\n"
+            "with h5py.File(sys.argv[1], 'w') as f:\n"
+            "    f.create_dataset('y', data=np.arange(12.0).reshape(3, 4), chunks=(2, 2), compression='gzip')\n"
+            "    f.attrs['by'] = 'h5py'\n")
+        env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
+        options = {"endpoint": s3.endpoint, "region": "us-east-1", "access_key_id": "testing",
+                   "secret_access_key": "testing", "path_style": True}
+        env["HDF5_VOL_CONNECTOR"] = "zarr store_options=" + json.dumps(options)
+        p = subprocess.run([sys.executable, "-c", script, f"s3://{s3.bucket}/h5.zarr"], env=env, capture_output=True,
+                           text=True, timeout=300)
+        assert p.returncode == 0, f"h5py writing to S3 failed: {p.stderr[-2000:]}"
+        g = zarr.open_group(store=store("h5.zarr", True), mode="r")
+        eq(g["y"][...], np.arange(12.0).reshape(3, 4), "s3 y")
+        assert g["y"].chunks == (2, 2) and dict(g.attrs) == {"by": "h5py"}
+
+
 def t_refusals(r):
     plain_dir = r.path("plain")
     plain_dir.mkdir()
@@ -357,6 +412,7 @@ def main():
     r = harness.Runner(tmp, args.verbose, args.k)
     r.run("h5py reads zarr-python's hierarchy", t_read_zarr_python, r)
     r.run("zarr-python reads h5py's hierarchy", t_write_h5py, r)
+    r.run("S3 both ways (moto)", t_s3, r)
     r.run("refusals", t_refusals, r)
     print(f"{r.passed} passed, {len(r.failed)} failed")
     sys.exit(1 if r.failed else 0)
