@@ -556,6 +556,57 @@ static void test_errors(const char *dir, const char *path)
     CHECK(H5Fopen(corrupt, H5F_ACC_RDONLY, H5P_DEFAULT) < 0);
     const char *text = error_text();
     CHECK(strstr(text, corrupt) != NULL && strstr(text, "ZARR_ERR_METADATA") != NULL);
+    /* a damaged chunk: the read fails with libzarr's reason, nothing aborts */
+    {
+        char dir2[1100], chunk[1200];
+        snprintf(dir2, sizeof dir2, "%s/damaged.zarr", dir);
+        hid_t f2 = H5Fcreate(dir2, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+        hid_t s8 = H5Screate_simple(1, (hsize_t[1]){8}, NULL), dcpl = H5Pcreate(H5P_DATASET_CREATE);
+        H5Pset_chunk(dcpl, 1, (hsize_t[1]){4});
+        H5Pset_deflate(dcpl, 1);
+        int eight[8] = {1, 2, 3, 4, 5, 6, 7, 8}, got[8];
+        hid_t d8 = H5Dcreate2(f2, "v", H5T_STD_I32LE, s8, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+        CHECK(H5Dwrite(d8, H5T_NATIVE_INT, H5S_ALL, H5S_ALL, H5P_DEFAULT, eight) >= 0);
+        H5Dclose(d8);
+        H5Fclose(f2);
+        snprintf(chunk, sizeof chunk, "%s/v/c/1", dir2);
+        FILE *cf = fopen(chunk, "wb");
+        CHECK(cf != NULL);
+        if (cf) {
+            fputs("not gzip at all", cf);
+            fclose(cf);
+        }
+        f2 = H5Fopen(dir2, H5F_ACC_RDONLY, H5P_DEFAULT);
+        d8 = H5Dopen2(f2, "v", H5P_DEFAULT);
+        CHECK(H5Dread(d8, H5T_NATIVE_INT, H5S_ALL, H5S_ALL, H5P_DEFAULT, got) < 0);
+        CHECK(strstr(error_text(), "ZARR_ERR_CODEC") != NULL);
+        /* the intact chunk still reads */
+        hid_t fs8 = H5Dget_space(d8), m4 = H5Screate_simple(1, (hsize_t[1]){4}, NULL);
+        H5Sselect_hyperslab(fs8, H5S_SELECT_SET, (hsize_t[1]){0}, NULL, (hsize_t[1]){4}, NULL);
+        CHECK(H5Dread(d8, H5T_NATIVE_INT, m4, fs8, H5P_DEFAULT, got) >= 0 && got[3] == 4);
+        /* an empty dataset reads and writes nothing */
+        H5Sclose(m4);
+        H5Sclose(fs8);
+        H5Dclose(d8);
+        H5Fclose(f2);
+        H5Pclose(dcpl);
+        H5Sclose(s8);
+        f2 = H5Fopen(dir2, H5F_ACC_RDWR, H5P_DEFAULT);
+        hid_t s0 = H5Screate_simple(2, (hsize_t[2]){0, 3}, (hsize_t[2]){H5S_UNLIMITED, 3});
+        dcpl = H5Pcreate(H5P_DATASET_CREATE);
+        H5Pset_chunk(dcpl, 2, (hsize_t[2]){2, 3});
+        hid_t d0 = H5Dcreate2(f2, "empty", H5T_IEEE_F32LE, s0, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+        float nothing[1];
+        CHECK(d0 >= 0 && H5Dread(d0, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, nothing) >= 0);
+        CHECK(H5Dwrite(d0, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, nothing) >= 0);
+        CHECK(H5Dset_extent(d0, (hsize_t[2]){2, 3}) >= 0);
+        float two[2][3];
+        CHECK(H5Dread(d0, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, two) >= 0 && two[1][2] == 0.0f);
+        H5Dclose(d0);
+        H5Pclose(dcpl);
+        H5Sclose(s0);
+        H5Fclose(f2);
+    }
     /* H5F_ACC_EXCL on an existing hierarchy */
     CHECK(H5Fcreate(path, H5F_ACC_EXCL, H5P_DEFAULT, H5P_DEFAULT) < 0);
     error_text();
