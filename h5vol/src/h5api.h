@@ -84,6 +84,8 @@
     X(htri_t, H5Sget_regular_hyperslab, (hid_t a, hsize_t *b, hsize_t *c, hsize_t *d, hsize_t *e),     \
       (a, b, c, d, e))                                                                                 \
     X(herr_t, H5Sget_select_bounds, (hid_t a, hsize_t *b, hsize_t *c), (a, b, c))                      \
+    X(hssize_t, H5Sget_select_hyper_nblocks, (hid_t a), (a))                                           \
+    X(herr_t, H5Sget_select_hyper_blocklist, (hid_t a, hsize_t b, hsize_t c, hsize_t *d), (a, b, c, d))                      \
     X(herr_t, H5Sget_select_elem_pointlist, (hid_t a, hsize_t b, hsize_t c, hsize_t *d), (a, b, c, d)) \
     X(herr_t, H5Sselect_copy, (hid_t a, hid_t b), (a, b))                                              \
     X(herr_t, H5Sselect_adjust, (hid_t a, const hssize_t *b), (a, b))                                  \

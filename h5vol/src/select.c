@@ -72,6 +72,99 @@ hid_t zh5_box_space(hid_t fspace, int rank, const hsize_t *lo, const hsize_t *hi
     return box;
 }
 
+typedef struct {
+    uint64_t linear;   /* the element's C-order index in the array */
+    size_t at;         /* its place in the staging buffer */
+} placed;
+
+static int by_linear(const void *a, const void *b)
+{
+    uint64_t x = ((const placed *)a)->linear, y = ((const placed *)b)->linear;
+    return x < y ? -1 : x > y;
+}
+
+/* A union of hyperslabs, block by block: HDF5 orders such a selection by C-order position, so each
+   element's place in the packed buffer is the rank of its position among the selected ones. The blocks
+   HDF5 lists are disjoint. */
+static herr_t blocks_io(zh5_obj *ds, hid_t fspace, const uint64_t *shape, size_t npoints, void *packed, int write)
+{
+    int rank = ds->rank;
+    size_t es = ds->esize;
+    hssize_t nblocks = H5Sget_select_hyper_nblocks(fspace);
+    if (nblocks < 0)
+        return -1;
+    hsize_t *corners = malloc((size_t)nblocks * 2 * (size_t)rank * sizeof *corners);
+    placed *order = malloc((npoints ? npoints : 1) * sizeof *order);
+    unsigned char *staging = malloc((npoints ? npoints : 1) * es);
+    herr_t ret = -1;
+    zarr_status st = ZARR_OK;
+    if (!corners || !order || !staging || H5Sget_select_hyper_blocklist(fspace, 0, (hsize_t)nblocks, corners) < 0)
+        goto done;
+    /* each element's array position, in block order */
+    size_t k = 0;
+    for (hssize_t b = 0; b < nblocks; b++) {
+        const hsize_t *lo = corners + (size_t)b * 2 * (size_t)rank, *hi = lo + rank;
+        uint64_t idx[ZH5_MAX_RANK], n = 1;
+        for (int d = 0; d < rank; d++) {
+            idx[d] = lo[d];
+            n *= hi[d] - lo[d] + 1;
+        }
+        for (uint64_t e = 0; e < n && k < npoints; e++, k++) {
+            uint64_t lin = 0;
+            for (int d = 0; d < rank; d++)
+                lin = lin * shape[d] + idx[d];
+            order[k].linear = lin;
+            order[k].at = k;
+            for (int d = rank - 1; d >= 0 && ++idx[d] > hi[d]; d--)
+                idx[d] = lo[d];
+        }
+    }
+    if (k != npoints) {
+        zh5_err(H5E_DATASPACE, H5E_BADVALUE, "the selection's blocks hold %zu elements, not %zu", k, npoints);
+        goto done;
+    }
+    /* rank[at] = the element's place in selection order */
+    qsort(order, npoints, sizeof *order, by_linear);
+    size_t *place = malloc((npoints ? npoints : 1) * sizeof *place);
+    if (!place)
+        goto done;
+    for (size_t i = 0; i < npoints; i++)
+        place[order[i].at] = i;
+    if (write)
+        for (size_t i = 0; i < npoints; i++)
+            memcpy(staging + i * es, (unsigned char *)packed + place[i] * es, es);
+    size_t offset = 0;
+    for (hssize_t b = 0; b < nblocks && st == ZARR_OK; b++) {
+        const hsize_t *lo = corners + (size_t)b * 2 * (size_t)rank, *hi = lo + rank;
+        uint64_t start[ZH5_MAX_RANK], count[ZH5_MAX_RANK], n = 1;
+        for (int d = 0; d < rank; d++) {
+            start[d] = lo[d];
+            count[d] = hi[d] - lo[d] + 1;
+            n *= count[d];
+        }
+        st = write ? zarr_write_region(ds->array, start, count, staging + offset * es, (size_t)n * es)
+                   : zarr_read_region(ds->array, start, count, staging + offset * es, (size_t)n * es);
+        offset += (size_t)n;
+    }
+    if (st == ZARR_OK && !write)
+        for (size_t i = 0; i < npoints; i++)
+            memcpy((unsigned char *)packed + place[i] * es, staging + i * es, es);
+    free(place);
+    if (st != ZARR_OK) {
+        char what[1200];
+        snprintf(what, sizeof what, "%s the dataset \"/%s\" of %s", write ? "writing" : "reading", ds->path,
+                 ds->file->location);
+        zh5_zerr(H5E_DATASET, write ? H5E_WRITEERROR : H5E_READERROR, st, what);
+        goto done;
+    }
+    ret = 0;
+done:
+    free(corners);
+    free(order);
+    free(staging);
+    return ret;
+}
+
 /* Reads (write = 0) or writes (write = 1) the file selection's elements, packed in selection order, in
    the native type, from or into `packed`. */
 static herr_t file_io(zh5_obj *ds, hid_t fspace, const uint64_t *shape, size_t npoints, void *packed, int write)
@@ -118,6 +211,9 @@ static herr_t file_io(zh5_obj *ds, hid_t fspace, const uint64_t *shape, size_t n
             count[d] = hi[d] - lo[d] + 1;
             nbox *= count[d];
         }
+        /* a sparse union of hyperslabs (h5py's index lists): block by block instead of the whole box */
+        if (nbox / 4 > npoints && H5Sget_select_type(fspace) == H5S_SEL_HYPERSLABS)
+            return blocks_io(ds, fspace, shape, npoints, packed, write);
         if (nbox > ZH5_MAX_BOX / ds->esize) {
             zh5_err(H5E_DATASPACE, H5E_UNSUPPORTED,
                     "the selection's bounding box (%llu elements) is too large for an irregular selection",
