@@ -351,6 +351,18 @@ static void test_groups_and_attributes(hid_t file)
     CHECK(H5Gcreate2(file, "no/parent", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT) < 0);
     error_text();
 
+    /* names: existing, wrong kind, parent references */
+    CHECK(H5Gcreate2(file, "g", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT) < 0);
+    CHECK(strstr(error_text(), "ZARR_ERR_EXISTS") != NULL);
+    CHECK(H5Gopen2(file, "g/d", H5P_DEFAULT) < 0);
+    error_text();
+    CHECK(H5Dopen2(file, "g", H5P_DEFAULT) < 0);
+    error_text();
+    CHECK(H5Gopen2(file, "g/../x", H5P_DEFAULT) < 0);
+    CHECK(strstr(error_text(), "'..'") != NULL);
+    hid_t uni = H5Gcreate2(file, "x/\xc3\xa9t\xc3\xa9", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    CHECK(uni >= 0 && H5Lexists(file, "/x/\xc3\xa9t\xc3\xa9", H5P_DEFAULT) > 0);
+    H5Gclose(uni);
     H5G_info_t ginfo;
     CHECK(H5Gget_info(file, &ginfo) >= 0 && ginfo.nlinks == 3);   /* g, scalar, x */
     char names[256] = "";
@@ -358,11 +370,11 @@ static void test_groups_and_attributes(hid_t file)
     CHECK(strcmp(names, "g,scalar,x,") == 0);
     char visited[512] = "";
     CHECK(H5Ovisit3(file, H5_INDEX_NAME, H5_ITER_INC, visit_obj, visited, H5O_INFO_BASIC) >= 0);
-    CHECK(strcmp(visited, "./,g/,g/d,g/f32be,g/f64,g/fixed,g/flags,g/words,scalar,x/,x/y/,x/y/z/,") == 0 ||
+    CHECK(strcmp(visited, "./,g/,g/d,g/f32be,g/f64,g/fixed,g/flags,g/words,scalar,x/,x/y/,x/y/z/,x/\xc3\xa9t\xc3\xa9/,") == 0 ||
           (fprintf(stderr, "visited: %s\n", visited), 0));
     visited[0] = '\0';
     CHECK(H5Lvisit2(file, H5_INDEX_NAME, H5_ITER_INC, count_link, visited) >= 0);
-    CHECK(strcmp(visited, "g,g/d,g/f32be,g/f64,g/fixed,g/flags,g/words,scalar,x,x/y,x/y/z,") == 0 ||
+    CHECK(strcmp(visited, "g,g/d,g/f32be,g/f64,g/fixed,g/flags,g/words,scalar,x,x/y,x/y/z,x/\xc3\xa9t\xc3\xa9,") == 0 ||
           (fprintf(stderr, "visited: %s\n", visited), 0));
     CHECK(H5Lexists(file, "g", H5P_DEFAULT) > 0);
     CHECK(H5Lexists(file, "nothing", H5P_DEFAULT) == 0);
