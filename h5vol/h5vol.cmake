@@ -1,0 +1,72 @@
+# The HDF5 VOL connector libzarr_h5vol (h5vol/, docs/h5vol.md): HDF5 applications, h5py included, read and
+# write Zarr hierarchies through libzarr with HDF5_PLUGIN_PATH=<prefix>/lib/hdf5/plugin and
+# HDF5_VOL_CONNECTOR=zarr. Included from the top-level CMakeLists.txt when ZARR_H5VOL is ON.
+include("${CMAKE_CURRENT_LIST_DIR}/hdf5.cmake")
+
+# The connector: a module HDF5 loads from HDF5_PLUGIN_PATH. It takes HDF5's headers only and calls the
+# functions of the HDF5 library that loads it (src/h5api.c), so one build serves h5py's bundled HDF5
+# and the system's alike; it links libzarr.
+file(GLOB ZARR_H5VOL_SOURCES CONFIGURE_DEPENDS "${CMAKE_CURRENT_LIST_DIR}/src/*.c")
+add_library(zarr_h5vol MODULE ${ZARR_H5VOL_SOURCES})
+set(ZARR_H5VOL_PLUGIN_DIR "${CMAKE_BINARY_DIR}/h5vol/plugin")
+set_target_properties(zarr_h5vol PROPERTIES
+  PREFIX "lib" OUTPUT_NAME zarr_h5vol
+  LIBRARY_OUTPUT_DIRECTORY "${ZARR_H5VOL_PLUGIN_DIR}"
+  C_STANDARD 99 C_STANDARD_REQUIRED ON C_EXTENSIONS OFF
+  C_VISIBILITY_PRESET hidden
+  BUILD_RPATH "${ZARR_STAGE_DIR}"
+  INSTALL_RPATH "$ORIGIN/../..")
+target_include_directories(zarr_h5vol SYSTEM PRIVATE
+  "$<TARGET_PROPERTY:${ZARR_H5VOL_HDF5_TARGET},INTERFACE_INCLUDE_DIRECTORIES>")
+target_include_directories(zarr_h5vol PRIVATE "${CMAKE_SOURCE_DIR}/include")
+target_link_libraries(zarr_h5vol PRIVATE zarr_shared ${CMAKE_DL_LIBS} m)
+target_link_options(zarr_h5vol PRIVATE
+  "-Wl,--version-script=${CMAKE_CURRENT_LIST_DIR}/src/exports.map" "-Wl,--no-undefined")
+set_property(TARGET zarr_h5vol APPEND PROPERTY LINK_DEPENDS "${CMAKE_CURRENT_LIST_DIR}/src/exports.map")
+if(CMAKE_C_COMPILER_ID MATCHES "GNU|Clang")
+  target_compile_options(zarr_h5vol PRIVATE -Wall -Wextra -Werror)
+endif()
+add_dependencies(zarr_h5vol zarr_cargo zarr_h5vol_hdf5)
+install(TARGETS zarr_h5vol LIBRARY DESTINATION "${CMAKE_INSTALL_LIBDIR}/hdf5/plugin")
+list(APPEND ZARR_CHECK_TARGETS zarr_h5vol)
+
+# Tests (labels interop and h5vol): the C API test, linked with the HDF5 the connector was built with,
+# and the h5py test (h5py's wheel carries its own HDF5 1.14), both through HDF5_PLUGIN_PATH +
+# HDF5_VOL_CONNECTOR=zarr.
+set(ZARR_H5VOL_ENV "HDF5_PLUGIN_PATH=${ZARR_H5VOL_PLUGIN_DIR}" "HDF5_VOL_CONNECTOR=zarr")
+add_executable(h5vol_c_test "${CMAKE_CURRENT_LIST_DIR}/tests/test_h5vol.c")
+target_link_libraries(h5vol_c_test PRIVATE ${ZARR_H5VOL_HDF5_TARGET})
+set_target_properties(h5vol_c_test PROPERTIES RUNTIME_OUTPUT_DIRECTORY "${CMAKE_BINARY_DIR}/h5vol"
+  C_STANDARD 99 C_STANDARD_REQUIRED ON)
+if(CMAKE_C_COMPILER_ID MATCHES "GNU|Clang")
+  target_compile_options(h5vol_c_test PRIVATE -Wall -Wextra -Werror)
+endif()
+target_compile_definitions(h5vol_c_test PRIVATE "ZH5_TEST_PLUGIN_DIR=\"${ZARR_H5VOL_PLUGIN_DIR}\"")
+add_dependencies(h5vol_c_test zarr_h5vol_hdf5 zarr_h5vol)
+# ZARR_VALGRIND=ON runs it again under memcheck (valgrind.h5vol.c).
+list(APPEND ZARR_VALGRIND_CASES "h5vol.c=h5vol_c_test")
+list(APPEND ZARR_CHECK_TARGETS h5vol_c_test)
+zarr_add_test(NAME h5vol.c LABEL interop ENV ${ZARR_H5VOL_ENV}
+  COMMAND h5vol_c_test "${ZARR_TEST_TMP}/h5vol.c")
+zarr_add_test(NAME h5vol.h5py LABEL interop ENV ${ZARR_PY_ENV} ${ZARR_H5VOL_ENV}
+  COMMAND "${ZARR_PYTHON3}" "${CMAKE_CURRENT_LIST_DIR}/tests/test_h5py.py")
+set_tests_properties(h5vol.h5py PROPERTIES TIMEOUT 600)
+list(APPEND ZARR_PY_TESTS h5vol.h5py)
+set_tests_properties(h5vol.c h5vol.h5py PROPERTIES LABELS "interop;h5vol")
+# The installed, relocated connector: found by find_package(zarr COMPONENTS h5vol), loaded by HDF5.
+zarr_add_test(NAME h5vol.install LABEL install
+  COMMAND "${CMAKE_COMMAND}" "-DBUILD_DIR=${CMAKE_BINARY_DIR}" "-DSOURCE_DIR=${CMAKE_CURRENT_LIST_DIR}/tests/downstream"
+          "-DGENERATOR=${CMAKE_GENERATOR}" "-DC_COMPILER=${CMAKE_C_COMPILER}" "-DC_TEST=$<TARGET_FILE:h5vol_c_test>"
+          -P "${CMAKE_CURRENT_LIST_DIR}/tests/install_test.cmake")
+set_tests_properties(h5vol.install PROPERTIES TIMEOUT 600 LABELS "install;h5vol")
+# The example (examples/hdf5_vol.c, hdf5.h only), run through the connector; zarr-python checks what it wrote.
+add_executable(example_hdf5_vol "${CMAKE_SOURCE_DIR}/examples/hdf5_vol.c")
+target_link_libraries(example_hdf5_vol PRIVATE ${ZARR_H5VOL_HDF5_TARGET})
+set_target_properties(example_hdf5_vol PROPERTIES RUNTIME_OUTPUT_DIRECTORY "${CMAKE_BINARY_DIR}/examples"
+  C_STANDARD 99 C_STANDARD_REQUIRED ON)
+add_dependencies(example_hdf5_vol zarr_h5vol_hdf5 zarr_h5vol)
+list(APPEND ZARR_CHECK_TARGETS example_hdf5_vol)
+zarr_add_test(NAME h5vol.example LABEL interop ENV ${ZARR_PY_ENV} ${ZARR_H5VOL_ENV}
+  COMMAND "${ZARR_PYTHON3}" "${CMAKE_CURRENT_LIST_DIR}/tests/check_example.py" $<TARGET_FILE:example_hdf5_vol>)
+set_tests_properties(h5vol.example PROPERTIES LABELS "interop;h5vol")
+list(APPEND ZARR_PY_TESTS h5vol.example)

@@ -1,0 +1,155 @@
+/* Links: every member of a Zarr group is a hard link to an array or a group (no soft or external
+ * links); iteration is in name order, the order libzarr lists members in. */
+#include "zvol.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The object token of a node: a hash of its path (tokens are not addresses here). */
+void zh5_token(const char *path, H5O_token_t *token)
+{
+    uint64_t h1 = 1469598103934665603ULL, h2 = 1099511628211ULL * 31;
+    memset(token, 0, sizeof *token);
+    for (const unsigned char *c = (const unsigned char *)path; *c; c++) {
+        h1 = (h1 ^ *c) * 1099511628211ULL;
+        h2 = (h2 ^ *c) * 6364136223846793005ULL + 1;
+    }
+    memcpy(token->__data, &h1, 8);
+    memcpy(token->__data + 8, &h2, 8);
+}
+
+static void link_info(const char *path, H5L_info2_t *info)
+{
+    memset(info, 0, sizeof *info);
+    info->type = H5L_TYPE_HARD;
+    info->corder_valid = 0;
+    info->cset = H5T_CSET_UTF8;
+    zh5_token(path, &info->u.token);
+}
+
+herr_t zh5_link_get(void *o, const H5VL_loc_params_t *loc, H5VL_link_get_args_t *args, hid_t dxpl, void **req)
+{
+    zh5_obj *obj = o;
+    char *path = zh5_loc_path(obj, loc);
+    herr_t ret = -1;
+    (void)dxpl;
+    (void)req;
+    if (!path)
+        return -1;
+    int kind = zh5_node_type(obj->file, path);
+    if (kind == 0)
+        zh5_err(H5E_LINK, H5E_NOTFOUND, "no object \"/%s\" in %s", path, obj->file->location);
+    if (kind <= 0)
+        goto done;
+    switch (args->op_type) {
+    case H5VL_LINK_GET_INFO:
+        link_info(path, args->args.get_info.linfo);
+        ret = 0;
+        break;
+    case H5VL_LINK_GET_NAME: {
+        const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
+        size_t len = strlen(base);
+        if (args->args.get_name.name && args->args.get_name.name_size) {
+            size_t n = len < args->args.get_name.name_size - 1 ? len : args->args.get_name.name_size - 1;
+            memcpy(args->args.get_name.name, base, n);
+            args->args.get_name.name[n] = '\0';
+        }
+        *args->args.get_name.name_len = len;
+        ret = 0;
+        break;
+    }
+    default:
+        zh5_err(H5E_LINK, H5E_UNSUPPORTED, "\"/%s\" is a hard link: it has no link value", path);
+    }
+done:
+    free(path);
+    return ret;
+}
+
+/* Calls op for the members of the group at `path` (and below, when recursive); names relative to top. */
+static herr_t iterate(zh5_obj *obj, hid_t group_id, const char *path, const char *prefix,
+                      const H5VL_link_iterate_args_t *it, hsize_t *idx)
+{
+    char **names = NULL;
+    zarr_node_type *kinds = NULL;
+    size_t count = 0;
+    herr_t ret = 0;
+    if (zh5_list(obj->file, path, &names, &kinds, &count) < 0)
+        return -1;
+    for (size_t k = idx ? (size_t)*idx : 0; k < count && ret == 0; k++) {
+        size_t i = it->order == H5_ITER_DEC ? count - 1 - k : k;
+        size_t plen = strlen(path), rlen = strlen(prefix), nlen = strlen(names[i]);
+        char *child = malloc(plen + nlen + 2), *rel = malloc(rlen + nlen + 2);
+        if (!child || !rel) {
+            free(child);
+            free(rel);
+            zh5_err(H5E_LINK, H5E_CANTALLOC, "out of memory");
+            ret = -1;
+            break;
+        }
+        snprintf(child, plen + nlen + 2, "%s%s%s", path, plen ? "/" : "", names[i]);
+        snprintf(rel, rlen + nlen + 2, "%s%s%s", prefix, rlen ? "/" : "", names[i]);
+        H5L_info2_t info;
+        link_info(child, &info);
+        ret = it->op(group_id, rel, &info, it->op_data);
+        if (idx)
+            *idx = k + 1;
+        if (ret == 0 && it->recursive && kinds[i] == ZARR_NODE_GROUP)
+            ret = iterate(obj, group_id, child, rel, it, NULL);
+        free(child);
+        free(rel);
+    }
+    zh5_list_free(names, kinds, count);
+    return ret;
+}
+
+/* An HDF5 identifier for a group object handed to an iteration callback (closed after it). */
+hid_t zh5_register_group(zh5_file *file, const char *path)
+{
+    zh5_obj *g = zh5_obj_new(ZH5_GROUP, file, path);
+    if (!g)
+        return H5I_INVALID_HID;
+    if (!(g->group = zh5_open_group(file, path))) {
+        zh5_obj_free(g);
+        return H5I_INVALID_HID;
+    }
+    hid_t id = H5VLwrap_register(g, H5I_GROUP);
+    if (id < 0)
+        zh5_obj_free(g);
+    return id;
+}
+
+herr_t zh5_link_specific(void *o, const H5VL_loc_params_t *loc, H5VL_link_specific_args_t *args, hid_t dxpl,
+                         void **req)
+{
+    zh5_obj *obj = o;
+    char *path = zh5_loc_path(obj, loc);
+    herr_t ret = -1;
+    (void)dxpl;
+    (void)req;
+    if (!path)
+        return -1;
+    switch (args->op_type) {
+    case H5VL_LINK_EXISTS: {
+        int kind = zh5_node_type(obj->file, path);
+        if (kind >= 0) {
+            *args->args.exists.exists = kind > 0;
+            ret = 0;
+        }
+        break;
+    }
+    case H5VL_LINK_ITER: {
+        hid_t gid = zh5_register_group(obj->file, path);
+        if (gid < 0)
+            break;
+        ret = iterate(obj, gid, path, "", &args->args.iterate, args->args.iterate.idx_p);
+        H5Idec_ref(gid);
+        break;
+    }
+    default:
+        zh5_err(H5E_LINK, H5E_UNSUPPORTED, "deleting \"/%s\" is not supported by the Zarr connector yet", path);
+    }
+    free(path);
+    return ret;
+}

@@ -1,0 +1,170 @@
+/* Internal declarations of the Zarr VOL connector (libzarr_h5vol). */
+#ifndef ZH5_ZVOL_H
+#define ZH5_ZVOL_H
+
+#include "h5api.h"
+#include "json.h"
+#include <zarr.h>
+
+#define ZH5_CONNECTOR_NAME "zarr"
+/* The connector's value: not (yet) registered with The HDF Group; chosen far from the values of the
+   registered connectors (0-255 are HDF5's own, the registered ones lie in 512-600). */
+#define ZH5_CONNECTOR_VALUE ((H5VL_class_value_t)32026)
+#define ZH5_CONNECTOR_VERSION 1
+
+/* The connector's settings (info.c). */
+typedef struct zh5_info {
+    int zarr_format;        /* of new hierarchies: 2 or 3 */
+    char *store_options;    /* libzarr store options as a JSON object, or NULL */
+} zh5_info;
+void *zh5_info_copy(const void *info);
+herr_t zh5_info_free(void *info);
+herr_t zh5_info_cmp(int *cmp, const void *a, const void *b);
+herr_t zh5_info_to_str(const void *info, char **str);
+herr_t zh5_info_from_str(const char *str, void **info);
+/* The settings a file access property list carries (a copy; zh5_info_free it); defaults when none. */
+zh5_info *zh5_info_of(hid_t fapl);
+
+/* The open hierarchy behind one H5Fcreate/H5Fopen, shared (counted) by every object opened in it. */
+typedef struct zh5_file {
+    int refs;
+    char *location;       /* as given to H5Fopen: a path or a libzarr location */
+    unsigned intent;      /* H5F_ACC_RDONLY or H5F_ACC_RDWR */
+    zarr_group *root;
+    unsigned long fileno;
+    struct zh5_obj *file_obj;   /* the file object HDF5 knows (H5Iget_file_id), or NULL */
+    zarr_store_options *options; /* from the connector settings, or NULL */
+} zh5_file;
+
+typedef enum { ZH5_FILE, ZH5_GROUP, ZH5_DATASET, ZH5_ATTR } zh5_kind;
+
+/* Every object the connector hands to HDF5. `path` is the node's path below the root ("" for the
+   root, "a/b" below it); an attribute keeps its owner's path and kind. */
+typedef struct zh5_obj {
+    zh5_kind kind;
+    zh5_file *file;
+    char *path;
+    zarr_group *group;   /* ZH5_FILE (the root), ZH5_GROUP */
+    zarr_array *array;   /* ZH5_DATASET */
+    /* ZH5_DATASET: the HDF5 view of the array */
+    int rank;
+    zarr_data_type ztype;
+    size_t esize;
+    hid_t file_type;     /* the type as stored (with its byte order) */
+    hid_t mem_native;    /* the same type in native byte order: libzarr's buffer layout */
+    /* ZH5_ATTR */
+    char *attr_name;
+    zh5_kind owner_kind;
+    hid_t attr_type, attr_space;
+} zh5_obj;
+
+/* error.c: pushes an entry onto HDF5's default error stack; zh5_zerr adds libzarr's message. */
+#define zh5_err(maj, min, ...) zh5_push(__func__, __LINE__, maj, min, __VA_ARGS__)
+void zh5_push(const char *func, unsigned line, hid_t maj, hid_t min, const char *fmt, ...);
+#define zh5_zerr(maj, min, status, what) zh5_push_zarr(__func__, __LINE__, maj, min, status, what)
+void zh5_push_zarr(const char *func, unsigned line, hid_t maj, hid_t min, zarr_status status, const char *what);
+hid_t zh5_minor_of(zarr_status status, hid_t fallback);
+
+/* object.c: objects, paths and node lookups */
+zh5_obj *zh5_obj_new(zh5_kind kind, zh5_file *file, const char *path);
+void zh5_obj_free(zh5_obj *obj);
+/* The path of `name` relative to the object's node ("/x" is from the root); malloc'd, NULL on a bad name. */
+char *zh5_join(const zh5_obj *obj, const char *name);
+/* The path of the node a VOL location designates (by self or by name); malloc'd. */
+char *zh5_loc_path(const zh5_obj *obj, const H5VL_loc_params_t *loc);
+/* What is at `path`: ZARR_NODE_GROUP, ZARR_NODE_ARRAY, 0 when nothing, -1 on error (pushed). */
+int zh5_node_type(zh5_file *file, const char *path);
+zarr_group *zh5_open_group(zh5_file *file, const char *path);   /* NULL: error pushed */
+zarr_array *zh5_open_array(zh5_file *file, const char *path);   /* NULL: error pushed */
+/* The sorted child names of the group at `path` (with their kinds); -1 on error (pushed). */
+int zh5_list(zh5_file *file, const char *path, char ***names, zarr_node_type **kinds, size_t *count);
+void zh5_list_free(char **names, zarr_node_type *kinds, size_t count);
+/* link.c: the token standing for the node at path; an identifier for a new group object at path. */
+void zh5_token(const char *path, H5O_token_t *token);
+hid_t zh5_register_group(zh5_file *file, const char *path);
+
+/* types.c: HDF5 datatype <-> Zarr data type */
+/* The Zarr type for an HDF5 type; -1 (error pushed naming the type) when none fits. big_endian out. */
+int zh5_type_to_zarr(hid_t type, zarr_data_type *ztype, int *big_endian);
+/* The HDF5 type of a Zarr type (big_endian: the stored order); a new id, or -1 (error pushed). */
+hid_t zh5_type_from_zarr(zarr_data_type ztype, size_t esize, int big_endian);
+hid_t zh5_type_native(zarr_data_type ztype, size_t esize);
+/* Converts n elements in place from src to dst (buf holds max of both sizes * n); <0 on error. */
+herr_t zh5_convert(hid_t src, hid_t dst, size_t n, void *buf);
+
+/* select.c: selections */
+#define ZH5_MAX_RANK 32
+/* The largest bounding box an irregular selection may be read through (bytes). */
+#define ZH5_MAX_BOX ((uint64_t)1 << 31)
+typedef struct {
+    uint64_t start[ZH5_MAX_RANK], count[ZH5_MAX_RANK], step[ZH5_MAX_RANK];
+} zh5_slab;
+/* 1 when the file selection is one strided selection (filled in), 0 when not, -1 on error. */
+int zh5_file_slab(hid_t fspace, int rank, const uint64_t *shape, zh5_slab *s);
+/* A copy of fspace's selection moved into the bounding box lo..hi, over a box-sized extent. */
+hid_t zh5_box_space(hid_t fspace, int rank, const hsize_t *lo, const hsize_t *hi);
+typedef struct {
+    const void *buf;
+    size_t size;
+} zh5_scatter_src;
+herr_t zh5_scatter_cb(const void **src, size_t *used, void *data);
+/* vlen.c: reads and writes of variable-length string datasets (n selected elements; packed: the
+   memory selection is all of the memory space, in order). */
+herr_t zh5_vlen_read(zh5_obj *ds, hid_t mtype, hid_t mspace, hid_t fspace, const uint64_t *shape, size_t n,
+                     int packed, void *buf);
+herr_t zh5_vlen_write(zh5_obj *ds, hid_t mtype, hid_t mspace, hid_t fspace, const uint64_t *shape, size_t n,
+                      int packed, const void *buf);
+
+/* The VOL callbacks, by class. */
+void *zh5_file_create(const char *name, unsigned flags, hid_t fcpl, hid_t fapl, hid_t dxpl, void **req);
+void *zh5_file_open(const char *name, unsigned flags, hid_t fapl, hid_t dxpl, void **req);
+herr_t zh5_file_get(void *obj, H5VL_file_get_args_t *args, hid_t dxpl, void **req);
+herr_t zh5_file_specific(void *obj, H5VL_file_specific_args_t *args, hid_t dxpl, void **req);
+herr_t zh5_file_close(void *obj, hid_t dxpl, void **req);
+void zh5_file_release(zh5_file *file);
+
+void *zh5_group_create(void *obj, const H5VL_loc_params_t *loc, const char *name, hid_t lcpl, hid_t gcpl,
+                       hid_t gapl, hid_t dxpl, void **req);
+void *zh5_group_open(void *obj, const H5VL_loc_params_t *loc, const char *name, hid_t gapl, hid_t dxpl,
+                     void **req);
+herr_t zh5_group_get(void *obj, H5VL_group_get_args_t *args, hid_t dxpl, void **req);
+herr_t zh5_group_specific(void *obj, H5VL_group_specific_args_t *args, hid_t dxpl, void **req);
+herr_t zh5_group_close(void *obj, hid_t dxpl, void **req);
+
+herr_t zh5_link_get(void *obj, const H5VL_loc_params_t *loc, H5VL_link_get_args_t *args, hid_t dxpl, void **req);
+herr_t zh5_link_specific(void *obj, const H5VL_loc_params_t *loc, H5VL_link_specific_args_t *args, hid_t dxpl,
+                         void **req);
+void *zh5_object_open(void *obj, const H5VL_loc_params_t *loc, H5I_type_t *opened_type, hid_t dxpl, void **req);
+herr_t zh5_object_get(void *obj, const H5VL_loc_params_t *loc, H5VL_object_get_args_t *args, hid_t dxpl,
+                      void **req);
+herr_t zh5_object_specific(void *obj, const H5VL_loc_params_t *loc, H5VL_object_specific_args_t *args,
+                           hid_t dxpl, void **req);
+
+void *zh5_dataset_create(void *obj, const H5VL_loc_params_t *loc, const char *name, hid_t lcpl, hid_t type,
+                         hid_t space, hid_t dcpl, hid_t dapl, hid_t dxpl, void **req);
+void *zh5_dataset_open(void *obj, const H5VL_loc_params_t *loc, const char *name, hid_t dapl, hid_t dxpl,
+                       void **req);
+herr_t zh5_dataset_read(size_t count, void *dset[], hid_t mem_type[], hid_t mem_space[], hid_t file_space[],
+                        hid_t dxpl, void *buf[], void **req);
+herr_t zh5_dataset_write(size_t count, void *dset[], hid_t mem_type[], hid_t mem_space[], hid_t file_space[],
+                         hid_t dxpl, const void *buf[], void **req);
+herr_t zh5_dataset_get(void *obj, H5VL_dataset_get_args_t *args, hid_t dxpl, void **req);
+herr_t zh5_dataset_specific(void *obj, H5VL_dataset_specific_args_t *args, hid_t dxpl, void **req);
+herr_t zh5_dataset_close(void *obj, hid_t dxpl, void **req);
+/* dataset.c: the dataset object for an open array (takes the array handle); NULL: error pushed. */
+zh5_obj *zh5_dataset_wrap(zh5_file *file, const char *path, zarr_array *array);
+
+void *zh5_attr_create(void *obj, const H5VL_loc_params_t *loc, const char *name, hid_t type, hid_t space,
+                      hid_t acpl, hid_t aapl, hid_t dxpl, void **req);
+void *zh5_attr_open(void *obj, const H5VL_loc_params_t *loc, const char *name, hid_t aapl, hid_t dxpl,
+                    void **req);
+herr_t zh5_attr_read(void *attr, hid_t mem_type, void *buf, hid_t dxpl, void **req);
+herr_t zh5_attr_write(void *attr, hid_t mem_type, const void *buf, hid_t dxpl, void **req);
+herr_t zh5_attr_get(void *obj, H5VL_attr_get_args_t *args, hid_t dxpl, void **req);
+herr_t zh5_attr_specific(void *obj, const H5VL_loc_params_t *loc, H5VL_attr_specific_args_t *args, hid_t dxpl,
+                         void **req);
+herr_t zh5_attr_close(void *attr, hid_t dxpl, void **req);
+/* attr.c: the number of attributes of the node at path (kind: its kind); -1 on error. */
+int zh5_attr_count(zh5_file *file, const char *path, zarr_node_type kind);
+
+#endif

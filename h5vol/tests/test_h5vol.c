@@ -1,0 +1,694 @@
+/* The Zarr VOL connector through HDF5's C API only (hdf5.h): run with HDF5_PLUGIN_PATH pointing at
+ * libzarr_h5vol and HDF5_VOL_CONNECTOR=zarr. Files, groups, chunked gzip datasets with fill values,
+ * strided / blocked / union / point selections, memory-type conversion, resizing, attributes, and the
+ * errors of bad input. Usage: test_h5vol [scratch directory] (default: $ZARR_TEST_TMPDIR). Without the two
+ * variables (the valgrind run: its harness passes no environment) they default to the build's plugin
+ * directory, set before HDF5 initialises. */
+#define _POSIX_C_SOURCE 200809L
+#include <hdf5.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static int failures;
+#define CHECK(cond)                                                                                    \
+    do {                                                                                               \
+        if (!(cond)) {                                                                                 \
+            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);                 \
+            failures++;                                                                                \
+        }                                                                                              \
+    } while (0)
+
+static char errors[8192];
+
+static herr_t collect(unsigned n, const H5E_error2_t *e, void *data)
+{
+    (void)n;
+    (void)data;
+    size_t len = strlen(errors);
+    snprintf(errors + len, sizeof errors - len, "%s\n", e->desc ? e->desc : "");
+    return 0;
+}
+
+/* The error stack's descriptions after an expected failure (then cleared). */
+static const char *error_text(void)
+{
+    errors[0] = '\0';
+    H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, collect, NULL);
+    H5Eclear2(H5E_DEFAULT);
+    return errors;
+}
+
+#define NX 10
+#define NY 12
+
+static int value_at(int i, int j) { return i * 100 + j; }
+
+static void test_datasets(hid_t file)
+{
+    hsize_t dims[2] = {NX, NY}, maxdims[2] = {H5S_UNLIMITED, NY}, chunk[2] = {4, 5};
+    int fill = -7, data[NX][NY], back[NX][NY];
+    hid_t space = H5Screate_simple(2, dims, maxdims), dcpl = H5Pcreate(H5P_DATASET_CREATE);
+    CHECK(H5Pset_chunk(dcpl, 2, chunk) >= 0);
+    CHECK(H5Pset_deflate(dcpl, 5) >= 0);
+    CHECK(H5Pset_fill_value(dcpl, H5T_NATIVE_INT, &fill) >= 0);
+    hid_t g = H5Gcreate2(file, "g", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    hid_t ds = H5Dcreate2(g, "d", H5T_STD_I32LE, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+    CHECK(ds >= 0);
+    for (int i = 0; i < NX; i++)
+        for (int j = 0; j < NY; j++)
+            data[i][j] = value_at(i, j);
+
+    /* unwritten: fill value */
+    CHECK(H5Dread(ds, H5T_NATIVE_INT, H5S_ALL, H5S_ALL, H5P_DEFAULT, back) >= 0);
+    CHECK(back[3][4] == fill && back[NX - 1][NY - 1] == fill);
+    CHECK(H5Dwrite(ds, H5T_NATIVE_INT, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) >= 0);
+    memset(back, 0, sizeof back);
+    CHECK(H5Dread(ds, H5T_NATIVE_INT, H5S_ALL, H5S_ALL, H5P_DEFAULT, back) >= 0);
+    CHECK(memcmp(back, data, sizeof data) == 0);
+
+    /* creation properties reported back */
+    hid_t plist = H5Dget_create_plist(ds);
+    hsize_t c2[2] = {0, 0};
+    int f2 = 0;
+    CHECK(H5Pget_layout(plist) == H5D_CHUNKED);
+    CHECK(H5Pget_chunk(plist, 2, c2) == 2 && c2[0] == 4 && c2[1] == 5);
+    CHECK(H5Pget_fill_value(plist, H5T_NATIVE_INT, &f2) >= 0 && f2 == fill);
+    unsigned flags, cd[4];
+    size_t ncd = 4;
+    CHECK(H5Pget_nfilters(plist) == 1);
+    CHECK(H5Pget_filter2(plist, 0, &flags, &ncd, cd, 0, NULL, NULL) == H5Z_FILTER_DEFLATE && cd[0] == 5);
+    H5Pclose(plist);
+    hid_t t = H5Dget_type(ds);
+    CHECK(H5Tequal(t, H5T_STD_I32LE) > 0);
+    H5Tclose(t);
+
+    /* a strided hyperslab: rows 1,4,7 x columns 2,4,6,8 */
+    {
+        hid_t fs = H5Dget_space(ds);
+        hsize_t start[2] = {1, 2}, stride[2] = {3, 2}, count[2] = {3, 4}, mdims[2] = {3, 4};
+        int part[3][4];
+        CHECK(H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, stride, count, NULL) >= 0);
+        hid_t ms = H5Screate_simple(2, mdims, NULL);
+        CHECK(H5Dread(ds, H5T_NATIVE_INT, ms, fs, H5P_DEFAULT, part) >= 0);
+        for (int i = 0; i < 3; i++)
+            for (int j = 0; j < 4; j++)
+                CHECK(part[i][j] == value_at(1 + 3 * i, 2 + 2 * j));
+        /* the same selection as doubles: memory-type conversion */
+        double dpart[3][4];
+        CHECK(H5Dread(ds, H5T_NATIVE_DOUBLE, ms, fs, H5P_DEFAULT, dpart) >= 0);
+        CHECK(dpart[2][3] == (double)value_at(7, 8));
+        H5Sclose(ms);
+        /* blocks of 2x2 every 4x5: an irregular selection, read through its bounding box */
+        hsize_t bstart[2] = {0, 0}, bstride[2] = {4, 5}, bcount[2] = {2, 2}, block[2] = {2, 2}, bdims[1] = {16};
+        int blocks[16];
+        CHECK(H5Sselect_hyperslab(fs, H5S_SELECT_SET, bstart, bstride, bcount, block) >= 0);
+        ms = H5Screate_simple(1, bdims, NULL);
+        CHECK(H5Dread(ds, H5T_NATIVE_INT, ms, fs, H5P_DEFAULT, blocks) >= 0);
+        /* HDF5 orders the selection row by row: row 0 has columns 0,1,5,6 */
+        CHECK(blocks[0] == value_at(0, 0) && blocks[1] == value_at(0, 1) && blocks[2] == value_at(0, 5) &&
+              blocks[3] == value_at(0, 6) && blocks[4] == value_at(1, 0) && blocks[15] == value_at(5, 6));
+        H5Sclose(ms);
+        /* a union of two hyperslabs */
+        hsize_t u1[2] = {0, 0}, u2[2] = {2, 10}, ucount[2] = {1, 3}, udims[1] = {6};
+        int uni[6];
+        CHECK(H5Sselect_hyperslab(fs, H5S_SELECT_SET, u1, NULL, ucount, NULL) >= 0);
+        CHECK(H5Sselect_hyperslab(fs, H5S_SELECT_OR, u2, NULL, (hsize_t[2]){1, 2}, NULL) >= 0);
+        ms = H5Screate_simple(1, udims, NULL);
+        CHECK(H5Sselect_hyperslab(ms, H5S_SELECT_SET, (hsize_t[1]){0}, NULL, (hsize_t[1]){5}, NULL) >= 0);
+        memset(uni, 0, sizeof uni);
+        CHECK(H5Dread(ds, H5T_NATIVE_INT, ms, fs, H5P_DEFAULT, uni) >= 0);
+        CHECK(uni[0] == value_at(0, 0) && uni[2] == value_at(0, 2) && uni[3] == value_at(2, 10) &&
+              uni[4] == value_at(2, 11) && uni[5] == 0);
+        H5Sclose(ms);
+        /* rows 9, 1 and 8 (h5py's index lists; a sparse union read block by block), read then written */
+        hsize_t rows[3] = {9, 1, 8}, one[2] = {1, NY};
+        int three[3][NY], back3[3][NY];
+        H5Sselect_none(fs);
+        for (int k = 0; k < 3; k++)
+            CHECK(H5Sselect_hyperslab(fs, H5S_SELECT_OR, (hsize_t[2]){rows[k], 0}, NULL, one, NULL) >= 0);
+        ms = H5Screate_simple(2, (hsize_t[2]){3, NY}, NULL);
+        CHECK(H5Dread(ds, H5T_NATIVE_INT, ms, fs, H5P_DEFAULT, three) >= 0);
+        /* HDF5 orders the union by position: rows 1, 8, 9 */
+        CHECK(three[0][5] == value_at(1, 5) && three[1][0] == value_at(8, 0) && three[2][11] == value_at(9, 11));
+        for (int i = 0; i < 3; i++)
+            for (int j = 0; j < NY; j++)
+                three[i][j] = -100 * (i + 1) - j;
+        CHECK(H5Dwrite(ds, H5T_NATIVE_INT, ms, fs, H5P_DEFAULT, three) >= 0);
+        CHECK(H5Dread(ds, H5T_NATIVE_INT, ms, fs, H5P_DEFAULT, back3) >= 0 && memcmp(three, back3, sizeof three) == 0);
+        CHECK(H5Dread(ds, H5T_NATIVE_INT, H5S_ALL, H5S_ALL, H5P_DEFAULT, back) >= 0);
+        CHECK(back[8][3] == -203 && back[1][0] == -100 && back[9][11] == -311);
+        memcpy(back[1], data[1], sizeof data[1]);   /* restore, for the checks below */
+        memcpy(back[8], data[8], sizeof data[8]);
+        memcpy(back[9], data[9], sizeof data[9]);
+        CHECK(H5Dwrite(ds, H5T_NATIVE_INT, H5S_ALL, H5S_ALL, H5P_DEFAULT, back) >= 0);
+        H5Sclose(ms);
+        /* points, in the order given */
+        hsize_t coords[3][2] = {{9, 11}, {0, 0}, {5, 3}}, pdims[1] = {3};
+        long long pts[3];
+        CHECK(H5Sselect_elements(fs, H5S_SELECT_SET, 3, &coords[0][0]) >= 0);
+        ms = H5Screate_simple(1, pdims, NULL);
+        CHECK(H5Dread(ds, H5T_NATIVE_LLONG, ms, fs, H5P_DEFAULT, pts) >= 0);
+        CHECK(pts[0] == value_at(9, 11) && pts[1] == value_at(0, 0) && pts[2] == value_at(5, 3));
+        /* write points from int16 memory: conversion on the way in */
+        short sv[3] = {-1, -2, -3};
+        CHECK(H5Dwrite(ds, H5T_NATIVE_SHORT, ms, fs, H5P_DEFAULT, sv) >= 0);
+        CHECK(H5Dread(ds, H5T_NATIVE_INT, H5S_ALL, H5S_ALL, H5P_DEFAULT, back) >= 0);
+        CHECK(back[9][11] == -1 && back[0][0] == -2 && back[5][3] == -3 && back[5][4] == value_at(5, 4));
+        H5Sclose(ms);
+        /* a strided write */
+        hsize_t wstart[2] = {0, 1}, wstride[2] = {2, 3}, wcount[2] = {5, 4};
+        int wv[5][4];
+        for (int i = 0; i < 5; i++)
+            for (int j = 0; j < 4; j++)
+                wv[i][j] = 5000 + i * 10 + j;
+        CHECK(H5Sselect_hyperslab(fs, H5S_SELECT_SET, wstart, wstride, wcount, NULL) >= 0);
+        ms = H5Screate_simple(2, (hsize_t[2]){5, 4}, NULL);
+        CHECK(H5Dwrite(ds, H5T_NATIVE_INT, ms, fs, H5P_DEFAULT, wv) >= 0);
+        CHECK(H5Dread(ds, H5T_NATIVE_INT, H5S_ALL, H5S_ALL, H5P_DEFAULT, back) >= 0);
+        CHECK(back[8][10] == 5043 && back[2][4] == 5011 && back[1][1] == value_at(1, 1));
+        H5Sclose(ms);
+        /* out of the extent: refused */
+        H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+        hsize_t ostart[2] = {8, 0}, ocount[2] = {4, 1};
+        H5Sselect_hyperslab(fs, H5S_SELECT_SET, ostart, NULL, ocount, NULL);
+        ms = H5Screate_simple(1, (hsize_t[1]){4}, NULL);
+        CHECK(H5Dread(ds, H5T_NATIVE_INT, ms, fs, H5P_DEFAULT, pts) < 0);
+        error_text();
+        H5Sclose(ms);
+        H5Sclose(fs);
+    }
+
+    /* resize along the unlimited dimension: new rows read as the fill value */
+    hsize_t grown[2] = {NX + 4, NY};
+    CHECK(H5Dset_extent(ds, grown) >= 0);
+    hid_t fs = H5Dget_space(ds);
+    hsize_t now[2];
+    H5Sget_simple_extent_dims(fs, now, NULL);
+    CHECK(now[0] == NX + 4 && now[1] == NY);
+    int big[NX + 4][NY];
+    CHECK(H5Dread(ds, H5T_NATIVE_INT, H5S_ALL, H5S_ALL, H5P_DEFAULT, big) >= 0);
+    CHECK(big[NX + 3][0] == fill && big[NX][NY - 1] == fill && big[4][6] == value_at(4, 6));
+    H5Sclose(fs);
+
+    /* float64, big-endian float32, h5py-style booleans, scalars */
+    double dv[4] = {0.5, -1.25, 1e300, 3.0};
+    hid_t s1 = H5Screate_simple(1, (hsize_t[1]){4}, NULL);
+    hid_t d2 = H5Dcreate2(g, "f64", H5T_IEEE_F64LE, s1, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    CHECK(H5Dwrite(d2, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, dv) >= 0);
+    double dback[4];
+    CHECK(H5Dread(d2, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, dback) >= 0);
+    CHECK(memcmp(dv, dback, sizeof dv) == 0);
+    H5Dclose(d2);
+    float fv[4] = {1.5f, -2.0f, 3.25f, 1e-3f}, fback[4];
+    d2 = H5Dcreate2(g, "f32be", H5T_IEEE_F32BE, s1, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    CHECK(d2 >= 0);
+    CHECK(H5Dwrite(d2, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, fv) >= 0);
+    CHECK(H5Dread(d2, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, fback) >= 0);
+    CHECK(memcmp(fv, fback, sizeof fv) == 0);
+    t = H5Dget_type(d2);
+    CHECK(H5Tget_order(t) == H5T_ORDER_BE && H5Tget_size(t) == 4);
+    H5Tclose(t);
+    H5Dclose(d2);
+    hid_t bt = H5Tenum_create(H5T_NATIVE_SCHAR);
+    signed char fls = 0, tru = 1, bv[4] = {1, 0, 0, 1}, bback[4];
+    H5Tenum_insert(bt, "FALSE", &fls);
+    H5Tenum_insert(bt, "TRUE", &tru);
+    d2 = H5Dcreate2(g, "flags", bt, s1, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    CHECK(d2 >= 0);
+    CHECK(H5Dwrite(d2, bt, H5S_ALL, H5S_ALL, H5P_DEFAULT, bv) >= 0);
+    CHECK(H5Dread(d2, bt, H5S_ALL, H5S_ALL, H5P_DEFAULT, bback) >= 0);
+    CHECK(memcmp(bv, bback, sizeof bv) == 0);
+    H5Dclose(d2);
+    H5Tclose(bt);
+    hid_t scalar = H5Screate(H5S_SCALAR);
+    long long sval = -123456789012LL, sback = 0;
+    d2 = H5Dcreate2(file, "scalar", H5T_STD_I64LE, scalar, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    CHECK(H5Dwrite(d2, H5T_NATIVE_LLONG, H5S_ALL, H5S_ALL, H5P_DEFAULT, &sval) >= 0);
+    CHECK(H5Dread(d2, H5T_NATIVE_LLONG, H5S_ALL, H5S_ALL, H5P_DEFAULT, &sback) >= 0 && sback == sval);
+    H5Dclose(d2);
+
+    /* variable-length UTF-8 strings: a Zarr `string` array */
+    {
+        hid_t st = H5Tcopy(H5T_C_S1);
+        H5Tset_size(st, H5T_VARIABLE);
+        H5Tset_cset(st, H5T_CSET_UTF8);
+        hid_t s6 = H5Screate_simple(1, (hsize_t[1]){6}, NULL), sp = H5Pcreate(H5P_DATASET_CREATE);
+        const char *dash = "-", *words[6] = {"alpha", "b\xc3\xa9ta", "", "delta", "epsilon", "zeta"};
+        H5Pset_chunk(sp, 1, (hsize_t[1]){4});
+        H5Pset_fill_value(sp, st, &dash);
+        hid_t sd = H5Dcreate2(g, "words", st, s6, H5P_DEFAULT, sp, H5P_DEFAULT);
+        CHECK(sd >= 0);
+        char *back6[6] = {NULL};
+        CHECK(H5Dread(sd, st, H5S_ALL, H5S_ALL, H5P_DEFAULT, back6) >= 0);
+        CHECK(back6[0] && strcmp(back6[0], "-") == 0 && back6[5] && strcmp(back6[5], "-") == 0);
+        CHECK(H5Treclaim(st, s6, H5P_DEFAULT, back6) >= 0);
+        CHECK(H5Dwrite(sd, st, H5S_ALL, H5S_ALL, H5P_DEFAULT, words) >= 0);
+        /* every other element, then two points written */
+        hid_t fs6 = H5Dget_space(sd), m3 = H5Screate_simple(1, (hsize_t[1]){3}, NULL);
+        char *odd[3] = {NULL};
+        H5Sselect_hyperslab(fs6, H5S_SELECT_SET, (hsize_t[1]){1}, (hsize_t[1]){2}, (hsize_t[1]){3}, NULL);
+        CHECK(H5Dread(sd, st, m3, fs6, H5P_DEFAULT, odd) >= 0);
+        CHECK(odd[0] && strcmp(odd[0], words[1]) == 0 && strcmp(odd[1], "delta") == 0 && strcmp(odd[2], "zeta") == 0);
+        H5Treclaim(st, m3, H5P_DEFAULT, odd);
+        const char *two[2] = {"Z", "A"};
+        hsize_t pts[2] = {5, 0};
+        H5Sselect_elements(fs6, H5S_SELECT_SET, 2, pts);
+        hid_t m2 = H5Screate_simple(1, (hsize_t[1]){2}, NULL);
+        CHECK(H5Dwrite(sd, st, m2, fs6, H5P_DEFAULT, two) >= 0);
+        CHECK(H5Dread(sd, st, H5S_ALL, H5S_ALL, H5P_DEFAULT, back6) >= 0);
+        CHECK(strcmp(back6[0], "A") == 0 && strcmp(back6[5], "Z") == 0 && strcmp(back6[2], "") == 0 &&
+              strcmp(back6[3], "delta") == 0);
+        H5Treclaim(st, s6, H5P_DEFAULT, back6);
+        t = H5Dget_type(sd);
+        CHECK(H5Tis_variable_str(t) > 0 && H5Tget_cset(t) == H5T_CSET_UTF8);
+        H5Tclose(t);
+        H5Sclose(m2);
+        H5Sclose(m3);
+        H5Sclose(fs6);
+        H5Dclose(sd);
+        H5Pclose(sp);
+        H5Sclose(s6);
+        H5Tclose(st);
+    }
+
+    /* fixed-length strings: Zarr null_terminated_bytes */
+    {
+        hid_t ft = H5Tcopy(H5T_C_S1);
+        H5Tset_size(ft, 5);
+        H5Tset_strpad(ft, H5T_STR_NULLPAD);
+        char in[3][5] = {"abc", "hello", ""}, out[3][5];
+        hid_t s3 = H5Screate_simple(1, (hsize_t[1]){3}, NULL);
+        hid_t fd = H5Dcreate2(g, "fixed", ft, s3, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+        CHECK(fd >= 0 && H5Dwrite(fd, ft, H5S_ALL, H5S_ALL, H5P_DEFAULT, in) >= 0);
+        memset(out, 1, sizeof out);
+        CHECK(H5Dread(fd, ft, H5S_ALL, H5S_ALL, H5P_DEFAULT, out) >= 0 && memcmp(in, out, sizeof in) == 0);
+        t = H5Dget_type(fd);
+        CHECK(H5Tget_class(t) == H5T_STRING && H5Tget_size(t) == 5 && H5Tget_strpad(t) == H5T_STR_NULLPAD);
+        H5Tclose(t);
+        H5Dclose(fd);
+        H5Sclose(s3);
+        H5Tclose(ft);
+    }
+
+    /* a type without a Zarr equivalent: refused, naming it */
+    hid_t ct = H5Tcreate(H5T_COMPOUND, 8);
+    H5Tinsert(ct, "a", 0, H5T_NATIVE_INT);
+    H5Tinsert(ct, "b", 4, H5T_NATIVE_FLOAT);
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    CHECK(H5Dcreate2(g, "compound", ct, s1, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT) < 0);
+    CHECK(strstr(error_text(), "H5T_COMPOUND") != NULL);
+    H5Tclose(ct);
+
+    H5Sclose(scalar);
+    H5Sclose(s1);
+    H5Dclose(ds);
+    H5Gclose(g);
+    H5Pclose(dcpl);
+    H5Sclose(space);
+}
+
+static herr_t count_link(hid_t g, const char *name, const H5L_info2_t *info, void *data)
+{
+    (void)g;
+    (void)info;
+    char *names = data;
+    strcat(names, name);
+    strcat(names, ",");
+    return 0;
+}
+
+static herr_t count_attr(hid_t loc, const char *name, const H5A_info_t *info, void *data)
+{
+    (void)loc;
+    (void)info;
+    strcat((char *)data, name);
+    strcat((char *)data, ",");
+    return 0;
+}
+
+static herr_t visit_obj(hid_t o, const char *name, const H5O_info2_t *info, void *data)
+{
+    (void)o;
+    char *names = data;
+    strcat(names, name);
+    strcat(names, info->type == H5O_TYPE_GROUP ? "/," : ",");
+    return 0;
+}
+
+static void test_groups_and_attributes(hid_t file)
+{
+    hid_t lcpl = H5Pcreate(H5P_LINK_CREATE);
+    H5Pset_create_intermediate_group(lcpl, 1);
+    hid_t deep = H5Gcreate2(file, "x/y/z", lcpl, H5P_DEFAULT, H5P_DEFAULT);
+    CHECK(deep >= 0);
+    H5Gclose(deep);
+    H5Pclose(lcpl);
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    CHECK(H5Gcreate2(file, "no/parent", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT) < 0);
+    error_text();
+
+    /* names: existing, wrong kind, parent references */
+    CHECK(H5Gcreate2(file, "g", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT) < 0);
+    CHECK(strstr(error_text(), "ZARR_ERR_EXISTS") != NULL);
+    CHECK(H5Gopen2(file, "g/d", H5P_DEFAULT) < 0);
+    error_text();
+    CHECK(H5Dopen2(file, "g", H5P_DEFAULT) < 0);
+    error_text();
+    CHECK(H5Gopen2(file, "g/../x", H5P_DEFAULT) < 0);
+    CHECK(strstr(error_text(), "'..'") != NULL);
+    hid_t uni = H5Gcreate2(file, "x/\xc3\xa9t\xc3\xa9", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    CHECK(uni >= 0 && H5Lexists(file, "/x/\xc3\xa9t\xc3\xa9", H5P_DEFAULT) > 0);
+    H5Gclose(uni);
+    H5G_info_t ginfo;
+    CHECK(H5Gget_info(file, &ginfo) >= 0 && ginfo.nlinks == 3);   /* g, scalar, x */
+    char names[256] = "";
+    CHECK(H5Literate2(file, H5_INDEX_NAME, H5_ITER_INC, NULL, count_link, names) >= 0);
+    CHECK(strcmp(names, "g,scalar,x,") == 0);
+    char visited[512] = "";
+    CHECK(H5Ovisit3(file, H5_INDEX_NAME, H5_ITER_INC, visit_obj, visited, H5O_INFO_BASIC) >= 0);
+    CHECK(strcmp(visited, "./,g/,g/d,g/f32be,g/f64,g/fixed,g/flags,g/words,scalar,x/,x/y/,x/y/z/,x/\xc3\xa9t\xc3\xa9/,") == 0 ||
+          (fprintf(stderr, "visited: %s\n", visited), 0));
+    visited[0] = '\0';
+    CHECK(H5Lvisit2(file, H5_INDEX_NAME, H5_ITER_INC, count_link, visited) >= 0);
+    CHECK(strcmp(visited, "g,g/d,g/f32be,g/f64,g/fixed,g/flags,g/words,scalar,x,x/y,x/y/z,x/\xc3\xa9t\xc3\xa9,") == 0 ||
+          (fprintf(stderr, "visited: %s\n", visited), 0));
+    CHECK(H5Lexists(file, "g", H5P_DEFAULT) > 0);
+    CHECK(H5Lexists(file, "nothing", H5P_DEFAULT) == 0);
+    CHECK(H5Lexists(file, "x/y", H5P_DEFAULT) > 0);
+    H5O_info2_t oinfo;
+    CHECK(H5Oget_info_by_name3(file, "g/d", &oinfo, H5O_INFO_BASIC, H5P_DEFAULT) >= 0 &&
+          oinfo.type == H5O_TYPE_DATASET);
+    CHECK(H5Oget_info_by_name3(file, "x/y", &oinfo, H5O_INFO_BASIC, H5P_DEFAULT) >= 0 &&
+          oinfo.type == H5O_TYPE_GROUP);
+    hid_t obj = H5Oopen(file, "g/d", H5P_DEFAULT);
+    CHECK(obj >= 0 && H5Iget_type(obj) == H5I_DATASET);
+    char text[256];
+    CHECK(H5Iget_name(obj, text, sizeof text) == 4 && strcmp(text, "/g/d") == 0);
+    hid_t p = H5Dget_access_plist(obj);
+    CHECK(p >= 0);
+    H5Pclose(p);
+    CHECK(H5Fget_obj_count(file, H5F_OBJ_DATASET) == 1 && H5Fget_obj_count(file, H5F_OBJ_ALL) >= 2);
+    H5Oclose(obj);
+    CHECK(H5Lget_name_by_idx(file, "g", H5_INDEX_NAME, H5_ITER_INC, 1, text, sizeof text, H5P_DEFAULT) == 5 &&
+          strcmp(text, "f32be") == 0);
+    CHECK(H5Lget_name_by_idx(file, ".", H5_INDEX_NAME, H5_ITER_DEC, 0, text, sizeof text, H5P_DEFAULT) == 1 &&
+          strcmp(text, "x") == 0);
+    H5L_info2_t linfo;
+    CHECK(H5Lget_info2(file, "g/d", &linfo, H5P_DEFAULT) >= 0 && linfo.type == H5L_TYPE_HARD);
+    CHECK(H5Oget_info_by_idx3(file, "g", H5_INDEX_NAME, H5_ITER_INC, 0, &oinfo, H5O_INFO_BASIC, H5P_DEFAULT) >= 0 &&
+          oinfo.type == H5O_TYPE_DATASET);
+    CHECK(H5Fget_name(file, text, sizeof text) > 0 && strstr(text, "c_written.zarr") != NULL);
+    unsigned intent = 0;
+    CHECK(H5Fget_intent(file, &intent) >= 0 && intent == H5F_ACC_RDWR);
+    hid_t gg = H5Gopen2(file, "x/y", H5P_DEFAULT);
+    hid_t gcpl = H5Gget_create_plist(gg);
+    CHECK(gg >= 0 && gcpl >= 0);
+    hid_t fid = H5Iget_file_id(gg);
+    CHECK(fid >= 0 && H5Iget_type(fid) == H5I_FILE);
+    H5Fclose(fid);
+    H5Pclose(gcpl);
+    H5Gclose(gg);
+
+    /* attributes on the file (root group), a group and a dataset */
+    hid_t owners[3] = {file, H5Gopen2(file, "g", H5P_DEFAULT), H5Dopen2(file, "g/d", H5P_DEFAULT)};
+    for (int k = 0; k < 3; k++) {
+        hid_t o = owners[k], sc = H5Screate(H5S_SCALAR), s3 = H5Screate_simple(1, (hsize_t[1]){3}, NULL);
+        int iv = 42 + k, iback = 0;
+        double arr[3] = {0.5, -2.0, 1e-9}, aback[3];
+        hid_t a = H5Acreate2(o, "count", H5T_STD_I32LE, sc, H5P_DEFAULT, H5P_DEFAULT);
+        CHECK(a >= 0 && H5Awrite(a, H5T_NATIVE_INT, &iv) >= 0);
+        H5Aclose(a);
+        a = H5Acreate2(o, "values", H5T_IEEE_F64LE, s3, H5P_DEFAULT, H5P_DEFAULT);
+        CHECK(a >= 0 && H5Awrite(a, H5T_NATIVE_DOUBLE, arr) >= 0);
+        H5Aclose(a);
+        hid_t st = H5Tcopy(H5T_C_S1);
+        H5Tset_size(st, H5T_VARIABLE);
+        H5Tset_cset(st, H5T_CSET_UTF8);
+        const char *text = "zarr \xc3\xa9t\xc3\xa9";
+        a = H5Acreate2(o, "title", st, sc, H5P_DEFAULT, H5P_DEFAULT);
+        CHECK(a >= 0 && H5Awrite(a, st, &text) >= 0);
+        H5Aclose(a);
+        a = H5Acreate2(o, "gone", H5T_STD_U8LE, sc, H5P_DEFAULT, H5P_DEFAULT);
+        H5Aclose(a);
+
+        CHECK(H5Aexists(o, "count") > 0 && H5Aexists(o, "nope") == 0);
+        CHECK(H5Adelete(o, "gone") >= 0 && H5Aexists(o, "gone") == 0);
+        a = H5Aopen(o, "count", H5P_DEFAULT);
+        CHECK(a >= 0 && H5Aread(a, H5T_NATIVE_INT, &iback) >= 0 && iback == iv);
+        H5Aclose(a);
+        a = H5Aopen(o, "values", H5P_DEFAULT);
+        hid_t as = H5Aget_space(a);
+        CHECK(H5Sget_simple_extent_npoints(as) == 3);
+        H5Sclose(as);
+        CHECK(H5Aread(a, H5T_NATIVE_DOUBLE, aback) >= 0 && memcmp(arr, aback, sizeof arr) == 0);
+        H5Aclose(a);
+        a = H5Aopen(o, "title", H5P_DEFAULT);
+        char *tback = NULL;
+        CHECK(H5Aread(a, st, &tback) >= 0 && tback && strcmp(tback, text) == 0);
+        H5free_memory(tback);
+        H5Aclose(a);
+        char anames[256] = "";
+        CHECK(H5Aiterate2(o, H5_INDEX_NAME, H5_ITER_INC, NULL, count_attr, anames) >= 0);
+        CHECK(strcmp(anames, "count,title,values,") == 0);
+        H5O_info2_t info;
+        CHECK(H5Oget_info3(o, &info, H5O_INFO_NUM_ATTRS) >= 0 && info.num_attrs == 3);
+        char aname[32] = "";
+        CHECK(H5Aget_name_by_idx(o, ".", H5_INDEX_NAME, H5_ITER_INC, 1, aname, sizeof aname, H5P_DEFAULT) == 5 &&
+              strcmp(aname, "title") == 0);
+        H5A_info_t ainfo;
+        CHECK(H5Aget_info_by_name(o, ".", "values", &ainfo, H5P_DEFAULT) >= 0 && ainfo.data_size == 24);
+        a = H5Aopen_by_idx(o, ".", H5_INDEX_NAME, H5_ITER_DEC, 0, H5P_DEFAULT, H5P_DEFAULT);
+        CHECK(a >= 0 && H5Aget_name(a, sizeof aname, aname) == 6 && strcmp(aname, "values") == 0);
+        CHECK(H5Aget_info(a, &ainfo) >= 0 && ainfo.data_size == 24);
+        H5Aclose(a);
+        CHECK(H5Arename(o, "count", "total") >= 0 && H5Aexists(o, "total") > 0 && H5Aexists(o, "count") == 0);
+        CHECK(H5Arename(o, "total", "count") >= 0);
+        H5Tclose(st);
+        H5Sclose(sc);
+        H5Sclose(s3);
+    }
+    H5Gclose(owners[1]);
+    H5Dclose(owners[2]);
+}
+
+/* Other libzarr locations through the same name: a file:// URI and an in-memory store. */
+static void test_locations(const char *path)
+{
+    char uri[1100];
+    int v[2] = {0, 0}, w[3] = {7, 8, 9}, wback[3] = {0, 0, 0};
+    snprintf(uri, sizeof uri, "file://%s", path);
+    hid_t file = H5Fopen(uri, H5F_ACC_RDONLY, H5P_DEFAULT);
+    CHECK(file >= 0);
+    hid_t ds = H5Dopen2(file, "/g/d", H5P_DEFAULT), fs = H5Dget_space(ds);
+    H5Sselect_hyperslab(fs, H5S_SELECT_SET, (hsize_t[2]){4, 6}, NULL, (hsize_t[2]){1, 2}, NULL);
+    hid_t ms = H5Screate_simple(1, (hsize_t[1]){2}, NULL);
+    CHECK(H5Dread(ds, H5T_NATIVE_INT, ms, fs, H5P_DEFAULT, v) >= 0 && v[0] == value_at(4, 6));
+    H5Sclose(ms);
+    H5Sclose(fs);
+    H5Dclose(ds);
+    CHECK(H5Fclose(file) >= 0);
+    file = H5Fcreate("memory://h5vol_test/root", H5F_ACC_EXCL, H5P_DEFAULT, H5P_DEFAULT);
+    CHECK(file >= 0);
+    hid_t s3 = H5Screate_simple(1, (hsize_t[1]){3}, NULL);
+    ds = H5Dcreate2(file, "m", H5T_STD_I32LE, s3, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    CHECK(H5Dwrite(ds, H5T_NATIVE_INT, H5S_ALL, H5S_ALL, H5P_DEFAULT, w) >= 0);
+    H5Dclose(ds);
+    H5Fclose(file);
+    file = H5Fopen("memory://h5vol_test/root", H5F_ACC_RDONLY, H5P_DEFAULT);
+    ds = H5Dopen2(file, "m", H5P_DEFAULT);
+    CHECK(H5Dread(ds, H5T_NATIVE_INT, H5S_ALL, H5S_ALL, H5P_DEFAULT, wback) >= 0 && wback[2] == 9 && wback[0] == 7);
+    H5Dclose(ds);
+    H5Sclose(s3);
+    CHECK(H5Fclose(file) >= 0);
+}
+
+/* Connector settings on a file access property list: a Zarr v2 hierarchy; bad settings refused. */
+static void test_settings(const char *dir)
+{
+    char v2[1100], probe[1200];
+    struct stat st;
+    void *info = NULL;
+    hid_t vol = H5VLregister_connector_by_name("zarr", H5P_DEFAULT);
+    CHECK(vol >= 0);
+    CHECK(H5VLconnector_str_to_info("zarr_format=2", vol, &info) >= 0 && info);
+    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+    CHECK(H5Pset_vol(fapl, vol, info) >= 0);
+    char *text = NULL;
+    CHECK(H5VLconnector_info_to_str(info, vol, &text) >= 0 && text && strstr(text, "zarr_format=2"));
+    H5free_memory(text);
+    H5VLfree_connector_info(vol, info);
+    snprintf(v2, sizeof v2, "%s/v2.zarr", dir);
+    hid_t file = H5Fcreate(v2, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+    CHECK(file >= 0);
+    hid_t s4 = H5Screate_simple(1, (hsize_t[1]){4}, NULL);
+    int v[4] = {1, 2, 3, 4}, back[4] = {0};
+    hid_t ds = H5Dcreate2(file, "a", H5T_STD_I16LE, s4, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    CHECK(ds >= 0 && H5Dwrite(ds, H5T_NATIVE_INT, H5S_ALL, H5S_ALL, H5P_DEFAULT, v) >= 0);
+    CHECK(H5Dread(ds, H5T_NATIVE_INT, H5S_ALL, H5S_ALL, H5P_DEFAULT, back) >= 0 && memcmp(v, back, sizeof v) == 0);
+    H5Dclose(ds);
+    H5Sclose(s4);
+    H5Fclose(file);
+    snprintf(probe, sizeof probe, "%s/.zgroup", v2);
+    CHECK(stat(probe, &st) == 0);
+    snprintf(probe, sizeof probe, "%s/a/.zarray", v2);
+    CHECK(stat(probe, &st) == 0);
+    H5Pclose(fapl);
+    /* bad settings: refused with the reason */
+    info = NULL;
+    CHECK(H5VLconnector_str_to_info("zarr_format=7", vol, &info) < 0);
+    CHECK(strstr(error_text(), "zarr_format must be 2 or 3") != NULL);
+    CHECK(H5VLconnector_str_to_info("store_options={\"nope\": 1}", vol, &info) < 0);
+    error_text();
+    H5VLclose(vol);
+}
+
+static void test_errors(const char *dir, const char *path)
+{
+    char plain[1024], corrupt[1024], json[1100];
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    /* read-only: writes fail cleanly */
+    hid_t file = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    CHECK(file >= 0);
+    hid_t ds = H5Dopen2(file, "g/d", H5P_DEFAULT);
+    int one = 1;
+    hid_t fs = H5Dget_space(ds);
+    H5Sselect_elements(fs, H5S_SELECT_SET, 1, (hsize_t[2]){0, 0});
+    hid_t ms = H5Screate(H5S_SCALAR);
+    CHECK(H5Dwrite(ds, H5T_NATIVE_INT, ms, fs, H5P_DEFAULT, &one) < 0);
+    CHECK(strstr(error_text(), "read-only") != NULL);
+    hid_t sc = H5Screate(H5S_SCALAR);
+    CHECK(H5Acreate2(file, "new", H5T_NATIVE_INT, sc, H5P_DEFAULT, H5P_DEFAULT) < 0);
+    error_text();
+    CHECK(H5Gcreate2(file, "newgroup", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT) < 0);
+    error_text();
+    H5Sclose(sc);
+    H5Sclose(ms);
+    H5Sclose(fs);
+    H5Dclose(ds);
+    H5Fclose(file);
+    /* a plain directory and a corrupt zarr.json: errors naming the path and libzarr's reason */
+    snprintf(plain, sizeof plain, "%s/plain", dir);
+    mkdir(plain, 0755);
+    CHECK(H5Fopen(plain, H5F_ACC_RDONLY, H5P_DEFAULT) < 0);
+    CHECK(strstr(error_text(), plain) != NULL);
+    CHECK(H5Fis_accessible(plain, H5P_DEFAULT) == 0 && H5Fis_accessible(path, H5P_DEFAULT) > 0);
+    error_text();
+    /* H5F_ACC_TRUNC deletes only Zarr hierarchies */
+    struct stat st;
+    CHECK(H5Fcreate(plain, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT) < 0);
+    CHECK(strstr(error_text(), "not the root of a Zarr hierarchy") != NULL && stat(plain, &st) == 0);
+    snprintf(corrupt, sizeof corrupt, "%s/corrupt", dir);
+    mkdir(corrupt, 0755);
+    snprintf(json, sizeof json, "%s/zarr.json", corrupt);
+    FILE *f = fopen(json, "w");
+    fputs("{\"zarr_format\": 3, \"node_type\": ", f);
+    fclose(f);
+    CHECK(H5Fopen(corrupt, H5F_ACC_RDONLY, H5P_DEFAULT) < 0);
+    const char *text = error_text();
+    CHECK(strstr(text, corrupt) != NULL && strstr(text, "ZARR_ERR_METADATA") != NULL);
+    /* a damaged chunk: the read fails with libzarr's reason, nothing aborts */
+    {
+        char dir2[1100], chunk[1200];
+        snprintf(dir2, sizeof dir2, "%s/damaged.zarr", dir);
+        hid_t f2 = H5Fcreate(dir2, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+        hid_t s8 = H5Screate_simple(1, (hsize_t[1]){8}, NULL), dcpl = H5Pcreate(H5P_DATASET_CREATE);
+        H5Pset_chunk(dcpl, 1, (hsize_t[1]){4});
+        H5Pset_deflate(dcpl, 1);
+        int eight[8] = {1, 2, 3, 4, 5, 6, 7, 8}, got[8];
+        hid_t d8 = H5Dcreate2(f2, "v", H5T_STD_I32LE, s8, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+        CHECK(H5Dwrite(d8, H5T_NATIVE_INT, H5S_ALL, H5S_ALL, H5P_DEFAULT, eight) >= 0);
+        H5Dclose(d8);
+        H5Fclose(f2);
+        snprintf(chunk, sizeof chunk, "%s/v/c/1", dir2);
+        FILE *cf = fopen(chunk, "wb");
+        CHECK(cf != NULL);
+        if (cf) {
+            fputs("not gzip at all", cf);
+            fclose(cf);
+        }
+        f2 = H5Fopen(dir2, H5F_ACC_RDONLY, H5P_DEFAULT);
+        d8 = H5Dopen2(f2, "v", H5P_DEFAULT);
+        CHECK(H5Dread(d8, H5T_NATIVE_INT, H5S_ALL, H5S_ALL, H5P_DEFAULT, got) < 0);
+        CHECK(strstr(error_text(), "ZARR_ERR_CODEC") != NULL);
+        /* the intact chunk still reads */
+        hid_t fs8 = H5Dget_space(d8), m4 = H5Screate_simple(1, (hsize_t[1]){4}, NULL);
+        H5Sselect_hyperslab(fs8, H5S_SELECT_SET, (hsize_t[1]){0}, NULL, (hsize_t[1]){4}, NULL);
+        CHECK(H5Dread(d8, H5T_NATIVE_INT, m4, fs8, H5P_DEFAULT, got) >= 0 && got[3] == 4);
+        /* an empty dataset reads and writes nothing */
+        H5Sclose(m4);
+        H5Sclose(fs8);
+        H5Dclose(d8);
+        H5Fclose(f2);
+        H5Pclose(dcpl);
+        H5Sclose(s8);
+        f2 = H5Fopen(dir2, H5F_ACC_RDWR, H5P_DEFAULT);
+        hid_t s0 = H5Screate_simple(2, (hsize_t[2]){0, 3}, (hsize_t[2]){H5S_UNLIMITED, 3});
+        dcpl = H5Pcreate(H5P_DATASET_CREATE);
+        H5Pset_chunk(dcpl, 2, (hsize_t[2]){2, 3});
+        hid_t d0 = H5Dcreate2(f2, "empty", H5T_IEEE_F32LE, s0, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+        float nothing[1];
+        CHECK(d0 >= 0 && H5Dread(d0, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, nothing) >= 0);
+        CHECK(H5Dwrite(d0, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, nothing) >= 0);
+        CHECK(H5Dset_extent(d0, (hsize_t[2]){2, 3}) >= 0);
+        float two[2][3];
+        CHECK(H5Dread(d0, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, two) >= 0 && two[1][2] == 0.0f);
+        H5Dclose(d0);
+        H5Pclose(dcpl);
+        H5Sclose(s0);
+        H5Fclose(f2);
+    }
+    /* H5F_ACC_EXCL on an existing hierarchy */
+    CHECK(H5Fcreate(path, H5F_ACC_EXCL, H5P_DEFAULT, H5P_DEFAULT) < 0);
+    error_text();
+}
+
+int main(int argc, char **argv)
+{
+    char path[1024];
+    const char *scratch = argc > 1 ? argv[1] : getenv("ZARR_TEST_TMPDIR");
+    if (!scratch) {
+        fprintf(stderr, "usage: %s <scratch directory> (or set ZARR_TEST_TMPDIR)\n", argv[0]);
+        return 2;
+    }
+#ifdef ZH5_TEST_PLUGIN_DIR
+    if (!getenv("HDF5_VOL_CONNECTOR") && !getenv("HDF5_PLUGIN_PATH")) {
+        setenv("HDF5_PLUGIN_PATH", ZH5_TEST_PLUGIN_DIR, 1);
+        setenv("HDF5_VOL_CONNECTOR", "zarr", 1);
+    }
+#endif
+    const char *connector = getenv("HDF5_VOL_CONNECTOR");
+    if (!connector || strcmp(connector, "zarr") != 0 || !getenv("HDF5_PLUGIN_PATH")) {
+        fprintf(stderr, "set HDF5_PLUGIN_PATH and HDF5_VOL_CONNECTOR=zarr\n");
+        return 2;
+    }
+    snprintf(path, sizeof path, "%s/c_written.zarr", scratch);
+    hid_t file = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    CHECK(file >= 0);
+    if (file < 0)
+        return 1;
+    hid_t fapl = H5Fget_access_plist(file), vol = -1;
+    (void)fapl;
+    test_datasets(file);
+    test_groups_and_attributes(file);
+    CHECK(H5Fflush(file, H5F_SCOPE_GLOBAL) >= 0);
+    CHECK(H5Fclose(file) >= 0);
+    (void)vol;
+    /* what was written is a Zarr v3 hierarchy */
+    char meta[1100];
+    struct stat st;
+    snprintf(meta, sizeof meta, "%s/g/d/zarr.json", path);
+    CHECK(stat(meta, &st) == 0);
+    test_locations(path);
+    test_settings(scratch);
+    test_errors(scratch, path);
+    if (failures) {
+        fprintf(stderr, "%d check(s) failed\n", failures);
+        return 1;
+    }
+    printf("test_h5vol: all checks passed\n");
+    return 0;
+}
