@@ -22,7 +22,7 @@ use super::registry::CodecEntry;
 use super::Codec;
 
 /// The registry entry: v3 `bitround`.
-pub const CODEC: CodecEntry = CodecEntry {
+pub static CODEC: CodecEntry = CodecEntry {
     name: Some("bitround"),
     from_v3: Some(|_, cfg, decoded| Ok(Codec::ArrayToArray(Box::new(BitroundCodec::from_v3(cfg, decoded)?)))),
     ..CodecEntry::NONE

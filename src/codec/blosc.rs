@@ -51,7 +51,7 @@ pub const URI: &str = "https://purl.org/zarr/spec/codec/blosc";
 
 /// The registry entry: v3 `blosc` (and its draft URI), numcodecs `blosc` (also a Zarr v1
 /// compression), spec API `blosc-<cname>` (levels 0-9, default 5, byte shuffle by default).
-pub const CODEC: CodecEntry = CodecEntry {
+pub static CODEC: CodecEntry = CodecEntry {
     name: Some("blosc"),
     aliases: &[Alias { name: URI, numcodecs_config: true }],
     from_v3: Some(|_, cfg, decoded| Ok(Codec::BytesToBytes(Box::new(BloscCodec::from_v3(cfg, decoded)?)))),

@@ -23,7 +23,7 @@ use super::registry::CodecEntry;
 use super::Codec;
 
 /// The registry entry: v3 `bytes`.
-pub const CODEC: CodecEntry = CodecEntry {
+pub static CODEC: CodecEntry = CodecEntry {
     name: Some("bytes"),
     from_v3: Some(|_, cfg, decoded| Ok(Codec::ArrayToBytes(Box::new(BytesCodec::from_v3(cfg, decoded)?)))),
     ..CodecEntry::NONE

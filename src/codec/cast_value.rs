@@ -29,7 +29,7 @@ use super::registry::CodecEntry;
 use super::Codec;
 
 /// The registry entry: v3 `cast_value`.
-pub const CODEC: CodecEntry = CodecEntry {
+pub static CODEC: CodecEntry = CodecEntry {
     name: Some("cast_value"),
     from_v3: Some(|_, cfg, decoded| Ok(Codec::ArrayToArray(Box::new(CastValueCodec::from_v3(cfg, decoded)?)))),
     ..CodecEntry::NONE

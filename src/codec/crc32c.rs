@@ -12,7 +12,7 @@ use super::registry::CodecEntry;
 use super::Codec;
 
 /// The registry entry: v3 `crc32c`.
-pub const CODEC: CodecEntry = CodecEntry {
+pub static CODEC: CodecEntry = CodecEntry {
     name: Some("crc32c"),
     from_v3: Some(|_, cfg, _| Ok(Codec::BytesToBytes(Box::new(Crc32cCodec::from_v3(cfg)?)))),
     ..CodecEntry::NONE

@@ -20,7 +20,7 @@ pub const URI: &str = "https://purl.org/zarr/spec/codec/gzip";
 
 /// The registry entry: v3 `gzip` (and its draft URI), numcodecs `gzip` (level -1..9, -1 meaning 0
 /// as numcodecs clamps it), spec API `gzip` (levels 0-9, default 6).
-pub const CODEC: CodecEntry = CodecEntry {
+pub static CODEC: CodecEntry = CodecEntry {
     name: Some("gzip"),
     aliases: &[Alias { name: URI, numcodecs_config: false }],
     from_v3: Some(|_, cfg, _| Ok(Codec::BytesToBytes(Box::new(GzipCodec::from_v3(cfg)?)))),

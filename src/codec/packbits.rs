@@ -25,7 +25,7 @@ use super::registry::CodecEntry;
 use super::Codec;
 
 /// The registry entry: v3 `packbits`.
-pub const CODEC: CodecEntry = CodecEntry {
+pub static CODEC: CodecEntry = CodecEntry {
     name: Some("packbits"),
     from_v3: Some(|_, cfg, decoded| Ok(Codec::ArrayToBytes(Box::new(PackBitsCodec::from_v3(cfg, decoded)?)))),
     ..CodecEntry::NONE

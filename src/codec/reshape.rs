@@ -17,7 +17,7 @@ use super::registry::CodecEntry;
 use super::Codec;
 
 /// The registry entry: v3 `reshape`.
-pub const CODEC: CodecEntry = CodecEntry {
+pub static CODEC: CodecEntry = CodecEntry {
     name: Some("reshape"),
     from_v3: Some(|_, cfg, decoded| Ok(Codec::ArrayToArray(Box::new(ReshapeCodec::from_v3(cfg, decoded)?)))),
     ..CodecEntry::NONE

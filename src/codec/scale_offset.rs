@@ -26,7 +26,7 @@ use super::registry::CodecEntry;
 use super::Codec;
 
 /// The registry entry: v3 `scale_offset`.
-pub const CODEC: CodecEntry = CodecEntry {
+pub static CODEC: CodecEntry = CodecEntry {
     name: Some("scale_offset"),
     from_v3: Some(|_, cfg, decoded| Ok(Codec::ArrayToArray(Box::new(ScaleOffsetCodec::from_v3(cfg, decoded)?)))),
     ..CodecEntry::NONE

@@ -13,7 +13,7 @@ use serde_json::{json, Value};
 use std::borrow::Cow;
 
 /// The registry entry.
-pub const CODEC: CodecEntry = CodecEntry {
+pub static CODEC: CodecEntry = CodecEntry {
     name: Some("zz_test"),
     from_v3: Some(|_, cfg, _| {
         let c = Config::new("zz_test", cfg, &["key"])?;

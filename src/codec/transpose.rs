@@ -12,7 +12,7 @@ use super::registry::CodecEntry;
 use super::Codec;
 
 /// The registry entry: v3 `transpose`.
-pub const CODEC: CodecEntry = CodecEntry {
+pub static CODEC: CodecEntry = CodecEntry {
     name: Some("transpose"),
     from_v3: Some(|_, cfg, decoded| Ok(Codec::ArrayToArray(Box::new(TransposeCodec::from_v3(cfg, decoded)?)))),
     ..CodecEntry::NONE

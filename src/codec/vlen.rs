@@ -37,7 +37,7 @@ fn from_v3(name: &str, cfg: Option<&Map<String, Value>>, decoded: &ArrayRepr) ->
 }
 
 /// The registry entry of `vlen-utf8` (v3 and numcodecs; data type `string`).
-pub const VLEN_UTF8: CodecEntry = CodecEntry {
+pub static VLEN_UTF8: CodecEntry = CodecEntry {
     name: Some(UTF8),
     takes: Takes::Only(DataType::String),
     from_v3: Some(from_v3),
@@ -46,7 +46,7 @@ pub const VLEN_UTF8: CodecEntry = CodecEntry {
 };
 
 /// The registry entry of `vlen-bytes` (v3 and numcodecs; data type `bytes`).
-pub const VLEN_BYTES: CodecEntry = CodecEntry {
+pub static VLEN_BYTES: CodecEntry = CodecEntry {
     name: Some(BYTES),
     takes: Takes::Only(DataType::Bytes),
     from_v3: Some(from_v3),
@@ -55,7 +55,7 @@ pub const VLEN_BYTES: CodecEntry = CodecEntry {
 };
 
 /// The registry entry of numcodecs' `vlen-array` (v2 only).
-pub const VLEN_ARRAY: CodecEntry = CodecEntry { numcodecs: object(ARRAY, VlenCodec::from_v2_array), ..CodecEntry::NONE };
+pub static VLEN_ARRAY: CodecEntry = CodecEntry { numcodecs: object(ARRAY, VlenCodec::from_v2_array), ..CodecEntry::NONE };
 
 /// Which elements a variable-length codec frames.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -31,7 +31,7 @@ use super::registry::CodecEntry;
 use super::Codec;
 
 /// The registry entry: v3 `zfp`.
-pub const CODEC: CodecEntry = CodecEntry {
+pub static CODEC: CodecEntry = CodecEntry {
     name: Some("zfp"),
     from_v3: Some(|_, cfg, decoded| Ok(Codec::ArrayToBytes(Box::new(ZfpCodec::from_v3(cfg, decoded)?)))),
     ..CodecEntry::NONE

@@ -16,7 +16,7 @@ use std::cell::RefCell;
 
 /// The registry entry: v3 `zstd`, numcodecs `zstd` (default level 1), spec API `zstd` (levels
 /// -131072 to 22, default 3, written without checksum).
-pub const CODEC: CodecEntry = CodecEntry {
+pub static CODEC: CodecEntry = CodecEntry {
     name: Some("zstd"),
     from_v3: Some(|_, cfg, _| Ok(Codec::BytesToBytes(Box::new(ZstdCodec::from_v3(cfg)?)))),
     numcodecs: Some(Numcodecs {

@@ -19,7 +19,7 @@ use crate::codec::numcodecs::bytes_codec;
 use crate::codec::registry::{CodecEntry, V1Options};
 
 /// The registry entry: numcodecs `bz2` (default level 1; also a Zarr v1 compression).
-pub const CODEC: CodecEntry = CodecEntry {
+pub static CODEC: CodecEntry = CodecEntry {
     numcodecs: bytes_codec("bz2", |c, _| Ok(Box::new(Bz2Codec::new(c.int("level", 1, 9, Some(1))? as u32)?)), Some(V1Options::Level)),
     ..CodecEntry::NONE
 };

@@ -25,13 +25,13 @@ use crate::codec::numcodecs::bytes_codec;
 use crate::codec::registry::CodecEntry;
 
 /// The registry entries: numcodecs `crc32`, `adler32`, `crc32c`, `fletcher32`.
-pub const CRC32: CodecEntry = entry(Sum::Crc32);
+pub static CRC32: CodecEntry = entry(Sum::Crc32);
 /// See [`CRC32`].
-pub const ADLER32: CodecEntry = entry(Sum::Adler32);
+pub static ADLER32: CodecEntry = entry(Sum::Adler32);
 /// See [`CRC32`].
-pub const CRC32C: CodecEntry = entry(Sum::Crc32c);
+pub static CRC32C: CodecEntry = entry(Sum::Crc32c);
 /// See [`CRC32`].
-pub const FLETCHER32: CodecEntry = entry(Sum::Fletcher32);
+pub static FLETCHER32: CodecEntry = entry(Sum::Fletcher32);
 
 const fn entry(sum: Sum) -> CodecEntry {
     let build: fn(&V2Config, &crate::codec::numcodecs::V2Elem) -> Result<Box<dyn BytesToBytesCodec>> = match sum {

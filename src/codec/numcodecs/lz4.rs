@@ -19,7 +19,7 @@ use crate::codec::numcodecs::bytes_codec;
 use crate::codec::registry::CodecEntry;
 
 /// The registry entry: numcodecs `lz4` (default acceleration 1).
-pub const CODEC: CodecEntry = CodecEntry {
+pub static CODEC: CodecEntry = CodecEntry {
     numcodecs: bytes_codec(
         "lz4",
         |c, _| Ok(Box::new(Lz4Codec::new(c.int("acceleration", i64::from(i32::MIN), i64::from(i32::MAX), Some(1))? as i32))),

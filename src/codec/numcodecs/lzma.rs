@@ -32,7 +32,7 @@ use crate::codec::numcodecs::bytes_codec;
 use crate::codec::registry::CodecEntry;
 
 /// The registry entry: numcodecs `lzma`.
-pub const CODEC: CodecEntry = CodecEntry {
+pub static CODEC: CodecEntry = CodecEntry {
     numcodecs: bytes_codec("lzma", |c, _| Ok(Box::new(LzmaCodec::from_v2(c)?)), None),
     ..CodecEntry::NONE
 };

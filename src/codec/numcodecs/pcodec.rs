@@ -25,7 +25,7 @@ use std::borrow::Cow;
 use crate::codec::registry::{CodecEntry, Numcodecs, UnderV3, V2Build};
 
 /// The registry entry: numcodecs `pcodec` (array -> bytes; v2 compressor, v3 `numcodecs.pcodec`).
-pub const CODEC: CodecEntry = CodecEntry {
+pub static CODEC: CodecEntry = CodecEntry {
     numcodecs: Some(Numcodecs {
         id: "pcodec",
         build: V2Build::ArrayToBytes { build: |c, decoded, json| Ok(Box::new(PcodecCodec::from_config(c, &decoded.data_type, json)?)), fortran: true },

@@ -25,7 +25,7 @@ use crate::codec::registry::{CodecEntry, Numcodecs, UnderV3, V2Build};
 
 /// The registry entry: numcodecs `zfpy` (array -> bytes; v2 compressor, v3 `numcodecs.zfpy`;
 /// numcodecs refuses order "F" arrays).
-pub const CODEC: CodecEntry = CodecEntry {
+pub static CODEC: CodecEntry = CodecEntry {
     numcodecs: Some(Numcodecs {
         id: "zfpy",
         build: V2Build::ArrayToBytes { build: |c, decoded, json| Ok(Box::new(ZfpyCodec::from_config(c, decoded, json)?)), fortran: false },

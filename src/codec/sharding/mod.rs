@@ -35,7 +35,7 @@ use super::Codec;
 const NAME: &str = "sharding_indexed";
 
 /// The registry entry: v3 `sharding_indexed`.
-pub const CODEC: CodecEntry = CodecEntry {
+pub static CODEC: CodecEntry = CodecEntry {
     name: Some(NAME),
     from_v3: Some(|_, cfg, decoded| Ok(Codec::ArrayToBytes(Box::new(ShardingCodec::from_v3(cfg, decoded)?)))),
     ..CodecEntry::NONE

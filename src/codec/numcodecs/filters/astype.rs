@@ -22,7 +22,7 @@ use crate::codec::numcodecs::{array_filter, boxed};
 use crate::codec::registry::CodecEntry;
 
 /// The registry entry: numcodecs `astype`, v3 `numcodecs.astype` (array -> array).
-pub const CODEC: CodecEntry = CodecEntry {
+pub static CODEC: CodecEntry = CodecEntry {
     numcodecs: array_filter("astype", |c, input| boxed(AsTypeCodec::from_config(c, input)), true),
     ..CodecEntry::NONE
 };

@@ -22,7 +22,7 @@ use crate::codec::numcodecs::{array_filter, boxed};
 use crate::codec::registry::CodecEntry;
 
 /// The registry entry: numcodecs `bitround`, v3 `numcodecs.bitround` (array -> array).
-pub const CODEC: CodecEntry = CodecEntry {
+pub static CODEC: CodecEntry = CodecEntry {
     numcodecs: array_filter("bitround", |c, input| boxed(BitRoundCodec::from_config(c, input)), true),
     ..CodecEntry::NONE
 };

@@ -25,7 +25,7 @@ use crate::codec::numcodecs::{array_filter, boxed};
 use crate::codec::registry::CodecEntry;
 
 /// The registry entry: numcodecs `delta`, v3 `numcodecs.delta` (array -> array) (not elementwise: differences of neighbours).
-pub const CODEC: CodecEntry = CodecEntry {
+pub static CODEC: CodecEntry = CodecEntry {
     numcodecs: array_filter("delta", |c, input| boxed(DeltaCodec::from_config(c, input)), false),
     ..CodecEntry::NONE
 };

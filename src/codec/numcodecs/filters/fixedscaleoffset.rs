@@ -29,7 +29,7 @@ use crate::codec::numcodecs::{array_filter, boxed};
 use crate::codec::registry::CodecEntry;
 
 /// The registry entry: numcodecs `fixedscaleoffset`, v3 `numcodecs.fixedscaleoffset` (array -> array).
-pub const CODEC: CodecEntry = CodecEntry {
+pub static CODEC: CodecEntry = CodecEntry {
     numcodecs: array_filter("fixedscaleoffset", |c, input| boxed(FixedScaleOffsetCodec::from_config(c, input)), true),
     ..CodecEntry::NONE
 };

@@ -25,7 +25,7 @@ use crate::codec::numcodecs::{array_filter, boxed};
 use crate::codec::registry::CodecEntry;
 
 /// The registry entry: numcodecs `quantize`, v3 `numcodecs.quantize` (array -> array).
-pub const CODEC: CodecEntry = CodecEntry {
+pub static CODEC: CodecEntry = CodecEntry {
     numcodecs: array_filter("quantize", |c, input| boxed(QuantizeCodec::from_config(c, input)), true),
     ..CodecEntry::NONE
 };

@@ -21,7 +21,7 @@ use crate::codec::registry::{CodecEntry, Numcodecs, UnderV3, V2Build};
 
 /// The registry entry: numcodecs `shuffle`; under v3 `numcodecs.shuffle` is bytes -> bytes, and
 /// `elementsize` defaults to the array's element size there (as zarr-python fills it in).
-pub const CODEC: CodecEntry = CodecEntry {
+pub static CODEC: CodecEntry = CodecEntry {
     numcodecs: Some(Numcodecs {
         id: "shuffle",
         build: V2Build::Filter(|c, input| boxed(ShuffleCodec::from_config(c, input))),
