@@ -10,8 +10,8 @@
 //! Only the thread-safe `*_ctx` entry points are used. A frame's header is validated against the stored
 //! length before c-blosc reads it.
 
-use super::numcodecs::{V2Config, V2Elem};
-use super::registry::{Alias, CodecEntry, Numcodecs, SpecCompressor, UnderV3, V1Options, V2Build};
+use super::numcodecs::{bytes_codec, V2Config, V2Elem};
+use super::registry::{Alias, CodecEntry, SpecCompressor, V1Options};
 use super::{ArrayRepr, BytesToBytesCodec, Codec, Config, DecodedSize};
 use crate::error::{Error, Result};
 use serde_json::{json, Map, Value};
@@ -55,14 +55,11 @@ pub static CODEC: CodecEntry = CodecEntry {
     name: Some("blosc"),
     aliases: &[Alias { name: URI, numcodecs_config: true }],
     from_v3: Some(|_, cfg, decoded| Ok(Codec::BytesToBytes(Box::new(BloscCodec::from_v3(cfg, decoded)?)))),
-    numcodecs: Some(Numcodecs {
-        id: "blosc",
-        build: V2Build::Compressor(|c, input| Ok(Box::new(BloscCodec::from_v2(c, input)?))),
-        under_v3: Some(UnderV3::BytesToBytes),
-        v3_defaults: None,
-        elementwise: false,
-        v1: Some(V1Options::Object),
-    }),
+    numcodecs: bytes_codec(
+        "blosc",
+        |c, input| Ok(Box::new(BloscCodec::from_v2(c, input)?)),
+        Some(V1Options::Object),
+    ),
     spec: Some(SpecCompressor {
         variants: CNAMES.split_at(NUMCODECS_CNAMES).0,
         levels: (0, 9),

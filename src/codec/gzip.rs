@@ -8,7 +8,8 @@
 //! decoded size is known. Every member's CRC-32 is verified.
 
 use super::deflate::{deflate, inflate_into, inflate_to_vec, Framing};
-use super::registry::{Alias, CodecEntry, Numcodecs, SpecCompressor, UnderV3, V2Build};
+use super::numcodecs::bytes_codec;
+use super::registry::{Alias, CodecEntry, SpecCompressor};
 use super::{BytesToBytesCodec, Codec, Config, DecodedSize};
 use crate::error::{Error, Result};
 use serde_json::{json, Map, Value};
@@ -24,14 +25,11 @@ pub static CODEC: CodecEntry = CodecEntry {
     name: Some("gzip"),
     aliases: &[Alias { name: URI, numcodecs_config: false }],
     from_v3: Some(|_, cfg, _| Ok(Codec::BytesToBytes(Box::new(GzipCodec::from_v3(cfg)?)))),
-    numcodecs: Some(Numcodecs {
-        id: "gzip",
-        build: V2Build::Compressor(|c, _| Ok(Box::new(GzipCodec::new(c.int("level", -1, 9, Some(1))?.clamp(0, 9) as u32)?))),
-        under_v3: Some(UnderV3::BytesToBytes),
-        v3_defaults: None,
-        elementwise: false,
-        v1: None,
-    }),
+    numcodecs: bytes_codec(
+        "gzip",
+        |c, _| Ok(Box::new(GzipCodec::new(c.int("level", -1, 9, Some(1))?.clamp(0, 9) as u32)?)),
+        None,
+    ),
     spec: Some(SpecCompressor {
         variants: &[],
         levels: (0, 9),

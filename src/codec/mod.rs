@@ -1,4 +1,5 @@
-//! Codecs: the three kinds of the v3 codec pipeline and the registry that builds them from metadata.
+//! Codecs: the three kinds of the v3 codec pipeline, and [`registry`], the one list of the codecs
+//! (names, numcodecs ids, builders) that every metadata format and the spec API consult.
 //!
 //! A chunk is encoded by zero or more array->array codecs, exactly one array->bytes codec, and zero or more
 //! bytes->bytes codecs ([`chain::CodecChain`], itself an array->bytes codec so that sharding can nest chains).

@@ -7,7 +7,8 @@
 //!
 //! Compression and decompression contexts are kept per thread and reused.
 
-use super::registry::{CodecEntry, Numcodecs, SpecCompressor, UnderV3, V2Build};
+use super::numcodecs::bytes_codec;
+use super::registry::{CodecEntry, SpecCompressor};
 use super::{BytesToBytesCodec, Codec, Config, DecodedSize};
 use crate::error::{Error, Result};
 use serde_json::{json, Map, Value};
@@ -19,16 +20,13 @@ use std::cell::RefCell;
 pub static CODEC: CodecEntry = CodecEntry {
     name: Some("zstd"),
     from_v3: Some(|_, cfg, _| Ok(Codec::BytesToBytes(Box::new(ZstdCodec::from_v3(cfg)?)))),
-    numcodecs: Some(Numcodecs {
-        id: "zstd",
-        build: V2Build::Compressor(|c, _| {
+    numcodecs: bytes_codec(
+        "zstd",
+        |c, _| {
             Ok(Box::new(ZstdCodec::new(c.int("level", -131072, 22, Some(1))? as i32, c.bool("checksum", false)?)))
-        }),
-        under_v3: Some(UnderV3::BytesToBytes),
-        v3_defaults: None,
-        elementwise: false,
-        v1: None,
-    }),
+        },
+        None,
+    ),
     spec: Some(SpecCompressor {
         variants: &[],
         levels: (-131072, 22),
