@@ -267,7 +267,7 @@ mod tests {
 
     /// Whether the string literal ending at byte `end` of `line` (starting at `start`) names a
     /// configuration member rather than a codec: a JSON key (`"astype":`) or a getter's key
-    /// (`(c, "astype"`, `c.int("shuffle"`, `c.choice("shuffle"`, `Config::new(.., &["shuffle"`).
+    /// (`(c, "astype"`, `c.int("shuffle"`, `c.choice("shuffle"`).
     fn is_member_name(line: &str, start: usize, end: usize) -> bool {
         let after = line[end..].trim_start();
         if after.starts_with(':') && !after.starts_with("::") {
@@ -275,7 +275,6 @@ mod tests {
         }
         let before = line[..start].trim_end();
         before.ends_with("(c,")
-            || before.ends_with("&[")
             || ["c.int(", "c.choice(", "c.string(", "c.bool(", "c.float(", "c.get(", "c.elem(", "c.invalid("]
                 .iter()
                 .any(|g| before.ends_with(g))
