@@ -14,8 +14,8 @@
 //! becomes the zero value, which is what readers use for missing chunks.
 
 use crate::codec::bytes::BytesCodec;
-use crate::codec::numcodecs::v3::ARRAY_FILTERS;
 use crate::codec::numcodecs::{self, V2Elem};
+use crate::codec::registry::{self, UnderV3};
 use crate::codec::transpose::TransposeCodec;
 use crate::codec::{ArrayToArrayCodec, ArrayToBytesCodec, BytesToBytesCodec};
 use crate::error::{Error, Result};
@@ -64,7 +64,7 @@ fn unsupported(why: String) -> Error {
 fn array_filter(filter: &dyn BytesToBytesCodec, id: &str, elem: &V2Elem) -> Result<Value> {
     let mut json = filter.to_json();
     if let Some(m) = json.as_object_mut() {
-        for key in ["dtype", "astype", "encode_dtype", "decode_dtype"] {
+        for key in numcodecs::DTYPE_MEMBERS {
             if let Some(Value::String(s)) = m.get(key) {
                 let parsed = V2Elem::parse(s)?;
                 let received = key == "dtype" || key == "decode_dtype";
@@ -117,11 +117,12 @@ fn v3_document(doc: &Value, meta: &metadata::ArrayMetadata, attrs: Map<String, V
             Error::Unsupported(m) => unsupported(format!("v2 filter '{id}' has no Zarr v3 equivalent ({m})")),
             e => e.context(format!("v2 filter '{id}'")),
         })?;
-        if ARRAY_FILTERS.contains(&id) {
+        let entry = registry::numcodecs(id);
+        if entry.is_some_and(|n| n.under_v3 == Some(UnderV3::ArrayToArray)) {
             if !arrays {
                 return Err(unsupported(format!("v2 filter '{id}' after a bytes filter has no Zarr v3 equivalent")));
             }
-            if fortran && (id == "delta" || id == "packbits") {
+            if fortran && entry.is_some_and(|n| !n.elementwise) {
                 return Err(unsupported(format!("v2 filter '{id}' on an order \"F\" array has no Zarr v3 equivalent")));
             }
             codecs.push(array_filter(codec.as_ref(), id, &elem)?);
@@ -137,7 +138,8 @@ fn v3_document(doc: &Value, meta: &metadata::ArrayMetadata, attrs: Map<String, V
     if arrays {
         codecs.push(bytes_codec(&elem));
     }
-    if codecs.iter().any(|c| c["name"].as_str().is_some_and(|n| n.starts_with("numcodecs.") && ARRAY_FILTERS.contains(&&n[10..])))
+    let is_array_filter = |n: &str| registry::numcodecs_under_v3(n).is_some_and(|(_, kind)| kind == UnderV3::ArrayToArray);
+    if codecs.iter().any(|c| c["name"].as_str().is_some_and(is_array_filter))
         && codecs.iter().any(|c| c["name"] == "bytes" && c["configuration"]["endian"] == "big")
     {
         // zarr-python 3 hands numcodecs filters the big-endian array the bytes codec decodes, which

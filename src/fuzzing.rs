@@ -284,7 +284,7 @@ pub fn shard_index(data: &[u8]) {
         Some("start") => IndexLocation::Start,
         _ => IndexLocation::End,
     };
-    let default_codecs = serde_json::json!([{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "crc32c"}]);
+    let default_codecs = crate::codec::sharding::default_index_codecs();
     let index_codecs = cfg.and_then(|c| c.get("index_codecs")).unwrap_or(&default_codecs);
     if let Ok(index) = IndexCodec::new(index_codecs, codec.chunks_per_shard(), location) {
         if let Ok((start, len)) = index.range_in(shard.len() as u64) {

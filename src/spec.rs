@@ -12,6 +12,11 @@
 //! - Zarr format 3, chunk key encoding `default` with separator `/` (v2: separator `.`, order C).
 
 use crate::array::Array;
+use crate::codec::bytes::BytesCodec;
+use crate::codec::numcodecs::{self, filters::shuffle::ShuffleCodec};
+use crate::codec::registry;
+use crate::codec::sharding::{self, index::IndexLocation};
+use crate::codec::{ArrayRepr, ArrayToBytesCodec, BytesToBytesCodec, Codec};
 use crate::dtype::v2 as dtv2;
 use crate::dtype::{DataType, Endian};
 use crate::error::{Error, Result};
@@ -25,65 +30,70 @@ use std::sync::Arc;
 pub(crate) const DEFAULT_CHUNK_BYTES: u64 = 1 << 20;
 /// Bytes per element assumed by the default chunking rule for variable-length types.
 pub(crate) const VLEN_ELEMENT_BYTES: u64 = 16;
-/// Default zstd level.
-pub(crate) const DEFAULT_ZSTD_LEVEL: i32 = 3;
-/// Default gzip level.
-pub(crate) const DEFAULT_GZIP_LEVEL: i32 = 6;
-/// Default blosc level.
-pub(crate) const DEFAULT_BLOSC_LEVEL: i32 = 5;
-/// The blosc compressors: `blosc-<cname>` names.
-pub(crate) const BLOSC_CNAMES: [&str; 5] = ["lz4", "lz4hc", "blosclz", "zstd", "zlib"];
 
-/// A compressor choice.
+/// A compressor choice: `none`, or a codec the registry offers to the spec API
+/// ([`registry::SpecCompressor`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Compressor {
     /// No compression.
     None,
-    /// `zstd` at a level.
-    Zstd(i32),
-    /// `gzip` at a level (0-9).
-    Gzip(i32),
-    /// `blosc` with an internal compressor name (`lz4`, `zstd`, ...) and level (0-9).
-    Blosc(&'static str, i32),
+    /// A registered codec: its v3 name, its variant (blosc's internal compressor; `""` where it has
+    /// none) and its level.
+    Codec {
+        /// The codec's v3 name.
+        name: &'static str,
+        /// The variant (`blosc-<variant>`), or `""`.
+        variant: &'static str,
+        /// The level.
+        level: i32,
+    },
 }
 
 impl Compressor {
     /// Parses a compressor name (`zstd`, `gzip`, `blosc-lz4`, `blosc-lz4hc`, `blosc-blosclz`,
-    /// `blosc-zstd`, `blosc-zlib`, `none`) with a level (`None`: the default of that compressor).
+    /// `blosc-zstd`, `blosc-zlib`, `none`: [`registry::spec_compressor_names`]) with a level (`None`:
+    /// the default of that compressor).
     pub fn parse(name: &str, level: Option<i32>) -> Result<Compressor> {
-        let in_range = |lo: i32, hi: i32, l: i32| -> Result<i32> {
-            if !(lo..=hi).contains(&l) {
-                return Err(Error::InvalidArgument(format!("compressor '{name}': level {l} is outside [{lo}, {hi}]")));
-            }
-            Ok(l)
+        if name == "none" {
+            return Ok(Compressor::None);
+        }
+        let Some((entry, variant)) = registry::spec_compressor(name) else {
+            let names = registry::spec_compressor_names().join(", ");
+            return Err(Error::InvalidArgument(format!("unknown compressor '{name}': expected {names} or none")));
         };
-        Ok(match name {
-            "none" => Compressor::None,
-            "zstd" => Compressor::Zstd(in_range(-131072, 22, level.unwrap_or(DEFAULT_ZSTD_LEVEL))?),
-            "gzip" => Compressor::Gzip(in_range(0, 9, level.unwrap_or(DEFAULT_GZIP_LEVEL))?),
-            _ => match name.strip_prefix("blosc-").and_then(|c| BLOSC_CNAMES.iter().find(|k| **k == c)) {
-                Some(cname) => Compressor::Blosc(cname, in_range(0, 9, level.unwrap_or(DEFAULT_BLOSC_LEVEL))?),
-                None => {
-                    return Err(Error::InvalidArgument(format!(
-                        "unknown compressor '{name}': expected zstd, gzip, blosc-lz4, blosc-lz4hc, blosc-blosclz, \
-                         blosc-zstd, blosc-zlib or none"
-                    )))
-                }
-            },
-        })
+        let (Some(codec), Some(spec)) = (entry.name, &entry.spec) else {
+            return Err(Error::Internal(format!("compressor '{name}' is registered without a name")));
+        };
+        let (lo, hi) = spec.levels;
+        let level = level.unwrap_or(spec.default_level);
+        if !(lo..=hi).contains(&level) {
+            return Err(Error::InvalidArgument(format!("compressor '{name}': level {level} is outside [{lo}, {hi}]")));
+        }
+        Ok(Compressor::Codec { name: codec, variant, level })
+    }
+
+    /// The default: the registry's first spec compressor (zstd) at its default level.
+    pub fn default_choice() -> Compressor {
+        let (name, spec) = registry::all()
+            .find_map(|e| Some((e.name?, e.spec.as_ref()?)))
+            .expect("the registry offers a compressor");
+        Compressor::Codec { name, variant: spec.variants.first().copied().unwrap_or(""), level: spec.default_level }
+    }
+
+    /// How the registry builds it, its variant and level (`None`: no compressor).
+    fn spec(&self) -> Option<(&'static registry::SpecCompressor, &'static str, i32)> {
+        match self {
+            Compressor::None => None,
+            Compressor::Codec { name, variant, level } => {
+                registry::by_v3_name(name).and_then(|(e, _)| e.spec.as_ref()).map(|s| (s, *variant, *level))
+            }
+        }
     }
 }
 
-/// A shuffle filter before compression.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Shuffle {
-    /// None.
-    None,
-    /// Byte shuffle (blosc's `shuffle`; for zstd and gzip the numcodecs `shuffle` filter).
-    Byte,
-    /// Bit shuffle (blosc only).
-    Bit,
-}
+/// A shuffle filter before compression: none, byte shuffle (blosc's own, otherwise numcodecs'
+/// `shuffle` filter) or bit shuffle (blosc only).
+pub use crate::codec::blosc::Shuffle;
 
 /// Everything needed to create an array; see the module documentation for the defaults.
 #[derive(Debug, Clone)]
@@ -190,7 +200,7 @@ impl ArraySpec {
             shape: shape.to_vec(),
             chunks: None,
             shards: None,
-            compressor: Compressor::Zstd(DEFAULT_ZSTD_LEVEL),
+            compressor: Compressor::default_choice(),
             shuffle: None,
             fill_value: None,
             dimension_names: None,
@@ -295,8 +305,8 @@ impl ArraySpec {
     }
 
     fn shuffle(&self) -> Shuffle {
-        self.shuffle.unwrap_or(match self.compressor {
-            Compressor::Blosc(..) => Shuffle::Byte,
+        self.shuffle.unwrap_or(match self.compressor.spec() {
+            Some((s, ..)) if s.shuffles => Shuffle::Byte,
             _ => Shuffle::None,
         })
     }
@@ -305,42 +315,41 @@ impl ArraySpec {
         self.fill_value.clone().unwrap_or_else(|| vec![0; self.data_type.size()])
     }
 
-    /// The v3 bytes -> bytes codecs (shuffle filter, compressor).
-    fn v3_compression(&self) -> Result<Vec<Value>> {
-        let mut out = Vec::new();
+    /// The bytes -> bytes codecs: a shuffle filter where the compressor does not shuffle itself,
+    /// then the compressor.
+    fn compression(&self) -> Result<Vec<Box<dyn BytesToBytesCodec>>> {
+        let mut out: Vec<Box<dyn BytesToBytesCodec>> = Vec::new();
         let elem = self.data_type.size().max(1);
-        match (&self.compressor, self.shuffle()) {
-            (Compressor::Blosc(cname, level), sh) => {
-                let sh = match sh {
-                    Shuffle::None => "noshuffle",
-                    Shuffle::Byte => "shuffle",
-                    Shuffle::Bit => "bitshuffle",
-                };
-                out.push(json!({"name": "blosc", "configuration": {
-                    "cname": cname, "clevel": level, "shuffle": sh, "typesize": elem, "blocksize": 0}}));
+        let spec = self.compressor.spec();
+        let shuffle = self.shuffle();
+        if !spec.is_some_and(|(s, ..)| s.shuffles) {
+            match shuffle {
+                Shuffle::Bit => return Err(invalid("the bit shuffle is a blosc option: use a blosc-* compressor")),
+                Shuffle::Byte => out.push(Box::new(ShuffleCodec::new(elem as i64))),
+                Shuffle::None => {}
             }
-            (_, Shuffle::Bit) => return Err(invalid("the bit shuffle is a blosc option: use a blosc-* compressor")),
-            (c, sh) => {
-                if sh == Shuffle::Byte {
-                    out.push(json!({"name": "numcodecs.shuffle", "configuration": {"elementsize": elem}}));
-                }
-                match c {
-                    Compressor::Zstd(l) => out.push(json!({"name": "zstd", "configuration": {"level": l, "checksum": false}})),
-                    Compressor::Gzip(l) => out.push(json!({"name": "gzip", "configuration": {"level": l}})),
-                    _ => {}
-                }
-            }
+        }
+        if let Some((s, variant, level)) = spec {
+            out.push((s.build)(variant, level, shuffle, elem)?);
         }
         Ok(out)
     }
 
-    fn v3_array_to_bytes(&self) -> Value {
-        match &self.data_type {
-            DataType::String => json!({"name": "vlen-utf8", "configuration": {}}),
-            DataType::Bytes => json!({"name": "vlen-bytes", "configuration": {}}),
-            dt if dt.has_endianness() => json!({"name": "bytes", "configuration": {"endian": "little"}}),
-            _ => json!({"name": "bytes"}),
+    /// The v3 array -> bytes codec: the registry's serializer for a variable-length type, else
+    /// `bytes` (little-endian where the type has a byte order).
+    fn v3_array_to_bytes(&self) -> Result<Value> {
+        let dt = &self.data_type;
+        if let Some(e) = registry::vlen_serializer(dt) {
+            let (Some(name), Some(build)) = (e.name, e.from_v3) else {
+                return Err(Error::Internal(format!("the serializer of {dt} has no v3 name")));
+            };
+            let repr = ArrayRepr { shape: vec![1], data_type: dt.clone(), fill_value: Vec::new() };
+            return Ok(match build(name, None, &repr)? {
+                Codec::ArrayToBytes(c) => c.to_json(),
+                _ => return Err(Error::Internal(format!("the serializer of {dt} is not array -> bytes"))),
+            });
         }
+        Ok(BytesCodec::new(dt, dt.has_endianness().then_some(Endian::Little)).to_json())
     }
 
     fn fill_json(&self) -> Value {
@@ -358,14 +367,13 @@ impl ArraySpec {
         let (chunks, shards) = self.resolved_chunks()?;
         match format {
             3 => {
-                let mut codecs = vec![self.v3_array_to_bytes()];
-                codecs.extend(self.v3_compression()?);
+                let mut codecs = vec![self.v3_array_to_bytes()?];
+                codecs.extend(self.compression()?.iter().map(|c| numcodecs::v3::v3_metadata(c.to_json())));
                 let (grid, codecs) = match &shards {
                     None => (chunks, codecs),
                     Some(s) => {
-                        let index = json!([{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "crc32c"}]);
-                        let sharding = json!({"name": "sharding_indexed", "configuration": {
-                            "chunk_shape": chunks, "codecs": codecs, "index_codecs": index, "index_location": "end"}});
+                        let index = sharding::default_index_codecs();
+                        let sharding = sharding::metadata(&chunks, Value::Array(codecs), index, IndexLocation::End);
                         (s.clone(), vec![sharding])
                     }
                 };
@@ -393,42 +401,22 @@ impl ArraySpec {
                 if shards.is_some() {
                     return Err(Error::Unsupported("sharding needs Zarr format 3".into()));
                 }
-                let elem = self.data_type.size();
                 let mut filters = Vec::new();
-                let dtype = match &self.data_type {
-                    DataType::String => {
-                        filters.push(json!({"id": "vlen-utf8"}));
+                let dtype = match registry::vlen_serializer(&self.data_type).and_then(|e| e.numcodecs.as_ref()) {
+                    Some(n) => {
+                        filters.push(json!({"id": n.id}));
                         "|O".to_string()
                     }
-                    DataType::Bytes => {
-                        filters.push(json!({"id": "vlen-bytes"}));
-                        "|O".to_string()
-                    }
-                    dt => dtv2::typestr(dt, Endian::Little).ok_or_else(|| {
-                        Error::Unsupported(format!("data type {dt} has no Zarr v2 dtype: use Zarr format 3"))
+                    None => dtv2::typestr(&self.data_type, Endian::Little).ok_or_else(|| {
+                        Error::Unsupported(format!("data type {} has no Zarr v2 dtype: use Zarr format 3", self.data_type))
                     })?,
                 };
-                let compressor = match (&self.compressor, self.shuffle()) {
-                    (Compressor::Blosc(cname, level), sh) => {
-                        let sh = match sh {
-                            Shuffle::None => 0,
-                            Shuffle::Byte => 1,
-                            Shuffle::Bit => 2,
-                        };
-                        json!({"id": "blosc", "cname": cname, "clevel": level, "shuffle": sh, "blocksize": 0})
-                    }
-                    (_, Shuffle::Bit) => return Err(invalid("the bit shuffle is a blosc option: use a blosc-* compressor")),
-                    (c, sh) => {
-                        if sh == Shuffle::Byte {
-                            filters.push(json!({"id": "shuffle", "elementsize": elem.max(1)}));
-                        }
-                        match c {
-                            Compressor::Zstd(l) => json!({"id": "zstd", "level": l}),
-                            Compressor::Gzip(l) => json!({"id": "gzip", "level": l}),
-                            _ => Value::Null,
-                        }
-                    }
+                let mut codecs = self.compression()?;
+                let compressor = match self.compressor {
+                    Compressor::None => Value::Null,
+                    _ => codecs.pop().map_or(Value::Null, |c| c.to_numcodecs_json()),
                 };
+                filters.extend(codecs.iter().map(|c| c.to_numcodecs_json()));
                 Ok(json!({
                     "zarr_format": 2,
                     "shape": self.shape,
@@ -519,8 +507,12 @@ mod tests {
 
     #[test]
     fn compressor_names() {
-        assert_eq!(Compressor::parse("zstd", None).unwrap(), Compressor::Zstd(3));
-        assert_eq!(Compressor::parse("blosc-lz4", Some(9)).unwrap(), Compressor::Blosc("lz4", 9));
+        assert_eq!(Compressor::parse("zstd", None).unwrap(), Compressor::Codec { name: "zstd", variant: "", level: 3 });
+        assert_eq!(Compressor::default_choice(), Compressor::parse("zstd", None).unwrap());
+        assert_eq!(Compressor::parse("gzip", None).unwrap(), Compressor::Codec { name: "gzip", variant: "", level: 6 });
+        assert_eq!(Compressor::parse("blosc-lz4", Some(9)).unwrap(), Compressor::Codec { name: "blosc", variant: "lz4", level: 9 });
+        assert_eq!(Compressor::parse("blosc-zlib", None).unwrap(), Compressor::Codec { name: "blosc", variant: "zlib", level: 5 });
+        assert!(matches!(Compressor::parse("blosc-snappy", None), Err(Error::InvalidArgument(_))));
         assert!(matches!(Compressor::parse("gzip", Some(10)), Err(Error::InvalidArgument(_))));
         assert!(matches!(Compressor::parse("lzma", None), Err(Error::InvalidArgument(_))));
     }
@@ -530,7 +522,7 @@ mod tests {
         let mut s = ArraySpec::new(DataType::Int16, &[10, 20]).unwrap();
         s.set_chunks(&[5, 5]).unwrap();
         s.set_shards(Some(&[10, 10])).unwrap();
-        s.compressor = Compressor::Blosc("zstd", 4);
+        s.compressor = Compressor::parse("blosc-zstd", Some(4)).unwrap();
         s.set_fill_value(&(-3i16).to_ne_bytes()).unwrap();
         let d = s.document(3).unwrap();
         assert_eq!(d["chunk_grid"]["configuration"]["chunk_shape"], json!([10, 10]));

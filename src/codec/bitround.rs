@@ -18,6 +18,15 @@ use super::{ArrayRepr, ArrayToArrayCodec, Config};
 use crate::dtype::DataType;
 use crate::error::{Error, Result};
 use serde_json::{json, Map, Value};
+use super::registry::CodecEntry;
+use super::Codec;
+
+/// The registry entry: v3 `bitround`.
+pub static CODEC: CodecEntry = CodecEntry {
+    name: Some("bitround"),
+    from_v3: Some(|_, cfg, decoded| Ok(Codec::ArrayToArray(Box::new(BitroundCodec::from_v3(cfg, decoded)?)))),
+    ..CodecEntry::NONE
+};
 
 /// The `bitround` codec.
 #[derive(Debug, Clone)]

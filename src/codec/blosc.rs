@@ -10,7 +10,9 @@
 //! Only the thread-safe `*_ctx` entry points are used. A frame's header is validated against the stored
 //! length before c-blosc reads it.
 
-use super::{ArrayRepr, BytesToBytesCodec, Config, DecodedSize};
+use super::numcodecs::{bytes_codec, V2Config, V2Elem};
+use super::registry::{Alias, CodecEntry, SpecCompressor, V1Options};
+use super::{ArrayRepr, BytesToBytesCodec, Codec, Config, DecodedSize};
 use crate::error::{Error, Result};
 use serde_json::{json, Map, Value};
 use std::borrow::Cow;
@@ -37,8 +39,36 @@ pub struct BloscCodec {
     blocksize: usize,
 }
 
-/// The compressors this build of c-blosc provides.
+/// The compressors this build of c-blosc provides; the first five are those numcodecs
+/// also decodes (the spec API offers only them).
 pub const CNAMES: [&str; 6] = ["lz4", "lz4hc", "blosclz", "zstd", "zlib", "snappy"];
+/// How many of [`CNAMES`], from the first, numcodecs' blosc decodes (all but snappy).
+const NUMCODECS_CNAMES: usize = 5;
+
+/// URI name of blosc in the 2020 codec draft (accepted as an alias of `blosc`, with numcodecs'
+/// configuration: integer `shuffle`).
+pub const URI: &str = "https://purl.org/zarr/spec/codec/blosc";
+
+/// The registry entry: v3 `blosc` (and its draft URI), numcodecs `blosc` (also a Zarr v1
+/// compression), spec API `blosc-<cname>` (levels 0-9, default 5, byte shuffle by default).
+pub static CODEC: CodecEntry = CodecEntry {
+    name: Some("blosc"),
+    aliases: &[Alias { name: URI, numcodecs_config: true }],
+    from_v3: Some(|_, cfg, decoded| Ok(Codec::BytesToBytes(Box::new(BloscCodec::from_v3(cfg, decoded)?)))),
+    numcodecs: bytes_codec(
+        "blosc",
+        |c, input| Ok(Box::new(BloscCodec::from_v2(c, input)?)),
+        Some(V1Options::Object),
+    ),
+    spec: Some(SpecCompressor {
+        variants: CNAMES.split_at(NUMCODECS_CNAMES).0,
+        levels: (0, 9),
+        default_level: 5,
+        shuffles: true,
+        build: |cname, level, shuffle, elem| Ok(Box::new(BloscCodec::new(cname, level as u8, shuffle, elem, 0)?)),
+    }),
+    ..CodecEntry::NONE
+};
 
 const MIN_HEADER: usize = 16;
 const MAX_BUFFER: usize = i32::MAX as usize - MIN_HEADER;
@@ -77,6 +107,26 @@ impl BloscCodec {
         let typesize = c.int("typesize", 1, i64::from(u32::MAX), Some(decoded.data_type.size() as i64))? as usize;
         let blocksize = c.int("blocksize", 0, i64::from(i32::MAX), Some(0))? as usize;
         BloscCodec::new(cname, clevel, shuffle, typesize, blocksize)
+    }
+
+    /// Parses numcodecs' configuration (integer `shuffle`, -1 automatic) for bytes of `input`'s
+    /// elements (the typesize).
+    pub fn from_v2(c: &V2Config, input: &V2Elem) -> Result<BloscCodec> {
+        let elem = input.data_type.size();
+        let shuffle = match c.int("shuffle", -1, 2, Some(1))? {
+            0 => Shuffle::None,
+            1 => Shuffle::Byte,
+            2 => Shuffle::Bit,
+            // AUTOSHUFFLE: bit shuffle for 1-byte items, byte shuffle otherwise (numcodecs rule)
+            _ => if elem == 1 { Shuffle::Bit } else { Shuffle::Byte },
+        };
+        BloscCodec::new(
+            c.string("cname", Some(CNAMES[0]))?,
+            c.int("clevel", 0, 9, Some(5))? as u8,
+            shuffle,
+            elem,
+            c.int("blocksize", 0, i64::from(i32::MAX), Some(0))? as usize,
+        )
     }
 }
 
@@ -232,6 +282,11 @@ impl BytesToBytesCodec for BloscCodec {
         json!({"name": "blosc", "configuration": {
             "cname": self.cname, "clevel": self.clevel, "shuffle": shuffle,
             "typesize": self.typesize, "blocksize": self.blocksize}})
+    }
+
+    /// numcodecs' form: integer `shuffle`, no `typesize` (numcodecs takes it from the elements).
+    fn to_numcodecs_json(&self) -> Value {
+        json!({"id": "blosc", "cname": self.cname, "clevel": self.clevel, "shuffle": self.shuffle as u8, "blocksize": self.blocksize})
     }
 }
 

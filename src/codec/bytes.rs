@@ -19,6 +19,15 @@ use crate::selection::Selection;
 use crate::store::ByteSource;
 use serde_json::{json, Map, Value};
 use std::borrow::Cow;
+use super::registry::CodecEntry;
+use super::Codec;
+
+/// The registry entry: v3 `bytes`.
+pub static CODEC: CodecEntry = CodecEntry {
+    name: Some("bytes"),
+    from_v3: Some(|_, cfg, decoded| Ok(Codec::ArrayToBytes(Box::new(BytesCodec::from_v3(cfg, decoded)?)))),
+    ..CodecEntry::NONE
+};
 
 /// The `bytes` codec.
 #[derive(Debug, Clone)]

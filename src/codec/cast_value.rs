@@ -25,6 +25,15 @@ use crate::dtype::DataType;
 use crate::error::{Error, Result};
 use crate::metadata::fill_value;
 use serde_json::{Map, Value};
+use super::registry::CodecEntry;
+use super::Codec;
+
+/// The registry entry: v3 `cast_value`.
+pub static CODEC: CodecEntry = CodecEntry {
+    name: Some("cast_value"),
+    from_v3: Some(|_, cfg, decoded| Ok(Codec::ArrayToArray(Box::new(CastValueCodec::from_v3(cfg, decoded)?)))),
+    ..CodecEntry::NONE
+};
 
 /// The `cast_value` codec from one data type to another.
 #[derive(Debug, Clone)]

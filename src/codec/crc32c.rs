@@ -8,6 +8,15 @@ use super::{BytesToBytesCodec, Config, DecodedSize};
 use crate::error::{Error, Result};
 use serde_json::{json, Map, Value};
 use std::borrow::Cow;
+use super::registry::CodecEntry;
+use super::Codec;
+
+/// The registry entry: v3 `crc32c`.
+pub static CODEC: CodecEntry = CodecEntry {
+    name: Some("crc32c"),
+    from_v3: Some(|_, cfg, _| Ok(Codec::BytesToBytes(Box::new(Crc32cCodec::from_v3(cfg)?)))),
+    ..CodecEntry::NONE
+};
 
 /// The `crc32c` codec.
 #[derive(Debug, Clone, Default)]

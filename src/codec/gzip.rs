@@ -8,10 +8,37 @@
 //! decoded size is known. Every member's CRC-32 is verified.
 
 use super::deflate::{deflate, inflate_into, inflate_to_vec, Framing};
-use super::{BytesToBytesCodec, Config, DecodedSize};
+use super::numcodecs::bytes_codec;
+use super::registry::{Alias, CodecEntry, SpecCompressor};
+use super::{BytesToBytesCodec, Codec, Config, DecodedSize};
 use crate::error::{Error, Result};
 use serde_json::{json, Map, Value};
 use std::borrow::Cow;
+
+/// URI name of gzip in the 2020 codec draft (accepted as an alias of `gzip`, with the v3
+/// configuration).
+pub const URI: &str = "https://purl.org/zarr/spec/codec/gzip";
+
+/// The registry entry: v3 `gzip` (and its draft URI), numcodecs `gzip` (level -1..9, -1 meaning 0
+/// as numcodecs clamps it), spec API `gzip` (levels 0-9, default 6).
+pub static CODEC: CodecEntry = CodecEntry {
+    name: Some("gzip"),
+    aliases: &[Alias { name: URI, numcodecs_config: false }],
+    from_v3: Some(|_, cfg, _| Ok(Codec::BytesToBytes(Box::new(GzipCodec::from_v3(cfg)?)))),
+    numcodecs: bytes_codec(
+        "gzip",
+        |c, _| Ok(Box::new(GzipCodec::new(c.int("level", -1, 9, Some(1))?.clamp(0, 9) as u32)?)),
+        None,
+    ),
+    spec: Some(SpecCompressor {
+        variants: &[],
+        levels: (0, 9),
+        default_level: 6,
+        shuffles: false,
+        build: |_, level, _, _| Ok(Box::new(GzipCodec::new(level as u32)?)),
+    }),
+    ..CodecEntry::NONE
+};
 
 /// The `gzip` codec.
 #[derive(Debug, Clone)]

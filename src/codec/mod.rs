@@ -1,4 +1,5 @@
-//! Codecs: the three kinds of the v3 codec pipeline and the registry that builds them from metadata.
+//! Codecs: the three kinds of the v3 codec pipeline, and [`registry`], the one list of the codecs
+//! (names, numcodecs ids, builders) that every metadata format and the spec API consult.
 //!
 //! A chunk is encoded by zero or more array->array codecs, exactly one array->bytes codec, and zero or more
 //! bytes->bytes codecs ([`chain::CodecChain`], itself an array->bytes codec so that sharding can nest chains).
@@ -17,13 +18,17 @@ pub mod reshape;
 pub mod numeric_cast;
 pub mod scale_offset;
 pub mod packbits;
+pub mod registry;
 pub mod sharding;
+#[cfg(test)]
+pub mod test_codec;
 pub mod transpose;
 pub mod vlen;
 pub mod zfp;
 pub mod zstd;
 
 use crate::dtype::{DataType, SwapPlan};
+pub use blosc::Shuffle;
 use crate::error::{Error, Result};
 use crate::buffer::RawBuf;
 use crate::metadata::extension::Extension;
@@ -293,6 +298,23 @@ pub trait BytesToBytesCodec: Send + Sync + std::fmt::Debug {
     }
     /// The codec's metadata object.
     fn to_json(&self) -> Value;
+    /// The codec's numcodecs configuration object (`{"id": .., members}`, Zarr v2 `compressor` and
+    /// `filters`). The default: `to_json` where that is already one, else the v3 object
+    /// `{"name": n, "configuration": {..}}` as `{"id": n, ..}` (codecs whose numcodecs id is their v3
+    /// name and whose members are the same override nothing).
+    fn to_numcodecs_json(&self) -> Value {
+        match self.to_json() {
+            Value::Object(mut m) if m.contains_key("name") => {
+                let mut out = Map::new();
+                out.insert("id".into(), m.remove("name").unwrap_or_default());
+                if let Some(Value::Object(c)) = m.remove("configuration") {
+                    out.extend(c);
+                }
+                Value::Object(out)
+            }
+            v => v,
+        }
+    }
 }
 
 /// A codec of any kind, as built from metadata.
@@ -392,51 +414,35 @@ impl<'a> Config<'a> {
     }
 }
 
-/// URI name of gzip in the 2020 codec draft (accepted as an alias of `gzip`).
-pub const GZIP_URI: &str = "https://purl.org/zarr/spec/codec/gzip";
-/// URI name of blosc in the 2020 codec draft (accepted as an alias of `blosc`, with its integer
-/// `shuffle`).
-pub const BLOSC_URI: &str = "https://purl.org/zarr/spec/codec/blosc";
-
-/// Builds one v3 codec from its extension object. `decoded` is the representation it receives when
-/// encoding (needed to validate it and to pick defaults). `Ok(None)`: an unknown codec marked
-/// `"must_understand": false`, which is skipped.
+/// Builds one v3 codec from its extension object, as the registry ([`registry`]) describes it.
+/// `decoded` is the representation it receives when encoding (needed to validate it and to pick
+/// defaults). `Ok(None)`: an unknown codec marked `"must_understand": false`, which is skipped.
 pub fn from_v3(ext: &Extension, decoded: &ArrayRepr) -> Result<Option<Codec>> {
-    let cfg = ext.configuration;
-    let codec = match ext.name {
-        "bytes" => Codec::ArrayToBytes(Box::new(bytes::BytesCodec::from_v3(cfg, decoded)?)),
-        "transpose" => Codec::ArrayToArray(Box::new(transpose::TransposeCodec::from_v3(cfg, decoded)?)),
-        "reshape" => Codec::ArrayToArray(Box::new(reshape::ReshapeCodec::from_v3(cfg, decoded)?)),
-        "bitround" => Codec::ArrayToArray(Box::new(bitround::BitroundCodec::from_v3(cfg, decoded)?)),
-        "scale_offset" => Codec::ArrayToArray(Box::new(scale_offset::ScaleOffsetCodec::from_v3(cfg, decoded)?)),
-        "cast_value" => Codec::ArrayToArray(Box::new(cast_value::CastValueCodec::from_v3(cfg, decoded)?)),
-        "gzip" | GZIP_URI => Codec::BytesToBytes(Box::new(gzip::GzipCodec::from_v3(cfg)?)),
-        BLOSC_URI => {
-            // The 2020 draft's configuration is numcodecs' (integer shuffle, -1 = automatic).
-            let mut v2 = cfg.cloned().unwrap_or_default();
-            v2.insert("id".into(), Value::from("blosc"));
-            let elem = numcodecs::V2Elem { data_type: decoded.data_type.clone(), byte_order: None };
-            Codec::BytesToBytes(numcodecs::compressor(&Value::Object(v2), &elem)?)
-        }
-        "zstd" => Codec::BytesToBytes(Box::new(zstd::ZstdCodec::from_v3(cfg)?)),
-        "blosc" => Codec::BytesToBytes(Box::new(blosc::BloscCodec::from_v3(cfg, decoded)?)),
-        "crc32c" => Codec::BytesToBytes(Box::new(crc32c::Crc32cCodec::from_v3(cfg)?)),
-        "packbits" => Codec::ArrayToBytes(Box::new(packbits::PackBitsCodec::from_v3(cfg, decoded)?)),
-        "zfp" => Codec::ArrayToBytes(Box::new(zfp::ZfpCodec::from_v3(cfg, decoded)?)),
-        "sharding_indexed" => Codec::ArrayToBytes(Box::new(sharding::ShardingCodec::from_v3(cfg, decoded)?)),
-        name if name.starts_with(numcodecs::v3::PREFIX) => match numcodecs::v3::from_v3(name, cfg, decoded) {
-            Err(Error::Unsupported(_)) if !ext.must_understand && !numcodecs::v3::known(name) => return Ok(None),
-            r => r?,
-        },
-        "vlen-utf8" | "vlen-bytes" => Codec::ArrayToBytes(Box::new(vlen::VlenCodec::from_v3(ext.name, cfg, decoded)?)),
-        name => {
-            if !ext.must_understand {
-                return Ok(None);
+    let (name, cfg) = (ext.name, ext.configuration);
+    if let Some((entry, alias)) = registry::by_v3_name(name) {
+        entry.takes.check(name, &decoded.data_type)?;
+        if let (Some(a), Some(n)) = (alias, &entry.numcodecs) {
+            if a.numcodecs_config {
+                // The 2020 draft's configuration is numcodecs' (blosc: integer shuffle, -1 = automatic).
+                let mut v2 = cfg.cloned().unwrap_or_default();
+                v2.insert("id".into(), Value::from(n.id));
+                let elem = numcodecs::V2Elem { data_type: decoded.data_type.clone(), byte_order: None };
+                return Ok(Some(Codec::BytesToBytes(numcodecs::compressor(&Value::Object(v2), &elem)?)));
             }
-            return Err(Error::Unsupported(format!("unsupported codec '{name}'")));
         }
-    };
-    Ok(Some(codec))
+        let build = entry.from_v3.ok_or_else(|| Error::Internal(format!("codec '{name}' has no v3 builder")))?;
+        return build(name, cfg, decoded).map(Some);
+    }
+    if name.starts_with(numcodecs::v3::PREFIX) {
+        return match numcodecs::v3::from_v3(name, cfg, decoded) {
+            Err(Error::Unsupported(_)) if !ext.must_understand && !numcodecs::v3::known(name) => Ok(None),
+            r => r.map(Some),
+        };
+    }
+    if !ext.must_understand {
+        return Ok(None);
+    }
+    Err(Error::Unsupported(format!("unsupported codec '{name}'")))
 }
 
 #[cfg(test)]
@@ -449,17 +455,17 @@ mod tests {
         let repr = ArrayRepr { shape: vec![64], data_type: DataType::Int32, fill_value: vec![0; 4] };
         let data: Vec<u8> = (0..64i32).flat_map(|v| (v / 3).to_ne_bytes()).collect();
         for v in [
-            json!({"codec": GZIP_URI, "configuration": {"level": 1}}),
-            json!({"name": GZIP_URI, "configuration": {"level": 9}}),
-            json!({"codec": BLOSC_URI, "configuration": {"cname": "lz4", "clevel": 1, "shuffle": 1, "blocksize": 0}}),
-            json!({"codec": BLOSC_URI, "configuration": {"cname": "zstd", "clevel": 3, "shuffle": -1, "blocksize": 0}}),
+            json!({"codec": gzip::URI, "configuration": {"level": 1}}),
+            json!({"name": gzip::URI, "configuration": {"level": 9}}),
+            json!({"codec": blosc::URI, "configuration": {"cname": "lz4", "clevel": 1, "shuffle": 1, "blocksize": 0}}),
+            json!({"codec": blosc::URI, "configuration": {"cname": "zstd", "clevel": 3, "shuffle": -1, "blocksize": 0}}),
         ] {
             let e = Extension::parse(&v, "codec").unwrap();
             let Some(Codec::BytesToBytes(c)) = from_v3(&e, &repr).unwrap() else { panic!("{v}") };
             let enc = c.encode(&data).unwrap();
             assert_eq!(c.decode(&enc, DecodedSize::Exact(data.len())).unwrap().as_ref(), &data[..], "{v}");
         }
-        let bad = json!({"codec": BLOSC_URI, "configuration": {"cname": "lz4", "clevel": 1, "shuffle": 7}});
+        let bad = json!({"codec": blosc::URI, "configuration": {"cname": "lz4", "clevel": 1, "shuffle": 7}});
         assert!(from_v3(&Extension::parse(&bad, "codec").unwrap(), &repr).is_err());
     }
 

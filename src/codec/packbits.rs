@@ -21,6 +21,15 @@ use crate::dtype::{DataType, FloatKind, SmallInt};
 use crate::error::{Error, Result};
 use serde_json::{json, Map, Value};
 use std::borrow::Cow;
+use super::registry::CodecEntry;
+use super::Codec;
+
+/// The registry entry: v3 `packbits`.
+pub static CODEC: CodecEntry = CodecEntry {
+    name: Some("packbits"),
+    from_v3: Some(|_, cfg, decoded| Ok(Codec::ArrayToBytes(Box::new(PackBitsCodec::from_v3(cfg, decoded)?)))),
+    ..CodecEntry::NONE
+};
 
 /// Where the padding-bit count is stored.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

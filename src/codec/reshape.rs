@@ -13,6 +13,15 @@
 use super::{ArrayRepr, ArrayToArrayCodec, Config};
 use crate::error::{Error, Result};
 use serde_json::{json, Map, Value};
+use super::registry::CodecEntry;
+use super::Codec;
+
+/// The registry entry: v3 `reshape`.
+pub static CODEC: CodecEntry = CodecEntry {
+    name: Some("reshape"),
+    from_v3: Some(|_, cfg, decoded| Ok(Codec::ArrayToArray(Box::new(ReshapeCodec::from_v3(cfg, decoded)?)))),
+    ..CodecEntry::NONE
+};
 
 /// One entry of `shape`.
 #[derive(Debug, Clone, PartialEq, Eq)]

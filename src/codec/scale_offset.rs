@@ -22,6 +22,15 @@ use crate::error::{Error, Result};
 use crate::metadata::fill_value;
 use half::f16;
 use serde_json::{Map, Value};
+use super::registry::CodecEntry;
+use super::Codec;
+
+/// The registry entry: v3 `scale_offset`.
+pub static CODEC: CodecEntry = CodecEntry {
+    name: Some("scale_offset"),
+    from_v3: Some(|_, cfg, decoded| Ok(Codec::ArrayToArray(Box::new(ScaleOffsetCodec::from_v3(cfg, decoded)?)))),
+    ..CodecEntry::NONE
+};
 
 /// The `scale_offset` codec for one data type.
 #[derive(Debug, Clone)]

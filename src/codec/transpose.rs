@@ -8,6 +8,15 @@
 use super::{ArrayRepr, ArrayToArrayCodec, Config};
 use crate::error::{Error, Result};
 use serde_json::{json, Map, Value};
+use super::registry::CodecEntry;
+use super::Codec;
+
+/// The registry entry: v3 `transpose`.
+pub static CODEC: CodecEntry = CodecEntry {
+    name: Some("transpose"),
+    from_v3: Some(|_, cfg, decoded| Ok(Codec::ArrayToArray(Box::new(TransposeCodec::from_v3(cfg, decoded)?)))),
+    ..CodecEntry::NONE
+};
 
 /// The `transpose` codec.
 #[derive(Debug, Clone)]

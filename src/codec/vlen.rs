@@ -15,11 +15,47 @@
 //! [`encode_frame`]. Every count and length is checked against the chunk's bytes before anything is
 //! allocated for it.
 
-use super::{ArrayRepr, ArrayToBytesCodec, Config};
+use super::numcodecs::V2Config;
+use super::registry::{CodecEntry, Numcodecs, Takes, V2Build};
+use super::{ArrayRepr, ArrayToBytesCodec, Codec, Config};
 use crate::dtype::{DataType, Endian};
 use crate::error::{Error, Result};
 use serde_json::{json, Map, Value};
 use std::borrow::Cow;
+
+const UTF8: &str = "vlen-utf8";
+const BYTES: &str = "vlen-bytes";
+const ARRAY: &str = "vlen-array";
+
+/// The numcodecs identity of a variable-length codec (the first filter of a v2 `|O` array).
+const fn object(id: &'static str, build: fn(&V2Config) -> Result<VlenCodec>) -> Option<Numcodecs> {
+    Some(Numcodecs { id, build: V2Build::Object(build), under_v3: None, v3_defaults: None, elementwise: false, v1: None })
+}
+
+fn from_v3(name: &str, cfg: Option<&Map<String, Value>>, decoded: &ArrayRepr) -> Result<Codec> {
+    Ok(Codec::ArrayToBytes(Box::new(VlenCodec::from_v3(name, cfg, decoded)?)))
+}
+
+/// The registry entry of `vlen-utf8` (v3 and numcodecs; data type `string`).
+pub static VLEN_UTF8: CodecEntry = CodecEntry {
+    name: Some(UTF8),
+    takes: Takes::Only(DataType::String),
+    from_v3: Some(from_v3),
+    numcodecs: object(UTF8, |_| Ok(VlenCodec { kind: VlenKind::Utf8 })),
+    ..CodecEntry::NONE
+};
+
+/// The registry entry of `vlen-bytes` (v3 and numcodecs; data type `bytes`).
+pub static VLEN_BYTES: CodecEntry = CodecEntry {
+    name: Some(BYTES),
+    takes: Takes::Only(DataType::Bytes),
+    from_v3: Some(from_v3),
+    numcodecs: object(BYTES, |_| Ok(VlenCodec { kind: VlenKind::Bytes })),
+    ..CodecEntry::NONE
+};
+
+/// The registry entry of numcodecs' `vlen-array` (v2 only).
+pub static VLEN_ARRAY: CodecEntry = CodecEntry { numcodecs: object(ARRAY, VlenCodec::from_v2_array), ..CodecEntry::NONE };
 
 /// Which elements a variable-length codec frames.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -54,17 +90,21 @@ impl VlenCodec {
     /// Parses the v3 codec `name` (`vlen-utf8` or `vlen-bytes`) for chunks of `decoded`.
     pub fn from_v3(name: &str, cfg: Option<&Map<String, Value>>, decoded: &ArrayRepr) -> Result<VlenCodec> {
         Config::new(name, cfg, &[])?;
-        let (kind, want) = match name {
-            "vlen-utf8" => (VlenKind::Utf8, DataType::String),
-            _ => (VlenKind::Bytes, DataType::Bytes),
+        let (kind, entry) = match name {
+            UTF8 => (VlenKind::Utf8, &VLEN_UTF8),
+            _ => (VlenKind::Bytes, &VLEN_BYTES),
         };
-        if decoded.data_type != want {
-            return Err(Error::Metadata(format!(
-                "codec '{name}' needs data type {want}, the array has {}",
-                decoded.data_type
-            )));
-        }
+        entry.takes.check(name, &decoded.data_type)?;
         Ok(VlenCodec { kind })
+    }
+
+    /// Parses numcodecs' `vlen-array` configuration (`dtype`: the item type).
+    pub fn from_v2_array(cfg: &V2Config) -> Result<VlenCodec> {
+        let item = cfg.elem("dtype", None)?;
+        if item.data_type.is_vlen() || matches!(item.data_type, DataType::Struct(_)) {
+            return Err(Error::Unsupported(format!("vlen-array of {}", item.data_type)));
+        }
+        Ok(VlenCodec { kind: VlenKind::Array { item: item.data_type, order: item.byte_order.unwrap_or(Endian::Little) } })
     }
 
     /// The data type this codec's elements have.
@@ -183,9 +223,9 @@ impl VlenCodec {
     /// The codec's name.
     pub fn name(&self) -> &'static str {
         match self.kind {
-            VlenKind::Utf8 => "vlen-utf8",
-            VlenKind::Bytes => "vlen-bytes",
-            VlenKind::Array { .. } => "vlen-array",
+            VlenKind::Utf8 => UTF8,
+            VlenKind::Bytes => BYTES,
+            VlenKind::Array { .. } => ARRAY,
         }
     }
 }

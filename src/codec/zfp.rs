@@ -27,6 +27,15 @@ use crate::error::{Error, Result};
 use serde_json::{json, Map, Value};
 use std::borrow::Cow;
 use zfp_sys_cc as z;
+use super::registry::CodecEntry;
+use super::Codec;
+
+/// The registry entry: v3 `zfp`.
+pub static CODEC: CodecEntry = CodecEntry {
+    name: Some("zfp"),
+    from_v3: Some(|_, cfg, decoded| Ok(Codec::ArrayToBytes(Box::new(ZfpCodec::from_v3(cfg, decoded)?)))),
+    ..CodecEntry::NONE
+};
 
 /// A zfp compression mode.
 #[derive(Debug, Clone, PartialEq)]

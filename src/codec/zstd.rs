@@ -7,11 +7,35 @@
 //!
 //! Compression and decompression contexts are kept per thread and reused.
 
-use super::{BytesToBytesCodec, Config, DecodedSize};
+use super::numcodecs::bytes_codec;
+use super::registry::{CodecEntry, SpecCompressor};
+use super::{BytesToBytesCodec, Codec, Config, DecodedSize};
 use crate::error::{Error, Result};
 use serde_json::{json, Map, Value};
 use std::borrow::Cow;
 use std::cell::RefCell;
+
+/// The registry entry: v3 `zstd`, numcodecs `zstd` (default level 1), spec API `zstd` (levels
+/// -131072 to 22, default 3, written without checksum).
+pub static CODEC: CodecEntry = CodecEntry {
+    name: Some("zstd"),
+    from_v3: Some(|_, cfg, _| Ok(Codec::BytesToBytes(Box::new(ZstdCodec::from_v3(cfg)?)))),
+    numcodecs: bytes_codec(
+        "zstd",
+        |c, _| {
+            Ok(Box::new(ZstdCodec::new(c.int("level", -131072, 22, Some(1))? as i32, c.bool("checksum", false)?)))
+        },
+        None,
+    ),
+    spec: Some(SpecCompressor {
+        variants: &[],
+        levels: (-131072, 22),
+        default_level: 3,
+        shuffles: false,
+        build: |_, level, _, _| Ok(Box::new(ZstdCodec::new(level, false))),
+    }),
+    ..CodecEntry::NONE
+};
 
 /// The `zstd` codec.
 #[derive(Debug, Clone)]
@@ -171,6 +195,15 @@ impl BytesToBytesCodec for ZstdCodec {
 
     fn to_json(&self) -> Value {
         json!({"name": "zstd", "configuration": {"level": self.level, "checksum": self.checksum}})
+    }
+
+    /// numcodecs' form; `checksum` only when set (numcodecs before 0.13 has no such member).
+    fn to_numcodecs_json(&self) -> Value {
+        let mut v = json!({"id": "zstd", "level": self.level});
+        if self.checksum {
+            v["checksum"] = Value::Bool(true);
+        }
+        v
     }
 }
 

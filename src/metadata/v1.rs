@@ -4,6 +4,7 @@
 use super::v2::{assemble, dims, meta_err, numeric_codecs, typed_fill, Fixed};
 use super::ArrayMetadata;
 use crate::chunk_grid::RegularGrid;
+use crate::codec::registry::{self, V1Options};
 use crate::error::{Error, Result};
 use serde_json::{json, Map, Value};
 
@@ -30,20 +31,22 @@ pub fn parse_array(doc: &Value, attributes: Map<String, Value>) -> Result<ArrayM
     let opts = obj.get("compression_opts").cloned().unwrap_or(Value::Null);
     let compressor = match obj.get("compression").and_then(Value::as_str) {
         None | Some("none") => None,
-        Some(id @ ("zlib" | "bz2")) => Some(match opts {
-            Value::Null => json!({"id": id}),
-            Value::Number(n) => json!({"id": id, "level": n}),
-            v => return Err(meta_err(format!("compression_opts for {id} must be a level, got {v}"))),
-        }),
-        Some("blosc") => Some(match opts {
-            Value::Null => json!({"id": "blosc"}),
-            Value::Object(mut m) => {
-                m.insert("id".into(), json!("blosc"));
-                Value::Object(m)
-            }
-            v => return Err(meta_err(format!("compression_opts for blosc must be an object, got {v}"))),
-        }),
-        Some(other) => return Err(Error::Unsupported(format!("unsupported v1 compression '{other}'"))),
+        Some(name) => match registry::numcodecs(name).and_then(|n| n.v1.map(|form| (n.id, form))) {
+            Some((id, V1Options::Level)) => Some(match opts {
+                Value::Null => json!({"id": id}),
+                Value::Number(n) => json!({"id": id, "level": n}),
+                v => return Err(meta_err(format!("compression_opts for {id} must be a level, got {v}"))),
+            }),
+            Some((id, V1Options::Object)) => Some(match opts {
+                Value::Null => json!({"id": id}),
+                Value::Object(mut m) => {
+                    m.insert("id".into(), json!(id));
+                    Value::Object(m)
+                }
+                v => return Err(meta_err(format!("compression_opts for {id} must be an object, got {v}"))),
+            }),
+            None => return Err(Error::Unsupported(format!("unsupported v1 compression '{name}'"))),
+        },
     };
     let codecs = numeric_codecs(&data_type, v2t.byte_order, fortran, shape.len(), &[], compressor.as_ref())?;
     let fixed = Fixed { zarr_format: 1, shape, grid, separator: '.', attributes, document: doc.clone() };

@@ -9,6 +9,7 @@ use crate::chunk_key::ChunkKeyEncoding;
 use crate::codec::bytes::BytesCodec;
 use crate::codec::chain::CodecChain;
 use crate::codec::numcodecs::{self, V2Elem};
+use crate::codec::registry::{self, V2Build};
 use crate::codec::transpose::TransposeCodec;
 use crate::codec::{ArrayRepr, Codec};
 use crate::dtype::v2 as dtv2;
@@ -66,7 +67,11 @@ pub fn parse_array(doc: &Value, attributes: Map<String, Value>) -> Result<ArrayM
     let rank = shape.len();
     // numcodecs' array -> bytes compressors (`pcodec`, `zfpy`) take the place of the bytes codec.
     let compressor_id = obj.get("compressor").and_then(|c| c.get("id")).and_then(Value::as_str);
-    let codecs = if let Some(id @ ("pcodec" | "zfpy")) = compressor_id {
+    let array_to_bytes = compressor_id.and_then(|id| match registry::numcodecs(id)?.build {
+        V2Build::ArrayToBytes { fortran, .. } => Some((id, fortran)),
+        _ => None,
+    });
+    let codecs = if let Some((id, fortran_ok)) = array_to_bytes {
         let has_filters = matches!(obj.get("filters"), Some(Value::Array(l)) if !l.is_empty());
         if has_filters {
             return Err(Error::Unsupported(format!("v2 compressor '{id}' after filters")));
@@ -74,8 +79,8 @@ pub fn parse_array(doc: &Value, attributes: Map<String, Value>) -> Result<ArrayM
         if v2t.byte_order.is_some_and(|e| e != numcodecs::v3::native()) {
             return Err(Error::Unsupported(format!("v2 compressor '{id}' on a non-native byte order (numcodecs refuses it)")));
         }
-        if id == "zfpy" && order == "F" && rank > 1 {
-            return Err(Error::Unsupported("v2 compressor 'zfpy' with order \"F\" (numcodecs refuses it)".into()));
+        if !fortran_ok && order == "F" && rank > 1 {
+            return Err(Error::Unsupported(format!("v2 compressor '{id}' with order \"F\" (numcodecs refuses it)")));
         }
         let mut codecs = Vec::new();
         push_fortran_transpose(&mut codecs, order == "F", rank)?;
@@ -215,7 +220,6 @@ struct ObjectParts<'a> {
 /// `vlen-array`, which becomes the array -> bytes codec; the other filters and the compressor follow
 /// as bytes -> bytes codecs over the framed chunk.
 fn parse_object_array(obj: &Map<String, Value>, doc: &Value, p: ObjectParts) -> Result<ArrayMetadata> {
-    use crate::codec::vlen::{VlenCodec, VlenKind};
     let filters = filters(obj)?;
     let no_codec = || {
         Error::Unsupported(
@@ -226,22 +230,13 @@ fn parse_object_array(obj: &Map<String, Value>, doc: &Value, p: ObjectParts) -> 
     };
     let first = filters.first().ok_or_else(no_codec)?;
     let cfg = numcodecs::V2Config::new(first)?;
-    let kind = match cfg.id {
-        "vlen-utf8" => VlenKind::Utf8,
-        "vlen-bytes" => VlenKind::Bytes,
-        "vlen-array" => {
-            let item = cfg.elem("dtype", None)?;
-            if item.data_type.is_vlen() || matches!(item.data_type, crate::dtype::DataType::Struct(_)) {
-                return Err(Error::Unsupported(format!("vlen-array of {}", item.data_type)));
-            }
-            VlenKind::Array { item: item.data_type, order: item.byte_order.unwrap_or(crate::dtype::Endian::Little) }
-        }
+    let vlen = match registry::numcodecs(cfg.id).map(|n| n.build) {
+        Some(V2Build::Object(build)) => build(&cfg)?,
         _ => return Err(no_codec()),
     };
     if p.order == "F" && p.shape.len() > 1 {
         return Err(Error::Unsupported("v2 object arrays in order \"F\" are not supported".into()));
     }
-    let vlen = VlenCodec { kind };
     let data_type = vlen.data_type();
     let fill_given = fill_value::parse_v2_vlen(&data_type, obj.get("fill_value").unwrap_or(&Value::Null))?;
     if let Some(f) = &fill_given {

@@ -15,6 +15,14 @@ use crate::error::{Error, Result};
 use bzip2::{Action, Compress, Compression, Decompress, Status};
 use serde_json::{json, Value};
 use std::borrow::Cow;
+use crate::codec::numcodecs::bytes_codec;
+use crate::codec::registry::{CodecEntry, V1Options};
+
+/// The registry entry: numcodecs `bz2` (default level 1; also a Zarr v1 compression).
+pub static CODEC: CodecEntry = CodecEntry {
+    numcodecs: bytes_codec("bz2", |c, _| Ok(Box::new(Bz2Codec::new(c.int("level", 1, 9, Some(1))? as u32)?)), Some(V1Options::Level)),
+    ..CodecEntry::NONE
+};
 
 /// The numcodecs `bz2` codec.
 #[derive(Debug, Clone)]

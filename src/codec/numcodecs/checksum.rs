@@ -21,6 +21,27 @@ use crate::codec::{BytesToBytesCodec, DecodedSize};
 use crate::error::{Error, Result};
 use serde_json::{json, Value};
 use std::borrow::Cow;
+use crate::codec::numcodecs::bytes_codec;
+use crate::codec::registry::CodecEntry;
+
+/// The registry entries: numcodecs `crc32`, `adler32`, `crc32c`, `fletcher32`.
+pub static CRC32: CodecEntry = entry(Sum::Crc32);
+/// See [`CRC32`].
+pub static ADLER32: CodecEntry = entry(Sum::Adler32);
+/// See [`CRC32`].
+pub static CRC32C: CodecEntry = entry(Sum::Crc32c);
+/// See [`CRC32`].
+pub static FLETCHER32: CodecEntry = entry(Sum::Fletcher32);
+
+const fn entry(sum: Sum) -> CodecEntry {
+    let build: fn(&V2Config, &crate::codec::numcodecs::V2Elem) -> Result<Box<dyn BytesToBytesCodec>> = match sum {
+        Sum::Crc32 => |c, _| Ok(Box::new(ChecksumCodec::from_config(c, Sum::Crc32)?)),
+        Sum::Adler32 => |c, _| Ok(Box::new(ChecksumCodec::from_config(c, Sum::Adler32)?)),
+        Sum::Crc32c => |c, _| Ok(Box::new(ChecksumCodec::from_config(c, Sum::Crc32c)?)),
+        Sum::Fletcher32 => |c, _| Ok(Box::new(ChecksumCodec::from_config(c, Sum::Fletcher32)?)),
+    };
+    CodecEntry { numcodecs: bytes_codec(sum.id(), build, None), ..CodecEntry::NONE }
+}
 
 /// Which checksum.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -37,7 +58,7 @@ pub enum Sum {
 
 impl Sum {
     /// The numcodecs id.
-    pub fn id(self) -> &'static str {
+    pub const fn id(self) -> &'static str {
         match self {
             Sum::Crc32 => "crc32",
             Sum::Adler32 => "adler32",

@@ -15,6 +15,18 @@ use crate::error::{Error, Result};
 use serde_json::{json, Value};
 use std::borrow::Cow;
 use std::os::raw::{c_char, c_int};
+use crate::codec::numcodecs::bytes_codec;
+use crate::codec::registry::CodecEntry;
+
+/// The registry entry: numcodecs `lz4` (default acceleration 1).
+pub static CODEC: CodecEntry = CodecEntry {
+    numcodecs: bytes_codec(
+        "lz4",
+        |c, _| Ok(Box::new(Lz4Codec::new(c.int("acceleration", i64::from(i32::MIN), i64::from(i32::MAX), Some(1))? as i32))),
+        None,
+    ),
+    ..CodecEntry::NONE
+};
 
 /// The numcodecs `lz4` codec.
 #[derive(Debug, Clone)]

@@ -28,6 +28,14 @@ use crate::error::{Error, Result};
 use liblzma::stream::{Action, Check, Filters, LzmaOptions, MatchFinder, Mode, Status, Stream};
 use serde_json::{json, Map, Value};
 use std::borrow::Cow;
+use crate::codec::numcodecs::bytes_codec;
+use crate::codec::registry::CodecEntry;
+
+/// The registry entry: numcodecs `lzma`.
+pub static CODEC: CodecEntry = CodecEntry {
+    numcodecs: bytes_codec("lzma", |c, _| Ok(Box::new(LzmaCodec::from_v2(c)?)), None),
+    ..CodecEntry::NONE
+};
 
 /// Python's `lzma.FORMAT_*`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -18,9 +18,7 @@ pub mod v3;
 pub mod zfpy;
 pub mod zlib;
 
-use super::blosc::{BloscCodec, Shuffle};
-use super::gzip::GzipCodec;
-use super::zstd::ZstdCodec;
+use super::registry::{self, Numcodecs, UnderV3, V1Options, V2Build};
 use super::{BytesToBytesCodec, Config};
 use crate::dtype::{DataType, Endian};
 use crate::error::{Error, Result};
@@ -114,54 +112,53 @@ pub fn compress_streaming(
     }
 }
 
+/// The configuration members that are dtype strings (numpy dtype names under v3).
+pub const DTYPE_MEMBERS: [&str; 4] = ["dtype", "astype", "encode_dtype", "decode_dtype"];
+
 /// Builds a v2 `compressor` for bytes described by `input` (the typesize of blosc comes from it). The
-/// 2020 codec draft's form `{"codec": URI, "configuration": {...}}` is accepted for gzip and blosc.
+/// 2020 codec draft's form `{"codec": URI, "configuration": {...}}` is accepted for the codecs with
+/// such an alias (gzip and blosc).
 pub fn compressor(cfg: &Value, input: &V2Elem) -> Result<Box<dyn BytesToBytesCodec>> {
     if let Some(uri) = cfg.get("codec").and_then(Value::as_str) {
-        let id = match uri {
-            super::GZIP_URI => "gzip",
-            super::BLOSC_URI => "blosc",
-            other => return Err(Error::Unsupported(format!("unsupported compressor '{other}'"))),
-        };
+        let id = registry::by_v3_name(uri)
+            .filter(|(_, alias)| alias.is_some())
+            .and_then(|(e, _)| e.numcodecs.as_ref())
+            .map(|n| n.id)
+            .ok_or_else(|| Error::Unsupported(format!("unsupported compressor '{uri}'")))?;
         let mut m = cfg.get("configuration").and_then(Value::as_object).cloned().unwrap_or_default();
         m.insert("id".into(), Value::from(id));
         return compressor(&Value::Object(m), input);
     }
     let c = V2Config::new(cfg)?;
-    Ok(match c.id {
-        "zlib" => Box::new(zlib::ZlibCodec::new(c.int("level", -1, 9, Some(1))? as i32)?),
-        "gzip" => Box::new(GzipCodec::new(c.int("level", -1, 9, Some(1))?.clamp(0, 9) as u32)?),
-        "zstd" => Box::new(ZstdCodec::new(c.int("level", -131072, 22, Some(1))? as i32, c.bool("checksum", false)?)),
-        "lz4" => Box::new(lz4::Lz4Codec::new(c.int("acceleration", i64::from(i32::MIN), i64::from(i32::MAX), Some(1))? as i32)),
-        "bz2" => Box::new(bz2::Bz2Codec::new(c.int("level", 1, 9, Some(1))? as u32)?),
-        "lzma" => Box::new(lzma::LzmaCodec::from_v2(&c)?),
-        "crc32" => Box::new(checksum::ChecksumCodec::from_config(&c, checksum::Sum::Crc32)?),
-        "adler32" => Box::new(checksum::ChecksumCodec::from_config(&c, checksum::Sum::Adler32)?),
-        "crc32c" => Box::new(checksum::ChecksumCodec::from_config(&c, checksum::Sum::Crc32c)?),
-        "fletcher32" => Box::new(checksum::ChecksumCodec::from_config(&c, checksum::Sum::Fletcher32)?),
-        "blosc" => {
-            let elem = input.data_type.size();
-            let shuffle = match c.int("shuffle", -1, 2, Some(1))? {
-                0 => Shuffle::None,
-                1 => Shuffle::Byte,
-                2 => Shuffle::Bit,
-                // AUTOSHUFFLE: bit shuffle for 1-byte items, byte shuffle otherwise (numcodecs rule)
-                _ => if elem == 1 { Shuffle::Bit } else { Shuffle::Byte },
-            };
-            Box::new(BloscCodec::new(
-                c.string("cname", Some("lz4"))?,
-                c.int("clevel", 0, 9, Some(5))? as u8,
-                shuffle,
-                elem,
-                c.int("blocksize", 0, i64::from(i32::MAX), Some(0))? as usize,
-            )?)
-        }
-        id => return Err(Error::Unsupported(format!("unsupported v2 compressor '{id}'"))),
-    })
+    match registry::numcodecs(c.id).map(|n| n.build) {
+        Some(V2Build::Compressor(build)) => build(&c, input),
+        _ => Err(Error::Unsupported(format!("unsupported v2 compressor '{}'", c.id))),
+    }
 }
 
-fn boxed<C: BytesToBytesCodec + 'static>(r: Result<(C, V2Elem)>) -> Result<(Box<dyn BytesToBytesCodec>, V2Elem)> {
+/// A filter's codec and output description, boxed (for the filters' registry entries).
+pub fn boxed<C: BytesToBytesCodec + 'static>(r: Result<(C, V2Elem)>) -> Result<(Box<dyn BytesToBytesCodec>, V2Elem)> {
     r.map(|(c, e)| (Box::new(c) as Box<dyn BytesToBytesCodec>, e))
+}
+
+/// The numcodecs identity of a filter built by `build` (`elementwise`: see
+/// [`Numcodecs::elementwise`]), known under v3 as the array -> array codec `numcodecs.<id>`.
+pub const fn array_filter(
+    id: &'static str,
+    build: fn(&V2Config, &V2Elem) -> Result<(Box<dyn BytesToBytesCodec>, V2Elem)>,
+    elementwise: bool,
+) -> Option<Numcodecs> {
+    Some(Numcodecs { id, build: V2Build::Filter(build), under_v3: Some(UnderV3::ArrayToArray), v3_defaults: None, elementwise, v1: None })
+}
+
+/// The numcodecs identity of a bytes -> bytes compressor or checksum built by `build`, known under
+/// v3 as `numcodecs.<id>`; `v1`: its Zarr v1 form, if it is a v1 compression.
+pub const fn bytes_codec(
+    id: &'static str,
+    build: fn(&V2Config, &V2Elem) -> Result<Box<dyn BytesToBytesCodec>>,
+    v1: Option<V1Options>,
+) -> Option<Numcodecs> {
+    Some(Numcodecs { id, build: V2Build::Compressor(build), under_v3: Some(UnderV3::BytesToBytes), v3_defaults: None, elementwise: false, v1 })
 }
 
 /// Builds a v2 filter receiving `input`; returns it with the description of what it produces.
@@ -169,17 +166,10 @@ fn boxed<C: BytesToBytesCodec + 'static>(r: Result<(C, V2Elem)>) -> Result<(Box<
 /// `categorize` (see [`filters`]), and the compressors and checksums.
 pub fn filter(cfg: &Value, input: &V2Elem) -> Result<(Box<dyn BytesToBytesCodec>, V2Elem)> {
     let c = V2Config::new(cfg)?;
-    match c.id {
+    match registry::numcodecs(c.id).map(|n| n.build) {
         // Compressors (and checksums) may also be listed as filters.
-        "zlib" | "gzip" | "zstd" | "blosc" | "lz4" | "bz2" | "lzma" | "crc32" | "adler32" | "crc32c" | "fletcher32" => Ok((compressor(cfg, input)?, V2Elem::bytes())),
-        "delta" => boxed(filters::delta::DeltaCodec::from_config(&c, input)),
-        "fixedscaleoffset" => boxed(filters::fixedscaleoffset::FixedScaleOffsetCodec::from_config(&c, input)),
-        "quantize" => boxed(filters::quantize::QuantizeCodec::from_config(&c, input)),
-        "bitround" => boxed(filters::bitround::BitRoundCodec::from_config(&c, input)),
-        "astype" => boxed(filters::astype::AsTypeCodec::from_config(&c, input)),
-        "packbits" => boxed(filters::packbits::PackBitsCodec::from_config(&c, input)),
-        "shuffle" => boxed(filters::shuffle::ShuffleCodec::from_config(&c, input)),
-        "categorize" => boxed(filters::categorize::CategorizeCodec::from_config(&c, input)),
-        id => Err(Error::Unsupported(format!("unsupported v2 filter '{id}'"))),
+        Some(V2Build::Compressor(build)) => Ok((build(&c, input)?, V2Elem::bytes())),
+        Some(V2Build::Filter(build)) => build(&c, input),
+        _ => Err(Error::Unsupported(format!("unsupported v2 filter '{}'", c.id))),
     }
 }

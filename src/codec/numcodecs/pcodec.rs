@@ -22,6 +22,20 @@ use pco::data_types::Number;
 use pco::{ChunkConfig, DeltaSpec, ModeSpec, PagingSpec};
 use serde_json::Value;
 use std::borrow::Cow;
+use crate::codec::registry::{CodecEntry, Numcodecs, UnderV3, V2Build};
+
+/// The registry entry: numcodecs `pcodec` (array -> bytes; v2 compressor, v3 `numcodecs.pcodec`).
+pub static CODEC: CodecEntry = CodecEntry {
+    numcodecs: Some(Numcodecs {
+        id: "pcodec",
+        build: V2Build::ArrayToBytes { build: |c, decoded, json| Ok(Box::new(PcodecCodec::from_config(c, &decoded.data_type, json)?)), fortran: true },
+        under_v3: Some(UnderV3::ArrayToBytes),
+        v3_defaults: None,
+        elementwise: false,
+        v1: None,
+    }),
+    ..CodecEntry::NONE
+};
 
 /// The number types pco handles here.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -20,7 +20,8 @@
 //! zarr-python writes them (`"float64"`, `"uint8"`, `"bool"`, `"i4"`): they mean the native byte order.
 //! Example: `{"name": "numcodecs.delta", "configuration": {"dtype": "int32"}}`
 
-use super::{compressor, filter, V2Elem};
+use super::{filter, V2Elem};
+use crate::codec::registry::{self, UnderV3, V2Build};
 use crate::codec::{ArrayRepr, ArrayToArrayCodec, ArrayToBytesCodec, BytesToBytesCodec, Codec, DecodedSize};
 use crate::dtype::{DataType, Endian};
 use crate::error::{Error, Result};
@@ -69,7 +70,7 @@ fn v2_config(id: &str, cfg: Option<&Map<String, Value>>) -> Result<Value> {
         match (k.as_str(), v) {
             ("id", Value::String(s)) if s == id => {}
             ("id", _) => return Err(Error::Metadata(format!("codec '{PREFIX}{id}': configuration id {v} does not match"))),
-            ("dtype" | "astype" | "encode_dtype" | "decode_dtype", Value::String(s)) => {
+            (member, Value::String(s)) if super::DTYPE_MEMBERS.contains(&member) => {
                 m.insert(k.clone(), Value::from(typestr(s)));
             }
             _ => {
@@ -99,18 +100,9 @@ pub fn v3_metadata(codec_json: Value) -> Value {
     }
 }
 
-/// The numcodecs filters that are array -> array codecs in Zarr v3 (`numcodecs.<id>`).
-pub const ARRAY_FILTERS: &[&str] = &["delta", "fixedscaleoffset", "quantize", "bitround", "astype", "packbits", "categorize"];
-
-/// The numcodecs ids with a v3 name here.
-const IDS: &[&str] = &[
-    "blosc", "lz4", "zstd", "zlib", "gzip", "bz2", "lzma", "crc32", "adler32", "crc32c", "fletcher32", "shuffle", "delta",
-    "fixedscaleoffset", "quantize", "bitround", "astype", "packbits", "categorize", "pcodec", "zfpy",
-];
-
 /// Whether `name` is a `numcodecs.<id>` codec libzarr implements.
 pub fn known(name: &str) -> bool {
-    name.strip_prefix(PREFIX).is_some_and(|id| IDS.contains(&id))
+    registry::numcodecs_under_v3(name).is_some()
 }
 
 /// Builds the v3 codec `name` (`numcodecs.<id>`) receiving `decoded`.
@@ -119,33 +111,29 @@ pub fn from_v3(name: &str, cfg: Option<&Map<String, Value>>, decoded: &ArrayRepr
     let mut v2 = v2_config(id, cfg)?;
     let json = v3_json(name, cfg);
     let ctx = |e: Error| e.context(format!("codec '{name}'"));
-    Ok(match id {
-        "blosc" | "lz4" | "zstd" | "zlib" | "gzip" | "bz2" | "lzma" | "crc32" | "adler32" | "crc32c" | "fletcher32" => {
-            Codec::BytesToBytes(Box::new(V3Bytes { inner: compressor(&v2, &V2Elem::bytes()).map_err(ctx)?, json }))
-        }
-        "shuffle" => {
-            if v2.get("elementsize").is_none_or(Value::is_null) {
-                v2["elementsize"] = Value::from(decoded.data_type.size());
-            }
+    let Some((n, kind)) = registry::numcodecs_under_v3(name) else {
+        return Err(Error::Unsupported(format!("unsupported codec '{name}'")));
+    };
+    if let Some(fill_in) = n.v3_defaults {
+        fill_in(&mut v2, decoded);
+    }
+    Ok(match kind {
+        UnderV3::BytesToBytes => {
             Codec::BytesToBytes(Box::new(V3Bytes { inner: filter(&v2, &V2Elem::bytes()).map_err(ctx)?.0, json }))
         }
-        id if ARRAY_FILTERS.contains(&id) => {
-            Codec::ArrayToArray(Box::new(V3Filter::new(&v2, decoded, json).map_err(ctx)?))
-        }
-        "pcodec" | "zfpy" => Codec::ArrayToBytes(array_to_bytes(&v2, decoded, json).map_err(ctx)?),
-        _ => return Err(Error::Unsupported(format!("unsupported codec '{name}'"))),
+        UnderV3::ArrayToArray => Codec::ArrayToArray(Box::new(V3Filter::new(&v2, decoded, json).map_err(ctx)?)),
+        UnderV3::ArrayToBytes => Codec::ArrayToBytes(array_to_bytes(&v2, decoded, json).map_err(ctx)?),
     })
 }
 
-/// Builds the array -> bytes codec `pcodec` or `zfpy` from its numcodecs configuration (`{"id", ...}`)
+/// Builds a numcodecs array -> bytes codec (`pcodec`, `zfpy`) from its configuration (`{"id", ...}`)
 /// for chunks of `decoded` (native byte order); `json` is its metadata object.
 pub fn array_to_bytes(v2: &Value, decoded: &ArrayRepr, json: Value) -> Result<Box<dyn ArrayToBytesCodec>> {
     let c = super::V2Config::new(v2)?;
-    Ok(match c.id {
-        "pcodec" => Box::new(super::pcodec::PcodecCodec::from_config(&c, &decoded.data_type, json)?),
-        "zfpy" => Box::new(super::zfpy::ZfpyCodec::from_config(&c, decoded, json)?),
-        id => return Err(Error::Unsupported(format!("numcodecs '{id}' is not an array -> bytes codec"))),
-    })
+    match registry::numcodecs(c.id).map(|n| n.build) {
+        Some(V2Build::ArrayToBytes { build, .. }) => build(&c, decoded, json),
+        _ => Err(Error::Unsupported(format!("numcodecs '{}' is not an array -> bytes codec", c.id))),
+    }
 }
 
 /// A numcodecs bytes->bytes codec under its v3 name.

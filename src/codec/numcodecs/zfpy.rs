@@ -21,6 +21,21 @@ use crate::codec::{ArrayRepr, ArrayToBytesCodec};
 use crate::error::{Error, Result};
 use serde_json::Value;
 use std::borrow::Cow;
+use crate::codec::registry::{CodecEntry, Numcodecs, UnderV3, V2Build};
+
+/// The registry entry: numcodecs `zfpy` (array -> bytes; v2 compressor, v3 `numcodecs.zfpy`;
+/// numcodecs refuses order "F" arrays).
+pub static CODEC: CodecEntry = CodecEntry {
+    numcodecs: Some(Numcodecs {
+        id: "zfpy",
+        build: V2Build::ArrayToBytes { build: |c, decoded, json| Ok(Box::new(ZfpyCodec::from_config(c, decoded, json)?)), fortran: false },
+        under_v3: Some(UnderV3::ArrayToBytes),
+        v3_defaults: None,
+        elementwise: false,
+        v1: None,
+    }),
+    ..CodecEntry::NONE
+};
 
 /// The numcodecs `zfpy` codec.
 #[derive(Debug, Clone)]

@@ -28,11 +28,40 @@ use crate::store::{ByteSource, SliceSource};
 use std::borrow::Cow;
 use index::{Entry, IndexCodec, IndexLocation};
 use serde_json::{json, Map, Value};
+use super::registry::CodecEntry;
+use super::Codec;
+
+/// The v3 name.
+const NAME: &str = "sharding_indexed";
+
+/// The registry entry: v3 `sharding_indexed`.
+pub static CODEC: CodecEntry = CodecEntry {
+    name: Some(NAME),
+    from_v3: Some(|_, cfg, decoded| Ok(Codec::ArrayToBytes(Box::new(ShardingCodec::from_v3(cfg, decoded)?)))),
+    ..CodecEntry::NONE
+};
 
 /// Gap (bytes) up to which neighbouring inner chunk ranges are read as one.
 const COALESCE_GAP: u64 = 0;
 /// The largest gap between byte ranges read from a remote source that are fetched as one request.
 const REMOTE_COALESCE_GAP: u64 = 1 << 20;
+
+/// The metadata object of a `sharding_indexed` codec with inner chunks of `chunk_shape` encoded by
+/// the chain `codecs`, and its index by `index_codecs` at `location`.
+pub fn metadata(chunk_shape: &[u64], codecs: Value, index_codecs: Value, location: IndexLocation) -> Value {
+    json!({"name": NAME, "configuration": {
+        "chunk_shape": chunk_shape,
+        "codecs": codecs,
+        "index_codecs": index_codecs,
+        "index_location": if location == IndexLocation::Start { "start" } else { "end" },
+    }})
+}
+
+/// The index codecs libzarr writes: little-endian `bytes`, then `crc32c`.
+pub fn default_index_codecs() -> Value {
+    let bytes = crate::codec::bytes::BytesCodec::new(&crate::dtype::DataType::UInt64, Some(crate::dtype::Endian::Little));
+    Value::Array(vec![bytes.to_json(), crate::codec::BytesToBytesCodec::to_json(&crate::codec::crc32c::Crc32cCodec)])
+}
 
 /// The `sharding_indexed` codec for one shard shape.
 #[derive(Debug)]
@@ -47,7 +76,7 @@ pub struct ShardingCodec {
 impl ShardingCodec {
     /// Parses the v3 configuration for shards of representation `shard`.
     pub fn from_v3(cfg: Option<&Map<String, Value>>, shard: &ArrayRepr) -> Result<ShardingCodec> {
-        let c = Config::new("sharding_indexed", cfg, &["chunk_shape", "codecs", "index_codecs", "index_location"])?;
+        let c = Config::new(NAME, cfg, &["chunk_shape", "codecs", "index_codecs", "index_location"])?;
         let cs = c.get("chunk_shape").ok_or_else(|| c.invalid("chunk_shape", "required"))?;
         let inner_shape: Vec<u64> = cs
             .as_array()
@@ -207,12 +236,7 @@ impl ArrayToBytesCodec for ShardingCodec {
     }
 
     fn to_json(&self) -> Value {
-        json!({"name": "sharding_indexed", "configuration": {
-            "chunk_shape": self.inner_shape,
-            "codecs": self.inner.to_json(),
-            "index_codecs": self.index.to_json(),
-            "index_location": if self.index.location == IndexLocation::Start { "start" } else { "end" },
-        }})
+        metadata(&self.inner_shape, self.inner.to_json(), self.index.to_json(), self.index.location)
     }
 }
 

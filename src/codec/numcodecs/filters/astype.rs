@@ -18,6 +18,14 @@ use crate::codec::{BytesToBytesCodec, DecodedSize};
 use crate::error::Result;
 use serde_json::{json, Value};
 use std::borrow::Cow;
+use crate::codec::numcodecs::{array_filter, boxed};
+use crate::codec::registry::CodecEntry;
+
+/// The registry entry: numcodecs `astype`, v3 `numcodecs.astype` (array -> array).
+pub static CODEC: CodecEntry = CodecEntry {
+    numcodecs: array_filter("astype", |c, input| boxed(AsTypeCodec::from_config(c, input)), true),
+    ..CodecEntry::NONE
+};
 
 /// The numcodecs `astype` filter.
 #[derive(Debug, Clone)]

@@ -21,6 +21,14 @@ use crate::dtype::{DataType, Endian};
 use crate::error::{Error, Result};
 use serde_json::{json, Value};
 use std::borrow::Cow;
+use crate::codec::numcodecs::{array_filter, boxed};
+use crate::codec::registry::CodecEntry;
+
+/// The registry entry: numcodecs `bitround`, v3 `numcodecs.bitround` (array -> array).
+pub static CODEC: CodecEntry = CodecEntry {
+    numcodecs: array_filter("bitround", |c, input| boxed(BitRoundCodec::from_config(c, input)), true),
+    ..CodecEntry::NONE
+};
 
 /// The numcodecs `bitround` filter.
 #[derive(Debug, Clone)]

@@ -26,6 +26,14 @@ use crate::error::{Error, Result};
 use serde_json::{json, Value};
 use std::borrow::Cow;
 use std::collections::HashMap;
+use crate::codec::numcodecs::{array_filter, boxed};
+use crate::codec::registry::CodecEntry;
+
+/// The registry entry: numcodecs `categorize`, v3 `numcodecs.categorize` (array -> array).
+pub static CODEC: CodecEntry = CodecEntry {
+    numcodecs: array_filter("categorize", |c, input| boxed(CategorizeCodec::from_config(c, input)), true),
+    ..CodecEntry::NONE
+};
 
 /// The numcodecs `categorize` filter.
 #[derive(Debug, Clone)]

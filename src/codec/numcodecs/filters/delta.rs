@@ -21,6 +21,14 @@ use crate::codec::{BytesToBytesCodec, DecodedSize};
 use crate::error::{Error, Result};
 use serde_json::{json, Value};
 use std::borrow::Cow;
+use crate::codec::numcodecs::{array_filter, boxed};
+use crate::codec::registry::CodecEntry;
+
+/// The registry entry: numcodecs `delta`, v3 `numcodecs.delta` (array -> array) (not elementwise: differences of neighbours).
+pub static CODEC: CodecEntry = CodecEntry {
+    numcodecs: array_filter("delta", |c, input| boxed(DeltaCodec::from_config(c, input)), false),
+    ..CodecEntry::NONE
+};
 
 /// The numcodecs `delta` filter.
 #[derive(Debug, Clone)]

@@ -25,6 +25,14 @@ use crate::codec::{BytesToBytesCodec, DecodedSize};
 use crate::error::{Error, Result};
 use serde_json::{json, Value};
 use std::borrow::Cow;
+use crate::codec::numcodecs::{array_filter, boxed};
+use crate::codec::registry::CodecEntry;
+
+/// The registry entry: numcodecs `fixedscaleoffset`, v3 `numcodecs.fixedscaleoffset` (array -> array).
+pub static CODEC: CodecEntry = CodecEntry {
+    numcodecs: array_filter("fixedscaleoffset", |c, input| boxed(FixedScaleOffsetCodec::from_config(c, input)), true),
+    ..CodecEntry::NONE
+};
 
 /// The numcodecs `fixedscaleoffset` filter.
 #[derive(Debug, Clone)]

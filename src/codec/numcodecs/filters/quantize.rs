@@ -21,6 +21,14 @@ use crate::codec::{BytesToBytesCodec, DecodedSize};
 use crate::error::{Error, Result};
 use serde_json::{json, Value};
 use std::borrow::Cow;
+use crate::codec::numcodecs::{array_filter, boxed};
+use crate::codec::registry::CodecEntry;
+
+/// The registry entry: numcodecs `quantize`, v3 `numcodecs.quantize` (array -> array).
+pub static CODEC: CodecEntry = CodecEntry {
+    numcodecs: array_filter("quantize", |c, input| boxed(QuantizeCodec::from_config(c, input)), true),
+    ..CodecEntry::NONE
+};
 
 /// The numcodecs `quantize` filter.
 #[derive(Debug, Clone)]

@@ -16,6 +16,26 @@ use crate::codec::{BytesToBytesCodec, DecodedSize};
 use crate::error::{Error, Result};
 use serde_json::{json, Value};
 use std::borrow::Cow;
+use crate::codec::numcodecs::boxed;
+use crate::codec::registry::{CodecEntry, Numcodecs, UnderV3, V2Build};
+
+/// The registry entry: numcodecs `shuffle`; under v3 `numcodecs.shuffle` is bytes -> bytes, and
+/// `elementsize` defaults to the array's element size there (as zarr-python fills it in).
+pub static CODEC: CodecEntry = CodecEntry {
+    numcodecs: Some(Numcodecs {
+        id: "shuffle",
+        build: V2Build::Filter(|c, input| boxed(ShuffleCodec::from_config(c, input))),
+        under_v3: Some(UnderV3::BytesToBytes),
+        v3_defaults: Some(|v2, decoded| {
+            if v2.get("elementsize").is_none_or(Value::is_null) {
+                v2["elementsize"] = Value::from(decoded.data_type.size());
+            }
+        }),
+        elementwise: false,
+        v1: None,
+    }),
+    ..CodecEntry::NONE
+};
 
 /// The numcodecs `shuffle` filter.
 #[derive(Debug, Clone)]
