@@ -184,6 +184,9 @@ impl Array {
         if n == 0 {
             return Ok(VlenData { offsets: vec![0], data: Vec::new() });
         }
+        let mut offsets = Vec::new();
+        offsets.try_reserve_exact(n + 1).map_err(|_| crate::Error::Internal(format!("cannot allocate {} offsets", n + 1)))?;
+        offsets.resize(n + 1, 0u64);
         let parts = Selection::dense(start, count).project(self.grid());
         let pieces: Vec<VlenChunk> = crate::threads::try_map(&parts, |part| {
             let key = self.chunk_key(&part.chunk);
@@ -194,9 +197,6 @@ impl Array {
                 None => VlenChunk::filled(part.local.num_elements().unwrap_or(0) as usize, &self.meta.fill_value),
             }
         })?;
-        let mut offsets = Vec::new();
-        offsets.try_reserve_exact(n + 1).map_err(|_| crate::Error::Internal(format!("cannot allocate {} offsets", n + 1)))?;
-        offsets.resize(n + 1, 0u64);
         let zeros = vec![0u64; count.len()];
         for (part, piece) in parts.iter().zip(&pieces) {
             for_each_pair_run(&part.out, &part.local.count, &zeros, count, |r0, k0, run| {

@@ -282,7 +282,7 @@ pub fn decode(chain: &CodecChain, encoded: Vec<u8>, sel: &Selection) -> Result<V
     let mut chunk = if let Some(v) = a2b.as_vlen() {
         let mut spans = Vec::new();
         v.parse_frame(&mut bytes, a2b_repr.num_elements() as usize, &mut spans)?;
-        VlenChunk { buf: bytes, spans }.select(&a2b_repr.shape, a2b_sel)
+        VlenChunk { buf: bytes, spans }.select(&a2b_repr.shape, a2b_sel)?
     } else if let Some(s) = a2b.as_sharding() {
         s.decode_vlen(&bytes, a2b_sel)?
     } else {
@@ -294,7 +294,7 @@ pub fn decode(chain: &CodecChain, encoded: Vec<u8>, sel: &Selection) -> Result<V
     for (c, repr) in a2a.iter().zip(reprs).rev() {
         chunk.permute(&element_order(c.as_ref(), repr)?, true)?;
     }
-    Ok(chunk.select(&chain.decoded_repr().shape, sel))
+    chunk.select(&chain.decoded_repr().shape, sel)
 }
 
 /// Encodes a chunk of `chain` whose elements (C order, native-endian, already checked with

@@ -60,10 +60,7 @@ pub struct VlenChunk {
 impl VlenChunk {
     /// `n` elements, all equal to `fill` (stored once).
     pub fn filled(n: usize, fill: &[u8]) -> Result<VlenChunk> {
-        let mut spans = Vec::new();
-        spans.try_reserve_exact(n).map_err(|_| Error::Internal(format!("cannot allocate {n} element spans")))?;
-        spans.resize(n, (0, fill.len()));
-        Ok(VlenChunk { buf: fill.to_vec(), spans })
+        Ok(VlenChunk { buf: fill.to_vec(), spans: spans(n, (0, fill.len()))? })
     }
 
     /// The number of elements.
@@ -88,16 +85,16 @@ impl VlenChunk {
     }
 
     /// The box `sel` (dense) of this chunk of `shape`.
-    pub fn select(self, shape: &[u64], sel: &Selection) -> VlenChunk {
+    pub fn select(self, shape: &[u64], sel: &Selection) -> Result<VlenChunk> {
         if sel.count == shape && sel.start.iter().all(|&s| s == 0) {
-            return self;
+            return Ok(self);
         }
         let zeros = vec![0u64; shape.len()];
-        let mut spans = vec![(0, 0); sel.num_elements().unwrap_or(0) as usize];
+        let mut spans = spans(sel.num_elements().unwrap_or(0) as usize, (0, 0))?;
         for_each_pair_run(&zeros, shape, &sel.start, &sel.count, |r0, k0, run| {
             spans[r0..r0 + run].copy_from_slice(&self.spans[k0..k0 + run])
         });
-        VlenChunk { buf: self.buf, spans }
+        Ok(VlenChunk { buf: self.buf, spans })
     }
 
     /// Moves the elements by a permutation: element `j` of the result is element `perm[j]` of this
@@ -106,7 +103,7 @@ impl VlenChunk {
         if perm.len() != self.spans.len() {
             return Err(Error::Internal(format!("a permutation of {} for {} elements", perm.len(), self.spans.len())));
         }
-        let mut spans = vec![(0, 0); perm.len()];
+        let mut spans = spans(perm.len(), (0, 0))?;
         for (j, &p) in perm.iter().enumerate() {
             if inverse {
                 spans[p as usize] = self.spans[j];
@@ -126,7 +123,7 @@ impl VlenChunk {
         let total: usize = pieces.iter().map(|p| p.2.buf.len()).sum();
         let mut buf = Vec::new();
         buf.try_reserve_exact(total).map_err(|_| Error::Internal(format!("cannot allocate {total} bytes")))?;
-        let mut spans = vec![(0, 0); n];
+        let mut spans = spans(n, (0, 0))?;
         let zeros = vec![0u64; count.len()];
         for (out, piece_count, piece) in pieces {
             let base = buf.len();
@@ -140,6 +137,14 @@ impl VlenChunk {
         }
         Ok(VlenChunk { buf, spans })
     }
+}
+
+/// `n` copies of `span`, or an error where they do not fit in memory.
+fn spans(n: usize, span: (usize, usize)) -> Result<Vec<(usize, usize)>> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(n).map_err(|_| Error::Internal(format!("cannot allocate {n} element spans")))?;
+    v.resize(n, span);
+    Ok(v)
 }
 
 #[cfg(test)]
@@ -161,7 +166,7 @@ mod tests {
         // 2 x 3: a b c / d e f
         let c = chunk(&["a", "b", "c", "d", "e", "f"]);
         let sel = Selection::dense(&[0, 1], &[2, 2]);
-        assert_eq!(strs(&c.clone().select(&[2, 3], &sel)), ["b", "c", "e", "f"]);
+        assert_eq!(strs(&c.clone().select(&[2, 3], &sel).unwrap()), ["b", "c", "e", "f"]);
         let mut t = c.clone();
         // the transpose 3 x 2 takes a d b e c f
         t.permute(&[0, 3, 1, 4, 2, 5], false).unwrap();
