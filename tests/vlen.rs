@@ -169,8 +169,17 @@ fn nested_sharding() {
             let codecs = json!([sharding(&[4, 6], json!([sharding(&[2, 3], inner)]))]);
             let a = Array::create(store.clone(), "n", &v3_array(&[11, 10], &[8, 6], dtype, json!(""), codecs)).unwrap();
             exercise(&a, b"");
-            let reopened = Array::open(store, "n", false).unwrap();
+            let reopened = Array::open(store.clone(), "n", false).unwrap();
             assert_eq!(reopened.read_region_vlen(&[0, 0], &[11, 10]).unwrap(), a.read_region_vlen(&[0, 0], &[11, 10]).unwrap());
+            // a damaged shard: reads touching it fail as codec errors, the others still read, and a write
+            // covering it in part stores nothing (not even in the intact shard it also touches)
+            store.set("n/c/0/0", b"short").unwrap();
+            assert!(matches!(a.read_region_vlen(&[0, 0], &[2, 2]), Err(Error::Codec(_))));
+            assert_eq!(a.read_region_vlen(&[8, 0], &[3, 10]).unwrap().len(), 30);
+            let intact = store.get("n/c/0/1").unwrap();
+            let v = VlenData::from_elements(&["q", "q"]);
+            assert!(matches!(a.write_region_vlen(&[0, 5], &[1, 2], &v.offsets, &v.data), Err(Error::Codec(_))));
+            assert_eq!(store.get("n/c/0/1").unwrap(), intact);
         }
     }
 }
