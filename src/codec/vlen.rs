@@ -249,7 +249,10 @@ pub fn element_codec(chain: &CodecChain) -> Option<&VlenCodec> {
 /// of its output is element `order[j]` of its input (the codec applied to an array of indices).
 fn element_order(c: &dyn ArrayToArrayCodec, decoded: &ArrayRepr) -> Result<Vec<u64>> {
     let n = decoded.num_elements();
-    let iota: Vec<u8> = (0..n).flat_map(|i| i.to_ne_bytes()).collect();
+    let mut iota = crate::error::try_alloc((n as usize).saturating_mul(8))?;
+    for (i, e) in iota.chunks_exact_mut(8).enumerate() {
+        e.copy_from_slice(&(i as u64).to_ne_bytes());
+    }
     let repr = ArrayRepr { shape: decoded.shape.clone(), data_type: DataType::UInt64, fill_value: vec![0; 8] };
     let moved = c.encode(&iota, &repr)?;
     let order: Vec<u64> = moved.chunks_exact(8).map(|b| u64::from_ne_bytes(b.try_into().unwrap())).collect();
