@@ -335,3 +335,20 @@ fn v2_object_arrays() {
     s.write_region_vlen(&[0], &[3], &e.offsets, &e.data).unwrap();
     assert!(store.get("r/0").unwrap().is_some());
 }
+
+#[test]
+fn v2_fortran_order() {
+    // order "F": each chunk frames its elements in Fortran order (numcodecs sees the chunk flattened so)
+    let store = Arc::new(MemoryStore::new());
+    let doc = json!({"zarr_format": 2, "shape": [3, 3], "chunks": [2, 3], "dtype": "|O", "fill_value": "",
+        "order": "F", "filters": [{"id": "vlen-utf8"}], "compressor": null});
+    let a = Array::create(store.clone(), "f", &doc.to_string()).unwrap();
+    let v = VlenData::from_elements(&["a", "bb", "", "d", "é", "f", "g", "h", "i"]);
+    a.write_region_vlen(&[0, 0], &[3, 3], &v.offsets, &v.data).unwrap();
+    let stored = frame_elements(&store.get("f/0.0").unwrap().unwrap());
+    assert_eq!(stored, [&b"a"[..], b"d", b"bb", "é".as_bytes(), b"", b"f"]);
+    // the edge chunk: row 2 and a row of fill, column by column
+    assert_eq!(frame_elements(&store.get("f/1.0").unwrap().unwrap()), [&b"g"[..], b"", b"h", b"", b"i", b""]);
+    assert_eq!(a.read_region_vlen(&[0, 0], &[3, 3]).unwrap(), v);
+    assert_eq!(a.read_region_vlen(&[1, 1], &[2, 2]).unwrap(), VlenData::from_elements(&["é", "f", "h", "i"]));
+}
