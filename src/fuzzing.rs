@@ -133,22 +133,12 @@ fn decode_both(codec: &dyn ArrayToBytesCodec, repr: &ArrayRepr, encoded: &[u8], 
     let _ = codec.partial_decode(&SliceSource(encoded), repr, &s, dest);
 }
 
-/// Decodes a variable-length chunk of `chain`: its bytes -> bytes codecs under the chunk bound, then
-/// the frame of `repr`'s element count.
+/// Decodes a variable-length chunk of `chain` (its bytes -> bytes codecs under the chunk bound, the
+/// element-moving array -> array codecs, the framing or the shard), whole.
 fn decode_vlen(chain: &CodecChain, encoded: &[u8]) {
-    let Some(vlen) = chain.array_to_bytes().as_vlen() else { return };
-    let max = FUZZ_MAX_CHUNK_BYTES as usize;
-    let mut cur = encoded.to_vec();
-    for c in chain.bytes_to_bytes().iter().rev() {
-        match c.decode(&cur, DecodedSize::AtMost(max)) {
-            Ok(v) => cur = v.into_owned(),
-            Err(_) => return,
-        }
-    }
-    let n = chain.decoded_repr().num_elements();
-    let Ok(n) = usize::try_from(n) else { return };
-    let mut spans = Vec::new();
-    let _ = vlen.parse_frame(&mut cur, n, &mut spans);
+    let shape = &chain.decoded_repr().shape;
+    let whole = crate::selection::Selection::dense(&vec![0; shape.len()], shape);
+    let _ = crate::codec::vlen::decode(chain, encoded.to_vec(), &whole);
 }
 
 /// Exercises a parsed array's metadata: the chains of every chunk shape, the codecs' JSON, the

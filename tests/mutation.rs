@@ -243,7 +243,7 @@ fn open_and_read(dir: &Path) -> Result<Result<Vec<u8>, Error>, String> {
 }
 
 /// Serialises variable-length elements as (u64 LE length, bytes) each, so that they compare as bytes.
-fn serialize_vlen(v: &zarr::array::vlen::VlenData) -> Vec<u8> {
+fn serialize_vlen(v: &zarr::array::VlenData) -> Vec<u8> {
     let mut out = Vec::new();
     for i in 0..v.len() {
         let e = v.get(i);

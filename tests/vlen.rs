@@ -7,7 +7,7 @@ mod common;
 use common::{for_each_index, v3_array};
 use serde_json::{json, Value};
 use std::sync::Arc;
-use zarr::array::vlen::VlenData;
+use zarr::array::VlenData;
 use zarr::store::memory::MemoryStore;
 use zarr::store::Store;
 use zarr::{Array, Error};
@@ -110,6 +110,108 @@ fn bytes_fill_forms_and_sharding() {
     }
 }
 
+fn sharding(chunk_shape: &[u64], codecs: Value) -> Value {
+    json!({"name": "sharding_indexed", "configuration": {
+        "chunk_shape": chunk_shape, "codecs": codecs,
+        "index_codecs": [{"name": "bytes", "configuration": {"endian": "little"}}, "crc32c"]}})
+}
+
+fn transpose(order: &[usize]) -> Value {
+    json!({"name": "transpose", "configuration": {"order": order}})
+}
+
+/// The elements of a vlen-utf8 / vlen-bytes frame, in stored order.
+fn frame_elements(buf: &[u8]) -> Vec<Vec<u8>> {
+    let n = u32::from_le_bytes(buf[..4].try_into().unwrap()) as usize;
+    let mut pos = 4;
+    (0..n)
+        .map(|_| {
+            let len = u32::from_le_bytes(buf[pos..pos + 4].try_into().unwrap()) as usize;
+            pos += 4 + len;
+            buf[pos - len..pos].to_vec()
+        })
+        .collect()
+}
+
+#[test]
+fn transpose_moves_elements() {
+    let store = Arc::new(MemoryStore::new());
+    let codecs = json!([transpose(&[1, 0]), "vlen-utf8"]);
+    let a = Array::create(store.clone(), "t", &v3_array(&[2, 3], &[2, 3], "string", json!(""), codecs)).unwrap();
+    let v = VlenData::from_elements(&["a", "bb", "", "d", "é", "f"]);
+    a.write_region_vlen(&[0, 0], &[2, 3], &v.offsets, &v.data).unwrap();
+    // stored transposed (3 x 2): column by column of the array
+    let stored = frame_elements(&store.get("t/c/0/0").unwrap().unwrap());
+    assert_eq!(stored, [&b"a"[..], b"d", b"bb", "é".as_bytes(), b"", b"f"]);
+    assert_eq!(a.read_region_vlen(&[0, 1], &[2, 2]).unwrap(), VlenData::from_elements(&["bb", "", "é", "f"]));
+    for (shape, chunks, codecs) in [
+        (vec![7u64, 9], vec![3u64, 4], json!([transpose(&[1, 0]), "vlen-utf8", {"name": "zstd", "configuration": {"level": 1}}])),
+        (vec![5, 4, 6], vec![2, 3, 4], json!([transpose(&[2, 0, 1]), "vlen-utf8"])),
+        (vec![5, 4, 6], vec![2, 3, 4], json!([{"name": "reshape", "configuration": {"shape": [6, 4]}}, transpose(&[1, 0]), "vlen-utf8"])),
+    ] {
+        let store = Arc::new(MemoryStore::new());
+        let a = Array::create(store, "t", &v3_array(&shape, &chunks, "string", json!("-"), codecs)).unwrap();
+        exercise(&a, b"-");
+    }
+}
+
+#[test]
+fn nested_sharding() {
+    // shards of 8 x 6 holding shards of 4 x 6 holding chunks of 2 x 3; one level with a transpose
+    for inner in [
+        json!(["vlen-utf8", {"name": "zstd", "configuration": {"level": 1}}]),
+        json!([transpose(&[1, 0]), "vlen-utf8"]),
+    ] {
+        for dtype in ["string", "bytes"] {
+            let store = Arc::new(MemoryStore::new());
+            let codec = if dtype == "string" { "vlen-utf8" } else { "vlen-bytes" };
+            let inner: Value = serde_json::from_str(&inner.to_string().replace("vlen-utf8", codec)).unwrap();
+            let codecs = json!([sharding(&[4, 6], json!([sharding(&[2, 3], inner)]))]);
+            let a = Array::create(store.clone(), "n", &v3_array(&[11, 10], &[8, 6], dtype, json!(""), codecs)).unwrap();
+            exercise(&a, b"");
+            let reopened = Array::open(store.clone(), "n", false).unwrap();
+            assert_eq!(reopened.read_region_vlen(&[0, 0], &[11, 10]).unwrap(), a.read_region_vlen(&[0, 0], &[11, 10]).unwrap());
+            // a damaged shard: reads touching it fail as codec errors, the others still read, and a write
+            // covering it in part stores nothing (not even in the intact shard it also touches)
+            store.set("n/c/0/0", b"short").unwrap();
+            assert!(matches!(a.read_region_vlen(&[0, 0], &[2, 2]), Err(Error::Codec(_))));
+            assert_eq!(a.read_region_vlen(&[8, 0], &[3, 10]).unwrap().len(), 30);
+            let intact = store.get("n/c/0/1").unwrap();
+            let v = VlenData::from_elements(&["q", "q"]);
+            assert!(matches!(a.write_region_vlen(&[0, 5], &[1, 2], &v.offsets, &v.data), Err(Error::Codec(_))));
+            assert_eq!(store.get("n/c/0/1").unwrap(), intact);
+        }
+    }
+}
+
+#[test]
+fn rectilinear_grid() {
+    for codecs in [
+        json!(["vlen-utf8"]),
+        json!([transpose(&[1, 0]), "vlen-utf8", {"name": "gzip", "configuration": {"level": 1}}]),
+        json!([sharding(&[1, 5], json!(["vlen-utf8"]))]),
+    ] {
+        let store = Arc::new(MemoryStore::new());
+        let mut doc: Value = serde_json::from_str(&v3_array(&[9, 10], &[1, 1], "string", json!("z"), codecs)).unwrap();
+        doc["chunk_grid"] = json!({"name": "rectilinear", "configuration": {"kind": "inline", "chunk_shapes": [[3, 4, 2], [5, 5]]}});
+        let a = Array::create(store.clone(), "r", &doc.to_string()).unwrap();
+        exercise(&a, b"z");
+        // the middle row of chunks holds 4 x 5 elements
+        let v = VlenData::from_elements(&(0..20).map(|i| format!("m{i}")).collect::<Vec<_>>());
+        a.write_region_vlen(&[3, 5], &[4, 5], &v.offsets, &v.data).unwrap();
+        let mut raw = store.get("r/c/1/1").unwrap().unwrap();
+        if a.metadata().codecs.to_json().to_string().contains("gzip") {
+            let mut plain = vec![0u8; 4096];
+            let n = zarr::codec::deflate::inflate_into(zarr::codec::deflate::Framing::Gzip, "gzip", &raw, &mut plain, false).unwrap();
+            raw = plain[..n].to_vec();
+        }
+        if a.metadata().codecs.to_json()[0]["name"] != "sharding_indexed" {
+            assert_eq!(frame_elements(&raw).len(), 20);
+        }
+        assert_eq!(a.read_region_vlen(&[3, 5], &[4, 5]).unwrap(), v);
+    }
+}
+
 #[test]
 fn fill_chunks_are_not_stored() {
     let store = Arc::new(MemoryStore::new());
@@ -173,10 +275,14 @@ fn metadata_checks() {
     assert!(matches!(bad("int32", json!(0), json!(["vlen-utf8"])), Error::Metadata(_)));
     assert!(matches!(bad("string", json!(3), json!(["vlen-utf8"])), Error::Metadata(_)));
     assert!(matches!(bad("bytes", json!([256]), json!(["vlen-bytes"])), Error::Metadata(_)));
+    // array -> array codecs that change values do not apply to variable-length elements
     assert!(matches!(
-        bad("string", json!(""), json!([{"name": "transpose", "configuration": {"order": [0]}}, "vlen-utf8"])),
-        Error::Unsupported(_)
+        bad("string", json!(""), json!([{"name": "bitround", "configuration": {"keepbits": 3}}, "vlen-utf8"])),
+        Error::Unsupported(_) | Error::Metadata(_)
     ));
+    let inner_bad = json!([{"name": "sharding_indexed", "configuration": {"chunk_shape": [1],
+        "codecs": ["bytes"], "index_codecs": ["bytes"]}}]);
+    assert!(matches!(bad("string", json!(""), inner_bad), Error::Metadata(_)));
 }
 
 #[test]
@@ -228,4 +334,21 @@ fn v2_object_arrays() {
     let e = VlenData::from_elements(&["", "", ""]);
     s.write_region_vlen(&[0], &[3], &e.offsets, &e.data).unwrap();
     assert!(store.get("r/0").unwrap().is_some());
+}
+
+#[test]
+fn v2_fortran_order() {
+    // order "F": each chunk frames its elements in Fortran order (numcodecs sees the chunk flattened so)
+    let store = Arc::new(MemoryStore::new());
+    let doc = json!({"zarr_format": 2, "shape": [3, 3], "chunks": [2, 3], "dtype": "|O", "fill_value": "",
+        "order": "F", "filters": [{"id": "vlen-utf8"}], "compressor": null});
+    let a = Array::create(store.clone(), "f", &doc.to_string()).unwrap();
+    let v = VlenData::from_elements(&["a", "bb", "", "d", "é", "f", "g", "h", "i"]);
+    a.write_region_vlen(&[0, 0], &[3, 3], &v.offsets, &v.data).unwrap();
+    let stored = frame_elements(&store.get("f/0.0").unwrap().unwrap());
+    assert_eq!(stored, [&b"a"[..], b"d", b"bb", "é".as_bytes(), b"", b"f"]);
+    // the edge chunk: row 2 and a row of fill, column by column
+    assert_eq!(frame_elements(&store.get("f/1.0").unwrap().unwrap()), [&b"g"[..], b"", b"h", b"", b"i", b""]);
+    assert_eq!(a.read_region_vlen(&[0, 0], &[3, 3]).unwrap(), v);
+    assert_eq!(a.read_region_vlen(&[1, 1], &[2, 2]).unwrap(), VlenData::from_elements(&["é", "f", "h", "i"]));
 }

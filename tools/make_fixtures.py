@@ -1576,12 +1576,13 @@ def main():
         if sub.exists():
             kept[sub] = Path(tempfile.mkdtemp()) / name
             shutil.move(str(sub), kept[sub])
-    # The scale_offset / cast_value cases come from tools/make_ext_codec_fixtures.py (zarr-python 3.4.2
-    # on Python 3.12): kept as they are, files and manifest entries.
+    # The scale_offset / cast_value cases come from tools/make_ext_codec_fixtures.py, the "v3-vlen-342"
+    # cases from tools/make_vlen342_fixtures.py (zarr-python 3.4.2 on Python 3.12): kept as they are,
+    # files and manifest entries.
     kept_cases, kept_files = [], {}
     if (out / "manifest.json").exists():
         for c in json.loads((out / "manifest.json").read_text())["cases"]:
-            if c["kind"] == "v3-ext-codec":
+            if c["kind"] in ("v3-ext-codec", "v3-vlen-342"):
                 kept_cases.append(c)
                 for rel in [c["expected"]] if c.get("expected") else []:
                     kept_files[rel] = (out / rel).read_bytes()

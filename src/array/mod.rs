@@ -6,8 +6,9 @@ mod conditional_write;
 mod read;
 mod remote_shard;
 mod shard_update;
-pub mod vlen;
 mod write;
+
+pub use crate::selection::vlen::VlenData;
 
 use crate::error::{Error, Result};
 use crate::metadata::{self, ArrayMetadata};
@@ -199,11 +200,6 @@ impl Array {
     /// Validates a dense region's rank and bounds.
     fn check_bounds(&self, start: &[u64], count: &[u64]) -> Result<()> {
         Selection::new(start, count, None)?.check_within(&self.meta.shape)
-    }
-
-    /// The grid coordinates of every chunk the dense region `start..start+count` touches.
-    fn chunks_of(&self, start: &[u64], count: &[u64]) -> Vec<Vec<u64>> {
-        Selection::dense(start, count).project(self.grid()).into_iter().map(|p| p.chunk).collect()
     }
 
     /// The chunk grid.

@@ -11,7 +11,8 @@ use crate::dtype::DataType;
 use crate::error::Result;
 use crate::scratch::with_encoded;
 use crate::selection::convert::Conv;
-use crate::selection::{ChunkPart, Layout, Selection};
+use crate::selection::vlen::{VlenChunk, VlenData};
+use crate::selection::{for_each_pair_run, ChunkPart, Layout, Selection};
 use crate::store::OpenHint;
 
 impl Array {
@@ -155,5 +156,85 @@ impl Array {
             Ok(true)
         })
         .map_err(|e| e.context(self.store.location(&key)))
+    }
+}
+
+impl Array {
+    /// Checks that the array has variable-length elements and that the region lies inside it.
+    pub fn check_vlen_region(&self, start: &[u64], count: &[u64]) -> Result<()> {
+        if !self.meta.data_type.is_vlen() {
+            return Err(crate::Error::InvalidArgument(format!(
+                "the array's data type {} has fixed-size elements: use zarr_read_region / zarr_write_region",
+                self.meta.data_type
+            )));
+        }
+        self.check_bounds(start, count)
+    }
+
+    /// Reads the region `start..start+count` of an array of variable-length elements (C order; a
+    /// vlen-array element is the bytes of its native-endian items). Missing chunks read as the fill
+    /// value. The region is cut along the grid like any other ([`Selection::project`]); each touched
+    /// chunk is decoded by its chain ([`crate::codec::vlen::decode`]: only the touched inner chunks of
+    /// a shard) in parallel, then the element lengths are summed into the offsets and every chunk
+    /// copies its elements into the one data buffer in parallel, adjacent elements in one copy.
+    pub fn read_region_vlen(&self, start: &[u64], count: &[u64]) -> Result<VlenData> {
+        self.check_vlen_region(start, count)?;
+        let n = count.iter().try_fold(1u64, |a, &c| a.checked_mul(c));
+        let n = n.filter(|&n| n < usize::MAX as u64 / 8).ok_or_else(|| crate::Error::BufferSize("region too large".into()))? as usize;
+        if n == 0 {
+            return Ok(VlenData { offsets: vec![0], data: Vec::new() });
+        }
+        let mut offsets = Vec::new();
+        offsets.try_reserve_exact(n + 1).map_err(|_| crate::Error::Internal(format!("cannot allocate {} offsets", n + 1)))?;
+        offsets.resize(n + 1, 0u64);
+        let parts = Selection::dense(start, count).project(self.grid());
+        let pieces: Vec<VlenChunk> = crate::threads::try_map(&parts, |part| {
+            let key = self.chunk_key(&part.chunk);
+            let ctx = |e: crate::Error| e.context(self.store.location(&key));
+            let chain = self.meta.chain_for(&part.chunk)?;
+            match self.store.get(&key).map_err(ctx)? {
+                Some(bytes) => crate::codec::vlen::decode(&chain, bytes, &part.local).map_err(ctx),
+                None => VlenChunk::filled(part.local.num_elements().unwrap_or(0) as usize, &self.meta.fill_value),
+            }
+        })?;
+        let zeros = vec![0u64; count.len()];
+        for (part, piece) in parts.iter().zip(&pieces) {
+            for_each_pair_run(&part.out, &part.local.count, &zeros, count, |r0, k0, run| {
+                for j in 0..run {
+                    let (s, e) = piece.spans[k0 + j];
+                    offsets[r0 + j + 1] = (e - s) as u64;
+                }
+            });
+        }
+        for i in 0..n {
+            offsets[i + 1] += offsets[i];
+        }
+        let total = usize::try_from(offsets[n]).map_err(|_| crate::Error::Internal("region does not fit in memory".into()))?;
+        let mut data = crate::error::try_alloc(total)?;
+        let dst = RawBuf::new(&mut data);
+        let offsets_ref = &offsets;
+        let jobs: Vec<(&ChunkPart, &VlenChunk)> = parts.iter().zip(&pieces).collect();
+        crate::threads::try_for_each(&jobs, |(part, piece)| {
+            for_each_pair_run(&part.out, &part.local.count, &zeros, count, |r0, k0, run| {
+                let lo = offsets_ref[r0] as usize;
+                // SAFETY: elements r0..r0+run of the region are written by this task only (each lies in
+                // exactly one chunk part), and lie inside `data` (their offsets sum to its size).
+                let out = unsafe { dst.slice_mut(lo, offsets_ref[r0 + run] as usize - lo) };
+                let spans = &piece.spans[k0..k0 + run];
+                let (mut w, mut j) = (0, 0);
+                while j < run {
+                    let (s, mut e) = spans[j];
+                    j += 1;
+                    while j < run && spans[j].0 == e {
+                        e = spans[j].1;
+                        j += 1;
+                    }
+                    out[w..w + e - s].copy_from_slice(&piece.buf[s..e]);
+                    w += e - s;
+                }
+            });
+            Ok(())
+        })?;
+        Ok(VlenData { offsets, data })
     }
 }

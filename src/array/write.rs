@@ -18,7 +18,7 @@ use crate::dtype::DataType;
 use crate::error::{try_alloc, Result};
 use crate::scratch::with_decoded;
 use crate::selection::convert::Conv;
-use crate::selection::{copy, ChunkPart, Layout, Selection};
+use crate::selection::{copy, for_each_pair_run, ChunkPart, Layout, Selection};
 use crate::store::{StoreLock, ValueVersion};
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -223,5 +223,89 @@ impl Array {
                 merge_and_encode(chunk, sink)
             }),
         }
+    }
+}
+
+impl Array {
+    /// Writes elements to the region `start..start+count` (C order): element i is
+    /// `data[offsets[i] .. offsets[i+1]]`, with `offsets` holding product(count) + 1 entries. For
+    /// `string` arrays every element must be valid UTF-8 ([`crate::Error::Value`] otherwise, nothing
+    /// stored). The region is cut along the grid like any other; the chunks it covers in part are
+    /// decoded, and every touched chunk is merged and encoded by its chain
+    /// ([`crate::codec::vlen::encode`]), in parallel and before anything is stored, so a failing write
+    /// changes nothing. A chunk (or an inner chunk of a shard) whose elements all equal the fill value
+    /// is not stored.
+    pub fn write_region_vlen(&self, start: &[u64], count: &[u64], offsets: &[u64], data: &[u8]) -> Result<()> {
+        self.check_writable()?;
+        self.check_vlen_region(start, count)?;
+        let codec = crate::codec::vlen::element_codec(&self.meta.codecs)
+            .ok_or_else(|| crate::Error::Internal("a variable-length array without a variable-length codec".into()))?;
+        let n = count.iter().try_fold(1u64, |a, &c| a.checked_mul(c));
+        if n.and_then(|n| n.checked_add(1)) != Some(offsets.len() as u64) {
+            return Err(crate::Error::BufferSize(format!(
+                "{} offsets given, the region needs {} (one more than its element count)",
+                offsets.len(),
+                n.map_or("more than 2^64".to_string(), |n| (n as u128 + 1).to_string())
+            )));
+        }
+        let n = offsets.len() - 1;
+        for i in 0..n {
+            let (a, b) = (offsets[i], offsets[i + 1]);
+            if a > b || b > data.len() as u64 {
+                return Err(crate::Error::InvalidArgument(format!(
+                    "offsets[{i}..={}] = {a}, {b}: offsets must not decrease and must stay within the {} data bytes",
+                    i + 1,
+                    data.len()
+                )));
+            }
+            codec.check_element(&data[a as usize..b as usize]).map_err(|why| crate::Error::Value(format!("element {i}: {why}")))?;
+        }
+        if n == 0 {
+            return Ok(());
+        }
+        let parts = Selection::dense(start, count).project(self.grid());
+        let lock = self.lock_chunks(parts.iter().map(|p| p.chunk.as_slice()))?;
+        let encoded: Vec<Option<Vec<u8>>> = crate::threads::try_map(&parts, |part| {
+            let key = self.chunk_key(&part.chunk);
+            self.encode_vlen_part(part, start, count, offsets, data).map_err(|e| e.context(self.store.location(&key)))
+        })?;
+        let jobs: Vec<(&ChunkPart, &Option<Vec<u8>>)> = parts.iter().zip(&encoded).collect();
+        crate::threads::try_for_each(&jobs, |(part, enc)| {
+            let key = self.chunk_key(&part.chunk);
+            match enc {
+                Some(bytes) => self.store.set_parts_locked(&key, &[bytes], &lock),
+                None => self.store.delete_locked(&key, &lock),
+            }
+        })
+    }
+
+    /// The new encoded content of the chunk of `part` after writing the region (`None`: all fill, not
+    /// stored).
+    fn encode_vlen_part(&self, part: &ChunkPart, start: &[u64], count: &[u64], offsets: &[u64], data: &[u8]) -> Result<Option<Vec<u8>>> {
+        let chain = self.meta.chain_for(&part.chunk)?;
+        let shape = &chain.decoded_repr().shape;
+        let fill = &self.meta.fill_value[..];
+        let existing = match self.covers_chunk(part) {
+            true => None,
+            false => match self.store.get(&self.chunk_key(&part.chunk))? {
+                Some(bytes) => Some(crate::codec::vlen::decode(&chain, bytes, &Selection::dense(&vec![0; shape.len()], shape))?),
+                None => None,
+            },
+        };
+        let mut elems: Vec<&[u8]> = match &existing {
+            Some(chunk) => chunk.elements(),
+            None => vec![fill; shape.iter().product::<u64>() as usize],
+        };
+        // The chunk's origin in the array.
+        let origin: Vec<u64> = (0..shape.len()).map(|d| start[d] + part.out[d] - part.local.start[d]).collect();
+        for_each_pair_run(&origin, shape, start, count, |r0, k0, run| {
+            for j in 0..run {
+                elems[k0 + j] = &data[offsets[r0 + j] as usize..offsets[r0 + j + 1] as usize];
+            }
+        });
+        if self.meta.fill_defined && elems.iter().all(|e| *e == fill) {
+            return Ok(None);
+        }
+        crate::codec::vlen::encode(&chain, &elems).map(Some)
     }
 }

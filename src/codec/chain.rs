@@ -149,6 +149,9 @@ impl CodecChain {
             }
         }
         let a2b = a2b.ok_or_else(|| Error::Metadata("codec chain has no array -> bytes codec".into()))?;
+        if decoded.data_type.is_vlen() {
+            super::vlen::check_chain(&a2a, a2b.as_ref(), &decoded.data_type)?;
+        }
         let a2b_repr = reprs.last().unwrap();
         let bound = 2 * a2b_repr.nbytes() + (1 << 20);
         let mut size = a2b.encoded_size(a2b_repr);
@@ -178,6 +181,17 @@ impl CodecChain {
     /// The array->bytes codec.
     pub fn array_to_bytes(&self) -> &dyn ArrayToBytesCodec {
         self.array_to_bytes.as_ref()
+    }
+
+    /// The array->array codecs, in encoding order.
+    pub fn array_to_array(&self) -> &[Box<dyn ArrayToArrayCodec>] {
+        &self.array_to_array
+    }
+
+    /// The representations along the chain: entry `i` is what `array_to_array()[i]` receives when
+    /// encoding, the last what the array->bytes codec receives.
+    pub fn reprs(&self) -> &[ArrayRepr] {
+        &self.reprs
     }
 
     /// The bytes->bytes codecs, in encoding order.

@@ -171,6 +171,12 @@ pub trait ArrayToArrayCodec: Send + Sync + std::fmt::Debug {
     fn may_refuse_values(&self) -> bool {
         false
     }
+    /// Whether the codec only moves elements, whatever their type (transpose, reshape): it then
+    /// applies to variable-length elements too, moved as it moves an array of element indices
+    /// (see [`vlen`]).
+    fn only_moves_elements(&self) -> bool {
+        false
+    }
 }
 
 /// An encoded chunk as consecutive parts (a shard: its inner chunks and index), stored back to back.

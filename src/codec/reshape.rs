@@ -145,6 +145,10 @@ impl ArrayToArrayCodec for ReshapeCodec {
         Ok(())
     }
 
+    fn only_moves_elements(&self) -> bool {
+        true
+    }
+
     fn to_json(&self) -> Value {
         self.json.clone()
     }

@@ -143,6 +143,10 @@ impl ArrayToArrayCodec for TransposeCodec {
         Ok(())
     }
 
+    fn only_moves_elements(&self) -> bool {
+        true
+    }
+
     fn to_json(&self) -> Value {
         json!({"name": "transpose", "configuration": {"order": self.order}})
     }

@@ -10,16 +10,22 @@
 //! the bytes (UTF-8 text, raw bytes, or the items of a vlen-array element in the filter's byte order).
 //! Example: `{"name": "vlen-utf8", "configuration": {}}`
 //!
-//! Variable-length chunks do not fit the fixed-size codec interface: the `ArrayToBytesCodec` methods
-//! refuse, and [`crate::array::vlen`] reads and writes these arrays with [`parse_frame`] and
-//! [`encode_frame`]. Every count and length is checked against the chunk's bytes before anything is
-//! allocated for it.
+//! Variable-length chunks do not fit the fixed-size buffer interface (the `ArrayToBytesCodec` buffer
+//! methods refuse); the chain runs them with [`decode`] and [`encode`] instead, on the same codecs:
+//! bytes->bytes codecs as for any chunk, array->array codecs that only move elements (transpose,
+//! reshape) by the permutation they apply to an array of element indices, this codec's framing
+//! ([`VlenCodec::parse_frame`], [`VlenCodec::encode_frame`]) or sharding (whose inner chunks go
+//! through their own chain, so sharding nests). A decoded chunk is a [`VlenChunk`]. Every count and
+//! length is checked against the chunk's bytes before anything is allocated for it.
 
+use super::chain::CodecChain;
 use super::numcodecs::V2Config;
 use super::registry::{CodecEntry, Numcodecs, Takes, V2Build};
-use super::{ArrayRepr, ArrayToBytesCodec, Codec, Config};
+use super::{ArrayRepr, ArrayToArrayCodec, ArrayToBytesCodec, Codec, Config, DecodedSize};
 use crate::dtype::{DataType, Endian};
 use crate::error::{Error, Result};
+use crate::selection::vlen::VlenChunk;
+use crate::selection::Selection;
 use serde_json::{json, Map, Value};
 use std::borrow::Cow;
 
@@ -250,6 +256,110 @@ impl ArrayToBytesCodec for VlenCodec {
     fn as_vlen(&self) -> Option<&VlenCodec> {
         Some(self)
     }
+}
+
+/// Largest decoded size (bytes) of one variable-length chunk, a guard against decompression bombs.
+pub const MAX_VLEN_CHUNK_BYTES: u64 = 1 << 34;
+
+/// Checks that a chain for chunks of the variable-length type `dt` can run: array->array codecs that
+/// only move elements, and a variable-length codec as the array->bytes codec (directly, or inside
+/// sharding, whose inner chain was checked when it was built).
+pub fn check_chain(a2a: &[Box<dyn ArrayToArrayCodec>], a2b: &dyn ArrayToBytesCodec, dt: &DataType) -> Result<()> {
+    if let Some(c) = a2a.iter().find(|c| !c.only_moves_elements()) {
+        return Err(Error::Unsupported(format!(
+            "array -> array codec '{}' on the variable-length data type {dt} (only transpose and reshape apply)",
+            c.to_json()["name"].as_str().unwrap_or("?")
+        )));
+    }
+    if a2b.as_vlen().is_none() && a2b.as_sharding().is_none() {
+        return Err(Error::Metadata(format!(
+            "data type {dt} needs a variable-length codec (vlen-utf8 for string, vlen-bytes for bytes) as its array -> bytes codec"
+        )));
+    }
+    Ok(())
+}
+
+/// The variable-length codec that frames the elements of `chain`'s chunks (inside sharding if need be).
+pub fn element_codec(chain: &CodecChain) -> Option<&VlenCodec> {
+    let a2b = chain.array_to_bytes();
+    a2b.as_vlen().or_else(|| a2b.as_sharding().and_then(|s| element_codec(s.inner_chain())))
+}
+
+/// Where an element-moving array->array codec puts the elements of a chunk of `decoded`: element `j`
+/// of its output is element `order[j]` of its input (the codec applied to an array of indices).
+fn element_order(c: &dyn ArrayToArrayCodec, decoded: &ArrayRepr) -> Result<Vec<u64>> {
+    let n = decoded.num_elements();
+    let mut iota = crate::error::try_alloc((n as usize).saturating_mul(8))?;
+    for (i, e) in iota.chunks_exact_mut(8).enumerate() {
+        e.copy_from_slice(&(i as u64).to_ne_bytes());
+    }
+    let repr = ArrayRepr { shape: decoded.shape.clone(), data_type: DataType::UInt64, fill_value: vec![0; 8] };
+    let moved = c.encode(&iota, &repr)?;
+    let order: Vec<u64> = moved.chunks_exact(8).map(|b| u64::from_ne_bytes(b.try_into().unwrap())).collect();
+    if order.len() as u64 != n || order.iter().any(|&i| i >= n) {
+        return Err(Error::Internal("an array -> array codec lost elements of a variable-length chunk".into()));
+    }
+    Ok(order)
+}
+
+/// Decodes the box `sel` (dense, chunk-local) of the variable-length chunk `encoded` of `chain`.
+pub fn decode(chain: &CodecChain, encoded: Vec<u8>, sel: &Selection) -> Result<VlenChunk> {
+    let max = MAX_VLEN_CHUNK_BYTES.min(super::chain::max_chunk_bytes()).min(usize::MAX as u64) as usize;
+    let mut bytes = encoded;
+    for c in chain.bytes_to_bytes().iter().rev() {
+        bytes = c.decode(&bytes, DecodedSize::AtMost(max))?.into_owned();
+    }
+    let reprs = chain.reprs();
+    let a2a = chain.array_to_array();
+    let a2b_repr = reprs.last().expect("a chain has a representation");
+    let whole;
+    // Without array->array codecs the array->bytes codec decodes just the box (sharding: just the
+    // inner chunks it touches).
+    let a2b_sel = if a2a.is_empty() {
+        sel
+    } else {
+        whole = Selection::dense(&vec![0; a2b_repr.shape.len()], &a2b_repr.shape);
+        &whole
+    };
+    let a2b = chain.array_to_bytes();
+    let mut chunk = if let Some(v) = a2b.as_vlen() {
+        let mut spans = Vec::new();
+        v.parse_frame(&mut bytes, a2b_repr.num_elements() as usize, &mut spans)?;
+        VlenChunk { buf: bytes, spans }.select(&a2b_repr.shape, a2b_sel)?
+    } else if let Some(s) = a2b.as_sharding() {
+        s.decode_vlen(&bytes, a2b_sel)?
+    } else {
+        return Err(Error::Internal("a variable-length chunk without a variable-length codec".into()));
+    };
+    if a2a.is_empty() {
+        return Ok(chunk);
+    }
+    for (c, repr) in a2a.iter().zip(reprs).rev() {
+        chunk.permute(&element_order(c.as_ref(), repr)?, true)?;
+    }
+    chunk.select(&chain.decoded_repr().shape, sel)
+}
+
+/// Encodes a chunk of `chain` whose elements (C order, native-endian, already checked with
+/// [`VlenCodec::check_element`]) are `elems`.
+pub fn encode(chain: &CodecChain, elems: &[&[u8]]) -> Result<Vec<u8>> {
+    let mut cur: Cow<[&[u8]]> = Cow::Borrowed(elems);
+    for (c, repr) in chain.array_to_array().iter().zip(chain.reprs()) {
+        let order = element_order(c.as_ref(), repr)?;
+        cur = Cow::Owned(order.iter().map(|&i| cur[i as usize]).collect());
+    }
+    let a2b = chain.array_to_bytes();
+    let mut bytes = if let Some(v) = a2b.as_vlen() {
+        v.encode_frame(&cur)?
+    } else if let Some(s) = a2b.as_sharding() {
+        s.encode_vlen(&cur, &chain.reprs().last().expect("a chain has a representation").shape)?
+    } else {
+        return Err(Error::Internal("a variable-length chunk without a variable-length codec".into()));
+    };
+    for c in chain.bytes_to_bytes() {
+        bytes = c.encode(&bytes)?;
+    }
+    Ok(bytes)
 }
 
 #[cfg(test)]

@@ -74,7 +74,7 @@ pub enum DataType {
     SmallInt(SmallInt),
     /// `string`: variable-length UTF-8 text (extension data type, codec `vlen-utf8`; v2 `|O` with a
     /// `vlen-utf8` filter). Variable-length types have no fixed element size ([`DataType::size`] is 0)
-    /// and are read and written through [`crate::array::vlen`].
+    /// and are read and written through `Array::read_region_vlen` / `write_region_vlen`.
     String,
     /// `bytes` (zarr-python: `variable_length_bytes`): variable-length byte strings (codec
     /// `vlen-bytes`; v2 `|O` with a `vlen-bytes` filter).

@@ -5,7 +5,7 @@ use super::array::{zarr_array, zarr_data_type};
 use super::handle::{handle_kind, new_handle, HandleKind};
 use super::status::*;
 use super::{guard, need_out, slice_arg, write_out};
-use crate::array::vlen::VlenData;
+use crate::array::VlenData;
 use crate::dtype::DataType;
 use crate::error::Error;
 

@@ -234,9 +234,6 @@ fn parse_object_array(obj: &Map<String, Value>, doc: &Value, p: ObjectParts) -> 
         Some(V2Build::Object(build)) => build(&cfg)?,
         _ => return Err(no_codec()),
     };
-    if p.order == "F" && p.shape.len() > 1 {
-        return Err(Error::Unsupported("v2 object arrays in order \"F\" are not supported".into()));
-    }
     let data_type = vlen.data_type();
     let fill_given = fill_value::parse_v2_vlen(&data_type, obj.get("fill_value").unwrap_or(&Value::Null))?;
     if let Some(f) = &fill_given {
@@ -244,7 +241,10 @@ fn parse_object_array(obj: &Map<String, Value>, doc: &Value, p: ObjectParts) -> 
     }
     let fill_defined = fill_given.is_some();
     let fill = fill_given.unwrap_or_default();
-    let mut codecs = vec![Codec::ArrayToBytes(Box::new(vlen))];
+    // order "F": the elements are framed in Fortran order, a transpose as for fixed-size elements
+    let mut codecs = Vec::new();
+    push_fortran_transpose(&mut codecs, p.order == "F", p.shape.len())?;
+    codecs.push(Codec::ArrayToBytes(Box::new(vlen)));
     push_numcodecs(&mut codecs, V2Elem::bytes(), &filters[1..], compressor(obj)?)?;
     let fixed = Fixed {
         zarr_format: 2,

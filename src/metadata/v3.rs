@@ -172,9 +172,6 @@ pub fn parse_array(doc: &Value) -> Result<ArrayMetadata> {
     let first_chunk = grid.chunk_shape_at(&vec![0; shape.len()]);
     let repr = ArrayRepr { shape: first_chunk, data_type: data_type.clone(), fill_value: fill.clone() };
     let codecs = CodecChain::from_v3(get("codecs")?, &repr)?;
-    if data_type.is_vlen() {
-        crate::array::vlen::check_chain(&codecs)?;
-    }
     let meta = ArrayMetadata {
         zarr_format: 3,
         shape,

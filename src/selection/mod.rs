@@ -8,10 +8,12 @@
 //!   Fortran order, a chunk stepped by the selection, a caller's arbitrary strides).
 //! - [`copy`]: copies, fills and validates boxes between two layouts in whole runs, converting element
 //!   types ([`convert::Conv`]) and byte order inside the same pass.
+//! - [`vlen`]: boxes of variable-length elements (the API's offsets + data, a decoded chunk's spans).
 
 pub mod convert;
 pub mod copy;
 pub mod layout;
+pub mod vlen;
 
 use crate::chunk_grid::ChunkGrid;
 use crate::error::{Error, Result};

@@ -15,6 +15,7 @@
 //! parallel; inner chunks equal to the fill value everywhere are not stored.
 
 pub mod index;
+mod vlen;
 
 use crate::buffer::RawBuf;
 use crate::chunk_grid::{for_each_index, RegularGrid};
