@@ -37,6 +37,7 @@
 //! [`Error::ReadOnly`] before any request ([`Store::ensure_writable`]).
 
 use super::options::StoreOptions;
+use super::redact::{redact, redact_error, register_secret};
 use super::runtime::block_on;
 use super::{check_range, ByteSource, ConditionalStore, DirListing, OpenHint, Store, ValueVersion};
 use crate::error::{Error, Result};
@@ -64,7 +65,8 @@ pub enum Protocol {
 pub struct ObjectStoreAdapter {
     inner: Arc<dyn ObjectStore>,
     protocol: Protocol,
-    /// The location as the caller wrote it, without a trailing `/` (for messages).
+    /// The location as the caller wrote it, without a trailing `/` and with secrets masked (for
+    /// messages).
     url: String,
     /// Key prefix inside the backend (no leading or trailing `/`; empty for the root).
     prefix: String,
@@ -127,6 +129,28 @@ fn split_url(rest: &str) -> (&str, &str) {
     }
 }
 
+/// An `object_store` error as text for a message, secrets masked ([`redact`]).
+fn text(e: &object_store::Error) -> String {
+    redact(&e.to_string())
+}
+
+/// Registers the secrets a store is opened with (the password of the location's or the endpoint's
+/// user information, the `secret_access_key` and `session_token` options) for [`redact`].
+fn register_secrets(location: &str, o: &StoreOptions) {
+    for url in [Some(location), o.get("endpoint")].into_iter().flatten() {
+        let Some((_, rest)) = url.split_once("://") else { continue };
+        let authority = &rest[..rest.find(['/', '?', '#']).unwrap_or(rest.len())];
+        if let Some((userinfo, _)) = authority.rsplit_once('@') {
+            register_secret(userinfo.split_once(':').map_or(userinfo, |(_, password)| password));
+        }
+    }
+    for key in ["secret_access_key", "session_token"] {
+        if let Some(v) = o.get(key) {
+            register_secret(v);
+        }
+    }
+}
+
 fn env_set(name: &str) -> bool {
     std::env::var_os(name).is_some_and(|v| !v.is_empty())
 }
@@ -137,6 +161,11 @@ impl ObjectStoreAdapter {
     /// credential setting) requests are unsigned (anonymous access to public buckets); instance
     /// metadata is never queried implicitly.
     pub fn s3(location: &str, o: &StoreOptions) -> Result<Self> {
+        register_secrets(location, o);
+        Self::s3_unchecked(location, o).map_err(redact_error)
+    }
+
+    fn s3_unchecked(location: &str, o: &StoreOptions) -> Result<Self> {
         use object_store::aws::AmazonS3Builder;
         let rest = location.strip_prefix("s3://").ok_or_else(|| Error::InvalidArgument(format!("not an s3:// URI: '{location}'")))?;
         let (bucket, prefix) = split_url(rest);
@@ -186,6 +215,11 @@ impl ObjectStoreAdapter {
 
     /// Opens `http://host/path` or `https://host/path` (read-only).
     pub fn http(location: &str, o: &StoreOptions) -> Result<Self> {
+        register_secrets(location, o);
+        Self::http_unchecked(location, o).map_err(redact_error)
+    }
+
+    fn http_unchecked(location: &str, o: &StoreOptions) -> Result<Self> {
         use object_store::http::HttpBuilder;
         let (scheme, rest) = location.split_once("://").ok_or_else(|| Error::InvalidArgument(format!("not a URL: '{location}'")))?;
         let (authority, prefix) = split_url(rest);
@@ -209,7 +243,7 @@ impl ObjectStoreAdapter {
         ObjectStoreAdapter {
             inner,
             protocol,
-            url: url.trim_end_matches('/').to_string(),
+            url: redact(url.trim_end_matches('/')),
             prefix: prefix.trim_matches('/').to_string(),
             multipart_threshold: o.multipart_threshold(),
             concurrency: o.max_concurrency(),
@@ -271,7 +305,7 @@ impl ObjectStoreAdapter {
     }
 
     fn io_error(&self, op: &str, key: &str, e: object_store::Error) -> Error {
-        Error::Io(format!("{op} {}: {e}", self.location(key)))
+        Error::Io(format!("{op} {}: {}", self.location(key), text(&e)))
     }
 
     fn writable(&self, key: &str) -> Result<()> {
@@ -358,7 +392,7 @@ impl ByteSource for RemoteSource {
                 self.url,
                 self.e_tag.as_deref().unwrap_or("?")
             )),
-            e => Error::Io(format!("GET {} (bytes {offset}..{end}): {e}", self.url)),
+            e => Error::Io(format!("GET {} (bytes {offset}..{end}): {}", self.url, text(&e))),
         })?;
         if got.len() != buf.len() {
             return Err(Error::Io(format!("GET {}: asked for {} bytes at {offset}, got {}", self.url, buf.len(), got.len())));
@@ -406,7 +440,7 @@ impl ConditionalStore for ObjectStoreAdapter {
             Err(object_store::Error::Precondition { .. } | object_store::Error::AlreadyExists { .. }) => Ok(false),
             Err(e) if is_not_implemented(&e) => {
                 self.conditional_put.store(false, Ordering::Relaxed);
-                Err(Error::Unsupported(format!("conditional PUT {}: {e}", self.location(key))))
+                Err(Error::Unsupported(format!("conditional PUT {}: {}", self.location(key), text(&e))))
             }
             Err(e) => Err(self.io_error("PUT", key, e)),
         }
@@ -468,9 +502,10 @@ impl Store for ObjectStoreAdapter {
                 Err(object_store::Error::NotFound { .. }) if version.is_none() => return Ok(false),
                 Err(e @ (object_store::Error::Precondition { .. } | object_store::Error::NotFound { .. })) => {
                     return Err(Error::Io(format!(
-                        "GET {}: the object changed while it was being read (it is no longer ETag {}): {e}",
+                        "GET {}: the object changed while it was being read (it is no longer ETag {}): {}",
                         self.location(key),
-                        version.unwrap_or("?")
+                        version.unwrap_or("?"),
+                        text(&e)
                     )))
                 }
                 Err(e) => return Err(self.io_error("GET", key, e)),
@@ -789,7 +824,7 @@ mod tests {
         assert!(matches!(ObjectStoreAdapter::http("http://h/x?a=1", &o), Err(Error::Unsupported(_))));
         let s = ObjectStoreAdapter::http("http://127.0.0.1:1/data/arr/", &o).unwrap();
         assert_eq!(s.location("zarr.json"), "http://127.0.0.1:1/data/arr/zarr.json");
-        assert_eq!(s.io_concurrency(), 32);
+        assert_eq!(s.io_concurrency(), 64);
     }
 
     #[test]

@@ -172,15 +172,34 @@ def t_shard_index_kept_and_revalidated(r, srv, arrays):
             assert srv.precondition_failures == 1, srv.precondition_failures
         finally:
             shard.write_bytes(original)
-    # Most of a shard: its index, then one GET of the whole shard (decoded as it arrives); with the
-    # index kept, just that GET.
+    # Most of a shard: one GET of the whole shard, its index read from its end (one round trip);
+    # with the index kept (after a small read), one GET streamed and decoded as it arrives.
     with zc.Array.open(f"{srv.url}/arrays/v3_sharded") as a:
         srv.reset_counts()
         assert a.read([0, 0], [32, 40]) == np.ascontiguousarray(d[0:32, 0:40]).tobytes()
-        assert (srv.requests, srv.range_requests) == (2, 1), (srv.requests, srv.range_requests)
+        assert (srv.requests, srv.range_requests) == (1, 0), (srv.requests, srv.range_requests)
+        assert a.read([1, 2], [3, 4]) == np.ascontiguousarray(d[1:4, 2:6]).tobytes()
         srv.reset_counts()
         assert a.read([0, 8], [32, 40]) == np.ascontiguousarray(d[0:32, 8:48]).tobytes()
         assert (srv.requests, srv.range_requests) == (1, 0), (srv.requests, srv.range_requests)
+    # Four whole shards at once: 4 requests, all in flight together, one round trip (the server
+    # counts them; no timing).
+    srv.configure(delay=0.3)
+    try:
+        with zc.Array.open(f"{srv.url}/arrays/v3_sharded") as a:
+            srv.reset_counts()
+            assert a.read() == d.tobytes()
+            assert (srv.requests, srv.range_requests, srv.max_in_flight) == (4, 0, 4), \
+                (srv.requests, srv.range_requests, srv.max_in_flight)
+            # A small read in each of the 4 shards: the 4 index GETs go out together.
+            srv.reset_counts()
+            got = np.empty((2, 4), dtype="<i2")
+            a.read_hyperslab([5, 5], [2, 4], step=[32, 24], out=got)
+            assert np.array_equal(got, d[5:64:32, 5:96:24]), "strided read across shards"
+            assert srv.max_in_flight >= 4 and srv.range_requests == srv.requests, \
+                (srv.requests, srv.range_requests, srv.max_in_flight)
+    finally:
+        srv.configure()
 
 
 def t_concurrency(r, srv, arrays):
