@@ -83,9 +83,13 @@ class _Handler(BaseHTTPRequestHandler):
                 except OSError:
                     pass
                 return True
+            # An error page that repeats the request, headers included (as some servers' do): what
+            # a client puts in its error messages must not leak credentials from it.
+            echo = f"{self.requestline}\r\n{self.headers}".encode("utf-8", "replace")
             self.send_response(kind)
-            self.send_header("Content-Length", "0")
+            self.send_header("Content-Length", str(len(echo)))
             self.end_headers()
+            self.wfile.write(echo)
             return True
         return False
 
@@ -171,9 +175,11 @@ class _Handler(BaseHTTPRequestHandler):
         if self._control():
             return
         srv = self.server
+        began = time.monotonic()
         with srv.lock:
             srv.in_flight += 1
             srv.max_in_flight = max(srv.max_in_flight, srv.in_flight)
+            srv.first_began = min(srv.first_began, began)
         try:
             if self._fault():
                 return
@@ -235,8 +241,11 @@ class _Handler(BaseHTTPRequestHandler):
                     srv.bytes_sent += len(body)
                 self.wfile.write(body)
         finally:
+            ended = time.monotonic()
             with srv.lock:
                 srv.in_flight -= 1
+                srv.busy_s += ended - began
+                srv.last_ended = max(srv.last_ended, ended)
 
     def do_GET(self):
         self._serve(head=False)
@@ -254,6 +263,8 @@ def _reset(h):
     h.requests = h.range_requests = h.faults = h.slowed = h.bytes_sent = h.bytes_received = 0
     h.precondition_failures = 0
     h.by_method = {}
+    # GETs and HEADs: the sum of their durations and the span from the first start to the last end.
+    h.busy_s, h.first_began, h.last_ended = 0.0, float("inf"), float("-inf")
     # Requests still being answered stay in flight (their handlers decrement it when they end).
     h.max_in_flight = h.in_flight
 
@@ -262,6 +273,10 @@ class _Server(ThreadingHTTPServer):
     # Many clients open dozens of connections at once: the default backlog (5) would make the kernel
     # drop SYNs, and the client retry after a second.
     request_queue_size = 1024
+
+    def handle_error(self, request, client_address):
+        # A client that gave up on a slow answer (its timeout) closes the connection: not an error here.
+        pass
 
 
 class RangeHTTPServer:
@@ -295,6 +310,14 @@ class RangeHTTPServer:
         if name in COUNTS or name == "by_method":
             return getattr(self.httpd, name)
         raise AttributeError(name)
+
+    @property
+    def mean_in_flight(self):
+        """GETs and HEADs in flight on average since the counts were reset, from the server's clock:
+        their summed durations over the span from the first start to the last end."""
+        h = self.httpd
+        span = h.last_ended - h.first_began
+        return h.busy_s / span if span > 0 else 0.0
 
     @property
     def root(self):

@@ -702,6 +702,7 @@ static int usage_error(const char *msg) {
 
 int main(int argc, char **argv) {
     const char *path = NULL;
+    char *shown = NULL;
     zarr_node_type type;
     zarr_status s;
     int i;
@@ -744,18 +745,21 @@ int main(int argc, char **argv) {
         }
     }
     if (!path) return usage_error("no PATH given");
-    if ((s = zarr_node_type_at(path, &type)) != ZARR_OK) return report("reading", path, s);
+    /* What is printed of PATH: a URL's password and signature parameters masked by ***. */
+    if (zarr_location_redacted(path, &shown) != ZARR_OK) return report("reading", "PATH", ZARR_ERR_INVALID_ARGUMENT);
+    if ((s = zarr_node_type_at(path, &type)) != ZARR_OK) return report("reading", shown, s);
     if (type == ZARR_NODE_ARRAY) {
         zarr_array *a = NULL;
-        if ((s = zarr_open(path, ZARR_READ, &a)) != ZARR_OK) return report("opening", path, s);
-        dump_array(a, path, "", 0);
+        if ((s = zarr_open(path, ZARR_READ, &a)) != ZARR_OK) return report("opening", shown, s);
+        dump_array(a, shown, "", 0);
         zarr_close(a);
     } else {
         zarr_group *g = NULL;
-        if ((s = zarr_group_open(path, ZARR_READ, &g)) != ZARR_OK) return report("opening", path, s);
-        dump_group(g, path, "", 0);
+        if ((s = zarr_group_open(path, ZARR_READ, &g)) != ZARR_OK) return report("opening", shown, s);
+        dump_group(g, shown, "", 0);
         zarr_group_close(g);
     }
+    zarr_string_free(shown);
     if (opt_json) putchar('\n');
     free(opt_vars);
     free(vars);
