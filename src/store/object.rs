@@ -842,4 +842,86 @@ mod tests {
         }
         assert!(t.elapsed() < std::time::Duration::from_secs(20));
     }
+
+    /// A one-thread HTTP server on loopback answering every request as `mode` says: "403" and "404"
+    /// (with the request echoed in the body, as some servers' error pages do), "truncate" (a body cut
+    /// off), "stall" (no answer). Returns its port.
+    fn misbehaving_server(mode: &'static str) -> u16 {
+        use std::io::{Read, Write};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        std::thread::spawn(move || {
+            for conn in listener.incoming() {
+                let Ok(mut conn) = conn else { return };
+                std::thread::spawn(move || {
+                    let mut request = Vec::new();
+                    let mut buf = [0u8; 4096];
+                    while !request.windows(4).any(|w| w == b"\r\n\r\n") {
+                        match conn.read(&mut buf) {
+                            Ok(0) | Err(_) => return,
+                            Ok(n) => request.extend_from_slice(&buf[..n]),
+                        }
+                    }
+                    let echo = String::from_utf8_lossy(&request).to_string();
+                    let answer = match mode {
+                        "403" | "404" => {
+                            let status = if mode == "403" { "403 Forbidden" } else { "404 Not Found" };
+                            format!("HTTP/1.1 {status}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{echo}", echo.len())
+                        }
+                        "truncate" => "HTTP/1.1 200 OK\r\nContent-Length: 1000\r\nConnection: close\r\n\r\n0123456789".to_string(),
+                        _ => {
+                            std::thread::sleep(std::time::Duration::from_secs(5));
+                            return;
+                        }
+                    };
+                    let _ = conn.write_all(answer.as_bytes());
+                });
+            }
+        });
+        port
+    }
+
+    #[test]
+    fn no_secret_in_any_error_message() {
+        let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let ports = [
+            ("refused", closed),
+            ("403", misbehaving_server("403")),
+            ("404", misbehaving_server("404")),
+            ("truncate", misbehaving_server("truncate")),
+            ("stall", misbehaving_server("stall")),
+        ];
+        let secrets = ["url-pass-5ecret", "opt-s3cret-key-9", "opt-session-t0ken-7", "endpoint-pw-77"];
+        let mut checked = 0;
+        for (what, port) in ports {
+            let mut o = StoreOptions::new();
+            o.set("retries", "1").unwrap();
+            o.set("timeout_ms", "400").unwrap();
+            let http = ObjectStoreAdapter::http(&format!("http://user:{}@127.0.0.1:{port}/a", secrets[0]), &o).unwrap();
+            o.set("endpoint", &format!("http://ep:{}@127.0.0.1:{port}", secrets[3])).unwrap();
+            o.set("access_key_id", "AKIDEXAMPLE").unwrap();
+            o.set("secret_access_key", secrets[1]).unwrap();
+            o.set("session_token", secrets[2]).unwrap();
+            o.set("path_style", "true").unwrap();
+            let s3 = ObjectStoreAdapter::s3("s3://bucket/a", &o).unwrap();
+            for store in [&http, &s3] {
+                let mut messages = vec![format!("{:?}", store)];
+                messages.extend(store.get("zarr.json").err().map(|e| e.to_string()));
+                messages.extend(store.open_hinted("c/0", OpenHint::Tail(16)).err().map(|e| e.to_string()));
+                messages.extend(store.exists("c/1").err().map(|e| e.to_string()));
+                messages.extend(store.set("c/2", b"v").err().map(|e| e.to_string()));
+                messages.extend(store.stream_value("c/3", None, &mut |_| Ok(())).err().map(|e| e.to_string()));
+                assert!(messages.len() > 2 || what == "404", "{what}: expected failures, got {messages:?}");
+                for m in &messages {
+                    for secret in secrets {
+                        assert!(!m.contains(secret), "{what}: '{secret}' in '{m}'");
+                    }
+                    assert!(!m.contains("AWS4-HMAC-SHA256 Credential=AKID"), "{what}: a signature in '{m}'");
+                    checked += 1;
+                }
+            }
+        }
+        assert!(checked >= 30, "{checked} messages checked");
+    }
+
 }

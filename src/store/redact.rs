@@ -9,6 +9,8 @@
 //!   `X-Amz-Signature`, `X-Amz-Credential`, `X-Amz-Security-Token`, `X-Goog-Signature`, `Signature`,
 //!   `sig`, `AWSAccessKeyId`, `token`, `access_token`, `password`, `secret`, `key` and the like (see
 //!   [`is_secret_name`]);
+//! - the credentials of HTTP authorization schemes written out (`Basic ...`, `Bearer ...`, and a
+//!   signature's `Signature=...` and `Credential=...`), as an echoed request may show them;
 //! - the contents of the XML elements an S3 error body may carry that repeat the request's signature
 //!   (`SignatureProvided`, `StringToSign`, `CanonicalRequest`, their `...Bytes` forms, `AWSAccessKeyId`);
 //! - every literal occurrence of a known secret: `AWS_SECRET_ACCESS_KEY` and `AWS_SESSION_TOKEN` from the
@@ -58,6 +60,9 @@ const SECRET_ELEMENTS: &[&str] =
 /// `text` with every secret replaced by `***` (see the module documentation).
 pub fn redact(text: &str) -> String {
     let mut out = redact_urls(text);
+    for scheme in ["Basic ", "Bearer ", "Signature=", "Credential=", "X-Amz-Security-Token: ", "x-amz-security-token:"] {
+        out = redact_after(&out, scheme);
+    }
     for tag in SECRET_ELEMENTS {
         out = redact_element(&out, tag);
     }
@@ -147,6 +152,26 @@ fn redact_url_tail(tail: &str) -> String {
     out
 }
 
+/// Replaces the word after every `marker` (up to white space, `,`, `;`, `<`, `&`, `#` or a quote) by `***`.
+fn redact_after(text: &str, marker: &str) -> String {
+    if !text.contains(marker) {
+        return text.to_string();
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find(marker) {
+        out.push_str(&rest[..at + marker.len()]);
+        let word = &rest[at + marker.len()..];
+        let end = word.find(|c: char| c.is_whitespace() || matches!(c, ',' | ';' | '<' | '"' | '\'' | '&' | '#')).unwrap_or(word.len());
+        if end > 0 {
+            out.push_str(MASK);
+        }
+        rest = &word[end..];
+    }
+    out.push_str(rest);
+    out
+}
+
 /// Replaces the contents of every `<tag>...</tag>` by `***`.
 fn redact_element(text: &str, tag: &str) -> String {
     let (open, close) = (format!("<{tag}>"), format!("</{tag}>"));
@@ -217,6 +242,10 @@ mod tests {
         }
         assert!(r.contains("<Code>SignatureDoesNotMatch</Code>"));
         assert_eq!(redact("<StringToSign>cut off"), "<StringToSign>***");
+        assert_eq!(
+            redact("authorization: Basic dXNlcjpwdw==\r\nAuthorization: AWS4-HMAC-SHA256 Credential=AKIA/x, SignedHeaders=host, Signature=ab12"),
+            "authorization: Basic ***\r\nAuthorization: AWS4-HMAC-SHA256 Credential=***, SignedHeaders=host, Signature=***"
+        );
         register_secret("zz-registered-secret-zz");
         register_secret("abc"); // too short to search for
         assert_eq!(redact("x zz-registered-secret-zz y abc"), "x *** y abc");
