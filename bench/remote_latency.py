@@ -24,8 +24,9 @@ tensorstore's `http` kvstore, zarr-python with obstore's HTTPStore (zarr.storage
 client runs with its defaults (libzarr's max_concurrency 64 requests in flight, tensorstore 32 per host)
 and 2 decoding threads, each implementation in its own process; values are checked against numpy.
 Beside each median time: the requests the server counted, the bytes it sent (reads) or received
-(writes), the most requests it saw in flight at once, and its own CPU seconds during the cell (so that
-one sees the server did not set the time). The latency floor of a cell is the round trips its selection
+(writes), the most requests it saw in flight at once, the client's CPU seconds (all its threads) and
+the server's own CPU seconds during the cell (so that one sees whether CPU, not latency, set the time).
+Opening is timed apart (not in the cells): one GET of zarr.json for libzarr. The latency floor of a cell is the round trips its selection
 needs at a concurrency limit of 64, times the delay: W plain 4 (256 GETs), W sharded 1 (4 whole
 shards), V plain 1 (16 GETs), V sharded 2 (the shard index, then the data, as one shard of 64 is
 mostly not read), T plain 4 (224 GETs), T sharded 1 (each shard is mostly read: whole), P plain 4
@@ -194,12 +195,14 @@ def worker(impl, server, layouts, cells, reps):
                 t_open = time.perf_counter() - t0
                 opened = control(server, "stats")
                 control(server, "reset")
+                c0 = time.process_time()
                 t0 = time.perf_counter()
                 if cell == "P":
                     write(layout, name, values)
                 else:
                     got = read(h, cell)
                 dt = time.perf_counter() - t0
+                cpu = time.process_time() - c0
                 st = control(server, "stats")
                 if cell == "P":
                     back = read(open_(name), "W")
@@ -207,7 +210,7 @@ def worker(impl, server, layouts, cells, reps):
                         raise SystemExit(f"{impl} {layout} P: what was written reads back differently")
                 elif not np.array_equal(np.asarray(got), values[selection(cell)]):
                     raise SystemExit(f"{impl} {layout} {cell}: wrong values")
-                runs.append({"t": dt, "open_t": t_open, "open_requests": opened["requests"],
+                runs.append({"t": dt, "cpu": cpu, "open_t": t_open, "open_requests": opened["requests"],
                              "requests": st["requests"], "by_method": st["by_method"],
                              "bytes": st["bytes_received"] if cell == "P" else st["bytes_sent"],
                              "in_flight": st["max_in_flight"], "server_cpu": st["cpu_s"] - opened["cpu_s"]})
@@ -278,7 +281,7 @@ def main():
 
 def print_table(results, delays, impls, layouts, cells):
     names = {"W": "whole", "V": "200x200 window", "T": "strided", "P": "write all"}
-    print("| delay | layout | cell | floor s | " + " | ".join(f"{i} s (requests, MB, in flight, server CPU s)" for i in impls)
+    print("| delay | layout | cell | floor s | " + " | ".join(f"{i} s (requests, MB, in flight, client CPU s, server CPU s)" for i in impls)
           + " | tensorstore / libzarr | libzarr / floor |")
     print("|---" * (len(impls) + 6) + "|")
     for delay in delays:
@@ -294,7 +297,7 @@ def print_table(results, delays, impls, layouts, cells):
                     med[impl] = statistics.median(r["t"] for r in runs)
                     r = runs[-1]
                     row.append(f"{med[impl]:.3f} ({r['requests']}, {r['bytes'] / 1e6:.2f}, {r['in_flight']}, "
-                               f"{r['server_cpu']:.2f})")
+                               f"{r['cpu']:.2f}, {r['server_cpu']:.2f})")
                 ts_ratio = f"{med['tensorstore'] / med['libzarr']:.2f}" if "tensorstore" in med and "libzarr" in med else "n/a"
                 fl = f"{med['libzarr'] / floor:.2f}" if "libzarr" in med else "n/a"
                 print(f"| {delay:g} ms | {layout} | {names[cell]} | {floor:.2f} | " + " | ".join(row)

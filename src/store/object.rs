@@ -151,6 +151,27 @@ fn register_secrets(location: &str, o: &StoreOptions) {
     }
 }
 
+/// The clients of the remote stores opened so far, by server and settings (options and, for S3, the
+/// `AWS_*` environment): stores opened on the same server with the same settings share one client
+/// and so its open connections, and opening a second array there costs no new connection (on
+/// HTTPS: no new TLS handshake, one or two round trips).
+static CLIENTS: std::sync::Mutex<Vec<(String, Arc<dyn ObjectStore>)>> = std::sync::Mutex::new(Vec::new());
+/// Clients kept at most (the oldest is dropped first).
+const MAX_CLIENTS: usize = 64;
+
+fn shared_client(key: String, make: impl FnOnce() -> Result<Arc<dyn ObjectStore>>) -> Result<Arc<dyn ObjectStore>> {
+    let mut clients = CLIENTS.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((_, c)) = clients.iter().find(|(k, _)| *k == key) {
+        return Ok(c.clone());
+    }
+    let c = make()?;
+    if clients.len() >= MAX_CLIENTS {
+        clients.remove(0);
+    }
+    clients.push((key, c.clone()));
+    Ok(c)
+}
+
 fn env_set(name: &str) -> bool {
     std::env::var_os(name).is_some_and(|v| !v.is_empty())
 }
@@ -209,8 +230,11 @@ impl ObjectStoreAdapter {
             .get_bool("allow_http")
             .unwrap_or_else(|| endpoint.as_deref().is_some_and(|e| e.starts_with("http://")));
         b = b.with_client_options(client_options(o, allow_http)).with_retry(retry_config(o));
-        let store = b.build().map_err(|e| Error::InvalidArgument(format!("cannot open '{location}': {e}")))?;
-        Ok(Self::new(Arc::new(store), Protocol::S3, location, prefix, o))
+        let aws_env: Vec<(String, String)> = std::env::vars().filter(|(k, _)| k.starts_with("AWS_")).collect();
+        let store = shared_client(format!("s3|{bucket}|{o:?}|{aws_env:?}"), || {
+            Ok(Arc::new(b.build().map_err(|e| Error::InvalidArgument(format!("cannot open '{location}': {e}")))?))
+        })?;
+        Ok(Self::new(store, Protocol::S3, location, prefix, o))
     }
 
     /// Opens `http://host/path` or `https://host/path` (read-only).
@@ -229,13 +253,16 @@ impl ObjectStoreAdapter {
         if rest.contains(['?', '#']) {
             return Err(Error::Unsupported(format!("query strings and fragments are not supported in '{location}'")));
         }
-        let store = HttpBuilder::new()
-            .with_url(format!("{scheme}://{authority}"))
-            .with_client_options(client_options(o, scheme == "http"))
-            .with_retry(retry_config(o))
-            .build()
-            .map_err(|e| Error::InvalidArgument(format!("cannot open '{location}': {e}")))?;
-        Ok(Self::new(Arc::new(store), Protocol::Http, location, prefix, o))
+        let store = shared_client(format!("http|{scheme}://{authority}|{o:?}"), || {
+            let store = HttpBuilder::new()
+                .with_url(format!("{scheme}://{authority}"))
+                .with_client_options(client_options(o, scheme == "http"))
+                .with_retry(retry_config(o))
+                .build()
+                .map_err(|e| Error::InvalidArgument(format!("cannot open '{location}': {e}")))?;
+            Ok(Arc::new(store))
+        })?;
+        Ok(Self::new(store, Protocol::Http, location, prefix, o))
     }
 
     /// Wraps an `object_store` backend (also used by tests with other backends).
