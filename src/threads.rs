@@ -191,3 +191,57 @@ pub fn try_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> Result<R> + Sync
         Mode::Chunk => on_pool(|| items.par_iter().map(&f).collect()),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    /// Counts how many run a section at once, and the most ever.
+    #[derive(Default)]
+    struct Gauge {
+        now: AtomicUsize,
+        max: AtomicUsize,
+    }
+
+    impl Gauge {
+        fn during<R>(&self, f: impl FnOnce() -> R) -> R {
+            let n = self.now.fetch_add(1, Ordering::SeqCst) + 1;
+            self.max.fetch_max(n, Ordering::SeqCst);
+            let r = f();
+            self.now.fetch_sub(1, Ordering::SeqCst);
+            r
+        }
+    }
+
+    #[test]
+    fn io_scope_keeps_every_thread_busy_and_bounds_decoding() {
+        let (waiting, decoding) = (Gauge::default(), Gauge::default());
+        let items: Vec<usize> = (0..48).collect();
+        let done = AtomicUsize::new(0);
+        io_scope(16, || {
+            try_for_each(&items, |_| {
+                // A request: blocks without work.
+                waiting.during(|| std::thread::sleep(std::time::Duration::from_millis(30)));
+                compute(|| {
+                    decoding.during(|| {
+                        // Nested helpers inside decoding run serially on this thread.
+                        let me = std::thread::current().id();
+                        try_for_each(&[0, 1, 2, 3], |_| {
+                            assert_eq!(std::thread::current().id(), me);
+                            Ok(())
+                        })
+                    })
+                })?;
+                done.fetch_add(1, Ordering::SeqCst);
+                Ok(())
+            })
+        })
+        .unwrap();
+        assert_eq!(done.load(Ordering::SeqCst), 48);
+        // The I/O pool's threads wait on "requests" together (16 when none is slow to wake up).
+        let max = waiting.max.load(Ordering::SeqCst);
+        assert!((12..=16).contains(&max), "{max} in flight");
+        assert!(decoding.max.load(Ordering::SeqCst) <= num_threads().unwrap());
+    }
+}
