@@ -48,11 +48,6 @@
 #define ZARR_SHUFFLE_BIT 2
 
 /**
- * Known secrets shorter than this are not replaced as literal text (URL and parameter forms still are).
- */
-#define MIN_SECRET_LEN 4
-
-/**
  * Element types. Buffers hold native-endian elements: bool is 1 byte (0 or 1), float16 its 2 IEEE
  * bytes, complex numbers (real, imaginary) pairs, ZARR_RAW (`r<N>`) N/8 opaque bytes.
  *

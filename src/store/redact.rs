@@ -21,9 +21,9 @@
 use std::sync::Mutex;
 
 /// What a secret is replaced by.
-pub const MASK: &str = "***";
+pub(crate) const MASK: &str = "***";
 /// Known secrets shorter than this are not replaced as literal text (URL and parameter forms still are).
-pub const MIN_SECRET_LEN: usize = 4;
+pub(crate) const MIN_SECRET_LEN: usize = 4;
 /// The most registered secrets kept (the oldest are dropped first; environment secrets are always read).
 const MAX_REGISTERED: usize = 256;
 
