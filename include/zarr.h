@@ -344,8 +344,8 @@ typedef struct zarr_node_list zarr_node_list;
  * - `timeout_ms` (default 30000): limit of one request; `connect_timeout_ms` (default 5000).
  * - `retries` (default 3): retries of transient failures (5xx, dropped connections, timeouts), with
  *   exponential backoff.
- * - `max_concurrency` (default 32, or ZARR_REMOTE_CONCURRENCY): requests in flight at once for one
- *   read or write call.
+ * - `max_concurrency` (default 64, or ZARR_REMOTE_CONCURRENCY): requests in flight at once: one
+ *   pool of that many I/O threads serves every calling thread, which share it fairly.
  * - `multipart_threshold` (default 16 MiB, at least 5 MiB): larger values are uploaded in parts.
  * - `conditional_put` (default `true`): a write covering part of a chunk or shard on S3 stores the
  *   merged value with a conditional PUT (`If-Match` / `If-None-Match`) and redoes the merge when
@@ -1743,6 +1743,25 @@ zarr_status zarr_group_create_with_options(const char *location,
                                            const char *attributes_json,
                                            int zarr_format,
                                            struct zarr_group **out);
+
+/**
+ * `location` (or any message text) with its secrets replaced by `***`: the password of a URL's user
+ * information, signature and credential query parameters of presigned URLs (`X-Amz-Signature`,
+ * `X-Amz-Credential`, `X-Amz-Security-Token`, ...), and the secret keys and session tokens known to
+ * this process (AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, the `secret_access_key` and `session_token`
+ * store options). For programs that print a location they were given, as zarrdump does; libzarr's
+ * own messages (zarr_last_error()) are already masked this way.
+ *
+ * @param location  NUL-terminated text
+ * @param out       receives the masked text, to free with zarr_string_free(); NULL on failure
+ * @returns ZARR_OK; ZARR_ERR_INVALID_ARGUMENT (`location` or `out` NULL, `location` not UTF-8).
+ * Thread-safe. Since: 0.3.
+ *
+ * # Safety
+ * `location` is NULL or a NUL-terminated string; `out` is NULL or valid for writing a pointer.
+ */
+zarr_status zarr_location_redacted(const char *location,
+                                   char **out);
 
 /**
  * The library's version string ("MAJOR.MINOR.PATCH"), to compare with ZARR_VERSION_STRING from the

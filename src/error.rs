@@ -95,7 +95,12 @@ impl Error {
 
     /// The same error with `prefix: ` put before its message (e.g. the chunk key or file).
     pub fn context(self, prefix: impl std::fmt::Display) -> Error {
-        let wrap = |m: String| format!("{prefix}: {m}");
+        self.map_message(|m| format!("{prefix}: {m}"))
+    }
+
+    /// The same error (same variant) with its message rewritten by `f`.
+    pub fn map_message(self, f: impl FnOnce(String) -> String) -> Error {
+        let wrap = f;
         match self {
             Error::InvalidArgument(m) => Error::InvalidArgument(wrap(m)),
             Error::InvalidHandle(m) => Error::InvalidHandle(wrap(m)),

@@ -137,12 +137,13 @@ pub fn describe(store: &dyn Store, path: &str) -> String {
     format!("'{}'", store.location(path))
 }
 
-/// Fails with [`Error::Exists`] when a node of any format already exists at `path`.
+/// Fails with [`Error::Exists`] when a node of any format already exists at `path`. The three keys
+/// are looked up at once (one round trip on a remote store).
 pub fn check_absent(store: &dyn Store, path: &str) -> Result<()> {
-    for name in ["zarr.json", ".zarray", ".zgroup"] {
-        if store.exists(&key(path, name))? {
-            return Err(Error::Exists(format!("an array or group already exists at {}", describe(store, path))));
-        }
+    let keys: Vec<String> = ["zarr.json", ".zarray", ".zgroup"].iter().map(|n| key(path, n)).collect();
+    let found = crate::threads::io_scope(store.io_concurrency(), || crate::threads::try_map(&keys, |k| store.exists(k)))?;
+    if found.contains(&true) {
+        return Err(Error::Exists(format!("an array or group already exists at {}", describe(store, path))));
     }
     Ok(())
 }

@@ -2,9 +2,11 @@
 //!
 //! Its size comes from `ZARR_NUM_THREADS` (read when the pool is first used; default: the number of
 //! CPUs) or from [`set_num_threads`]. Calls on remote stores run inside [`io_scope`]: on an I/O pool
-//! with as many threads as requests should be in flight (each thread blocks on its request), and the
-//! parallel helpers called inside stay on that pool; what a request fetched is decoded on the chunk
-//! pool ([`compute`]).
+//! with as many threads as requests should be in flight (each thread blocks on its request; the pool
+//! is shared by every calling thread, so the limit holds for all of them together and their items
+//! take turns), and the parallel helpers called inside stay on that pool, one item per task so that
+//! an idle thread always takes the next request; what a request fetched is decoded by the thread that
+//! fetched it, at most `ZARR_NUM_THREADS` of them at once ([`compute`]).
 
 use crate::error::{Error, Result};
 use std::cell::Cell;
@@ -18,7 +20,12 @@ thread_local! {
     static ON_OUR_POOL: Cell<bool> = const { Cell::new(false) };
     /// Whether this thread is a worker of the I/O pool (see [`compute`]).
     static ON_IO_POOL: Cell<bool> = const { Cell::new(false) };
+    /// Whether this thread runs [`compute`] work on the I/O pool: parallel helpers inside run serially.
+    static IN_COMPUTE: Cell<bool> = const { Cell::new(false) };
 }
+
+/// Decoding slots of the I/O pool's threads ([`compute`]): how many decode at this moment.
+static DECODING: (Mutex<usize>, std::sync::Condvar) = (Mutex::new(0), std::sync::Condvar::new());
 
 fn default_threads() -> usize {
     std::env::var("ZARR_NUM_THREADS")
@@ -107,28 +114,68 @@ pub fn io_scope<R: Send>(concurrency: usize, f: impl FnOnce() -> Result<R> + Sen
     p.install(f)
 }
 
-/// Runs CPU work `f` (decoding what a request fetched) on the chunk pool: a thread of the I/O pool
-/// hands it over and waits (meanwhile it may start other requests of the same call), so that decoding
-/// uses the chunk pool's threads (`ZARR_NUM_THREADS`) however many requests are in flight. Elsewhere
-/// `f` runs as it is.
+/// Runs CPU work `f` (decoding what a request fetched). On a thread of the I/O pool `f` runs on
+/// that thread once one of `ZARR_NUM_THREADS` decoding slots is free (so decoding uses as many cores
+/// as the chunk pool would, however many requests are in flight), and the parallel helpers inside it
+/// run serially: the thread neither waits for other tasks nor takes up a request meanwhile (handing
+/// the work to the chunk pool would let the waiting thread take up another request and hold the
+/// decoded result back until that request ended). Elsewhere `f` runs as it is.
 pub fn compute<R: Send>(f: impl FnOnce() -> Result<R> + Send) -> Result<R> {
-    if ON_IO_POOL.with(|c| c.get()) {
-        pool()?.install(f)
+    if !ON_IO_POOL.with(|c| c.get()) || IN_COMPUTE.with(|c| c.get()) {
+        return f();
+    }
+    let slots = num_threads()?.max(1);
+    {
+        let mut busy = DECODING.0.lock().unwrap_or_else(|e| e.into_inner());
+        while *busy >= slots {
+            busy = DECODING.1.wait(busy).unwrap_or_else(|e| e.into_inner());
+        }
+        *busy += 1;
+    }
+    struct Release;
+    impl Drop for Release {
+        fn drop(&mut self) {
+            IN_COMPUTE.with(|c| c.set(false));
+            *DECODING.0.lock().unwrap_or_else(|e| e.into_inner()) -= 1;
+            DECODING.1.notify_one();
+        }
+    }
+    IN_COMPUTE.with(|c| c.set(true));
+    let _release = Release;
+    f()
+}
+
+/// How the parallel helpers run on this thread.
+enum Mode {
+    /// One after the other (inside [`compute`] on the I/O pool).
+    Serial,
+    /// On the I/O pool, one item per task (each may block on a request).
+    Io,
+    /// On the chunk pool, split adaptively.
+    Chunk,
+}
+
+fn mode() -> Mode {
+    if IN_COMPUTE.with(|c| c.get()) {
+        Mode::Serial
+    } else if ON_IO_POOL.with(|c| c.get()) {
+        Mode::Io
     } else {
-        f()
+        Mode::Chunk
     }
 }
 
 /// Runs `f` on every item, in parallel on the pool when there is more than one item; stops at the
 /// first error.
 pub fn try_for_each<T: Sync>(items: &[T], f: impl Fn(&T) -> Result<()> + Sync + Send) -> Result<()> {
-    match items.len() {
-        0 => Ok(()),
-        1 => f(&items[0]),
-        _ => {
-            use rayon::prelude::*;
-            on_pool(|| items.par_iter().try_for_each(&f))
-        }
+    if items.len() <= 1 {
+        return items.iter().try_for_each(f);
+    }
+    use rayon::prelude::*;
+    match mode() {
+        Mode::Serial => items.iter().try_for_each(f),
+        Mode::Io => items.par_iter().with_max_len(1).try_for_each(&f),
+        Mode::Chunk => on_pool(|| items.par_iter().try_for_each(&f)),
     }
 }
 
@@ -138,5 +185,63 @@ pub fn try_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> Result<R> + Sync
         return items.iter().map(f).collect();
     }
     use rayon::prelude::*;
-    on_pool(|| items.par_iter().map(&f).collect())
+    match mode() {
+        Mode::Serial => items.iter().map(f).collect(),
+        Mode::Io => items.par_iter().with_max_len(1).map(&f).collect(),
+        Mode::Chunk => on_pool(|| items.par_iter().map(&f).collect()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    /// Counts how many run a section at once, and the most ever.
+    #[derive(Default)]
+    struct Gauge {
+        now: AtomicUsize,
+        max: AtomicUsize,
+    }
+
+    impl Gauge {
+        fn during<R>(&self, f: impl FnOnce() -> R) -> R {
+            let n = self.now.fetch_add(1, Ordering::SeqCst) + 1;
+            self.max.fetch_max(n, Ordering::SeqCst);
+            let r = f();
+            self.now.fetch_sub(1, Ordering::SeqCst);
+            r
+        }
+    }
+
+    #[test]
+    fn io_scope_keeps_every_thread_busy_and_bounds_decoding() {
+        let (waiting, decoding) = (Gauge::default(), Gauge::default());
+        let items: Vec<usize> = (0..48).collect();
+        let done = AtomicUsize::new(0);
+        io_scope(16, || {
+            try_for_each(&items, |_| {
+                // A request: blocks without work.
+                waiting.during(|| std::thread::sleep(std::time::Duration::from_millis(30)));
+                compute(|| {
+                    decoding.during(|| {
+                        // Nested helpers inside decoding run serially on this thread.
+                        let me = std::thread::current().id();
+                        try_for_each(&[0, 1, 2, 3], |_| {
+                            assert_eq!(std::thread::current().id(), me);
+                            Ok(())
+                        })
+                    })
+                })?;
+                done.fetch_add(1, Ordering::SeqCst);
+                Ok(())
+            })
+        })
+        .unwrap();
+        assert_eq!(done.load(Ordering::SeqCst), 48);
+        // The I/O pool's threads wait on "requests" together (16 when none is slow to wake up).
+        let max = waiting.max.load(Ordering::SeqCst);
+        assert!((12..=16).contains(&max), "{max} in flight");
+        assert!(decoding.max.load(Ordering::SeqCst) <= num_threads().unwrap());
+    }
 }

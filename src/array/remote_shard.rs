@@ -1,10 +1,12 @@
 //! Shard reads on remote stores, where a round trip costs more than the bytes it carries:
 //!
-//! - the index comes with the request that opens the shard (a suffix range: no HEAD);
-//! - a selection touching at least half of the inner chunks then fetches the whole shard in one GET,
-//!   each inner chunk decoded on the chunk pool as soon as its bytes are in while the rest arrives;
-//!   smaller selections fetch coalesced runs of inner chunks by ranged GETs; both are conditional on
-//!   the shard's ETag (`If-Match`);
+//! - a selection touching at least half of the inner chunks fetches the whole shard in one GET (one
+//!   round trip: the index is read from the end of what arrived), or, when the handle kept the
+//!   shard's index, streams it, each inner chunk decoded as soon as its bytes are in;
+//! - a smaller selection gets the index with the request that opens the shard (a suffix range: no
+//!   HEAD), then fetches coalesced runs of inner chunks by ranged GETs (gaps up to 1 MiB bridged),
+//!   conditional on the shard's ETag (`If-Match`). A read touching several shards does this for all of
+//!   them at once (one I/O task per shard);
 //! - the index is kept per array handle with that ETag ([`ShardIndexCache`]), so the next read of the
 //!   shard sends only the data requests. Those carry `If-Match` too: a shard another writer replaced
 //!   fails them, and the read starts over with a fresh index. Stale bytes are never decoded.
@@ -73,6 +75,10 @@ impl Array {
         // reopened: a new version (replaced in between) is read again, the same version ends the read
         // with the error.
         let mut kept = self.shard_indexes.get(key);
+        if whole && kept.is_none() {
+            // Most of the shard and no index kept: one GET of all of it, index included.
+            return self.read_whole_chunk_remote(key, part, dest);
+        }
         let mut failed: Option<(String, Error)> = None;
         for _ in 0..4 {
             let (src, index) = match kept.take() {

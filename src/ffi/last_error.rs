@@ -10,9 +10,10 @@ thread_local! {
     static PANIC_MESSAGE: RefCell<Option<String>> = const { RefCell::new(None) };
 }
 
-/// Records `msg` as this thread's last error (interior NULs are replaced).
+/// Records `msg` as this thread's last error (interior NULs are replaced, secrets masked by
+/// [`crate::store::redact::redact`]).
 pub fn set_last_error(msg: &str) {
-    let c = CString::new(msg.replace('\0', "\\0")).unwrap_or_default();
+    let c = CString::new(crate::store::redact::redact(msg).replace('\0', "\\0")).unwrap_or_default();
     LAST_ERROR.with(|e| *e.borrow_mut() = c);
 }
 

@@ -38,8 +38,8 @@ use std::sync::Arc;
 /// - `timeout_ms` (default 30000): limit of one request; `connect_timeout_ms` (default 5000).
 /// - `retries` (default 3): retries of transient failures (5xx, dropped connections, timeouts), with
 ///   exponential backoff.
-/// - `max_concurrency` (default 32, or ZARR_REMOTE_CONCURRENCY): requests in flight at once for one
-///   read or write call.
+/// - `max_concurrency` (default 64, or ZARR_REMOTE_CONCURRENCY): requests in flight at once: one
+///   pool of that many I/O threads serves every calling thread, which share it fairly.
 /// - `multipart_threshold` (default 16 MiB, at least 5 MiB): larger values are uploaded in parts.
 /// - `conditional_put` (default `true`): a write covering part of a chunk or shard on S3 stores the
 ///   merged value with a conditional PUT (`If-Match` / `If-None-Match`) and redoes the merge when
@@ -300,6 +300,31 @@ pub unsafe extern "C" fn zarr_group_create_with_options(
     };
     // SAFETY: `out` follows the documented contract.
     unsafe { new_handle(out, make) }
+}
+
+/// `location` (or any message text) with its secrets replaced by `***`: the password of a URL's user
+/// information, signature and credential query parameters of presigned URLs (`X-Amz-Signature`,
+/// `X-Amz-Credential`, `X-Amz-Security-Token`, ...), and the secret keys and session tokens known to
+/// this process (AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, the `secret_access_key` and `session_token`
+/// store options). For programs that print a location they were given, as zarrdump does; libzarr's
+/// own messages (zarr_last_error()) are already masked this way.
+///
+/// @param location  NUL-terminated text
+/// @param out       receives the masked text, to free with zarr_string_free(); NULL on failure
+/// @returns ZARR_OK; ZARR_ERR_INVALID_ARGUMENT (`location` or `out` NULL, `location` not UTF-8).
+/// Thread-safe. Since: 0.3.
+///
+/// # Safety
+/// `location` is NULL or a NUL-terminated string; `out` is NULL or valid for writing a pointer.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_location_redacted(location: *const c_char, out: *mut *mut c_char) -> zarr_status {
+    // SAFETY: arguments follow the documented contract.
+    unsafe {
+        super::new_string(out, "out", || {
+            let text = str_arg(location, "location")?;
+            Ok(crate::store::redact::redact(text))
+        })
+    }
 }
 
 #[cfg(test)]

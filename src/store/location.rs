@@ -21,8 +21,12 @@ pub fn open_location(location: &str) -> Result<Arc<dyn Store>> {
 /// in-memory store (see [`super::memory::named`]); `zip://FILE[!/node/path]` a read-only zip file (see
 /// [`super::zip`]); with the `remote` feature an S3 store for `s3://bucket/prefix` and a read-only HTTP
 /// store for `http(s)://host/path`, set up from the environment and `options`. Other URI schemes are
-/// [`Error::Unsupported`].
+/// [`Error::Unsupported`]. Error messages have secrets masked ([`super::redact`]).
 pub fn open_location_with(location: &str, options: &StoreOptions) -> Result<Arc<dyn Store>> {
+    open_location_unredacted(location, options).map_err(super::redact::redact_error)
+}
+
+fn open_location_unredacted(location: &str, options: &StoreOptions) -> Result<Arc<dyn Store>> {
     if let Some(rest) = location.strip_prefix("memory://") {
         let (name, node) = rest.split_once('/').unwrap_or((rest, ""));
         return super::prefix::PrefixStore::wrap(super::memory::named(name)?, node);

@@ -20,6 +20,7 @@ pub mod zip;
 #[cfg(feature = "remote")]
 pub mod object;
 pub mod options;
+pub mod redact;
 #[cfg(feature = "remote")]
 pub mod runtime;
 

@@ -37,6 +37,7 @@
 //! [`Error::ReadOnly`] before any request ([`Store::ensure_writable`]).
 
 use super::options::StoreOptions;
+use super::redact::{redact, redact_error, register_secret};
 use super::runtime::block_on;
 use super::{check_range, ByteSource, ConditionalStore, DirListing, OpenHint, Store, ValueVersion};
 use crate::error::{Error, Result};
@@ -64,7 +65,8 @@ pub enum Protocol {
 pub struct ObjectStoreAdapter {
     inner: Arc<dyn ObjectStore>,
     protocol: Protocol,
-    /// The location as the caller wrote it, without a trailing `/` (for messages).
+    /// The location as the caller wrote it, without a trailing `/` and with secrets masked (for
+    /// messages).
     url: String,
     /// Key prefix inside the backend (no leading or trailing `/`; empty for the root).
     prefix: String,
@@ -127,6 +129,49 @@ fn split_url(rest: &str) -> (&str, &str) {
     }
 }
 
+/// An `object_store` error as text for a message, secrets masked ([`redact`]).
+fn text(e: &object_store::Error) -> String {
+    redact(&e.to_string())
+}
+
+/// Registers the secrets a store is opened with (the password of the location's or the endpoint's
+/// user information, the `secret_access_key` and `session_token` options) for [`redact`].
+fn register_secrets(location: &str, o: &StoreOptions) {
+    for url in [Some(location), o.get("endpoint")].into_iter().flatten() {
+        let Some((_, rest)) = url.split_once("://") else { continue };
+        let authority = &rest[..rest.find(['/', '?', '#']).unwrap_or(rest.len())];
+        if let Some((userinfo, _)) = authority.rsplit_once('@') {
+            register_secret(userinfo.split_once(':').map_or(userinfo, |(_, password)| password));
+        }
+    }
+    for key in ["secret_access_key", "session_token"] {
+        if let Some(v) = o.get(key) {
+            register_secret(v);
+        }
+    }
+}
+
+/// The clients of the remote stores opened so far, by server and settings (options and, for S3, the
+/// `AWS_*` environment): stores opened on the same server with the same settings share one client
+/// and so its open connections, and opening a second array there costs no new connection (on
+/// HTTPS: no new TLS handshake, one or two round trips).
+static CLIENTS: std::sync::Mutex<Vec<(String, Arc<dyn ObjectStore>)>> = std::sync::Mutex::new(Vec::new());
+/// Clients kept at most (the oldest is dropped first).
+const MAX_CLIENTS: usize = 64;
+
+fn shared_client(key: String, make: impl FnOnce() -> Result<Arc<dyn ObjectStore>>) -> Result<Arc<dyn ObjectStore>> {
+    let mut clients = CLIENTS.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((_, c)) = clients.iter().find(|(k, _)| *k == key) {
+        return Ok(c.clone());
+    }
+    let c = make()?;
+    if clients.len() >= MAX_CLIENTS {
+        clients.remove(0);
+    }
+    clients.push((key, c.clone()));
+    Ok(c)
+}
+
 fn env_set(name: &str) -> bool {
     std::env::var_os(name).is_some_and(|v| !v.is_empty())
 }
@@ -137,6 +182,11 @@ impl ObjectStoreAdapter {
     /// credential setting) requests are unsigned (anonymous access to public buckets); instance
     /// metadata is never queried implicitly.
     pub fn s3(location: &str, o: &StoreOptions) -> Result<Self> {
+        register_secrets(location, o);
+        Self::s3_unchecked(location, o).map_err(redact_error)
+    }
+
+    fn s3_unchecked(location: &str, o: &StoreOptions) -> Result<Self> {
         use object_store::aws::AmazonS3Builder;
         let rest = location.strip_prefix("s3://").ok_or_else(|| Error::InvalidArgument(format!("not an s3:// URI: '{location}'")))?;
         let (bucket, prefix) = split_url(rest);
@@ -180,12 +230,20 @@ impl ObjectStoreAdapter {
             .get_bool("allow_http")
             .unwrap_or_else(|| endpoint.as_deref().is_some_and(|e| e.starts_with("http://")));
         b = b.with_client_options(client_options(o, allow_http)).with_retry(retry_config(o));
-        let store = b.build().map_err(|e| Error::InvalidArgument(format!("cannot open '{location}': {e}")))?;
-        Ok(Self::new(Arc::new(store), Protocol::S3, location, prefix, o))
+        let aws_env: Vec<(String, String)> = std::env::vars().filter(|(k, _)| k.starts_with("AWS_")).collect();
+        let store = shared_client(format!("s3|{bucket}|{o:?}|{aws_env:?}"), || {
+            Ok(Arc::new(b.build().map_err(|e| Error::InvalidArgument(format!("cannot open '{location}': {e}")))?))
+        })?;
+        Ok(Self::new(store, Protocol::S3, location, prefix, o))
     }
 
     /// Opens `http://host/path` or `https://host/path` (read-only).
     pub fn http(location: &str, o: &StoreOptions) -> Result<Self> {
+        register_secrets(location, o);
+        Self::http_unchecked(location, o).map_err(redact_error)
+    }
+
+    fn http_unchecked(location: &str, o: &StoreOptions) -> Result<Self> {
         use object_store::http::HttpBuilder;
         let (scheme, rest) = location.split_once("://").ok_or_else(|| Error::InvalidArgument(format!("not a URL: '{location}'")))?;
         let (authority, prefix) = split_url(rest);
@@ -195,13 +253,16 @@ impl ObjectStoreAdapter {
         if rest.contains(['?', '#']) {
             return Err(Error::Unsupported(format!("query strings and fragments are not supported in '{location}'")));
         }
-        let store = HttpBuilder::new()
-            .with_url(format!("{scheme}://{authority}"))
-            .with_client_options(client_options(o, scheme == "http"))
-            .with_retry(retry_config(o))
-            .build()
-            .map_err(|e| Error::InvalidArgument(format!("cannot open '{location}': {e}")))?;
-        Ok(Self::new(Arc::new(store), Protocol::Http, location, prefix, o))
+        let store = shared_client(format!("http|{scheme}://{authority}|{o:?}"), || {
+            let store = HttpBuilder::new()
+                .with_url(format!("{scheme}://{authority}"))
+                .with_client_options(client_options(o, scheme == "http"))
+                .with_retry(retry_config(o))
+                .build()
+                .map_err(|e| Error::InvalidArgument(format!("cannot open '{location}': {e}")))?;
+            Ok(Arc::new(store))
+        })?;
+        Ok(Self::new(store, Protocol::Http, location, prefix, o))
     }
 
     /// Wraps an `object_store` backend (also used by tests with other backends).
@@ -209,7 +270,7 @@ impl ObjectStoreAdapter {
         ObjectStoreAdapter {
             inner,
             protocol,
-            url: url.trim_end_matches('/').to_string(),
+            url: redact(url.trim_end_matches('/')),
             prefix: prefix.trim_matches('/').to_string(),
             multipart_threshold: o.multipart_threshold(),
             concurrency: o.max_concurrency(),
@@ -271,7 +332,7 @@ impl ObjectStoreAdapter {
     }
 
     fn io_error(&self, op: &str, key: &str, e: object_store::Error) -> Error {
-        Error::Io(format!("{op} {}: {e}", self.location(key)))
+        Error::Io(format!("{op} {}: {}", self.location(key), text(&e)))
     }
 
     fn writable(&self, key: &str) -> Result<()> {
@@ -358,7 +419,7 @@ impl ByteSource for RemoteSource {
                 self.url,
                 self.e_tag.as_deref().unwrap_or("?")
             )),
-            e => Error::Io(format!("GET {} (bytes {offset}..{end}): {e}", self.url)),
+            e => Error::Io(format!("GET {} (bytes {offset}..{end}): {}", self.url, text(&e))),
         })?;
         if got.len() != buf.len() {
             return Err(Error::Io(format!("GET {}: asked for {} bytes at {offset}, got {}", self.url, buf.len(), got.len())));
@@ -406,7 +467,7 @@ impl ConditionalStore for ObjectStoreAdapter {
             Err(object_store::Error::Precondition { .. } | object_store::Error::AlreadyExists { .. }) => Ok(false),
             Err(e) if is_not_implemented(&e) => {
                 self.conditional_put.store(false, Ordering::Relaxed);
-                Err(Error::Unsupported(format!("conditional PUT {}: {e}", self.location(key))))
+                Err(Error::Unsupported(format!("conditional PUT {}: {}", self.location(key), text(&e))))
             }
             Err(e) => Err(self.io_error("PUT", key, e)),
         }
@@ -468,9 +529,10 @@ impl Store for ObjectStoreAdapter {
                 Err(object_store::Error::NotFound { .. }) if version.is_none() => return Ok(false),
                 Err(e @ (object_store::Error::Precondition { .. } | object_store::Error::NotFound { .. })) => {
                     return Err(Error::Io(format!(
-                        "GET {}: the object changed while it was being read (it is no longer ETag {}): {e}",
+                        "GET {}: the object changed while it was being read (it is no longer ETag {}): {}",
                         self.location(key),
-                        version.unwrap_or("?")
+                        version.unwrap_or("?"),
+                        text(&e)
                     )))
                 }
                 Err(e) => return Err(self.io_error("GET", key, e)),
@@ -789,7 +851,7 @@ mod tests {
         assert!(matches!(ObjectStoreAdapter::http("http://h/x?a=1", &o), Err(Error::Unsupported(_))));
         let s = ObjectStoreAdapter::http("http://127.0.0.1:1/data/arr/", &o).unwrap();
         assert_eq!(s.location("zarr.json"), "http://127.0.0.1:1/data/arr/zarr.json");
-        assert_eq!(s.io_concurrency(), 32);
+        assert_eq!(s.io_concurrency(), 64);
     }
 
     #[test]
@@ -807,4 +869,86 @@ mod tests {
         }
         assert!(t.elapsed() < std::time::Duration::from_secs(20));
     }
+
+    /// A one-thread HTTP server on loopback answering every request as `mode` says: "403" and "404"
+    /// (with the request echoed in the body, as some servers' error pages do), "truncate" (a body cut
+    /// off), "stall" (no answer). Returns its port.
+    fn misbehaving_server(mode: &'static str) -> u16 {
+        use std::io::{Read, Write};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        std::thread::spawn(move || {
+            for conn in listener.incoming() {
+                let Ok(mut conn) = conn else { return };
+                std::thread::spawn(move || {
+                    let mut request = Vec::new();
+                    let mut buf = [0u8; 4096];
+                    while !request.windows(4).any(|w| w == b"\r\n\r\n") {
+                        match conn.read(&mut buf) {
+                            Ok(0) | Err(_) => return,
+                            Ok(n) => request.extend_from_slice(&buf[..n]),
+                        }
+                    }
+                    let echo = String::from_utf8_lossy(&request).to_string();
+                    let answer = match mode {
+                        "403" | "404" => {
+                            let status = if mode == "403" { "403 Forbidden" } else { "404 Not Found" };
+                            format!("HTTP/1.1 {status}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{echo}", echo.len())
+                        }
+                        "truncate" => "HTTP/1.1 200 OK\r\nContent-Length: 1000\r\nConnection: close\r\n\r\n0123456789".to_string(),
+                        _ => {
+                            std::thread::sleep(std::time::Duration::from_secs(5));
+                            return;
+                        }
+                    };
+                    let _ = conn.write_all(answer.as_bytes());
+                });
+            }
+        });
+        port
+    }
+
+    #[test]
+    fn no_secret_in_any_error_message() {
+        let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let ports = [
+            ("refused", closed),
+            ("403", misbehaving_server("403")),
+            ("404", misbehaving_server("404")),
+            ("truncate", misbehaving_server("truncate")),
+            ("stall", misbehaving_server("stall")),
+        ];
+        let secrets = ["url-pass-5ecret", "opt-s3cret-key-9", "opt-session-t0ken-7", "endpoint-pw-77"];
+        let mut checked = 0;
+        for (what, port) in ports {
+            let mut o = StoreOptions::new();
+            o.set("retries", "1").unwrap();
+            o.set("timeout_ms", "400").unwrap();
+            let http = ObjectStoreAdapter::http(&format!("http://user:{}@127.0.0.1:{port}/a", secrets[0]), &o).unwrap();
+            o.set("endpoint", &format!("http://ep:{}@127.0.0.1:{port}", secrets[3])).unwrap();
+            o.set("access_key_id", "AKIDEXAMPLE").unwrap();
+            o.set("secret_access_key", secrets[1]).unwrap();
+            o.set("session_token", secrets[2]).unwrap();
+            o.set("path_style", "true").unwrap();
+            let s3 = ObjectStoreAdapter::s3("s3://bucket/a", &o).unwrap();
+            for store in [&http, &s3] {
+                let mut messages = vec![format!("{:?}", store)];
+                messages.extend(store.get("zarr.json").err().map(|e| e.to_string()));
+                messages.extend(store.open_hinted("c/0", OpenHint::Tail(16)).err().map(|e| e.to_string()));
+                messages.extend(store.exists("c/1").err().map(|e| e.to_string()));
+                messages.extend(store.set("c/2", b"v").err().map(|e| e.to_string()));
+                messages.extend(store.stream_value("c/3", None, &mut |_| Ok(())).err().map(|e| e.to_string()));
+                assert!(messages.len() > 2 || what == "404", "{what}: expected failures, got {messages:?}");
+                for m in &messages {
+                    for secret in secrets {
+                        assert!(!m.contains(secret), "{what}: '{secret}' in '{m}'");
+                    }
+                    assert!(!m.contains("AWS4-HMAC-SHA256 Credential=AKID"), "{what}: a signature in '{m}'");
+                    checked += 1;
+                }
+            }
+        }
+        assert!(checked >= 30, "{checked} messages checked");
+    }
+
 }

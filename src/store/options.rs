@@ -20,7 +20,7 @@ pub const KEYS: &[(&str, &str)] = &[
     ("timeout_ms", "time limit of one request in milliseconds (default 30000)"),
     ("connect_timeout_ms", "time limit to connect in milliseconds (default 5000)"),
     ("retries", "retries of a failed request (transient errors: 5xx, connection errors, timeouts; default 3)"),
-    ("max_concurrency", "requests in flight at once for one read or write call (default 32, 1..1024)"),
+    ("max_concurrency", "requests in flight at once, for all threads of the process together (default 64, or ZARR_REMOTE_CONCURRENCY; 1..1024)"),
     ("conditional_put", "false: writes covering part of a chunk or shard on S3 use plain PUTs (last writer wins) instead of conditional ones (If-Match / If-None-Match, retried on a lost race; default true)"),
     ("multipart_threshold", "values larger than this many bytes are uploaded in parts (default 16 MiB, >= 5 MiB)"),
 ];
@@ -79,6 +79,7 @@ impl StoreOptions {
             "multipart_threshold" => {
                 parse_uint(key, value, 5 << 20, 5 << 30)?;
             }
+            "secret_access_key" | "session_token" => super::redact::register_secret(value),
             _ => {}
         }
         self.values.insert(key.to_string(), value.to_string());
@@ -135,12 +136,14 @@ impl StoreOptions {
         self.get_u64("retries").unwrap_or(3) as usize
     }
 
-    /// Requests in flight at once for one call: the option, else `ZARR_REMOTE_CONCURRENCY`, else 32.
+    /// Requests in flight at once: the option, else `ZARR_REMOTE_CONCURRENCY`, else 64 (object stores
+    /// serve thousands per prefix; the time of a read of many chunks is its round trips, each
+    /// request's latency, times the requests divided by this).
     pub fn max_concurrency(&self) -> usize {
         self.get_u64("max_concurrency")
             .or_else(|| std::env::var("ZARR_REMOTE_CONCURRENCY").ok().and_then(|v| v.trim().parse().ok()))
             .filter(|n| (1..=1024).contains(n))
-            .unwrap_or(32) as usize
+            .unwrap_or(64) as usize
     }
 
     /// Values larger than this are uploaded in parts.

@@ -1,10 +1,15 @@
 """Real servers on loopback for the remote-store tests, started and stopped by the tests:
 
 - RangeHTTPServer: serves a directory over HTTP with GET/HEAD and byte ranges (Range: bytes=a-b, a-,
-  -n; 206 + Content-Range) and If-Match (412 when the ETag, the MD5 of the file, differs), counts
-  requests and the most in flight at once, and injects faults on
-  request: answer 500/503 or drop the connection for a fraction of requests (seeded), stall (hold the
-  request without answering), or delay every answer.
+  -n; 206 + Content-Range) and If-Match (412 when the ETag, the MD5 of the file, differs), and with
+  `writable=True` PUT and DELETE (so that path-style S3 clients can write: `/bucket/key` is the file
+  `root/bucket/key`); counts requests (by method), bytes and the most in flight at once, and injects
+  faults on request: answer an HTTP status (500, 503, 403, ...) or drop the connection or send a
+  truncated body for a fraction of requests (seeded), answer a fraction of requests only after a long
+  pause (`slow_rate`, `slow`), stall (hold the request without answering), or delay every answer.
+  `GET /__control/stats` (not delayed, not counted) answers the counts and the server's own CPU
+  seconds as JSON, `GET /__control/reset` resets the counts: for a server run in another process
+  (bench/latency_server.py).
 - MotoServer: moto's S3 server (`moto.server.ThreadedMotoServer`) on a free port, with a bucket.
 
 Everything binds to 127.0.0.1 only.
@@ -12,6 +17,7 @@ Everything binds to 127.0.0.1 only.
 
 import email.utils
 import hashlib
+import json
 import os
 import random
 import re
@@ -39,9 +45,15 @@ class _Handler(BaseHTTPRequestHandler):
         srv = self.server
         with srv.lock:
             srv.requests += 1
+            srv.by_method[self.command] = srv.by_method.get(self.command, 0) + 1
             roll = srv.rng.random()
+            slow = srv.slow_rate and srv.rng.random() < srv.slow_rate
         if srv.delay:
             time.sleep(srv.delay)
+        if slow:
+            with srv.lock:
+                srv.slowed += 1
+            time.sleep(srv.slow)
         if srv.stall:
             time.sleep(srv.stall)
             self.close_connection = True
@@ -58,23 +70,121 @@ class _Handler(BaseHTTPRequestHandler):
                 except OSError:
                     pass
                 return True
+            if kind == "truncate":
+                # Promise a body and close the connection halfway through it.
+                self.close_connection = True
+                self.send_response(200)
+                self.send_header("Content-Length", "1000")
+                self.end_headers()
+                self.wfile.write(b"x" * 500)
+                self.wfile.flush()
+                try:
+                    self.connection.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+                return True
+            # An error page that repeats the request, headers included (as some servers' do): what
+            # a client puts in its error messages must not leak credentials from it.
+            echo = f"{self.requestline}\r\n{self.headers}".encode("utf-8", "replace")
             self.send_response(kind)
-            self.send_header("Content-Length", "0")
+            self.send_header("Content-Length", str(len(echo)))
             self.end_headers()
+            self.wfile.write(echo)
             return True
         return False
 
-    def _serve(self, head):
+    def _control(self):
+        """`/__control/stats` and `/__control/reset`: answered at once, not counted; True if it was one."""
+        if not self.path.startswith("/__control/"):
+            return False
         srv = self.server
+        if self.path == "/__control/reset":
+            with srv.lock:
+                _reset(srv)
+            body = b"{}"
+        else:
+            with srv.lock:
+                stats = {k: getattr(srv, k) for k in COUNTS}
+            stats["by_method"] = dict(srv.by_method)
+            stats["cpu_s"] = time.process_time()
+            body = json.dumps(stats).encode()
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Content-Type", "application/json")
+        self.end_headers()
+        self.wfile.write(body)
+        return True
+
+    def _file(self):
+        rel = self.path.split("?", 1)[0].lstrip("/")
+        if ".." in rel.split("/") or not rel:
+            return None
+        return self.server.root / rel
+
+    def _answer(self, status, body=b"", headers=()):
+        self.send_response(status)
+        self.send_header("Content-Length", str(len(body)))
+        for k, v in headers:
+            self.send_header(k, v)
+        self.end_headers()
+        if body:
+            self.wfile.write(body)
+
+    def _write(self, delete):
+        """PUT (the body becomes the file) or DELETE (absent files succeed), when the server is writable."""
+        srv = self.server
+        n = int(self.headers.get("Content-Length") or 0)
+        body = self.rfile.read(n) if n else b""
+        if not srv.writable:
+            self._answer(405)
+            return
         with srv.lock:
             srv.in_flight += 1
             srv.max_in_flight = max(srv.max_in_flight, srv.in_flight)
+            srv.bytes_received += len(body)
         try:
             if self._fault():
                 return
-            rel = self.path.split("?", 1)[0].lstrip("/")
-            path = srv.root / rel
-            if ".." in rel.split("/") or not path.is_file():
+            path = self._file()
+            if path is None:
+                self._answer(400)
+                return
+            if delete:
+                path.unlink(missing_ok=True)
+                self._answer(204)
+                return
+            if self.headers.get("If-None-Match", "").strip() == "*" and path.exists():
+                self._answer(412)
+                return
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_name(f".{path.name}.{threading.get_ident()}.tmp")
+            tmp.write_bytes(body)
+            os.replace(tmp, path)
+            self._answer(200, headers=[("ETag", '"' + hashlib.md5(body).hexdigest() + '"')])
+        finally:
+            with srv.lock:
+                srv.in_flight -= 1
+
+    def do_PUT(self):
+        self._write(delete=False)
+
+    def do_DELETE(self):
+        self._write(delete=True)
+
+    def _serve(self, head):
+        if self._control():
+            return
+        srv = self.server
+        began = time.monotonic()
+        with srv.lock:
+            srv.in_flight += 1
+            srv.max_in_flight = max(srv.max_in_flight, srv.in_flight)
+            srv.first_began = min(srv.first_began, began)
+        try:
+            if self._fault():
+                return
+            path = self._file()
+            if path is None or not path.is_file():
                 self.send_response(404)
                 self.send_header("Content-Length", "0")
                 self.end_headers()
@@ -131,8 +241,11 @@ class _Handler(BaseHTTPRequestHandler):
                     srv.bytes_sent += len(body)
                 self.wfile.write(body)
         finally:
+            ended = time.monotonic()
             with srv.lock:
                 srv.in_flight -= 1
+                srv.busy_s += ended - began
+                srv.last_ended = max(srv.last_ended, ended)
 
     def do_GET(self):
         self._serve(head=False)
@@ -141,12 +254,38 @@ class _Handler(BaseHTTPRequestHandler):
         self._serve(head=True)
 
 
+COUNTS = ("requests", "range_requests", "faults", "slowed", "bytes_sent", "bytes_received", "max_in_flight",
+          "precondition_failures")
+
+
+def _reset(h):
+    """Zeroes the counts of server `h` (its lock held)."""
+    h.requests = h.range_requests = h.faults = h.slowed = h.bytes_sent = h.bytes_received = 0
+    h.precondition_failures = 0
+    h.by_method = {}
+    # GETs and HEADs: the sum of their durations and the span from the first start to the last end.
+    h.busy_s, h.first_began, h.last_ended = 0.0, float("inf"), float("-inf")
+    # Requests still being answered stay in flight (their handlers decrement it when they end).
+    h.max_in_flight = h.in_flight
+
+
+class _Server(ThreadingHTTPServer):
+    # Many clients open dozens of connections at once: the default backlog (5) would make the kernel
+    # drop SYNs, and the client retry after a second.
+    request_queue_size = 1024
+
+    def handle_error(self, request, client_address):
+        # A client that gave up on a slow answer (its timeout) closes the connection: not an error here.
+        pass
+
+
 class RangeHTTPServer:
     """Serves `root` on http://127.0.0.1:<port>/ from a background thread (use as a context manager)."""
 
-    def __init__(self, root, seed=0):
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+    def __init__(self, root, seed=0, writable=False, port=0):
+        self.httpd = _Server(("127.0.0.1", port), _Handler)
         self.httpd.daemon_threads = True
+        self.httpd.writable = writable
         self.httpd.root = Path(root).resolve()
         self.httpd.lock = threading.Lock()
         self.httpd.rng = random.Random(seed)
@@ -155,22 +294,30 @@ class RangeHTTPServer:
         self.reset_counts()
         self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
 
-    def configure(self, fail_rate=0.0, fail_kinds=(500, 503, "drop"), stall=0.0, delay=0.0):
+    def configure(self, fail_rate=0.0, fail_kinds=(500, 503, "drop"), stall=0.0, delay=0.0, slow_rate=0.0, slow=0.0):
         """Fault plan: answer a `fail_rate` fraction of requests with one of `fail_kinds` (an HTTP
-        status or "drop"), hold every request `stall` seconds and then drop it, or delay every answer."""
+        status, "drop" or "truncate"), hold every request `stall` seconds and then drop it, delay every
+        answer by `delay` seconds, and a `slow_rate` fraction of them by `slow` seconds more."""
         h = self.httpd
         h.fail_rate, h.fail_kinds, h.stall, h.delay = fail_rate, list(fail_kinds), stall, delay
+        h.slow_rate, h.slow = slow_rate, slow
 
     def reset_counts(self):
-        h = self.httpd
-        h.requests = h.range_requests = h.faults = h.bytes_sent = h.precondition_failures = 0
-        # Requests still being answered stay in flight (their handlers decrement it when they end).
-        h.max_in_flight = h.in_flight
+        with self.httpd.lock:
+            _reset(self.httpd)
 
     def __getattr__(self, name):
-        if name in ("requests", "range_requests", "faults", "bytes_sent", "max_in_flight", "precondition_failures"):
+        if name in COUNTS or name == "by_method":
             return getattr(self.httpd, name)
         raise AttributeError(name)
+
+    @property
+    def mean_in_flight(self):
+        """GETs and HEADs in flight on average since the counts were reset, from the server's clock:
+        their summed durations over the span from the first start to the last end."""
+        h = self.httpd
+        span = h.last_ended - h.first_began
+        return h.busy_s / span if span > 0 else 0.0
 
     @property
     def root(self):

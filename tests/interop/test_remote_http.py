@@ -8,7 +8,10 @@
   keeps a shard's index with its ETag (one request for the next read; a replaced shard is read afresh);
 - many chunks are fetched concurrently (the server sees several requests in flight), bounded by
   max_concurrency;
-- faults: random 500/503/dropped connections are retried to success; a server that always fails gives
+- whole shards are one GET each (the server counts 4 requests for 4 shards, all in flight at once); a
+  small read in several shards sends their index GETs together;
+- faults: random 500/503/dropped connections are retried to success; one answer in ten after 2 s
+  (slower than the request timeout, or not) still gives the right values; a server that always fails gives
   ZARR_ERR_IO naming the URL and status; a stalled server gives ZARR_ERR_IO within the timeout (wall
   time asserted); writes are ZARR_ERR_READ_ONLY (creating arrays and groups before any request: the
   server sees none, and a closed port gives READ_ONLY rather than IO) and listing is ZARR_ERR_UNSUPPORTED.
@@ -83,6 +86,9 @@ def make_arrays(root):
     d = rng.integers(0, 60000, (64, 96), dtype="<u2")
     zarr.create_array(store=str(root / "v3_raw"), data=d, chunks=(32, 32), compressors=None, zarr_format=3)
     out.append(("v3_raw", d))
+    d = rng.integers(0, 255, (256, 256), dtype="u1")
+    zarr.create_array(store=str(root / "v3_many"), data=d, chunks=(16, 16), zarr_format=3)
+    out.append(("v3_many", d))
     return out
 
 
@@ -172,15 +178,34 @@ def t_shard_index_kept_and_revalidated(r, srv, arrays):
             assert srv.precondition_failures == 1, srv.precondition_failures
         finally:
             shard.write_bytes(original)
-    # Most of a shard: its index, then one GET of the whole shard (decoded as it arrives); with the
-    # index kept, just that GET.
+    # Most of a shard: one GET of the whole shard, its index read from its end (one round trip);
+    # with the index kept (after a small read), one GET streamed and decoded as it arrives.
     with zc.Array.open(f"{srv.url}/arrays/v3_sharded") as a:
         srv.reset_counts()
         assert a.read([0, 0], [32, 40]) == np.ascontiguousarray(d[0:32, 0:40]).tobytes()
-        assert (srv.requests, srv.range_requests) == (2, 1), (srv.requests, srv.range_requests)
+        assert (srv.requests, srv.range_requests) == (1, 0), (srv.requests, srv.range_requests)
+        assert a.read([1, 2], [3, 4]) == np.ascontiguousarray(d[1:4, 2:6]).tobytes()
         srv.reset_counts()
         assert a.read([0, 8], [32, 40]) == np.ascontiguousarray(d[0:32, 8:48]).tobytes()
         assert (srv.requests, srv.range_requests) == (1, 0), (srv.requests, srv.range_requests)
+    # Four whole shards at once: 4 requests, all in flight together, one round trip (the server
+    # counts them; no timing).
+    srv.configure(delay=0.3)
+    try:
+        with zc.Array.open(f"{srv.url}/arrays/v3_sharded") as a:
+            srv.reset_counts()
+            assert a.read() == d.tobytes()
+            assert (srv.requests, srv.range_requests, srv.max_in_flight) == (4, 0, 4), \
+                (srv.requests, srv.range_requests, srv.max_in_flight)
+            # A small read in each of the 4 shards: the 4 index GETs go out together.
+            srv.reset_counts()
+            got = np.empty((2, 4), dtype="<i2")
+            a.read_hyperslab([5, 5], [2, 4], step=[32, 24], out=got)
+            assert np.array_equal(got, d[5:64:32, 5:96:24]), "strided read across shards"
+            assert srv.max_in_flight >= 4 and srv.range_requests == srv.requests, \
+                (srv.requests, srv.range_requests, srv.max_in_flight)
+    finally:
+        srv.configure()
 
 
 def t_concurrency(r, srv, arrays):
@@ -207,6 +232,26 @@ def t_concurrency(r, srv, arrays):
         srv.configure()
 
 
+def t_requests_in_flight(r, srv, arrays):
+    """256 chunks behind a server answering every request after 100 ms: the read sends one GET per
+    chunk and keeps them in flight up to the default limit (64), without waves or a serial tail, so
+    that it takes few round trips. Counted on the server's side: the most in flight at once, and the
+    mean in flight over the read (256 x 0.1 s of answers over the read's span: at 64 in flight about
+    50, with the lock-step of earlier versions about 15)."""
+    d = dict(arrays)["v3_many"]
+    srv.configure(delay=0.1)
+    try:
+        with zc.Array.open(f"{srv.url}/arrays/v3_many") as a:
+            srv.reset_counts()
+            assert a.read() == d.tobytes()
+        assert srv.requests == 256, srv.requests
+        assert 48 <= srv.max_in_flight <= 65, f"max in flight {srv.max_in_flight}"
+        rounds = 256 / srv.mean_in_flight
+        assert rounds <= 10, f"{srv.mean_in_flight:.1f} in flight on average: {rounds:.1f} round trips (floor 4)"
+    finally:
+        srv.configure()
+
+
 def t_flaky_server_retries(r, srv, arrays):
     srv.configure(fail_rate=0.3)
     try:
@@ -218,6 +263,47 @@ def t_flaky_server_retries(r, srv, arrays):
         assert srv.faults > 5, f"only {srv.faults} faults injected"
     finally:
         srv.configure()
+
+
+def t_slow_and_dropping_server(r, srv, arrays):
+    """One request in ten answered only after 2 s, or connections dropped: reads complete with the
+    right values (a slow answer within the request timeout is waited for, one past it is retried);
+    a server dropping every connection gives ZARR_ERR_IO naming the URL after the retries. No hang:
+    every read is bounded far below what a hang would take."""
+    d = dict(arrays)["v3_plain"]  # 30 chunks
+    srv.configure(delay=0.02, slow_rate=0.1, slow=2.0)
+    try:
+        srv.reset_counts()
+        t0 = time.monotonic()
+        for opts in (zc.StoreOptions(), zc.StoreOptions(timeout_ms=1000, retries=5), zc.StoreOptions(timeout_ms=1000, retries=5)):
+            with zc.Array.open(f"{srv.url}/arrays/v3_plain", options=opts) as a:
+                assert a.read() == d.tobytes(), "read through slow answers differs"
+        assert srv.slowed >= 1, "no slow answer was injected"
+        assert time.monotonic() - t0 < 60
+    finally:
+        srv.configure()
+    srv.configure(delay=0.02, fail_rate=0.2, fail_kinds=("drop",))
+    try:
+        srv.reset_counts()
+        with zc.Array.open(f"{srv.url}/arrays/v3_plain", options=zc.StoreOptions(retries=10)) as a:
+            assert a.read() == d.tobytes(), "read through dropped connections differs"
+        assert srv.faults >= 1, "no connection was dropped"
+    finally:
+        srv.configure()
+    with zc.Array.open(f"{srv.url}/arrays/v3_plain", options=zc.StoreOptions(retries=2, timeout_ms=2000)) as a:
+        srv.configure(fail_rate=1.0, fail_kinds=("drop",))
+        try:
+            srv.reset_counts()
+            t0 = time.monotonic()
+            a.read()
+            raise AssertionError("read succeeded against a server dropping every connection")
+        except zc.ZarrError as e:
+            assert e.name == "ZARR_ERR_IO" and "/arrays/v3_plain/c/" in e.message, e
+            # 3 tries of the failing chunk (the others may stop early when the read fails).
+            assert srv.requests >= 3, srv.requests
+            assert time.monotonic() - t0 < 30
+        finally:
+            srv.configure()
 
 
 def t_failing_server_is_io_error(r, srv, arrays):
@@ -322,7 +408,9 @@ def main():
             r.run("uncompressed_chunk_ranges", t_uncompressed_chunk_ranges, r, srv, arrays)
             r.run("shard_index_kept_and_revalidated", t_shard_index_kept_and_revalidated, r, srv, arrays)
             r.run("concurrent_chunk_requests", t_concurrency, r, srv, arrays)
+            r.run("requests_in_flight", t_requests_in_flight, r, srv, arrays)
             r.run("flaky_server_retried", t_flaky_server_retries, r, srv, arrays)
+            r.run("slow_and_dropping_server", t_slow_and_dropping_server, r, srv, arrays)
             r.run("failing_server_io_error", t_failing_server_is_io_error, r, srv, arrays)
             r.run("stalled_server_times_out", t_stalled_server_times_out, r, srv, arrays)
             r.run("read_only_and_no_listing", t_read_only_and_no_listing, r, srv, arrays)

@@ -1875,7 +1875,7 @@ static char *base_name(const char *path) {
 }
 
 /* Checks every -v NAME names an array under PATH (a group) or is PATH's own name (an array). */
-static int check_vars(const char *path, zarr_node_type type) {
+static int check_vars(const char *path, const char *shown, zarr_node_type type) {
     size_t i;
     for (i = 0; i < opt_nvars; i++) {
         const char *name = opt_vars[i];
@@ -1884,7 +1884,7 @@ static int check_vars(const char *path, zarr_node_type type) {
         while (*name == '/') name++;
         opt_vars[i] = (char *)name;
         if (type == ZARR_NODE_ARRAY) {
-            char *b = base_name(path), *full = xstrdup(path), *dot;
+            char *b = base_name(shown), *full = xstrdup(shown), *dot;
             size_t n = strlen(full);
             while (n > 1 && full[n - 1] == '/') full[--n] = 0;
             dot = strrchr(full, '/');
@@ -1897,7 +1897,7 @@ static int check_vars(const char *path, zarr_node_type type) {
             free(p);
         }
         if (!ok) {
-            fprintf(stderr, "zarrdump: -v %s: no array '%s' in %s\n", opt_vars[i], name, path);
+            fprintf(stderr, "zarrdump: -v %s: no array '%s' in %s\n", opt_vars[i], name, shown);
             return 1;
         }
     }
@@ -1906,6 +1906,7 @@ static int check_vars(const char *path, zarr_node_type type) {
 
 int main(int argc, char **argv) {
     const char *path = NULL;
+    char *shown = NULL;
     zarr_node_type type;
     zarr_status s;
     int i;
@@ -1961,13 +1962,15 @@ int main(int argc, char **argv) {
     if (!path) return usage_error("no PATH given");
     if (opt_header && (opt_coord || opt_nvars || opt_region) && !opt_json)
         return usage_error("-h prints no values: it does not go with -c, -v or -d");
-    if ((s = zarr_node_type_at(path, &type)) != ZARR_OK) return report("reading", path, s);
-    if (check_vars(path, type)) return 1;
+    /* What is printed of PATH: a URL's password and signature parameters masked by ***. */
+    if (zarr_location_redacted(path, &shown) != ZARR_OK) return report("reading", "PATH", ZARR_ERR_INVALID_ARGUMENT);
+    if ((s = zarr_node_type_at(path, &type)) != ZARR_OK) return report("reading", shown, s);
+    if (check_vars(path, shown, type)) return 1;
     if (type == ZARR_NODE_ARRAY) {
         zarr_array *a = NULL;
         struct var v;
-        char *name = base_name(path);
-        if ((s = zarr_open(path, ZARR_READ, &a)) != ZARR_OK) return report("opening", path, s);
+        char *name = base_name(shown);
+        if ((s = zarr_open(path, ZARR_READ, &a)) != ZARR_OK) return report("opening", shown, s);
         if (load_var(&v, a, name, "", path) == 0) {
             if (opt_json) json_array(&v);
             else {
@@ -1982,13 +1985,14 @@ int main(int argc, char **argv) {
         free(name);
     } else {
         zarr_group *g = NULL;
-        char *name = base_name(path);
-        if ((s = zarr_group_open(path, ZARR_READ, &g)) != ZARR_OK) return report("opening", path, s);
+        char *name = base_name(shown);
+        if ((s = zarr_group_open(path, ZARR_READ, &g)) != ZARR_OK) return report("opening", shown, s);
         if (opt_json) json_group(g, path, "");
         else cdl_node(g, NULL, path, "", name, 0, NULL);
         zarr_group_close(g);
         free(name);
     }
+    zarr_string_free(shown);
     if (opt_json) putchar('\n');
     free(opt_vars);
     free(vars);
