@@ -182,7 +182,7 @@ def t_zarrdump(r, srv):
     host = srv.url.split("://", 1)[1]
     ok = subprocess.run([exe, f"http://user:{URL_PASSWORD}@{host}/b/arr"], capture_output=True, text=True, timeout=60)
     assert ok.returncode == 0, ok.stderr
-    check_message("zarrdump", ok.stdout + ok.stderr, "uint16")
+    check_message("zarrdump", ok.stdout + ok.stderr, "ushort arr(")
     closed = free_port()
     for loc in (f"http://user:{URL_PASSWORD}@127.0.0.1:{closed}/b/arr",
                 f"http://127.0.0.1:{closed}/b/arr?X-Amz-Signature={SIGNATURE}&X-Amz-Credential={CREDENTIAL}"):
