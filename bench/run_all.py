@@ -47,9 +47,9 @@ SMALL = "N"  # the layout whose data is the synthetic uint8 volume (peers.py gen
 SMALL_VERSION = 1  # bump when gen_small's formula changes
 ALL_IMPLS = ["libzarr", "tensorstore", "zarrs", "zarr-python"]
 PEERS = ["tensorstore", "zarrs", "zarr-python"]
-# the cells examples/read_floor can run (whole reads of the unsharded layouts of the uint16 volume)
-FLOOR_OPS = ["R", "Rs", "RsF", "Rs32"]
-FLOOR_LAYOUTS = ["A", "B", "C", "E"]
+# the cells examples/read_floor can run (whole reads of the uint16 volume's layouts; D shard by shard)
+FLOOR_OPS = ["R", "Rinto", "Rs", "RsF", "Rs32"]
+FLOOR_LAYOUTS = ["A", "B", "C", "D", "E"]
 VOLUME = "volume_u16_512.bin"
 # WORKLOADS.md's figure; the one read from WORKLOADS.md wins when it can be found there
 DEFAULT_SHA256 = "8e5ea26051a4258c196130ef11df10b98ab4091400cc78fac3c5a030d1408aad"
@@ -461,8 +461,8 @@ def main():
                     help="also run examples/codec_speed (single-core codec speed per layout) and report the "
                          "W/R cells as a fraction of it")
     ap.add_argument("--floor", action="store_true",
-                    help="also run examples/read_floor, the least work of the R/Rs/RsF/Rs32 cells of layouts "
-                         "A, B, C and E, in the same rotation as the implementations, and report each "
+                    help="also run examples/read_floor, the least work of the R/Rinto/Rs/RsF/Rs32 cells of "
+                         "layouts A-E (D: shard by shard), in the same rotation as the implementations, and report each "
                          "implementation against it")
     ap.add_argument("--floor-exe", help="a built examples/read_floor (default: cargo build it)")
     ap.add_argument("--quick", action="store_true", help="fewer repetitions (2, P 3): a smoke test, not a figure")
@@ -645,7 +645,8 @@ def main():
         print(codec_table(speeds, results, args.threads, key, regions))
     if floor_exe:
         print()
-        print("floor: examples/read_floor (read(2), the codec chain, a plain copy loop); x / floor = median over "
+        print("floor: examples/read_floor (read(2) of each chunk or shard file, the codec chain, a plain copy loop); "
+              "x / floor = median over "
               "the floor's median")
         print()
         print(floor_table(results, layouts, ops, key))
