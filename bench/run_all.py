@@ -59,6 +59,36 @@ def log(msg):
     print(msg, file=sys.stderr, flush=True)
 
 
+def machine():
+    """The CPU model (lscpu's "Model name", else /proc/cpuinfo's "model name"), the kernel release and the
+    load average when the run started: every table is printed with them (bench/README.md)."""
+    model = None
+    try:
+        out = subprocess.run(["lscpu"], capture_output=True, text=True, env={**os.environ, "LC_ALL": "C"}).stdout
+        model = next((ln.split(":", 1)[1].strip() for ln in out.splitlines() if ln.startswith("Model name:")), None)
+    except OSError:
+        pass
+    if not model:
+        try:
+            with open("/proc/cpuinfo") as f:
+                model = next((ln.split(":", 1)[1].strip() for ln in f if ln.startswith("model name")), None)
+        except OSError:
+            pass
+    try:
+        load = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    except OSError:
+        load = None
+    return {"cpu_model": model or "unknown", "kernel": platform.release(), "load_at_start": load}
+
+
+def machine_line(meta):
+    """One line naming the machine of a results file (older files have no such fields)."""
+    if not meta.get("cpu_model"):
+        return "machine: not recorded in this results file"
+    return (f"machine: {meta['cpu_model']}, {meta.get('cpus')} CPUs, kernel {meta.get('kernel')}, "
+            f"host {meta.get('host')}; load average at the start {meta.get('load_at_start')}")
+
+
 def sha256_file(path):
     h = hashlib.sha256()
     with open(path, "rb") as f:
@@ -506,6 +536,8 @@ def main():
         with open(out_json) as f:
             saved = json.load(f)
         table, notes = make_table(saved["results"], layouts, ops, impls, args.target, key)
+        print(machine_line(saved["meta"]))
+        print()
         print(table)
         for x in notes:
             print(f"- {x}")
@@ -558,7 +590,7 @@ def main():
     meta = {"started": datetime.datetime.now().isoformat(timespec="seconds"), "host": platform.node(),
             "cpus": os.cpu_count(), "threads": args.threads, "python": platform.python_version(),
             "library": libinfo, "data_sha256": data_sha, "perf_dir": args.perf_dir, "target": args.target,
-            "codec_speed": speeds}
+            "codec_speed": speeds, **machine()}
 
     def save():
         with open(out_json + ".tmp", "w") as f:
@@ -628,6 +660,7 @@ def main():
     if SMALL in layouts and "W" in ops:
         remove_small_copies(args.out)
     table, notes = make_table(results, layouts, ops, impls, args.target, key)
+    print(machine_line(meta))
     print(f"libzarr benchmark: {args.threads} threads per implementation, median "
           f"{'wall-clock' if args.metric == 'wall' else 'CPU'} seconds over "
           f"{'--reps ' + str(args.reps) if args.reps else ('quick reps' if args.quick else '5 reps (P: 10)')}; "
