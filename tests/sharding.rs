@@ -375,3 +375,62 @@ fn whole_shard_reads_of_damaged_shards_fail_cleanly() {
     let e = damaged(&|s| s[3] ^= 0xff);
     assert!(matches!(e, Error::Codec(_)), "garbage inner chunk: {e:?}");
 }
+
+/// A store that counts, per kind, the calls that fetch chunk values (keys under `c/`): whole values
+/// (`get`) and values opened for ranged reads (`open`).
+#[derive(Debug)]
+struct CountingStore {
+    inner: MemoryStore,
+    gets: std::sync::atomic::AtomicUsize,
+    opens: std::sync::atomic::AtomicUsize,
+}
+
+impl Store for CountingStore {
+    fn get(&self, key: &str) -> zarr::Result<Option<Vec<u8>>> {
+        if key.starts_with("c/") {
+            self.gets.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+        self.inner.get(key)
+    }
+    fn open(&self, key: &str) -> zarr::Result<Option<Box<dyn zarr::store::ByteSource + '_>>> {
+        if key.starts_with("c/") {
+            self.opens.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+        self.inner.open(key)
+    }
+    fn set(&self, key: &str, value: &[u8]) -> zarr::Result<()> {
+        self.inner.set(key, value)
+    }
+    fn delete(&self, key: &str) -> zarr::Result<()> {
+        self.inner.delete(key)
+    }
+    fn exists(&self, key: &str) -> zarr::Result<bool> {
+        self.inner.exists(key)
+    }
+    fn list_dir(&self, prefix: &str) -> zarr::Result<zarr::store::DirListing> {
+        self.inner.list_dir(prefix)
+    }
+    fn bytes_read(&self) -> u64 {
+        self.inner.bytes_read()
+    }
+}
+
+/// Which reads fetch whole shards: a read touching every inner chunk of each shard gets every shard
+/// once, whole, and opens none for ranged reads; a box inside one inner chunk opens its shard instead.
+#[test]
+fn whole_shard_reads_fetch_each_shard_once_and_ranged_reads_open_it() {
+    use std::sync::atomic::Ordering::Relaxed;
+    let store = Arc::new(CountingStore { inner: MemoryStore::new(), gets: 0.into(), opens: 0.into() });
+    many_shards(store.clone());
+    let a = Array::open(store.clone(), "", false).unwrap();
+    let (gets, opens) = (store.gets.load(Relaxed), store.opens.load(Relaxed));
+    let mut out = vec![0u8; 32 * 32 * 2];
+    a.read_region(&[0, 0], &[32, 32], &mut out).unwrap();
+    assert_eq!(out, many_shards_data());
+    assert_eq!(store.gets.load(Relaxed) - gets, 16, "every shard fetched whole once (one of them missing)");
+    assert_eq!(store.opens.load(Relaxed), opens, "no shard opened for ranged reads");
+    let mut out = vec![0u8; 2 * 2 * 2];
+    a.read_region(&[5, 5], &[2, 2], &mut out).unwrap();
+    assert_eq!(store.opens.load(Relaxed) - opens, 1, "a small box reads its shard's index and inner chunk by range");
+    assert_eq!(store.gets.load(Relaxed) - gets, 16);
+}
