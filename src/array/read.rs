@@ -1,7 +1,8 @@
 //! Reads: the selection is cut along the chunk grid and every chunk it touches is decoded in parallel,
 //! straight into the caller's buffer when the chunk is one contiguous, unconverted run of it, otherwise
 //! through per-thread scratch buffers, with striding and type conversion inside the one copy out.
-//! Chains without compression (plain `bytes`, or sharding) read only the byte ranges they need.
+//! Chains without compression (plain `bytes`, or sharding) read only the byte ranges they need, except
+//! that a read touching every inner chunk of a local shard reads the shard file whole, at once.
 //! Missing chunks become the fill value.
 
 use super::Array;
