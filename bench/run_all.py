@@ -47,9 +47,9 @@ SMALL = "N"  # the layout whose data is the synthetic uint8 volume (peers.py gen
 SMALL_VERSION = 1  # bump when gen_small's formula changes
 ALL_IMPLS = ["libzarr", "tensorstore", "zarrs", "zarr-python"]
 PEERS = ["tensorstore", "zarrs", "zarr-python"]
-# the cells examples/read_floor can run (whole reads of the unsharded layouts of the uint16 volume)
-FLOOR_OPS = ["R", "Rs", "RsF", "Rs32"]
-FLOOR_LAYOUTS = ["A", "B", "C", "E"]
+# the cells examples/read_floor can run (whole reads of the uint16 volume's layouts; D shard by shard)
+FLOOR_OPS = ["R", "Rinto", "Rs", "RsF", "Rs32"]
+FLOOR_LAYOUTS = ["A", "B", "C", "D", "E"]
 VOLUME = "volume_u16_512.bin"
 # WORKLOADS.md's figure; the one read from WORKLOADS.md wins when it can be found there
 DEFAULT_SHA256 = "8e5ea26051a4258c196130ef11df10b98ab4091400cc78fac3c5a030d1408aad"
@@ -57,6 +57,36 @@ DEFAULT_SHA256 = "8e5ea26051a4258c196130ef11df10b98ab4091400cc78fac3c5a030d1408a
 
 def log(msg):
     print(msg, file=sys.stderr, flush=True)
+
+
+def machine():
+    """The CPU model (lscpu's "Model name", else /proc/cpuinfo's "model name"), the kernel release and the
+    load average when the run started: every table is printed with them (bench/README.md)."""
+    model = None
+    try:
+        out = subprocess.run(["lscpu"], capture_output=True, text=True, env={**os.environ, "LC_ALL": "C"}).stdout
+        model = next((ln.split(":", 1)[1].strip() for ln in out.splitlines() if ln.startswith("Model name:")), None)
+    except OSError:
+        pass
+    if not model:
+        try:
+            with open("/proc/cpuinfo") as f:
+                model = next((ln.split(":", 1)[1].strip() for ln in f if ln.startswith("model name")), None)
+        except OSError:
+            pass
+    try:
+        load = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    except OSError:
+        load = None
+    return {"cpu_model": model or "unknown", "kernel": platform.release(), "load_at_start": load}
+
+
+def machine_line(meta):
+    """One line naming the machine of a results file (older files have no such fields)."""
+    if not meta.get("cpu_model"):
+        return "machine: not recorded in this results file"
+    return (f"machine: {meta['cpu_model']}, {meta.get('cpus')} CPUs, kernel {meta.get('kernel')}, "
+            f"host {meta.get('host')}; load average at the start {meta.get('load_at_start')}")
 
 
 def sha256_file(path):
@@ -461,8 +491,8 @@ def main():
                     help="also run examples/codec_speed (single-core codec speed per layout) and report the "
                          "W/R cells as a fraction of it")
     ap.add_argument("--floor", action="store_true",
-                    help="also run examples/read_floor, the least work of the R/Rs/RsF/Rs32 cells of layouts "
-                         "A, B, C and E, in the same rotation as the implementations, and report each "
+                    help="also run examples/read_floor, the least work of the R/Rinto/Rs/RsF/Rs32 cells of "
+                         "layouts A-E (D: shard by shard), in the same rotation as the implementations, and report each "
                          "implementation against it")
     ap.add_argument("--floor-exe", help="a built examples/read_floor (default: cargo build it)")
     ap.add_argument("--quick", action="store_true", help="fewer repetitions (2, P 3): a smoke test, not a figure")
@@ -506,6 +536,8 @@ def main():
         with open(out_json) as f:
             saved = json.load(f)
         table, notes = make_table(saved["results"], layouts, ops, impls, args.target, key)
+        print(machine_line(saved["meta"]))
+        print()
         print(table)
         for x in notes:
             print(f"- {x}")
@@ -558,7 +590,7 @@ def main():
     meta = {"started": datetime.datetime.now().isoformat(timespec="seconds"), "host": platform.node(),
             "cpus": os.cpu_count(), "threads": args.threads, "python": platform.python_version(),
             "library": libinfo, "data_sha256": data_sha, "perf_dir": args.perf_dir, "target": args.target,
-            "codec_speed": speeds}
+            "codec_speed": speeds, **machine()}
 
     def save():
         with open(out_json + ".tmp", "w") as f:
@@ -628,6 +660,7 @@ def main():
     if SMALL in layouts and "W" in ops:
         remove_small_copies(args.out)
     table, notes = make_table(results, layouts, ops, impls, args.target, key)
+    print(machine_line(meta))
     print(f"libzarr benchmark: {args.threads} threads per implementation, median "
           f"{'wall-clock' if args.metric == 'wall' else 'CPU'} seconds over "
           f"{'--reps ' + str(args.reps) if args.reps else ('quick reps' if args.quick else '5 reps (P: 10)')}; "
@@ -645,7 +678,8 @@ def main():
         print(codec_table(speeds, results, args.threads, key, regions))
     if floor_exe:
         print()
-        print("floor: examples/read_floor (read(2), the codec chain, a plain copy loop); x / floor = median over "
+        print("floor: examples/read_floor (read(2) of each chunk or shard file, the codec chain, a plain copy loop); "
+              "x / floor = median over "
               "the floor's median")
         print()
         print(floor_table(results, layouts, ops, key))

@@ -5,15 +5,21 @@
 //! cargo run --release --example read_floor -- LAYOUT.json ARRAY_DIR OP REPS THREADS [VOLUME.bin]
 //! ```
 //!
-//! OP is one of the benchmark's whole-array reads of a 3-D, unsharded, regular-grid Zarr v3 array:
-//! `R` (every element into a fresh C-order buffer), `Rs` (every 2nd element in each dimension into a
+//! OP is one of the benchmark's whole-array reads of a 3-D, regular-grid Zarr v3 array:
+//! `R` (every element into a fresh C-order buffer), `Rinto` (every element into one pre-allocated
+//! C-order buffer that every repetition reuses, overwritten with a sentinel between repetitions,
+//! untimed, as the benchmark's programs do), `Rs` (every 2nd element in each dimension into a
 //! fresh C-order buffer), `RsF` (the same into a fresh Fortran-order buffer) and `Rs32` (the same, C
-//! order, converted to float32; unsigned 16-bit arrays only). Each repetition allocates the
-//! destination with `malloc` (as the benchmark's libzarr program does) and advises huge pages for it
-//! (as libzarr does for a large buffer it fills). THREADS threads each take every THREADS-th chunk:
-//! `read(2)` of the chunk file into a reused buffer, the layout's codec chain decoding into a reused
-//! chunk buffer (the same compressors libzarr and its peers call), and a nested loop copying the
-//! selected elements out. Nothing else: no selection engine, no pool, no metadata.
+//! order, converted to float32; unsigned 16-bit arrays only). Each repetition of R, Rs, RsF and Rs32
+//! allocates the destination with `malloc` (as the benchmark's libzarr program does) and advises huge
+//! pages for it (as libzarr does for a large buffer it fills). THREADS threads each take every
+//! THREADS-th chunk file: `read(2)` of the whole file into a reused buffer, the layout's codec chain
+//! decoding into a reused chunk buffer (the same compressors libzarr and its peers call), and a nested
+//! loop copying the selected elements out. A sharded layout (`sharding_indexed` as the only codec, an
+//! index of `(offset, nbytes)` pairs in little-endian order, with or without `crc32c`) is read the same
+//! way, shard file by shard file: one `read(2)` of the whole shard, then every inner chunk named by the
+//! index (taken from the buffer's head or tail) decoded with the inner chain and copied out in turn.
+//! Nothing else: no selection engine, no pool, no metadata, no checksum check.
 //!
 //! With VOLUME (the benchmark's C-order volume), every repetition's result is compared with the volume
 //! (untimed, between repetitions, as the benchmark's programs do), so the floor is known to do the
@@ -63,12 +69,24 @@ fn dims(v: &Value, what: &str) -> Vec<usize> {
 }
 
 /// What one op reads and writes: the step in every dimension, the destination's element size, whether
-/// the destination is in Fortran order, and whether elements become float32.
+/// the destination is in Fortran order, whether elements become float32, and whether the destination
+/// is reused.
 struct Op {
     step: usize,
     out_elem: usize,
     fortran: bool,
     to_f32: bool,
+    /// Rinto: one destination, allocated and touched before the first repetition.
+    reuse: bool,
+}
+
+/// A sharded layout (`sharding_indexed`): the inner chunk shape, inner chunks per shard, the index's
+/// size in bytes and whether it ends the shard.
+struct Shards {
+    inner: [usize; 3],
+    per_shard: [usize; 3],
+    index_len: usize,
+    index_at_end: bool,
 }
 
 /// The destination, shared by the threads; each writes disjoint elements.
@@ -78,16 +96,17 @@ struct Dest(*mut u8);
 unsafe impl Send for Dest {}
 unsafe impl Sync for Dest {}
 
-/// Copies chunk `g`'s selected elements (decoded chunk `src`, C order, `E`-byte elements) into `dst`.
+/// Copies the selected elements of the chunk whose first element is array element `at` (decoded chunk
+/// `src` of shape `c`, C order, `E`-byte elements) into `dst`.
 ///
 /// # Safety
 /// `dst` holds the whole selection of the array (`n` elements per dimension, strides `ds`).
 #[allow(clippy::too_many_arguments)]
 unsafe fn copy_chunk<const E: usize>(
-    src: &[u8], c: [usize; 3], g: [usize; 3], step: usize, dst: *mut u8, ds: [usize; 3], out_elem: usize, to_f32: bool,
+    src: &[u8], c: [usize; 3], at: [usize; 3], step: usize, dst: *mut u8, ds: [usize; 3], out_elem: usize, to_f32: bool,
 ) {
     let (cz, cy, cx) = (c[0] / step, c[1] / step, c[2] / step);
-    let origin = [g[0] * cz, g[1] * cy, g[2] * cx];
+    let origin = [at[0] / step, at[1] / step, at[2] / step];
     let put = |z: usize, y: usize, x: usize| -> usize {
         ((origin[0] + z) * ds[0] + (origin[1] + y) * ds[1] + (origin[2] + x) * ds[2]) * out_elem
     };
@@ -146,26 +165,50 @@ fn main() {
     let chunk = dims(&meta["chunk_grid"]["configuration"]["chunk_shape"], "chunk_shape");
     let dtype_name = meta["data_type"].as_str().unwrap_or("");
     let dtype = DataType::parse_v3(dtype_name).unwrap_or_else(|e| fail(format!("data_type: {e}")));
-    let codecs = &meta["codecs"];
-    if codecs.as_array().and_then(|l| l.first()).and_then(|c| c["name"].as_str()) == Some("sharding_indexed") {
-        fail("sharded layouts have no floor here (only whole chunk files)".into());
+    // A sharded layout: the shard is the chunk of the grid, the inner chunks are what the chain decodes.
+    let mut codecs = &meta["codecs"];
+    let mut shards: Option<Shards> = None;
+    if let Some(sharding) = codecs.as_array().and_then(|l| l.first()).filter(|c| c["name"] == "sharding_indexed") {
+        if codecs.as_array().map_or(0, |l| l.len()) != 1 {
+            fail("sharding_indexed must be the only codec".into());
+        }
+        let cfg = &sharding["configuration"];
+        let inner = dims(&cfg["chunk_shape"], "inner chunk_shape");
+        if inner.len() != 3 || (0..3).any(|d| inner[d] == 0 || !chunk.get(d).is_some_and(|c| c.is_multiple_of(inner[d]))) {
+            fail(format!("inner chunk shape {inner:?} must divide the shard shape {chunk:?}"));
+        }
+        let per_shard = [chunk[0] / inner[0], chunk[1] / inner[1], chunk[2] / inner[2]];
+        let index_codecs: Vec<&str> =
+            cfg["index_codecs"].as_array().into_iter().flatten().filter_map(|c| c["name"].as_str()).collect();
+        if index_codecs.iter().any(|n| *n != "bytes" && *n != "crc32c") {
+            fail(format!("index codecs {index_codecs:?}: only bytes (little-endian) and crc32c"));
+        }
+        let n_inner = per_shard.iter().product::<usize>();
+        let index_len = n_inner * 16 + if index_codecs.contains(&"crc32c") { 4 } else { 0 };
+        let index_at_end = cfg["index_location"].as_str() != Some("start");
+        shards = Some(Shards { inner: [inner[0], inner[1], inner[2]], per_shard, index_len, index_at_end });
+        codecs = &cfg["codecs"];
     }
     let op = match op_name {
-        "R" => Op { step: 1, out_elem: dtype.size(), fortran: false, to_f32: false },
-        "Rs" => Op { step: 2, out_elem: dtype.size(), fortran: false, to_f32: false },
-        "RsF" => Op { step: 2, out_elem: dtype.size(), fortran: true, to_f32: false },
-        "Rs32" if dtype_name == "uint16" => Op { step: 2, out_elem: 4, fortran: false, to_f32: true },
-        _ => fail(format!("op {op_name} (R, Rs, RsF; Rs32 on uint16)")),
+        "R" => Op { step: 1, out_elem: dtype.size(), fortran: false, to_f32: false, reuse: false },
+        "Rinto" => Op { step: 1, out_elem: dtype.size(), fortran: false, to_f32: false, reuse: true },
+        "Rs" => Op { step: 2, out_elem: dtype.size(), fortran: false, to_f32: false, reuse: false },
+        "RsF" => Op { step: 2, out_elem: dtype.size(), fortran: true, to_f32: false, reuse: false },
+        "Rs32" if dtype_name == "uint16" => Op { step: 2, out_elem: 4, fortran: false, to_f32: true, reuse: false },
+        _ => fail(format!("op {op_name} (R, Rinto, Rs, RsF; Rs32 on uint16)")),
     };
     if shape.len() != 3 || chunk.len() != 3 {
         fail("only 3-D layouts".into());
     }
-    if (0..3).any(|d| chunk[d] == 0 || !shape[d].is_multiple_of(chunk[d]) || !chunk[d].is_multiple_of(op.step)) {
-        fail(format!("chunk shape {chunk:?} must divide shape {shape:?} and be a multiple of the step"));
+    // The chunk the codec chain decodes: the inner chunk of a shard, otherwise the grid's chunk.
+    let c = shards.as_ref().map_or([chunk[0], chunk[1], chunk[2]], |sh| sh.inner);
+    if (0..3).any(|d| chunk[d] == 0 || !shape[d].is_multiple_of(chunk[d]) || !c[d].is_multiple_of(op.step)) {
+        fail(format!("chunk shape {chunk:?} must divide shape {shape:?}, and {c:?} be a multiple of the step"));
     }
+    let shard = [chunk[0], chunk[1], chunk[2]]; // the grid's chunk: a shard when sharded
     let sep = meta["chunk_key_encoding"]["configuration"]["separator"].as_str().unwrap_or("/").to_string();
     let es = dtype.size();
-    let repr = ArrayRepr { shape: chunk.iter().map(|&c| c as u64).collect(), data_type: dtype, fill_value: vec![0; es] };
+    let repr = ArrayRepr { shape: c.iter().map(|&c| c as u64).collect(), data_type: dtype, fill_value: vec![0; es] };
     let chain = CodecChain::from_v3(codecs, &repr).unwrap_or_else(|e| fail(format!("codecs: {e}")));
     let grid = [shape[0] / chunk[0], shape[1] / chunk[1], shape[2] / chunk[2]];
     let keys: Vec<([usize; 3], String)> = (0..grid[0] * grid[1] * grid[2])
@@ -177,7 +220,6 @@ fn main() {
     let n = [shape[0] / op.step, shape[1] / op.step, shape[2] / op.step];
     let ds = if op.fortran { [1, n[0], n[0] * n[1]] } else { [n[1] * n[2], n[2], 1] };
     let out_bytes = n[0] * n[1] * n[2] * op.out_elem;
-    let c = [chunk[0], chunk[1], chunk[2]];
 
     // The volume, held (as the benchmark's programs hold it) to check every repetition's result, untimed.
     let vol: Option<Vec<u8>> = args.get(6).map(|p| {
@@ -212,15 +254,41 @@ fn main() {
             }
         }
     };
+    // Decodes one chunk's bytes and copies its selected elements, the chunk's first element being array
+    // element `at`.
+    let place = |encoded: &[u8], decoded: &mut [u8], at: [usize; 3], dst: *mut u8, what: &dyn Fn() -> String| {
+        chain.decode_chunk(encoded, decoded).unwrap_or_else(|e| fail(format!("{}: {e}", what())));
+        // SAFETY: the destination holds the whole selection; chunks select disjoint parts.
+        unsafe {
+            match es {
+                1 => copy_chunk::<1>(decoded, c, at, op.step, dst, ds, op.out_elem, op.to_f32),
+                2 => copy_chunk::<2>(decoded, c, at, op.step, dst, ds, op.out_elem, op.to_f32),
+                4 => copy_chunk::<4>(decoded, c, at, op.step, dst, ds, op.out_elem, op.to_f32),
+                8 => copy_chunk::<8>(decoded, c, at, op.step, dst, ds, op.out_elem, op.to_f32),
+                _ => fail(format!("element size {es}")),
+            }
+        }
+    };
+    // Rinto's destination: allocated and touched once, overwritten with a sentinel before every
+    // repetition (untimed), as in the benchmark's programs.
+    let mut reused: Vec<u8> = if op.reuse { vec![0; out_bytes] } else { Vec::new() };
     let (mut times, mut cpus) = (Vec::new(), Vec::new());
     for rep in 0..reps {
+        if op.reuse {
+            reused.fill(0xA5);
+        }
         let (t0, cpu0) = (Instant::now(), cpu_seconds());
-        let mut out: Vec<u8> = Vec::with_capacity(out_bytes); // malloc, untouched
-        advise_huge_pages(out.as_mut_ptr(), out_bytes);
-        let dst = Dest(out.as_mut_ptr());
+        let mut fresh: Vec<u8> = Vec::new();
+        let dst = if op.reuse {
+            Dest(reused.as_mut_ptr())
+        } else {
+            fresh = Vec::with_capacity(out_bytes); // malloc, untouched
+            advise_huge_pages(fresh.as_mut_ptr(), out_bytes);
+            Dest(fresh.as_mut_ptr())
+        };
         std::thread::scope(|s| {
             for t in 0..threads {
-                let (keys, chain, op) = (&keys, &chain, &op);
+                let (keys, place, shards) = (&keys, &place, &shards);
                 s.spawn(move || {
                     let dst = dst;
                     let mut encoded = Vec::new();
@@ -230,29 +298,43 @@ fn main() {
                         std::fs::File::open(key)
                             .and_then(|mut f| f.read_to_end(&mut encoded))
                             .unwrap_or_else(|e| fail(format!("{key}: {e} (the floor needs every chunk stored)")));
-                        chain.decode_chunk(&encoded, &mut decoded).unwrap_or_else(|e| fail(format!("{key}: {e}")));
-                        // SAFETY: the destination holds the whole selection; chunks select disjoint parts.
-                        unsafe {
-                            match es {
-                                1 => copy_chunk::<1>(&decoded, c, *g, op.step, dst.0, ds, op.out_elem, op.to_f32),
-                                2 => copy_chunk::<2>(&decoded, c, *g, op.step, dst.0, ds, op.out_elem, op.to_f32),
-                                4 => copy_chunk::<4>(&decoded, c, *g, op.step, dst.0, ds, op.out_elem, op.to_f32),
-                                8 => copy_chunk::<8>(&decoded, c, *g, op.step, dst.0, ds, op.out_elem, op.to_f32),
-                                _ => fail(format!("element size {es}")),
-                            }
+                        let at = [g[0] * shard[0], g[1] * shard[1], g[2] * shard[2]];
+                        let Some(sh) = shards else {
+                            place(&encoded, &mut decoded, at, dst.0, &|| key.clone());
+                            continue;
+                        };
+                        let len = encoded.len();
+                        if len < sh.index_len {
+                            fail(format!("{key}: {len} bytes, shorter than the shard index"));
+                        }
+                        let index = if sh.index_at_end { &encoded[len - sh.index_len..] } else { &encoded[..sh.index_len] };
+                        let p = sh.per_shard;
+                        for i in 0..p[0] * p[1] * p[2] {
+                            let word = |k: usize| u64::from_le_bytes(index[k * 8..k * 8 + 8].try_into().unwrap());
+                            let (offset, nbytes) = (word(2 * i), word(2 * i + 1));
+                            let bytes = (offset.checked_add(nbytes))
+                                .and_then(|end| encoded.get(offset as usize..end as usize))
+                                .unwrap_or_else(|| {
+                                    fail(format!("{key}: inner chunk {i} missing or outside the shard (the floor needs every chunk stored)"))
+                                });
+                            let ig = [i / (p[1] * p[2]), i / p[2] % p[1], i % p[2]];
+                            let at = [at[0] + ig[0] * c[0], at[1] + ig[1] * c[1], at[2] + ig[2] * c[2]];
+                            place(bytes, &mut decoded, at, dst.0, &|| format!("{key}: inner chunk {i}"));
                         }
                     }
                 });
             }
         });
-        // SAFETY: every element of the selection was written (each chunk's part, all chunks).
-        unsafe { out.set_len(out_bytes) };
+        if !op.reuse {
+            // SAFETY: every element of the selection was written (each chunk's part, all chunks).
+            unsafe { fresh.set_len(out_bytes) };
+        }
         times.push(t0.elapsed().as_secs_f64());
         cpus.push(cpu_seconds() - cpu0);
         if let Some(vol) = &vol {
-            check(&out, vol, rep);
+            check(if op.reuse { &reused } else { &fresh }, vol, rep);
         }
-        drop(std::hint::black_box(out));
+        drop(std::hint::black_box(fresh));
     }
 
     let median = |v: &[f64]| {

@@ -7,6 +7,7 @@ use std::cell::Cell;
 thread_local! {
     static DECODED: Cell<Vec<u8>> = const { Cell::new(Vec::new()) };
     static ENCODED: Cell<Vec<u8>> = const { Cell::new(Vec::new()) };
+    static READ: Cell<Vec<u8>> = const { Cell::new(Vec::new()) };
 }
 
 fn put_back(slot: &'static std::thread::LocalKey<Cell<Vec<u8>>>, buf: Vec<u8>) {
@@ -19,14 +20,29 @@ fn put_back(slot: &'static std::thread::LocalKey<Cell<Vec<u8>>>, buf: Vec<u8>) {
 /// Runs `f` with a per-thread buffer of `n` bytes (contents unspecified: the bytes are initialised but
 /// may hold earlier data).
 pub fn with_decoded<R>(n: usize, f: impl FnOnce(&mut [u8]) -> Result<R>) -> Result<R> {
-    let mut buf = DECODED.with(|c| c.take());
+    with_high_water(&DECODED, n, f)
+}
+
+/// Runs `f` with a per-thread buffer of `n` bytes for bytes read from a store (contents unspecified,
+/// as for [`with_decoded`]; a slot of its own, so that decoding inside `f` still reuses its buffer):
+/// a read that overwrites the whole buffer then costs no zeroing in the steady state.
+pub fn with_read_buffer<R>(n: usize, f: impl FnOnce(&mut [u8]) -> Result<R>) -> Result<R> {
+    with_high_water(&READ, n, f)
+}
+
+fn with_high_water<R>(
+    slot: &'static std::thread::LocalKey<Cell<Vec<u8>>>,
+    n: usize,
+    f: impl FnOnce(&mut [u8]) -> Result<R>,
+) -> Result<R> {
+    let mut buf = slot.with(|c| c.take());
     // The Vec's length is its high-water mark, so growing zeroes only new bytes, once.
     if buf.len() < n {
         buf.try_reserve_exact(n - buf.len()).map_err(|_| Error::Internal(format!("cannot allocate {n} bytes")))?;
         buf.resize(n, 0);
     }
     let r = f(&mut buf[..n]);
-    put_back(&DECODED, buf);
+    put_back(slot, buf);
     r
 }
 

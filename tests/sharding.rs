@@ -265,3 +265,172 @@ fn partial_shard_write_reencodes_only_touched_inner_chunks() {
     assert_eq!(idx[0], (u64::MAX, u64::MAX));
     assert!(idx[1..].iter().all(|e| e.0 != u64::MAX));
 }
+
+/// 32x32 uint16 values in 8x8 shards of 4x4 gzip inner chunks (16 shards): inner chunk (0,0) of shard
+/// (0,0) and the whole of shard (1,1) hold the fill value 0 (so they are not stored), the rest
+/// non-zero values.
+fn many_shards_data() -> Vec<u8> {
+    let mut data = values_u16(32 * 32, 11);
+    for r in 0..32 {
+        for c in 0..32 {
+            if (r < 4 && c < 4) || ((8..16).contains(&r) && (8..16).contains(&c)) {
+                data[(r * 32 + c) * 2..(r * 32 + c) * 2 + 2].fill(0);
+            }
+        }
+    }
+    data
+}
+
+fn many_shards(store: Arc<dyn Store>) -> Array {
+    let a = Array::create(store, "", &meta(&[32, 32], &[8, 8], &[4, 4], "uint16", json!(0), gzip_codecs(), "end")).unwrap();
+    a.write_region(&[0, 0], &[32, 32], &many_shards_data()).unwrap();
+    a
+}
+
+/// Reads that touch every inner chunk of a shard read the whole shard at once: whole-array reads,
+/// a read of one shard that is not contiguous in the buffer, and a strided read, each compared with
+/// the values written, on a memory store (bytes counted: each shard read exactly once) and on files.
+#[test]
+fn reads_touching_every_inner_chunk_read_each_shard_once() {
+    let data = many_shards_data();
+    let at = |r: usize, c: usize| &data[(r * 32 + c) * 2..(r * 32 + c) * 2 + 2];
+    let mem = Arc::new(MemoryStore::new());
+    let dir = std::env::temp_dir().join(format!("zarr-sharding-whole-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let files: Arc<dyn Store> = Arc::new(zarr::store::filesystem::FilesystemStore::new(&dir));
+    for (k, store) in [mem.clone() as Arc<dyn Store>, files].into_iter().enumerate() {
+        let a = many_shards(store.clone());
+        assert!(store.get("c/1/1").unwrap().is_none(), "a shard of fill values is not stored");
+        let shard00 = store.get("c/0/0").unwrap().unwrap();
+        assert_eq!(parse_index(&shard00, 4, false)[0], (u64::MAX, u64::MAX), "an inner chunk of fill values is not stored");
+        let stored: u64 = (0..16).filter_map(|i| store.get(&format!("c/{}/{}", i / 4, i % 4)).unwrap()).map(|s| s.len() as u64).sum();
+
+        let before = mem.bytes_read();
+        let mut out = vec![0xA5u8; 32 * 32 * 2];
+        a.read_region(&[0, 0], &[32, 32], &mut out).unwrap();
+        assert_eq!(out, data);
+        if k == 0 {
+            assert_eq!(mem.bytes_read() - before, stored, "every stored shard read once, whole");
+        }
+
+        // Shard (0,1) alone, 8 rows x 7 columns (not contiguous in the buffer; every inner chunk touched).
+        let mut out = vec![0xA5u8; 8 * 7 * 2];
+        a.read_region(&[0, 8], &[8, 7], &mut out).unwrap();
+        for r in 0..8 {
+            for c in 0..7 {
+                assert_eq!(&out[(r * 7 + c) * 2..(r * 7 + c) * 2 + 2], at(r, 8 + c), "({r}, {c})");
+            }
+        }
+
+        // Every other element from (1, 1): every inner chunk of every shard touched.
+        let mut out = vec![0xA5u8; 16 * 16 * 2];
+        let u16t = zarr::dtype::DataType::UInt16;
+        a.read_hyperslab(&[1, 1], &[16, 16], Some(&[2, 2]), None, &u16t, &mut out).unwrap();
+        for r in 0..16 {
+            for c in 0..16 {
+                assert_eq!(&out[(r * 16 + c) * 2..(r * 16 + c) * 2 + 2], at(1 + 2 * r, 1 + 2 * c), "({r}, {c})");
+            }
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The whole-shard read keeps the specific errors of damaged shards.
+#[test]
+fn whole_shard_reads_of_damaged_shards_fail_cleanly() {
+    let damaged = |mutate: &dyn Fn(&mut Vec<u8>)| {
+        let store = Arc::new(MemoryStore::new());
+        let a = many_shards(store.clone());
+        let mut shard = store.get("c/0/1").unwrap().unwrap();
+        mutate(&mut shard);
+        store.set("c/0/1", &shard).unwrap();
+        let mut out = vec![0u8; 32 * 32 * 2];
+        a.read_region(&[0, 0], &[32, 32], &mut out).unwrap_err()
+    };
+    let n = 4;
+    let entry = |s: &mut Vec<u8>, i: usize, offset: u64, nbytes: u64| {
+        let start = s.len() - (n * 16 + 4);
+        s[start + i * 16..start + i * 16 + 8].copy_from_slice(&offset.to_le_bytes());
+        s[start + i * 16 + 8..start + i * 16 + 16].copy_from_slice(&nbytes.to_le_bytes());
+        let crc = crc32c::crc32c(&s[start..start + n * 16]);
+        let l = s.len();
+        s[l - 4..].copy_from_slice(&crc.to_le_bytes());
+    };
+    let e = damaged(&|s| {
+        let l = s.len();
+        s[l - 10] ^= 0xff
+    });
+    assert!(matches!(e, Error::Checksum(_)), "index checksum: {e:?}");
+    let e = damaged(&|s| s.truncate(20));
+    assert!(matches!(&e, Error::Codec(m) if m.contains("shorter than its")), "shorter than its index: {e:?}");
+    let e = damaged(&|s| {
+        s.drain(..16);
+    });
+    assert!(matches!(&e, Error::Codec(m) if m.contains("outside the shard") || m.contains("overlaps the index")), "truncated at the head: {e:?}");
+    let e = damaged(&|s| entry(s, 2, 0, 40));
+    assert!(matches!(&e, Error::Codec(m) if m.contains("overlap")), "overlapping entries: {e:?}");
+    let e = damaged(&|s| entry(s, 1, 1 << 40, 10));
+    assert!(matches!(&e, Error::Codec(m) if m.contains("outside the shard")), "entry beyond the end: {e:?}");
+    let e = damaged(&|s| s[3] ^= 0xff);
+    assert!(matches!(e, Error::Codec(_)), "garbage inner chunk: {e:?}");
+}
+
+/// A store that counts, per kind, the calls that fetch chunk values (keys under `c/`): whole values
+/// (`get`) and values opened for ranged reads (`open`).
+#[derive(Debug)]
+struct CountingStore {
+    inner: MemoryStore,
+    gets: std::sync::atomic::AtomicUsize,
+    opens: std::sync::atomic::AtomicUsize,
+}
+
+impl Store for CountingStore {
+    fn get(&self, key: &str) -> zarr::Result<Option<Vec<u8>>> {
+        if key.starts_with("c/") {
+            self.gets.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+        self.inner.get(key)
+    }
+    fn open(&self, key: &str) -> zarr::Result<Option<Box<dyn zarr::store::ByteSource + '_>>> {
+        if key.starts_with("c/") {
+            self.opens.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+        self.inner.open(key)
+    }
+    fn set(&self, key: &str, value: &[u8]) -> zarr::Result<()> {
+        self.inner.set(key, value)
+    }
+    fn delete(&self, key: &str) -> zarr::Result<()> {
+        self.inner.delete(key)
+    }
+    fn exists(&self, key: &str) -> zarr::Result<bool> {
+        self.inner.exists(key)
+    }
+    fn list_dir(&self, prefix: &str) -> zarr::Result<zarr::store::DirListing> {
+        self.inner.list_dir(prefix)
+    }
+    fn bytes_read(&self) -> u64 {
+        self.inner.bytes_read()
+    }
+}
+
+/// Which reads fetch whole shards: a read touching every inner chunk of each shard gets every shard
+/// once, whole, and opens none for ranged reads; a box inside one inner chunk opens its shard instead.
+#[test]
+fn whole_shard_reads_fetch_each_shard_once_and_ranged_reads_open_it() {
+    use std::sync::atomic::Ordering::Relaxed;
+    let store = Arc::new(CountingStore { inner: MemoryStore::new(), gets: 0.into(), opens: 0.into() });
+    many_shards(store.clone());
+    let a = Array::open(store.clone(), "", false).unwrap();
+    let (gets, opens) = (store.gets.load(Relaxed), store.opens.load(Relaxed));
+    let mut out = vec![0u8; 32 * 32 * 2];
+    a.read_region(&[0, 0], &[32, 32], &mut out).unwrap();
+    assert_eq!(out, many_shards_data());
+    assert_eq!(store.gets.load(Relaxed) - gets, 16, "every shard fetched whole once (one of them missing)");
+    assert_eq!(store.opens.load(Relaxed), opens, "no shard opened for ranged reads");
+    let mut out = vec![0u8; 2 * 2 * 2];
+    a.read_region(&[5, 5], &[2, 2], &mut out).unwrap();
+    assert_eq!(store.opens.load(Relaxed) - opens, 1, "a small box reads its shard's index and inner chunk by range");
+    assert_eq!(store.gets.load(Relaxed) - gets, 16);
+}

@@ -1,7 +1,8 @@
 //! Reads: the selection is cut along the chunk grid and every chunk it touches is decoded in parallel,
 //! straight into the caller's buffer when the chunk is one contiguous, unconverted run of it, otherwise
 //! through per-thread scratch buffers, with striding and type conversion inside the one copy out.
-//! Chains without compression (plain `bytes`, or sharding) read only the byte ranges they need.
+//! Chains without compression (plain `bytes`, or sharding) read only the byte ranges they need, except
+//! that a read touching every inner chunk of a local shard reads the shard file whole, at once.
 //! Missing chunks become the fill value.
 
 use super::Array;
@@ -55,13 +56,17 @@ impl Array {
         let fill = conv.convert_one(&self.meta.fill_value).ok();
         let dest = Dest { buf: RawBuf::new(out), offset: 0, layout, conv, fill: fill.as_deref() };
         let parts = sel.project(self.grid());
+        // With at least two chunks (shards) per thread, the threads are kept busy by the chunks: a
+        // shard's inner chunks are then decoded in turn by the thread that read the shard.
+        let spread = parts.len() < 2 * crate::threads::num_threads()?;
         crate::threads::io_scope(self.store.io_concurrency(), || {
-            crate::threads::try_for_each(&parts, |part| self.read_chunk_part(part, dest.at(&part.out)))
+            crate::threads::try_for_each(&parts, |part| self.read_chunk_part(part, dest.at(&part.out), spread))
         })
     }
 
-    /// Decodes the part of one chunk that a selection touches into `dest`.
-    fn read_chunk_part(&self, part: &ChunkPart, dest: Dest) -> Result<()> {
+    /// Decodes the part of one chunk that a selection touches into `dest`; `spread`: a shard's inner
+    /// chunks may be decoded in parallel (otherwise by this thread, in turn).
+    fn read_chunk_part(&self, part: &ChunkPart, dest: Dest, spread: bool) -> Result<()> {
         let key = self.chunk_key(&part.chunk);
         let chain = self.meta.chain_for(&part.chunk)?;
         let ctx = |e: crate::Error| e.context(self.store.location(&key));
@@ -87,6 +92,19 @@ impl Array {
             return self.read_whole_chunk_remote(&key, part, dest).map_err(ctx);
         }
         if chain.is_bare() && !dest.is_direct(chain.decoded_repr(), &part.local) {
+            if let Some(shard) = chain.array_to_bytes().as_sharding().filter(|s| {
+                (!s.inner_chain().is_bare() || part.local.is_dense()) && s.touches_every_inner_chunk(&part.local)
+            }) {
+                // Every inner chunk is needed: the whole shard file in one read (into this thread's
+                // reused buffer), the index taken from it, each inner chunk decoded straight from it.
+                return with_encoded(|encoded| {
+                    if !self.store.get_into(&key, encoded)? {
+                        return dest.fill_box(&part.local.count);
+                    }
+                    shard.decode_from_memory(encoded, &part.local, dest, spread)
+                })
+                .map_err(ctx);
+            }
             let Some(src) = self.store.open(&key).map_err(ctx)? else {
                 return dest.fill_box(&part.local.count);
             };

@@ -6,7 +6,7 @@
 use super::{from_v3, ArrayRepr, ArrayToArrayCodec, ArrayToBytesCodec, BytesToBytesCodec, Codec, DecodedSize, Dest};
 use crate::metadata::extension::Extension;
 use crate::dtype::SwapPlan;
-use crate::scratch::{with_decoded, with_encoded};
+use crate::scratch::with_decoded;
 use crate::selection::{Layout, Selection};
 use crate::error::{Error, Result};
 use crate::store::ByteSource;
@@ -339,8 +339,8 @@ impl ArrayToBytesCodec for CodecChain {
         if self.is_bare() {
             return self.array_to_bytes.partial_decode(src, repr, sel, dest);
         }
-        with_encoded(|encoded| {
-            encoded.resize(src.len() as usize, 0);
+        // A reused buffer that the read overwrites whole: no zeroing first.
+        crate::scratch::with_read_buffer(src.len() as usize, |encoded| {
             src.read_into(0, encoded)?;
             self.decode_region(encoded, sel, dest)
         })

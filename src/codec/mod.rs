@@ -245,8 +245,7 @@ pub trait ArrayToBytesCodec: Send + Sync + std::fmt::Debug {
     /// Decodes the selection `sel` (chunk-local) of the chunk held by `src` into `dest`, reading only
     /// the bytes it needs where the codec allows. The default reads and decodes the whole chunk.
     fn partial_decode(&self, src: &dyn ByteSource, repr: &ArrayRepr, sel: &Selection, dest: Dest) -> Result<()> {
-        crate::scratch::with_encoded(|encoded| {
-            encoded.resize(src.len() as usize, 0);
+        crate::scratch::with_read_buffer(src.len() as usize, |encoded| {
             src.read_into(0, encoded)?;
             crate::scratch::with_decoded(repr.nbytes(), |chunk| {
                 self.decode_into(encoded, repr, chunk)?;

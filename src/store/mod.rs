@@ -57,6 +57,12 @@ pub trait ByteSource: Send + Sync {
         self.read_range(0, self.len())
     }
 
+    /// The whole value, when it is already in memory (a [`SliceSource`]): a reader then takes its
+    /// ranges straight from it instead of copying them out with [`ByteSource::read_into`].
+    fn as_slice(&self) -> Option<&[u8]> {
+        None
+    }
+
     /// The largest single read worth issuing (`None`: no limit). Remote sources give a limit so that
     /// readers coalescing ranges (the sharding codec) split a large run into several requests that
     /// are fetched concurrently and decoded while the others arrive.
@@ -132,6 +138,9 @@ impl ByteSource for SliceSource<'_> {
         check_range(offset, buf.len() as u64, self.0.len() as u64)?;
         buf.copy_from_slice(&self.0[offset as usize..offset as usize + buf.len()]);
         Ok(())
+    }
+    fn as_slice(&self) -> Option<&[u8]> {
+        Some(self.0)
     }
 }
 

@@ -11,7 +11,9 @@
 //! "index_location": "end"}}`
 //!
 //! Reads fetch the index by byte range and then only the inner chunks a region touches (adjacent
-//! ranges coalesced into one read), decoding them in parallel. Writes encode all inner chunks in
+//! ranges coalesced into one read), decoding them in parallel. A read that touches every inner chunk
+//! of a local shard reads the whole shard file at once instead and decodes each inner chunk straight
+//! from that buffer ([`ShardingCodec::decode_from_memory`]). Writes encode all inner chunks in
 //! parallel; inner chunks equal to the fill value everywhere are not stored.
 
 pub mod index;
@@ -22,7 +24,6 @@ use crate::chunk_grid::{for_each_index, RegularGrid};
 use crate::codec::chain::CodecChain;
 use crate::codec::{ArrayRepr, ArrayToBytesCodec, Config, Dest};
 use crate::error::{Error, Result};
-use crate::scratch::with_encoded;
 use crate::selection::convert::Conv;
 use crate::selection::{ChunkPart, Layout, Selection};
 use crate::store::{ByteSource, SliceSource};
@@ -288,12 +289,9 @@ impl ShardingCodec {
             .collect();
         let mut stored: Vec<&Touched> = touched.iter().filter(|t| t.entry.is_some()).collect();
         stored.sort_by_key(|t| t.entry.map(|(o, n)| o + n));
-        // The shard lands in this thread's reusable buffer (its pages stay mapped between reads).
-        let found = with_encoded(|buf| {
-            buf.try_reserve_exact(len as usize).map_err(|_| Error::Internal(format!("cannot allocate {len} bytes")))?;
-            buf.resize(len as usize, 0);
-            self.receive_and_decode(buf, &stored, dest, receive)
-        })?;
+        // The shard lands in this thread's reusable buffer (its pages stay mapped between reads, and
+        // the bytes received overwrite it whole: no zeroing first).
+        let found = crate::scratch::with_read_buffer(len as usize, |buf| self.receive_and_decode(buf, &stored, dest, receive))?;
         if found {
             for t in touched.iter().filter(|t| t.entry.is_none()) {
                 dest.at(&t.part.out).fill_box(&t.part.local.count)?;
@@ -354,17 +352,66 @@ impl ShardingCodec {
         Ok(true)
     }
 
-    /// Decodes the selection `sel` of the shard in `src` (whose index is `entries`) into `dest`.
-    pub(crate) fn decode_region(&self, src: &dyn ByteSource, entries: Vec<Entry>, sel: &Selection, dest: Dest) -> Result<()> {
+    /// Whether the selection `sel` (shard-local) touches every inner chunk of the shard: a reader then
+    /// needs the whole shard (all but the index), and one read of the whole value serves it best.
+    pub(crate) fn touches_every_inner_chunk(&self, sel: &Selection) -> bool {
+        (0..self.inner_shape.len()).all(|d| {
+            let (inner, n) = (self.inner_shape[d], self.chunks_per_shard[d]);
+            let (start, count, step) = (sel.start[d], sel.count[d], sel.step[d]);
+            count > 0 && step <= inner && start < inner && start + (count - 1) * step >= (n - 1) * inner
+        })
+    }
+
+    /// Decodes the selection `sel` of the whole shard `shard`, held in memory, into `dest` (a missing
+    /// inner chunk becomes the fill value): the index from the shard's head or tail, then every touched
+    /// inner chunk straight from `shard`, in parallel on the pool when `parallel`, otherwise in turn on
+    /// this thread (when the caller already keeps every thread busy with other shards).
+    pub(crate) fn decode_from_memory(&self, shard: &[u8], sel: &Selection, dest: Dest, parallel: bool) -> Result<()> {
+        let entries = self.read_index(&SliceSource(shard))?;
+        IndexCodec::check_disjoint(&entries)?;
+        self.decode_from_slice(shard, entries, sel, dest, parallel)
+    }
+
+    /// The inner chunks that `sel` touches, with their index entries; those that are empty (no entry)
+    /// are filled with the fill value in `dest` here.
+    fn touch(&self, entries: Vec<Entry>, sel: &Selection, dest: Dest) -> Result<Vec<Touched>> {
         let touched: Vec<Touched> = sel
             .project(&self.inner_grid)
             .into_iter()
             .map(|part| Touched { entry: entries[self.linear(&part.chunk)], part })
             .collect();
-        // Empty inner chunks: fill value.
         for t in touched.iter().filter(|t| t.entry.is_none()) {
             dest.at(&t.part.out).fill_box(&t.part.local.count)?;
         }
+        Ok(touched)
+    }
+
+    /// [`ShardingCodec::decode_from_memory`] with the index already decoded (`entries`, checked
+    /// against `shard`'s length).
+    fn decode_from_slice(&self, shard: &[u8], entries: Vec<Entry>, sel: &Selection, dest: Dest, parallel: bool) -> Result<()> {
+        let touched = self.touch(entries, sel, dest)?;
+        let stored: Vec<&Touched> = touched.iter().filter(|t| t.entry.is_some()).collect();
+        let decode = |t: &&Touched| {
+            let (o, n) = t.entry.unwrap();
+            let bytes = shard.get(o as usize..(o + n) as usize).ok_or_else(|| {
+                Error::Codec(format!("inner chunk at bytes {o}..{} lies outside the shard of {} bytes", o + n, shard.len()))
+            })?;
+            self.inner.decode_region(bytes, &t.part.local, dest.at(&t.part.out))
+        };
+        if parallel {
+            crate::threads::try_for_each(&stored, decode)
+        } else {
+            stored.iter().try_for_each(decode)
+        }
+    }
+
+    /// Decodes the selection `sel` of the shard in `src` (whose index is `entries`) into `dest`.
+    pub(crate) fn decode_region(&self, src: &dyn ByteSource, entries: Vec<Entry>, sel: &Selection, dest: Dest) -> Result<()> {
+        if let Some(shard) = src.as_slice() {
+            // Already in memory: the inner chunks are decoded from it, without copying them out first.
+            return self.decode_from_slice(shard, entries, sel, dest, true);
+        }
+        let touched = self.touch(entries, sel, dest)?;
         let stored: Vec<&Touched> = touched.iter().filter(|t| t.entry.is_some()).collect();
         if stored.is_empty() {
             return Ok(());
@@ -398,8 +445,8 @@ impl ShardingCodec {
             }
         }
         crate::threads::try_for_each(&groups, |(gs, ge, members)| {
-            with_encoded(|bytes| {
-                bytes.resize((ge - gs) as usize, 0);
+            // A reused buffer that the read overwrites whole: no zeroing first.
+            crate::scratch::with_read_buffer((ge - gs) as usize, |bytes| {
                 src.read_into(*gs, bytes)?;
                 let bytes = &*bytes;
                 // Fetched (by a thread of the I/O pool when the source is remote): decode on the
@@ -413,5 +460,32 @@ impl ShardingCodec {
                 })
             })
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dtype::DataType;
+
+    /// A shard of 16 x 16 uint16 in 4 x 4 inner chunks (4 per dimension).
+    fn codec() -> ShardingCodec {
+        let cfg = json!({"chunk_shape": [4, 4], "codecs": [{"name": "bytes", "configuration": {"endian": "little"}}],
+            "index_codecs": [{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "crc32c"}]});
+        let repr = ArrayRepr { shape: vec![16, 16], data_type: DataType::UInt16, fill_value: vec![0, 0] };
+        ShardingCodec::from_v3(cfg.as_object(), &repr).unwrap()
+    }
+
+    #[test]
+    fn which_selections_touch_every_inner_chunk() {
+        let c = codec();
+        let sel = |start: [u64; 2], count: [u64; 2], step: [u64; 2]| Selection::new(&start, &count, Some(&step)).unwrap();
+        assert!(c.touches_every_inner_chunk(&sel([0, 0], [16, 16], [1, 1])), "the whole shard");
+        assert!(c.touches_every_inner_chunk(&sel([3, 3], [10, 10], [1, 1])), "from the first inner chunk into the last");
+        assert!(c.touches_every_inner_chunk(&sel([1, 0], [4, 4], [4, 4])), "a step of the inner chunk's size");
+        assert!(!c.touches_every_inner_chunk(&sel([0, 0], [3, 4], [5, 4])), "a step past an inner chunk skips it");
+        assert!(!c.touches_every_inner_chunk(&sel([4, 0], [12, 16], [1, 1])), "the first row of inner chunks left out");
+        assert!(!c.touches_every_inner_chunk(&sel([0, 0], [16, 12], [1, 1])), "the last column of inner chunks left out");
+        assert!(!c.touches_every_inner_chunk(&sel([0, 0], [0, 16], [1, 1])), "nothing selected");
     }
 }
