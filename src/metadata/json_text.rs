@@ -233,17 +233,22 @@ fn message_at_original_position(e: &serde_json::Error, rw: &Rewritten) -> String
         .map_or(0, |p| p + 1)
     };
     let at = line_start + e.column();
-    let mut shift = 0usize;
+    // A sentinel may be longer or shorter than its token (`-Infinity` is 9 bytes), so the shift is signed.
+    let mut shift = 0isize;
     for &(off, new_len, old_len) in &rw.replaced {
         if off >= at {
             break;
         }
         if off >= line_start {
             // inside a sentinel: point at the token's start + what is left of it
-            shift += if at < off + new_len { (at - off).saturating_sub(old_len) } else { new_len - old_len };
+            shift += if at < off + new_len {
+                (at - off) as isize - (at - off).min(old_len) as isize
+            } else {
+                new_len as isize - old_len as isize
+            };
         }
     }
-    format!("{msg} at line {} column {}", e.line(), e.column() - shift)
+    format!("{msg} at line {} column {}", e.line(), (e.column() as isize - shift).max(1))
 }
 
 #[cfg(test)]
