@@ -1445,6 +1445,24 @@ zarr_status zarr_array_spec_set_compressor(struct zarr_array_spec *spec,
                                            int level);
 
 /**
+ * The `index`-th compressor name zarr_array_spec_set_compressor() accepts, in the registry's order
+ * (`"zstd"`, `"gzip"`, `"blosc-lz4"`, ...); `"none"`, also accepted, is not listed. Count them by
+ * calling with 0, 1, 2, ... until ZARR_ERR_OUT_OF_BOUNDS.
+ *
+ * @param index  0-based position in the list
+ * @param name   receives a static NUL-terminated string (never freed; valid for the life of the
+ *               process); NULL on failure
+ * @returns ZARR_OK; ZARR_ERR_INVALID_ARGUMENT (`name` NULL); ZARR_ERR_OUT_OF_BOUNDS (`index` is at or
+ *          past the number of names).
+ * Thread-safe. Since: 0.3.
+ *
+ * # Safety
+ * `name` is valid for writing a pointer.
+ */
+zarr_status zarr_array_spec_compressor_name(size_t index,
+                                            const char **name);
+
+/**
  * Sets the shuffle applied before compression (the `shuffle` flag of `nc_def_var_deflate`,
  * `H5Pset_shuffle`). With a blosc compressor it is blosc's own shuffle (default: byte). With zstd or
  * gzip a byte shuffle adds the numcodecs `shuffle` filter (Zarr v3: the `numcodecs.shuffle` codec,

@@ -230,6 +230,38 @@ pub unsafe extern "C" fn zarr_array_spec_set_compressor(
     })
 }
 
+/// The `index`-th compressor name zarr_array_spec_set_compressor() accepts, in the registry's order
+/// (`"zstd"`, `"gzip"`, `"blosc-lz4"`, ...); `"none"`, also accepted, is not listed. Count them by
+/// calling with 0, 1, 2, ... until ZARR_ERR_OUT_OF_BOUNDS.
+///
+/// @param index  0-based position in the list
+/// @param name   receives a static NUL-terminated string (never freed; valid for the life of the
+///               process); NULL on failure
+/// @returns ZARR_OK; ZARR_ERR_INVALID_ARGUMENT (`name` NULL); ZARR_ERR_OUT_OF_BOUNDS (`index` is at or
+///          past the number of names).
+/// Thread-safe. Since: 0.3.
+///
+/// # Safety
+/// `name` is valid for writing a pointer.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_spec_compressor_name(index: usize, name: *mut *const c_char) -> zarr_status {
+    static NAMES: std::sync::OnceLock<Vec<std::ffi::CString>> = std::sync::OnceLock::new();
+    if !name.is_null() {
+        // SAFETY: non-NULL and writable by the caller's contract.
+        unsafe { name.write(std::ptr::null()) };
+    }
+    guard(|| {
+        need_out(name, "name")?;
+        let names = NAMES.get_or_init(|| {
+            crate::codec::registry::spec_compressor_names().into_iter().filter_map(|n| std::ffi::CString::new(n).ok()).collect()
+        });
+        let n = names.get(index).ok_or_else(|| {
+            Error::OutOfBounds(format!("compressor index {index}: there are {} compressor names", names.len()))
+        })?;
+        unsafe { write_out(name, n.as_ptr(), "name") }
+    })
+}
+
 /// Sets the shuffle applied before compression (the `shuffle` flag of `nc_def_var_deflate`,
 /// `H5Pset_shuffle`). With a blosc compressor it is blosc's own shuffle (default: byte). With zstd or
 /// gzip a byte shuffle adds the numcodecs `shuffle` filter (Zarr v3: the `numcodecs.shuffle` codec,

@@ -8,7 +8,7 @@
 #include "h5zcommon.h"
 #include "h5z_dimscales.h"
 
-static const char *USAGE =
+static const char *USAGE_HEAD =
     "usage: h5tozarr [options] FILE.h5 OUT.zarr\n"
     "\n"
     "Converts every group, dataset and attribute of an HDF5 file (netCDF-4 files included) into a new Zarr\n"
@@ -16,11 +16,14 @@ static const char *USAGE =
     "place at the end: after a failure or an interruption (SIGINT, SIGTERM, SIGHUP) nothing is left behind.\n"
     "\n"
     "options:\n"
-    "  --format 2|3        Zarr format of the output (default 3)\n"
-    "  --codec NAME[:LVL]  compressor for every array: none, gzip, zstd, blosc-lz4, blosc-zstd, blosc-zlib\n"
-    "                      (blosc with byte shuffle). Default: from the HDF5 filters, deflate -> gzip at\n"
-    "                      the same level, deflate + shuffle -> blosc-zlib with shuffle at the same level,\n"
-    "                      no filter -> none, any other filter -> gzip level 5\n"
+    "  --format 2|3        Zarr format of the output (default 3)\n";
+/* then the --codec line, which lists libzarr's compressors (usage()) */
+static const char *USAGE_TAIL =
+    "                      (blosc with byte shuffle, none for 1-byte and variable-length elements);\n"
+    "                      LVL: the codec's level (default: libzarr's for that codec). Without --codec:\n"
+    "                      from the HDF5 filters, deflate -> gzip at the same level, deflate + shuffle ->\n"
+    "                      blosc-zlib with shuffle at the same level, no filter -> none, any other filter\n"
+    "                      -> gzip level 5\n"
     "  --shard S0,S1,...   (format 3) store each array in shards of this shape, the HDF5 chunks becoming\n"
     "                      the inner chunks; a shard dimension is rounded up to a multiple of the chunk\n"
     "                      and, for arrays of another rank, sharding is left out\n"
@@ -63,7 +66,7 @@ static const char *USAGE =
 
 static int g_format = 3;
 static const char *g_codec = NULL; /* NULL: from the HDF5 filters */
-static int g_level = -1;
+static int g_level = ZARR_LEVEL_DEFAULT;
 static uint64_t g_shard[32];
 static size_t g_shard_rank = 0;
 static int g_quiet = 0;
@@ -102,6 +105,66 @@ static void unsupported(const char *path, const char *msg) {
     fflush(NULL);
     remove_tmp_out();
     _exit(2);
+}
+
+/* ---- the compressor: libzarr's codec registry, through the spec API ------------------------------ */
+/* "none, zstd, gzip, blosc-lz4, ...": every name zarr_array_spec_set_compressor() takes (caller frees). */
+static char *codec_names(void) {
+    sbuf b = {0};
+    sb_puts(&b, "none");
+    const char *n = NULL;
+    for (size_t k = 0; zarr_array_spec_compressor_name(k, &n) == ZARR_OK; k++) sb_printf(&b, ", %s", n);
+    return b.p;
+}
+
+static void usage(FILE *f) {
+    fputs(USAGE_HEAD, f);
+    char *names = codec_names();
+    const char *lead = "  --codec NAME[:LVL]  compressor for every array, one of libzarr's: ";
+    fputs(lead, f);
+    size_t col = strlen(lead);
+    for (char *p = names; *p;) { /* the names, wrapped under the option's text */
+        size_t n = strcspn(p, ",");
+        if (p != names) {
+            if (col + n + 3 > 104) { fprintf(f, ",\n%22s", ""); col = 22; }
+            else { fputs(", ", f); col += 2; }
+        }
+        fprintf(f, "%.*s", (int)n, p);
+        col += n;
+        p += n + (p[n] ? 2 : 0);
+    }
+    fputc('\n', f);
+    free(names);
+    fputs(USAGE_TAIL, f);
+}
+
+/* --codec NAME[:LEVEL]: the name and level are checked by libzarr's spec API; an unknown name is an
+ * error that lists the valid ones. */
+static void set_codec(const char *v) {
+    static char name[64];
+    const char *colon = strchr(v, ':');
+    size_t n = colon ? (size_t)(colon - v) : strlen(v);
+    char *names = codec_names();
+    if (n >= sizeof name) die("--codec: unknown codec '%s' (%s)", v, names);
+    memcpy(name, v, n);
+    name[n] = 0;
+    if (colon) {
+        char *e;
+        errno = 0;
+        long l = strtol(colon + 1, &e, 10);
+        if (e == colon + 1 || *e || errno || l <= INT32_MIN || l > INT32_MAX) die("--codec: bad level '%s'", colon + 1);
+        g_level = (int)l;
+    }
+    int known = !strcmp(name, "none");
+    const char *k = NULL;
+    for (size_t i = 0; !known && zarr_array_spec_compressor_name(i, &k) == ZARR_OK; i++) known = !strcmp(name, k);
+    if (!known) die("--codec: unknown codec '%s' (%s)", name, names);
+    free(names);
+    zarr_array_spec *probe = NULL;
+    zcheck(zarr_array_spec_new(ZARR_UINT8, 0, NULL, &probe), "checking the codec", "--codec");
+    if (zarr_array_spec_set_compressor(probe, name, g_level) != ZARR_OK) die("--codec %s: %s", v, zarr_last_error());
+    zarr_array_spec_free(probe);
+    g_codec = name;
 }
 
 static const char *class_name(hid_t t) {
@@ -690,17 +753,11 @@ static void enum_json(sbuf *b, const dtype_map *m, hid_t mem) {
     sb_puts(b, "}}");
 }
 
-static void json_dims(sbuf *b, size_t rank, const uint64_t *v) {
-    sb_puts(b, "[");
-    for (size_t d = 0; d < rank; d++) sb_printf(b, "%s%llu", d ? "," : "", (unsigned long long)v[d]);
-    sb_puts(b, "]");
-}
-
-/* The compressor from --codec or the dataset's filters: name ("none", "gzip", "zstd", "blosc-*") and level. */
+/* The compressor from --codec or the dataset's filters: a name and level of zarr_array_spec_set_compressor(). */
 static void pick_codec(hid_t dcpl, const char *path, const char **name, int *level) {
     if (g_codec) {
         *name = g_codec;
-        *level = g_level >= 0 ? g_level : (!strcmp(g_codec, "zstd") ? 3 : 5);
+        *level = g_level;
         return;
     }
     int nf = H5Pget_nfilters(dcpl), deflate = -1, shuffle = 0, other = 0;
@@ -727,23 +784,49 @@ static void pick_codec(hid_t dcpl, const char *path, const char **name, int *lev
     }
 }
 
-static void codec_json(sbuf *b, const char *name, int level, size_t typesize, int v2) {
-    if (!strcmp(name, "none")) { sb_puts(b, v2 ? "null" : ""); return; }
-    if (!strcmp(name, "gzip")) {
-        sb_printf(b, v2 ? "{\"id\":\"gzip\",\"level\":%d}" : "{\"name\":\"gzip\",\"configuration\":{\"level\":%d}}", level);
-    } else if (!strcmp(name, "zstd")) {
-        sb_printf(b, v2 ? "{\"id\":\"zstd\",\"level\":%d}" : "{\"name\":\"zstd\",\"configuration\":{\"level\":%d,\"checksum\":false}}", level);
-    } else {
-        const char *cname = name + strlen("blosc-");
-        if (v2)
-            sb_printf(b, "{\"id\":\"blosc\",\"cname\":\"%s\",\"clevel\":%d,\"shuffle\":%d,\"blocksize\":0}", cname, level,
-                      typesize > 1 ? 1 : 0);
-        else
-            sb_printf(b, "{\"name\":\"blosc\",\"configuration\":{\"cname\":\"%s\",\"clevel\":%d,\"shuffle\":\"%s\","
-                         "\"typesize\":%zu,\"blocksize\":0}}", cname, level, typesize > 1 ? "shuffle" : "noshuffle", typesize);
-    }
+/* The spec API's stand-in for a type it cannot describe (it takes no type with parameters): uint8 for a
+ * fixed-length string (its `bytes` codec has no byte order, as null_terminated_bytes and |S<n> want),
+ * for a struct an unsigned integer whose size divides the element where one does (the `bytes` codec
+ * with a byte order, blosc's typesize that size). */
+static zarr_data_type stand_in(const dtype_map *m) {
+    if (m->is_bytes) return ZARR_UINT8;
+    return m->size % 8 == 0 ? ZARR_UINT64 : m->size % 4 == 0 ? ZARR_UINT32 : ZARR_UINT16;
 }
 
+/* The metadata document libzarr writes for `spec` (made with stand_in()), its data type and fill value
+ * replaced by the dataset's: v3 `data_type` and `fill_value`, v2 `dtype` and `fill_value`. Everything
+ * else (chunk grid, key encoding, codecs, dimension names) stays libzarr's. Caller frees. */
+static char *stand_in_document(const zarr_array_spec *spec, const dtype_map *m, hid_t mem, const unsigned char *fill,
+                               const char *path) {
+    char *doc = NULL;
+    zcheck(zarr_array_spec_to_json(spec, &doc), "describing the array", path);
+    sbuf dt = {0}, fv = {0};
+    if (m->is_struct) sb_puts(&dt, g_format == 3 ? m->v3json : m->v2json);
+    else if (g_format == 3) sb_printf(&dt, "{\"name\":\"null_terminated_bytes\",\"configuration\":{\"length_bytes\":%zu}}", m->size);
+    else sb_printf(&dt, "\"|S%zu\"", m->size);
+    fill_json(&fv, m, mem, fill);
+    const char *type_key = g_format == 3 ? "data_type" : "dtype";
+    jv o;
+    jv_parse(doc, &o, path);
+    sbuf b = {0};
+    sb_puts(&b, "{");
+    int replaced = 0;
+    for (size_t k = 0; o.t == J_OBJ && k < o.n; k++) {
+        if (k) sb_puts(&b, ",");
+        sb_json_str(&b, o.keys[k], strlen(o.keys[k]));
+        sb_puts(&b, ":");
+        if (!strcmp(o.keys[k], type_key)) { sb_puts(&b, dt.p); replaced++; }
+        else if (!strcmp(o.keys[k], "fill_value")) { sb_puts(&b, fv.p); replaced++; }
+        else sb_put(&b, o.items[k].raw, o.items[k].raw_len);
+    }
+    sb_puts(&b, "}");
+    if (replaced != 2) die("%s: libzarr's array document has no %s and fill_value", path, type_key);
+    jv_free(&o);
+    zarr_string_free(doc);
+    free(dt.p);
+    free(fv.p);
+    return b.p;
+}
 
 static void convert_dataset(hid_t ds, zarr_group *zg, const char *name, const char *path) {
     hid_t ft = H5Dget_type(ds), sp = H5Dget_space(ds), dcpl = H5Dget_create_plist(ds);
@@ -780,14 +863,20 @@ static void convert_dataset(hid_t ds, zarr_group *zg, const char *name, const ch
         shape[d] = hd[d];
         if (named && att[d] && hmax[d] == H5S_UNLIMITED && att[d]->length > shape[d]) shape[d] = att[d]->length;
     }
+    char *names[H5S_MAX_RANK]; /* named: each dimension's name (v3 dimension_names, v2 _ARRAY_DIMENSIONS) */
     if (named) {
         sb_puts(&dn, "[");
         for (int d = 0; d < rank; d++) {
+            if (att[d]) {
+                names[d] = xstrdup(att[d]->name);
+            } else {
+                int occurrence = 0;
+                for (int e = 0; e < d; e++) occurrence += !att[e] && shape[e] == shape[d];
+                names[d] = xmalloc(48);
+                snprintf(names[d], 48, "phony_dim_%zu", ds_phony(shape[d], occurrence));
+            }
             if (d) sb_puts(&dn, ",");
-            if (att[d]) { sb_json_str(&dn, att[d]->name, strlen(att[d]->name)); continue; }
-            int occurrence = 0;
-            for (int e = 0; e < d; e++) occurrence += !att[e] && shape[e] == shape[d];
-            sb_printf(&dn, "\"phony_dim_%zu\"", ds_phony(shape[d], occurrence));
+            sb_json_str(&dn, names[d], strlen(names[d]));
         }
         sb_puts(&dn, "]");
     }
@@ -831,74 +920,49 @@ static void convert_dataset(hid_t ds, zarr_group *zg, const char *name, const ch
     int level;
     pick_codec(dcpl, path, &cname, &level);
 
-    sbuf md = {0};
-    if (g_format == 3) {
-        sb_puts(&md, "{\"zarr_format\":3,\"node_type\":\"array\",\"shape\":");
-        json_dims(&md, (size_t)rank, shape);
-        if (named) {
-            sb_puts(&md, ",\"dimension_names\":");
-            sb_puts(&md, dn.p);
-        }
-        if (m.is_vstr)
-            sb_puts(&md, ",\"data_type\":\"string\"");
-        else if (m.is_bytes)
-            sb_printf(&md, ",\"data_type\":{\"name\":\"null_terminated_bytes\",\"configuration\":{\"length_bytes\":%zu}}", m.size);
-        else if (m.is_struct)
-            sb_printf(&md, ",\"data_type\":%s", m.v3json);
-        else
-            sb_printf(&md, ",\"data_type\":\"%s\"", m.v3);
-        sb_puts(&md, ",\"chunk_grid\":{\"name\":\"regular\",\"configuration\":{\"chunk_shape\":");
-        json_dims(&md, (size_t)rank, rank ? outer : chunk);
-        sb_puts(&md, "}},\"chunk_key_encoding\":{\"name\":\"default\",\"configuration\":{\"separator\":\"/\"}},\"fill_value\":");
-        fill_json(&md, &m, mem, fill);
-        sb_puts(&md, ",\"codecs\":[");
-        sbuf inner = {0};
-        sb_puts(&inner, m.is_vstr ? "{\"name\":\"vlen-utf8\"}" : m.is_bytes ? "{\"name\":\"bytes\"}"
-                                  : "{\"name\":\"bytes\",\"configuration\":{\"endian\":\"little\"}}");
-        if (strcmp(cname, "none")) { sb_puts(&inner, ","); codec_json(&inner, cname, level, m.size, 0); }
-        if (sharded) {
-            sb_puts(&md, "{\"name\":\"sharding_indexed\",\"configuration\":{\"chunk_shape\":");
-            json_dims(&md, (size_t)rank, chunk);
-            sb_printf(&md, ",\"codecs\":[%s],\"index_codecs\":[{\"name\":\"bytes\",\"configuration\":{\"endian\":\"little\"}},"
-                           "{\"name\":\"crc32c\"}],\"index_location\":\"end\"}}", inner.p);
-        } else {
-            sb_puts(&md, inner.p);
-        }
-        free(inner.p);
-        sb_puts(&md, "]}");
-    } else {
-        sb_puts(&md, "{\"zarr_format\":2,\"shape\":");
-        json_dims(&md, (size_t)rank, shape);
-        sb_puts(&md, ",\"chunks\":");
-        json_dims(&md, (size_t)rank, chunk);
-        if (m.is_vstr) sb_puts(&md, ",\"dtype\":\"|O\",\"fill_value\":");
-        else if (m.is_bytes) sb_printf(&md, ",\"dtype\":\"|S%zu\",\"fill_value\":", m.size);
-        else if (m.is_struct) sb_printf(&md, ",\"dtype\":%s,\"fill_value\":", m.v2json);
-        else sb_printf(&md, ",\"dtype\":\"%s\",\"fill_value\":", m.v2);
-        fill_json(&md, &m, mem, fill);
-        sb_printf(&md, ",\"order\":\"C\",\"filters\":%s,\"dimension_separator\":\".\",\"compressor\":",
-                  m.is_vstr ? "[{\"id\":\"vlen-utf8\"}]" : "null");
-        codec_json(&md, cname, level, m.size, 1);
-        sb_puts(&md, "}");
-    }
     char *attrs = attrs_json(ds, path, named && g_format == 2 ? dn.p : NULL, extra.p, g_format == 3 && m.is_float);
+    /* The array is described through libzarr's spec API: chunks, shards, the compressor (the codec
+     * registry's), fill value, dimension names, attributes. The spec API makes no array of a type with
+     * parameters (struct, null_terminated_bytes, v2 |S<n>): such an array's spec has a stand-in type and
+     * the document libzarr writes for it gets the real data type and fill value (stand_in_document()). */
+    int direct = !m.is_struct && !m.is_bytes;
+    zarr_array_spec *spec = NULL;
+    zcheck(zarr_array_spec_new(direct ? m.ztype : stand_in(&m), (size_t)rank, shape, &spec), "describing the array", path);
+    zcheck(zarr_array_spec_set_zarr_format(spec, g_format), "describing the array", path);
+    if (rank) zcheck(zarr_array_spec_set_chunks(spec, chunk, (size_t)rank), "the chunk shape", path);
+    if (sharded) zcheck(zarr_array_spec_set_shards(spec, outer, (size_t)rank), "the shard shape", path);
+    zcheck(zarr_array_spec_set_compressor(spec, cname, level), "the compressor", path);
+    /* blosc shuffles bytes by element: nothing to shuffle in 1-byte or variable-length elements */
+    if (m.is_vstr || m.size == 1) zcheck(zarr_array_spec_set_shuffle(spec, ZARR_SHUFFLE_NONE), "the shuffle", path);
+    if (named && g_format == 3)
+        zcheck(zarr_array_spec_set_dimension_names(spec, (const char *const *)names, (size_t)rank), "dimension names", path);
     zarr_array *za = NULL;
-    zcheck(zarr_group_create_array(zg, name, md.p, &za), "creating the array", path);
-    free(md.p);
-    zcheck(zarr_array_set_attributes(za, attrs), "writing attributes", path);
+    if (direct) {
+        /* variable-length strings keep the spec's fill value "" (HDF5 keeps none that h5py sets) */
+        if (!m.is_vstr) zcheck(zarr_array_spec_set_fill_value(spec, fill, m.size), "the fill value", path);
+        zcheck(zarr_array_spec_set_attributes(spec, attrs), "the attributes", path);
+        zcheck(zarr_group_create_array_from_spec(zg, name, spec, &za), "creating the array", path);
+    } else {
+        char *md = stand_in_document(spec, &m, mem, fill, path);
+        zcheck(zarr_group_create_array(zg, name, md, &za), "creating the array", path);
+        free(md);
+        zcheck(zarr_array_set_attributes(za, attrs), "writing attributes", path);
+    }
+    zarr_array_spec_free(spec);
     free(attrs);
     free(dn.p);
     free(extra.p);
+    for (int d = 0; named && d < rank; d++) free(names[d]);
 
     /* the data, one Zarr chunk (shard) at a time, over the HDF5 extent (beyond it: the fill value) */
     uint64_t have[H5S_MAX_RANK];
     for (int d = 0; d < rank; d++) have[d] = hd[d];
-    uint64_t total = rank ? grid_count((size_t)rank, have, outer) : 1;
-    uint64_t start[H5S_MAX_RANK], count[H5S_MAX_RANK];
+    chunk_walk walk;
+    chunk_walk_init(&walk, za, (size_t)rank, have, path);
+    uint64_t start[H5S_MAX_RANK], count[H5S_MAX_RANK], idx = 0;
     void *buf = NULL;
     size_t cap = 0;
-    for (uint64_t idx = 0; idx < total; idx++) {
-        if (rank) grid_box((size_t)rank, have, outer, idx, start, count);
+    while (chunk_walk_next(&walk, start, count)) {
         size_t nbytes = box_bytes((size_t)rank, count, m.size, path);
         if (nbytes > cap) { free(buf); buf = xmalloc(nbytes); cap = nbytes; }
         hid_t msp = rank ? H5Screate_simple(rank, (const hsize_t *)count, NULL) : H5Screate(H5S_SCALAR);
@@ -928,7 +992,7 @@ static void convert_dataset(hid_t ds, zarr_group *zg, const char *name, const ch
             zcheck(zarr_write_hyperslab(za, start, count, NULL, NULL, m.ztype, buf, nbytes), "writing", path);
         }
         H5Sclose(msp);
-        if (!g_quiet) progress(path, idx + 1, total);
+        if (!g_quiet) progress(path, ++idx, walk.total);
     }
     free(buf);
     zcheck(zarr_close(za), "closing", path);
@@ -1003,7 +1067,7 @@ int main(int argc, char **argv) {
     int npos = 0, overwrite = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) { fputs(USAGE, stdout); return 0; }
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); return 0; }
         else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) g_quiet = 1;
         else if (!strcmp(a, "--skip-unsupported")) g_skip_unsupported = 1;
         else if (!strcmp(a, "--overwrite")) overwrite = 1;
@@ -1011,22 +1075,7 @@ int main(int argc, char **argv) {
             g_format = atoi(argv[++i]);
             if (g_format != 2 && g_format != 3) die("--format must be 2 or 3");
         } else if (!strcmp(a, "--codec") && i + 1 < argc) {
-            static char name[32];
-            const char *v = argv[++i], *colon = strchr(v, ':');
-            size_t n = colon ? (size_t)(colon - v) : strlen(v);
-            if (n >= sizeof name) die("--codec: unknown codec '%s'", v);
-            memcpy(name, v, n);
-            name[n] = 0;
-            if (strcmp(name, "none") && strcmp(name, "gzip") && strcmp(name, "zstd") && strcmp(name, "blosc-lz4") &&
-                strcmp(name, "blosc-zstd") && strcmp(name, "blosc-zlib"))
-                die("--codec: unknown codec '%s' (none, gzip, zstd, blosc-lz4, blosc-zstd, blosc-zlib)", name);
-            g_codec = name;
-            if (colon) {
-                char *e;
-                long l = strtol(colon + 1, &e, 10);
-                if (*e || l < 0 || l > 22) die("--codec: bad level '%s'", colon + 1);
-                g_level = (int)l;
-            }
+            set_codec(argv[++i]);
         } else if (!strcmp(a, "--shard") && i + 1 < argc) {
             const char *p = argv[++i];
             while (*p) {
@@ -1041,7 +1090,7 @@ int main(int argc, char **argv) {
         else if (npos < 2) pos[npos++] = a;
         else die("too many arguments (see --help)");
     }
-    if (npos != 2) { fputs(USAGE, stderr); return 1; }
+    if (npos != 2) { usage(stderr); return 1; }
     if (g_shard_rank && g_format != 3) die("--shard needs --format 3");
 
     /* the output: refused when it exists (without --overwrite); written under a temporary sibling name */

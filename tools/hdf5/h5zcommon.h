@@ -1,6 +1,6 @@
 /* Shared helpers of h5tozarr and zarrtoh5 (tools/hdf5/): a growable string with JSON output, a small JSON
  * reader (numbers, also the bare NaN / Infinity / -Infinity, strings, booleans, null, arrays, objects), the
- * progress line and the chunk-grid walk.
+ * progress line and the chunk walk (through libzarr's chunk grid).
  * Every function is static: each tool includes this header once. */
 #ifndef ZARR_H5ZCOMMON_H
 #define ZARR_H5ZCOMMON_H
@@ -363,28 +363,56 @@ static inline void progress(const char *name, uint64_t done, uint64_t total) {
     fflush(stderr);
 }
 
-/* Visits the grid of `chunk`-shaped boxes over `shape` in C order: *start / *count receive box `idx`.
- * Returns the number of boxes (0 when a dimension is empty). */
-static inline uint64_t grid_count(size_t rank, const uint64_t *shape, const uint64_t *chunk) {
-    uint64_t n = 1;
-    for (size_t d = 0; d < rank; d++) {
-        if (shape[d] == 0) return 0;
-        uint64_t g = (shape[d] + chunk[d] - 1) / chunk[d];
-        if (g && n > UINT64_MAX / g) die("chunk grid too large");
-        n *= g;
-    }
-    return n;
+/* The chunk walk: the chunks (shards, for a sharded array) of a Zarr array in C order, each where
+ * libzarr's chunk grid places it (zarr_array_chunk_region), cut to the first `limit[d]` elements of
+ * each dimension (the data to copy); chunks wholly beyond `limit` are passed over. A scalar (rank 0)
+ * has one region. The tools hold no chunk-grid arithmetic of their own. */
+typedef struct {
+    const zarr_array *za;
+    const char *path;
+    size_t rank;
+    uint64_t grid[32], at[32], limit[32];
+    uint64_t total; /* the chunks visited: those holding an element below `limit` */
+    int done;
+} chunk_walk;
+
+static inline void chunk_walk_init(chunk_walk *w, const zarr_array *za, size_t rank, const uint64_t *limit,
+                                   const char *path) {
+    memset(w, 0, sizeof *w);
+    if (rank > 32) die("%s: rank %zu is more than 32", path, rank);
+    w->za = za;
+    w->path = path;
+    w->rank = rank;
+    w->total = 1;
+    if (!rank) return;
+    memcpy(w->limit, limit, rank * sizeof *limit);
+    for (size_t d = 0; d < rank; d++)
+        if (!limit[d]) { w->done = 1; w->total = 0; return; }
+    zcheck(zarr_array_grid_shape(za, w->grid, rank), "the chunk grid", path);
+    uint64_t origin[32] = {0};
+    size_t n = 0;
+    zcheck(zarr_array_selection_chunks(za, origin, w->limit, NULL, NULL, 0, &n), "the chunk grid", path);
+    w->total = n;
 }
 
-static inline void grid_box(size_t rank, const uint64_t *shape, const uint64_t *chunk, uint64_t idx, uint64_t *start,
-                     uint64_t *count) {
-    for (size_t d = rank; d-- > 0;) {
-        uint64_t g = (shape[d] + chunk[d] - 1) / chunk[d];
-        uint64_t i = idx % g;
-        idx /= g;
-        start[d] = i * chunk[d];
-        count[d] = shape[d] - start[d] < chunk[d] ? shape[d] - start[d] : chunk[d];
+/* The next region: its first element in `start`, its extent in `count` (rank values each); 0 at the end. */
+static inline int chunk_walk_next(chunk_walk *w, uint64_t *start, uint64_t *count) {
+    while (!w->done) {
+        int inside = 1;
+        if (w->rank) {
+            uint64_t shape[32];
+            zcheck(zarr_array_chunk_region(w->za, w->at, start, shape), "the chunk grid", w->path);
+            for (size_t d = 0; d < w->rank; d++) {
+                if (start[d] >= w->limit[d]) inside = 0;
+                else count[d] = shape[d] < w->limit[d] - start[d] ? shape[d] : w->limit[d] - start[d];
+            }
+        }
+        size_t d = w->rank; /* the next chunk coordinates, last dimension fastest */
+        while (d > 0 && ++w->at[d - 1] == w->grid[d - 1]) w->at[--d] = 0;
+        if (d == 0) w->done = 1;
+        if (inside) return 1;
     }
+    return 0;
 }
 
 /* Product of the counts times the element size, checked against overflow and a sanity bound. */

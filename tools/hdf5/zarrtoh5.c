@@ -802,12 +802,12 @@ static void convert_array(zarr_array *za, hid_t parent, const char *name, const 
     jv_free(&attrs);
     zarr_string_free(attrtext);
 
-    uint64_t total = rank ? grid_count(rank, shape, outer) : 1;
-    uint64_t start[32], count[32];
+    chunk_walk walk;
+    chunk_walk_init(&walk, za, rank, shape, path);
+    uint64_t start[32], count[32], idx = 0;
     void *buf = NULL, *raw = NULL;
     size_t cap = 0, rawcap = 0;
-    for (uint64_t idx = 0; idx < total; idx++) {
-        if (rank) grid_box(rank, shape, outer, idx, start, count);
+    while (chunk_walk_next(&walk, start, count)) {
         size_t nbytes = box_bytes(rank, count, hsize, path);
         if (nbytes > cap) { free(buf); buf = xmalloc(nbytes); cap = nbytes; }
         zarr_vlen *vl = NULL;
@@ -854,7 +854,7 @@ static void convert_array(zarr_array *za, hid_t parent, const char *name, const 
         free(text);
         zarr_vlen_free(vl);
         H5Sclose(msp);
-        if (!g_quiet) progress(path, idx + 1, total);
+        if (!g_quiet) progress(path, ++idx, walk.total);
     }
     free(buf);
     free(raw);
