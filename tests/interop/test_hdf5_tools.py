@@ -22,6 +22,7 @@ dataset of many chunks with edge chunks (the chunk loop), converted
   * a 256 MiB dataset converted both ways with a peak resident memory under 64 MiB (chunk by chunk), and
     the progress line: shown on a terminal (a pty), absent with -q or when stderr is not a terminal.
 """
+import ctypes
 import json
 import os
 import shutil
@@ -414,6 +415,119 @@ def t_from_zarr_python(r):
         assert h5_filters(f["bytes"]) == (1, False)
 
 
+# ---- --codec: every compressor of libzarr's codec registry -----------------------------------------------
+FLAT_STRUCT = np.dtype([("id", "<i4"), ("x", ">f8"), ("k", "i1")])  # 13 bytes: blosc's typesize is the stand-in's
+
+
+def registry_names():
+    """The compressor names of libzarr's spec API, asked through the C API (zarr_array_spec_compressor_name)."""
+    lib = ctypes.CDLL(os.environ.get("ZARR_LIB") or str(harness.ROOT / "target" / "release" / "libzarr.so"))
+    f = lib.zarr_array_spec_compressor_name
+    f.argtypes, f.restype = [ctypes.c_size_t, ctypes.POINTER(ctypes.c_char_p)], ctypes.c_int
+    names, out = [], ctypes.c_char_p()
+    while f(len(names), ctypes.byref(out)) == 0:
+        names.append(out.value.decode())
+    assert out.value is None, "zarr_array_spec_compressor_name left a name on failure"
+    return names
+
+
+def make_codec_source(path):
+    rng = np.random.default_rng(7)
+    with h5py.File(path, "w") as f:
+        f.create_dataset("i2", data=values(rng, "<i2", (13, 7)), chunks=(5, 4), fillvalue=3)
+        f.create_dataset("f4be", data=values(rng, ">f4", (9, 10)), chunks=(4, 4), fillvalue=-1.5)
+        f.create_dataset("f8", data=values(rng, "f8", (50,)), chunks=(16,), compression="gzip", shuffle=True)
+        f.create_dataset("u1", data=values(rng, "u1", (30,)), chunks=(7,))
+        f.create_dataset("bool", data=values(rng, bool, (6, 5)), chunks=(4, 4))
+        z = np.empty(11, "<c16")
+        z.real, z.imag = values(rng, "f8", 11), values(rng, "f8", 11)
+        f.create_dataset("c16", data=z, chunks=(4,), fillvalue=complex(1, -1))
+        f.create_dataset("scalar", data=np.int64(-12345))
+        words = np.array([b"alpha", b"be", b"", b"gamma", b"d\xc3\xa9lta", b"x"] * 3, dtype="S5").reshape(3, 6)
+        f.create_dataset("fixed", data=words, chunks=(2, 4), fillvalue=b"none")
+        texts = np.array(["", "ascii", "\u00fcn\u00efc\u00f6d\u00e9", "long " * 40, "\u20ac"] * 4, dtype=object)
+        f.create_dataset("vlen", data=texts, dtype=h5py.string_dtype(), chunks=(6,))
+        t = np.zeros(11, FLAT_STRUCT)
+        t["id"], t["x"], t["k"] = np.arange(11) * 1000, np.arange(11) / 3, -np.arange(11)
+        f.create_dataset("table", data=t, chunks=(4,), fillvalue=np.array((-1, 0.5, 2), FLAT_STRUCT)[()])
+
+
+def zarr342_bytes(path, name):
+    """The struct array `name` as zarr-python 3.4.2 reads it (zarr-python 3.1.6 has no Zarr v3 struct)."""
+    py = os.environ.get("ZARR_PYTHON312") or ""
+    if not py or not Path(py).exists() and not shutil.which(py):
+        if os.environ.get("CI") == "true":
+            raise AssertionError(f"no Python with zarr 3.4.2 ('{py}', ZARR_PYTHON312): required under CI=true")
+        print(f"SKIPPED the v3 struct read by zarr-python 3.4.2: no Python with zarr 3.4.2 ('{py}')")
+        return None
+    code = ("import sys, zarr\n"
+            "assert zarr.__version__ == '3.4.2', zarr.__version__\n"
+            "sys.stdout.buffer.write(zarr.open_group(sys.argv[1], mode='r')[sys.argv[2]][...].tobytes())\n")
+    p = subprocess.run([py, "-c", code, str(path), name], capture_output=True, timeout=120)
+    assert p.returncode == 0, p.stderr.decode()[-2000:]
+    return p.stdout
+
+
+def compressor_of(out, name, fmt):
+    """The compressor h5tozarr wrote for array `name`: (name as --codec spells it, level)."""
+    if fmt == 2:
+        c = json.loads((out / name / ".zarray").read_text())["compressor"]
+        if c is None:
+            return "none", None
+        return (f"blosc-{c['cname']}", c["clevel"]) if c["id"] == "blosc" else (c["id"], c["level"])
+    codecs = json.loads((out / name / "zarr.json").read_text())["codecs"]
+    if codecs[0]["name"] == "sharding_indexed":
+        codecs = codecs[0]["configuration"]["codecs"]
+    rest = [c for c in codecs[1:] if c["name"] != "numcodecs.shuffle"]
+    if not rest:
+        return "none", None
+    assert len(rest) == 1, codecs
+    c = rest[0]["configuration"]
+    return (f"blosc-{c['cname']}", c["clevel"]) if rest[0]["name"] == "blosc" else (rest[0]["name"], c["level"])
+
+
+def t_codecs(r):
+    """h5tozarr --codec with every name of libzarr's registry, Zarr v3 (plain and sharded) and v2: zarr-python
+    reads each array equal to h5py's; --help and the error for an unknown name list the registry's names."""
+    names = registry_names()
+    assert {"zstd", "gzip", "blosc-lz4", "blosc-zstd", "blosc-zlib"} <= set(names), names
+    listed = ["none"] + names
+    help_text = run(H5TOZARR, "--help").stdout
+    seg = help_text[help_text.index("one of libzarr's:") + len("one of libzarr's:"):help_text.index("(blosc with")]
+    assert [n.strip() for n in seg.split(",")] == listed, f"--help lists {seg!r}, the registry {listed}"
+    src = r.path("codecs.h5")
+    make_codec_source(src)
+    p = run(H5TOZARR, "--codec", "snappy:1", src, r.path("bad.zarr"), expect=1)
+    assert f"unknown codec 'snappy' ({', '.join(listed)})" in p.stderr, p.stderr
+    assert not r.path("bad.zarr").exists()
+    p = run(H5TOZARR, "--codec", "gzip:10", src, r.path("bad.zarr"), expect=1)
+    assert "level 10" in p.stderr, p.stderr
+    runs = 0
+    for name in listed:
+        for fmt, extra in ((3, []), (3, ["--shard", "8,8"]), (2, ["--format", "2"])):
+            level = None if name == "none" else (1 if fmt == 3 else 2)
+            out = r.path(f"c-{name}-{fmt}-{len(extra)}.zarr")
+            run(H5TOZARR, "-q", "--codec", name if level is None else f"{name}:{level}", *extra, src, out)
+            root = zarr.open_group(out, mode="r")
+            with h5py.File(src, "r") as f:
+                for key, d in f.items():
+                    where = f"--codec {name} v{fmt} {' '.join(extra)}: {key}"
+                    assert compressor_of(out, key, fmt) == (name, level), f"{where}: {compressor_of(out, key, fmt)}"
+                    want = d[()]
+                    if key == "table" and fmt == 3:
+                        got = zarr342_bytes(out, key)
+                        if got is not None:
+                            assert got == want.astype(FLAT_STRUCT.newbyteorder("<")).tobytes(), f"{where}: values"
+                        continue
+                    z = root[key]
+                    same_values(want, z[()], where)
+                    if key != "vlen":
+                        assert z.dtype == native(d.dtype) or key == "table", f"{where}: dtype {z.dtype}"
+                        assert same_fill(d.fillvalue, z.fill_value) or key == "table", f"{where}: fill {z.fill_value!r}"
+            runs += 1
+    assert runs == 3 * len(listed), runs
+
+
 def t_lone_array(r):
     out = r.path("lone.zarr")
     a = zarr.create_array(out, shape=(6, 5), chunks=(4, 4), dtype="i2")
@@ -547,6 +661,7 @@ def main():
     r.run("h5tozarr --format 2 --codec blosc-lz4", t_roundtrip, r, 2, ["--format", "2", "--codec", "blosc-lz4"],
           None, "blosc-lz4")
     r.run("h5tozarr --codec none", t_roundtrip, r, 3, ["--codec", "none", "-q"], None, "none")
+    r.run("h5tozarr --codec: every name of libzarr's codec registry", t_codecs, r)
     r.run("zarrtoh5 of zarr-python hierarchies", t_from_zarr_python, r)
     r.run("zarrtoh5 of a lone array", t_lone_array, r)
     r.run("bounded memory (256 MiB dataset)", t_bounded_memory, r)
