@@ -265,6 +265,67 @@ static void test_scalar_and_strings(void) {
     CHECK_OK(zarr_array_spec_free(s));
 }
 
+/* zarr_array_spec_compressor_name(): the registry's compressor names, each one accepted by
+ * zarr_array_spec_set_compressor() and creating an array that stores and returns data with it. */
+static void test_compressor_names(void) {
+    const char *name = "x", *names[64];
+    size_t n = 0;
+    zarr_status st;
+    while ((st = zarr_array_spec_compressor_name(n, &name)) == ZARR_OK && n < 64) {
+        CHECK(name && name[0] && strcmp(name, "none") != 0);
+        for (size_t k = 0; k < n; k++) CHECK(strcmp(names[k], name) != 0); /* no name twice */
+        names[n++] = name;
+    }
+    CHECK(st == ZARR_ERR_OUT_OF_BOUNDS && name == NULL && zarr_last_error()[0] != '\0');
+    CHECK_STATUS(zarr_array_spec_compressor_name(0, NULL), ZARR_ERR_INVALID_ARGUMENT);
+    int zstd = 0, gzip = 0, blosc_lz4 = 0;
+    for (size_t k = 0; k < n; k++) {
+        zstd |= !strcmp(names[k], "zstd");
+        gzip |= !strcmp(names[k], "gzip");
+        blosc_lz4 |= !strcmp(names[k], "blosc-lz4");
+    }
+    CHECK(zstd && gzip && blosc_lz4);
+    /* the same pointer again: static strings */
+    const char *again = NULL;
+    CHECK_OK(zarr_array_spec_compressor_name(0, &again));
+    CHECK(again == names[0]);
+
+    uint64_t shape[1] = {1000}, chunks[1] = {256}, start[1] = {0};
+    int32_t data[1000], back[1000];
+    for (int i = 0; i < 1000; i++) data[i] = i % 17 * 1000 - i;
+    for (size_t k = 0; k < n; k++) {
+        zarr_array_spec *s = NULL;
+        zarr_array *a = NULL;
+        char rel[96], *meta = NULL;
+        snprintf(rel, sizeof rel, "codec_%s", names[k]);
+        CHECK_OK(zarr_array_spec_new(ZARR_INT32, 1, shape, &s));
+        CHECK_OK(zarr_array_spec_set_chunks(s, chunks, 1));
+        CHECK_OK(zarr_array_spec_set_compressor(s, names[k], ZARR_LEVEL_DEFAULT));
+        CHECK_OK(zarr_create_from_spec(path_in(rel), s, &a));
+        CHECK_OK(zarr_write_hyperslab(a, start, shape, NULL, NULL, ZARR_INT32, data, sizeof data));
+        CHECK_OK(zarr_close(a));
+        a = NULL;
+        CHECK_OK(zarr_open(path_in(rel), ZARR_READ, &a));
+        memset(back, 0, sizeof back);
+        CHECK_OK(zarr_read_hyperslab(a, start, shape, NULL, NULL, ZARR_INT32, back, sizeof back));
+        CHECK(memcmp(back, data, sizeof data) == 0);
+        /* the stored codec is the one named: "blosc-lz4" is blosc with cname lz4 */
+        CHECK_OK(zarr_array_metadata(a, &meta));
+        const char *dash = strchr(names[k], '-');
+        char codec[32];
+        snprintf(codec, sizeof codec, "\"%.*s\"", dash ? (int)(dash - names[k]) : (int)strlen(names[k]), names[k]);
+        CHECK(meta && strstr(meta, codec));
+        if (dash) {
+            char cname[32];
+            snprintf(cname, sizeof cname, "\"%s\"", dash + 1);
+            CHECK(meta && strstr(meta, cname));
+        }
+        zarr_string_free(meta);
+        CHECK_OK(zarr_close(a));
+        CHECK_OK(zarr_array_spec_free(s));
+    }
+}
+
 int main(void) {
     g_dir = t_mkdtemp("spec");
     test_defaults();
@@ -272,6 +333,7 @@ int main(void) {
     test_v2_and_groups();
     test_refusals();
     test_scalar_and_strings();
+    test_compressor_names();
     t_rmtree(g_dir);
     free(g_dir);
     printf("%d checks, %d failures\n", t_checks, t_failures);
