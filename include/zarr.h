@@ -1428,6 +1428,8 @@ zarr_status zarr_array_spec_set_shards(struct zarr_array_spec *spec,
  *   zarr_array_spec_set_shuffle() says otherwise;
  * - `"none"`: no compression (the level is ignored).
  *
+ * zarr_array_spec_compressor_name() lists the names (those of libzarr's codec registry).
+ *
  * Zarr v3 writes the `zstd`, `gzip` and `blosc` codecs, Zarr v2 the numcodecs compressors of the same
  * names.
  *

@@ -205,6 +205,8 @@ pub unsafe extern "C" fn zarr_array_spec_set_shards(
 ///   zarr_array_spec_set_shuffle() says otherwise;
 /// - `"none"`: no compression (the level is ignored).
 ///
+/// zarr_array_spec_compressor_name() lists the names (those of libzarr's codec registry).
+///
 /// Zarr v3 writes the `zstd`, `gzip` and `blosc` codecs, Zarr v2 the numcodecs compressors of the same
 /// names.
 ///
@@ -244,7 +246,10 @@ pub unsafe extern "C" fn zarr_array_spec_set_compressor(
 /// # Safety
 /// `name` is valid for writing a pointer.
 #[no_mangle]
-pub unsafe extern "C" fn zarr_array_spec_compressor_name(index: usize, name: *mut *const c_char) -> zarr_status {
+pub unsafe extern "C" fn zarr_array_spec_compressor_name(
+    index: usize,
+    name: *mut *const c_char,
+) -> zarr_status {
     static NAMES: std::sync::OnceLock<Vec<std::ffi::CString>> = std::sync::OnceLock::new();
     if !name.is_null() {
         // SAFETY: non-NULL and writable by the caller's contract.
@@ -253,7 +258,10 @@ pub unsafe extern "C" fn zarr_array_spec_compressor_name(index: usize, name: *mu
     guard(|| {
         need_out(name, "name")?;
         let names = NAMES.get_or_init(|| {
-            crate::codec::registry::spec_compressor_names().into_iter().filter_map(|n| std::ffi::CString::new(n).ok()).collect()
+            crate::codec::registry::spec_compressor_names()
+                .into_iter()
+                .filter_map(|n| std::ffi::CString::new(n).ok())
+                .collect()
         });
         let n = names.get(index).ok_or_else(|| {
             Error::OutOfBounds(format!("compressor index {index}: there are {} compressor names", names.len()))

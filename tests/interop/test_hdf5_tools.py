@@ -469,12 +469,14 @@ def zarr342_bytes(path, name):
 
 
 def compressor_of(out, name, fmt):
-    """The compressor h5tozarr wrote for array `name`: (name as --codec spells it, level)."""
+    """The compressor h5tozarr wrote for array `name`: (its name as --codec spells it, its level)."""
+    def spelled(codec_id, conf):
+        level = conf.get("level", conf.get("clevel"))
+        return (f"blosc-{conf['cname']}", level) if codec_id == "blosc" else (codec_id, level)
+
     if fmt == 2:
         c = json.loads((out / name / ".zarray").read_text())["compressor"]
-        if c is None:
-            return "none", None
-        return (f"blosc-{c['cname']}", c["clevel"]) if c["id"] == "blosc" else (c["id"], c["level"])
+        return ("none", None) if c is None else spelled(c["id"], c)
     codecs = json.loads((out / name / "zarr.json").read_text())["codecs"]
     if codecs[0]["name"] == "sharding_indexed":
         codecs = codecs[0]["configuration"]["codecs"]
@@ -482,8 +484,7 @@ def compressor_of(out, name, fmt):
     if not rest:
         return "none", None
     assert len(rest) == 1, codecs
-    c = rest[0]["configuration"]
-    return (f"blosc-{c['cname']}", c["clevel"]) if rest[0]["name"] == "blosc" else (rest[0]["name"], c["level"])
+    return spelled(rest[0]["name"].removeprefix("numcodecs."), rest[0].get("configuration", {}))
 
 
 def t_codecs(r):
