@@ -359,6 +359,86 @@ def t_s3(r):
         assert g["y"].chunks == (2, 2) and dict(g.attrs) == {"by": "h5py"}
 
 
+# h5py 3.12's group listing and visiting run on HDF5's v1 calls (H5Literate1, H5Oget_info1, ...), which
+# HDF5 refuses for other connectors than its native one; a process with libzarr_h5vol_v1api preloaded
+# has them. Run in a child process (LD_PRELOAD), it reports what h5py sees as JSON.
+V1_CHILD = r"""
+import json, sys, h5py
+out = {}
+with h5py.File(sys.argv[1], "r") as f:
+    groups = [""] + [n for n in f if isinstance(f[n], h5py.Group)]
+    seen = []
+    f.visit(seen.append)
+    out["visit"] = seen
+    items = []
+    f.visititems(lambda n, o: items.append([n, type(o).__name__]))
+    out["visititems"] = items
+    out["list"] = {}
+    out["items"] = {}
+    for n in seen + [""]:
+        o = f[n] if n else f
+        if isinstance(o, h5py.Group):
+            out["list"][n] = list(o)
+            assert list(o.keys()) == list(o), n
+            assert len(o) == len(list(o)), n
+            out["items"][n] = [[k, type(v).__name__] for k, v in o.items()]
+    out["contains"] = {n: n in f for n in seen + sys.argv[2:]}
+    out["getclass"] = {n: f.get(n, getclass=True).__name__ for n in seen}
+    out["getlink"] = {n: type(f.get(n, getlink=True)).__name__ for n in seen}
+    out["attrs"] = {n: [sorted(f[n].attrs.keys()), len(f[n].attrs)] for n in seen}
+print(json.dumps(out))
+"""
+
+
+def run_v1_child(path, extra, env_drop=()):
+    import subprocess
+    lib = os.environ.get("ZARR_H5VOL_V1API")
+    if not lib or not Path(lib).is_file():
+        raise AssertionError(f"ZARR_H5VOL_V1API={lib!r}: not the path of libzarr_h5vol_v1api.so")
+    env = {k: v for k, v in os.environ.items() if k not in env_drop}
+    env["LD_PRELOAD"] = lib
+    p = subprocess.run([sys.executable, "-c", V1_CHILD, str(path), *extra], env=env, capture_output=True,
+                       text=True, timeout=300)
+    assert p.returncode == 0, f"h5py with the v1 calls preloaded failed:\n{p.stdout}\n{p.stderr}"
+    return json.loads(p.stdout)
+
+
+def t_v1_calls(r):
+    root = r.path("v1.zarr")
+    g, _ = write_zarr_python(root)
+    g = zarr.open_group(root, mode="r")
+    nodes = dict(g.members(max_depth=None))   # zarr-python's view: path -> Array | Group
+    depth_first = sorted(nodes, key=lambda p: p.split("/"))
+    kind = {p: "Group" if isinstance(n, zarr.Group) else "Dataset" for p, n in nodes.items()}
+    absent = ["v3/deep/er/none", "none/deeper", "v3/gzip/inside"]
+    got = run_v1_child(root, absent)
+    assert got["visit"] == depth_first, f"visit: {got['visit']} != {depth_first}"
+    assert got["visititems"] == [[p, kind[p]] for p in depth_first], got["visititems"]
+    for p in [""] + [p for p in nodes if kind[p] == "Group"]:
+        zg = g[p] if p else g
+        names = sorted(k for k, _ in zg.members())
+        assert got["list"][p] == names, f"list(/{p}): {got['list'][p]} != {names}"
+        base = p + "/" if p else ""
+        assert got["items"][p] == [[k, kind[base + k]] for k in names], got["items"][p]
+    assert got["contains"] == {**{p: True for p in nodes}, **{p: False for p in absent}}, got["contains"]
+    assert got["getclass"] == kind, got["getclass"]
+    assert set(got["getlink"].values()) == {"HardLink"}, got["getlink"]
+    for p, n in nodes.items():
+        keys = sorted(n.attrs.keys())
+        assert got["attrs"][p] == [keys, len(keys)], f"attrs of /{p}: {got['attrs'][p]} != {keys}"
+    # the same library leaves native HDF5 files to HDF5's own v1 calls
+    native_file = r.path("native.h5")
+    code = ("import h5py, sys\nwith h5py.File(sys.argv[1], 'w') as f:\n"
+            "    f.create_group('a/b'); f['x'] = [1, 2]; f['a/y'] = 1.5; f['a'].attrs['t'] = 1\n")
+    env = {k: v for k, v in os.environ.items() if k != "HDF5_VOL_CONNECTOR"}
+    import subprocess
+    subprocess.run([sys.executable, "-c", code, str(native_file)], env=env, check=True, timeout=300)
+    got = run_v1_child(native_file, ["a/zz"], env_drop=("HDF5_VOL_CONNECTOR",))
+    assert got["visit"] == ["a", "a/b", "a/y", "x"] and got["list"][""] == ["a", "x"], got
+    assert got["getclass"] == {"a": "Group", "a/b": "Group", "a/y": "Dataset", "x": "Dataset"}, got["getclass"]
+    assert got["contains"]["a/b"] and not got["contains"]["a/zz"] and got["attrs"]["a"] == [["t"], 1], got
+
+
 def t_refusals(r):
     plain_dir = r.path("plain")
     plain_dir.mkdir()
@@ -413,6 +493,7 @@ def main():
     r.run("h5py reads zarr-python's hierarchy", t_read_zarr_python, r)
     r.run("zarr-python reads h5py's hierarchy", t_write_h5py, r)
     r.run("S3 both ways (moto)", t_s3, r)
+    r.run("h5py's v1 calls (list, visit, multi-part 'in') with libzarr_h5vol_v1api", t_v1_calls, r)
     r.run("refusals", t_refusals, r)
     print(f"{r.passed} passed, {len(r.failed)} failed")
     sys.exit(1 if r.failed else 0)
