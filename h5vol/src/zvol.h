@@ -131,6 +131,15 @@ herr_t zh5_group_get(void *obj, H5VL_group_get_args_t *args, hid_t dxpl, void **
 herr_t zh5_group_specific(void *obj, H5VL_group_specific_args_t *args, hid_t dxpl, void **req);
 herr_t zh5_group_close(void *obj, hid_t dxpl, void **req);
 
+herr_t zh5_link_create(H5VL_link_create_args_t *args, void *obj, const H5VL_loc_params_t *loc, hid_t lcpl,
+                       hid_t lapl, hid_t dxpl, void **req);
+herr_t zh5_link_copy(void *src, const H5VL_loc_params_t *loc1, void *dst, const H5VL_loc_params_t *loc2, hid_t lcpl,
+                     hid_t lapl, hid_t dxpl, void **req);
+herr_t zh5_link_move(void *src, const H5VL_loc_params_t *loc1, void *dst, const H5VL_loc_params_t *loc2, hid_t lcpl,
+                     hid_t lapl, hid_t dxpl, void **req);
+herr_t zh5_object_copy(void *src, const H5VL_loc_params_t *loc1, const char *src_name, void *dst,
+                       const H5VL_loc_params_t *loc2, const char *dst_name, hid_t ocpypl, hid_t lcpl, hid_t dxpl,
+                       void **req);
 herr_t zh5_link_get(void *obj, const H5VL_loc_params_t *loc, H5VL_link_get_args_t *args, hid_t dxpl, void **req);
 herr_t zh5_link_specific(void *obj, const H5VL_loc_params_t *loc, H5VL_link_specific_args_t *args, hid_t dxpl,
                          void **req);

@@ -477,6 +477,28 @@ def t_refusals(r):
             assert "datetime64" in str(e), f"message: {e}"
         # JSON without an HDF5 equivalent reads as its JSON text
         assert json.loads(plain(f.attrs["nested"])) == {"a": [1, None]}, f.attrs["nested"]
+    # links: Zarr has none; deleting, moving and copying nodes are not in libzarr's C API: each refused by
+    # name, and zarr-python then finds the hierarchy unchanged
+    lz = r.path("links.zarr")
+    zg = zarr.open_group(lz, mode="w")
+    zg.create_group("a")
+    zg.create_array("x", shape=(3,), dtype="i2", fill_value=0)[...] = [4, 5, 6]
+    with h5py.File(lz, "r+") as f:
+        for what, act, want in [
+            ("delete", lambda: f.__delitem__("x"), 'cannot delete "/x"'),
+            ("move", lambda: f.move("x", "a/y"), 'cannot move (rename) "/x" to "/a/y"'),
+            ("soft link", lambda: f.__setitem__("s", h5py.SoftLink("/x")), 'soft link "/s" -> "/x"'),
+            ("external link", lambda: f.__setitem__("e", h5py.ExternalLink("o.h5", "/x")), 'external link "/e"'),
+            ("hard link", lambda: f.__setitem__("h", f["x"]), 'hard link "/h"'),
+            ("copy", lambda: f.copy("x", "z"), 'copy the object "/x" to "/z"'),
+        ]:
+            try:
+                act()
+                raise AssertionError(f"{what}: accepted")
+            except (OSError, ValueError, KeyError, RuntimeError) as e:
+                assert want in str(e) and str(lz) in str(e), f"{what}: {e}"
+    zg = zarr.open_group(lz, mode="r")
+    assert sorted(k for k, _ in zg.members()) == ["a", "x"] and zg["x"][...].tolist() == [4, 5, 6]
     with h5py.File(r.path("types.zarr"), "w") as f:
         try:
             f.create_dataset("c", shape=(3,), dtype=np.dtype([("a", "i4"), ("b", "f8")]))
