@@ -70,6 +70,8 @@ zarr_add_test(NAME h5vol.c LABEL interop ENV ${ZARR_H5VOL_ENV}
   COMMAND h5vol_c_test "${ZARR_TEST_TMP}/h5vol.c")
 zarr_add_test(NAME h5vol.h5py LABEL interop ENV ${ZARR_PY_ENV} ${ZARR_H5VOL_ENV}
     "ZARR_H5VOL_V1API=$<TARGET_FILE:zarr_h5vol_v1api>"
+    "$<$<TARGET_EXISTS:h5tozarr>:H5TOZARR=$<TARGET_FILE:h5tozarr>>"
+    "$<$<TARGET_EXISTS:zarrtoh5>:ZARRTOH5=$<TARGET_FILE:zarrtoh5>>"
   COMMAND "${ZARR_PYTHON3}" "${CMAKE_CURRENT_LIST_DIR}/tests/test_h5py.py")
 set_tests_properties(h5vol.h5py PROPERTIES TIMEOUT 600)
 list(APPEND ZARR_PY_TESTS h5vol.h5py)

@@ -173,6 +173,16 @@ herr_t zh5_attr_get(void *obj, H5VL_attr_get_args_t *args, hid_t dxpl, void **re
 herr_t zh5_attr_specific(void *obj, const H5VL_loc_params_t *loc, H5VL_attr_specific_args_t *args, hid_t dxpl,
                          void **req);
 herr_t zh5_attr_close(void *attr, hid_t dxpl, void **req);
+/* attrtypes.c: the attribute types recorded in the reserved attribute `_libzarr_hdf5` (attribute_types). */
+#define ZH5_RESERVED_ATTR "_libzarr_hdf5"
+/* The recorded name of an HDF5 type (int8 ... float64, bool, string, char); NULL when none. */
+const char *zh5_attr_type_name(hid_t type);
+/* 1 (type and size set) when tname names a numeric type, else 0. */
+int zh5_attr_numeric_type(const char *tname, zarr_data_type *type, size_t *size);
+/* The type recorded for attribute `name` in the attributes object, or NULL. */
+const char *zh5_attr_recorded_type(const zj *attrs, const char *name);
+/* Records tname for `name` (NULL: forgets it); 0, or -1 when out of memory. */
+int zh5_attr_record_type(zj *attrs, const char *name, const char *tname);
 /* attr.c: the number of attributes of the node at path (kind: its kind); -1 on error. */
 int zh5_attr_count(zh5_file *file, const char *path, zarr_node_type kind);
 

@@ -80,6 +80,11 @@ def plain(v):
     return v
 
 
+def user_attrs(node):
+    """A zarr-python node's attributes without the reserved `_libzarr_hdf5` (the HDF5 types of the others)."""
+    return {k: v for k, v in node.attrs.items() if k != "_libzarr_hdf5"}
+
+
 ZP_ARRAYS = {}   # path -> zarr array, filled by write_zarr_python
 
 
@@ -230,7 +235,7 @@ def t_read_zarr_python(r):
     g2 = zarr.open_group(str(root) + "_v2", mode="r")
     assert g2["sub/added"].metadata.zarr_format == 2, "a new member of a v2 group is not v2"
     eq(g2["sub/added"][...], np.arange(12, dtype="i2").reshape(3, 4), "v2 sub/added")
-    assert dict(g2["sub"].attrs) == {"added": "by h5py"}, dict(g2["sub"].attrs)
+    assert user_attrs(g2["sub"]) == {"added": "by h5py"}, user_attrs(g2["sub"])
     assert g2["records"][...].tolist() == changed.tolist(), g2["records"][...]
 
 
@@ -279,15 +284,18 @@ def t_write_h5py(r):
     expect_big[0, ::3] = [1, 2, 3, 4]
     g = zarr.open_group(root, mode="r")
     assert g.metadata.zarr_format == 3
-    assert dict(g.attrs) == {"title": "written by h5py", "count": 13, "ratios": [0.5, 1.5, -2.0],
+    assert user_attrs(g) == {"title": "written by h5py", "count": 13, "ratios": [0.5, 1.5, -2.0],
                              "matrix": [[0, 1, 2], [3, 4, 5]], "flag": True,
-                             "fixed": "fixed-length"}, f"root attributes {dict(g.attrs)}"
-    assert dict(g["a/b"].attrs) == {"level": 2}
+                             "fixed": "fixed-length"}, f"root attributes {user_attrs(g)}"
+    assert g.attrs["_libzarr_hdf5"] == {"attribute_types": {
+        "title": "string", "count": "int64", "ratios": "float64", "matrix": "int64", "flag": "bool",
+        "fixed": "char"}}, g.attrs["_libzarr_hdf5"]
+    assert user_attrs(g["a/b"]) == {"level": 2}
     d = g["a/b/data"]
     assert d.shape == (20, 10) and d.chunks == (5, 4) and d.dtype == np.int32 and d.fill_value == -9
     assert [c.to_dict()["name"] for c in d.compressors] == ["gzip"], d.compressors
     eq(d[...], expect_big, "a/b/data")
-    assert dict(d.attrs) == {"units": "K", "valid_range": [-1000, 1000]}, dict(d.attrs)
+    assert user_attrs(d) == {"units": "K", "valid_range": [-1000, 1000]}, user_attrs(d)
     eq(g["shuffled"][...], shuffled_values, "shuffled")
     eq(g["be"][...], np.arange(10, dtype=">u2"), "be")
     assert [c for c in g["be"].metadata.to_dict()["codecs"] if c["name"] == "bytes"][0]["configuration"] == \
@@ -356,7 +364,7 @@ def t_s3(r):
         assert p.returncode == 0, f"h5py writing to S3 failed: {p.stderr[-2000:]}"
         g = zarr.open_group(store=store("h5.zarr", True), mode="r")
         eq(g["y"][...], np.arange(12.0).reshape(3, 4), "s3 y")
-        assert g["y"].chunks == (2, 2) and dict(g.attrs) == {"by": "h5py"}
+        assert g["y"].chunks == (2, 2) and user_attrs(g) == {"by": "h5py"}
 
 
 # h5py 3.12's group listing and visiting run on HDF5's v1 calls (H5Literate1, H5Oget_info1, ...), which
@@ -439,6 +447,114 @@ def t_v1_calls(r):
     assert got["contains"]["a/b"] and not got["contains"]["a/zz"] and got["attrs"]["a"] == [["t"], 1], got
 
 
+# typed attributes: every numeric HDF5 type, booleans, variable- and fixed-length strings (the source
+# is run here and by the child processes that use h5py's native HDF5)
+TYPED_ATTRS_SRC = """
+TYPED_ATTRS = {
+    "i8": np.int8(-3), "i16": np.int16(-300), "i32": np.array([1, -2], "i4"), "i64": np.int64(-2**63),
+    "u8": np.uint8(200), "u16": np.array([[1, 2], [3, 4]], "u2"), "u32": np.uint32(4000000000),
+    "u64": np.uint64(2**64 - 1), "f16": np.float16(0.5), "f32": np.float32(0.1), "f64": np.float64(0.1),
+    "f32s": np.array([0.1, np.nan, -np.inf], "f4"), "flag": np.bool_(True), "text": "caf\\u00e9",
+    "chars": np.bytes_(b"abc"),
+}
+"""
+exec(TYPED_ATTRS_SRC)
+TYPE_NAMES = {"i8": "int8", "i16": "int16", "i32": "int32", "i64": "int64", "u8": "uint8", "u16": "uint16",
+              "u32": "uint32", "u64": "uint64", "f16": "float16", "f32": "float32", "f64": "float64",
+              "f32s": "float32", "flag": "bool", "text": "string", "chars": "char"}
+
+NATIVE_ATTRS = "import sys, json, h5py, numpy as np\n" + TYPED_ATTRS_SRC + """
+mode, path = sys.argv[1], sys.argv[2]
+if mode == "write":
+    with h5py.File(path, "w") as f:
+        d = f.create_dataset("d", data=np.arange(3, dtype="i2"))
+        for o in (f, d):
+            for k, v in TYPED_ATTRS.items():
+                o.attrs[k] = v
+else:
+    out = {}
+    with h5py.File(path, "r") as f:
+        for where, o in (("", f), ("d", f["d"])):
+            out[where] = {}
+            for k, v in o.attrs.items():
+                a = np.asarray(v)
+                out[where][k] = ["str", v] if isinstance(v, str) else \\
+                    [str(a.dtype), a.astype(str).tolist() if a.dtype.kind == "S" else a.tolist()]
+    print(json.dumps(out))
+"""
+
+
+def same_attr(got, want, what):
+    if isinstance(want, str):
+        assert got == want, f"{what}: {got!r} != {want!r}"
+        return
+    got, want = np.asarray(got), np.asarray(want)
+    assert got.dtype == want.dtype, f"{what}: dtype {got.dtype} != {want.dtype}"
+    assert got.shape == want.shape and np.array_equal(got, want, equal_nan=want.dtype.kind == "f"), \
+        f"{what}: {got!r} != {want!r}"
+
+
+def t_typed_attributes(r):
+    import subprocess
+    # through the connector: the HDF5 type comes back; zarr-python reads the values; the types are
+    # recorded as the tools record them
+    root = r.path("typed.zarr")
+    with h5py.File(root, "w") as f:
+        d = f.create_dataset("d", data=np.arange(3, dtype="i2"))
+        for o in (f, d):
+            for k, v in TYPED_ATTRS.items():
+                o.attrs[k] = v
+            o.attrs.create("gone", np.int16(1))
+            del o.attrs["gone"]
+    with h5py.File(root, "r") as f:
+        for o in (f, f["d"]):
+            assert sorted(o.attrs) == sorted(TYPED_ATTRS) and len(o.attrs) == len(TYPED_ATTRS), sorted(o.attrs)
+            assert "_libzarr_hdf5" not in o.attrs
+            for k, v in TYPED_ATTRS.items():
+                same_attr(o.attrs[k], v, f"{o.name} attribute {k}")
+    zg = zarr.open_group(root, mode="r")
+    for node in (zg, zg["d"]):
+        a = dict(node.attrs)
+        assert a.pop("_libzarr_hdf5") == {"attribute_types": TYPE_NAMES}, node.attrs["_libzarr_hdf5"]
+        for k, v in TYPED_ATTRS.items():
+            want = np.asarray(v.decode() if isinstance(v, bytes) else v)
+            assert np.array_equal(np.asarray(a[k], dtype=want.dtype), want, equal_nan=want.dtype.kind == "f"), \
+                f"zarr-python {k}: {a[k]!r}"
+        assert a["f32"] == 0.1 and a["u64"] == 2**64 - 1, (a["f32"], a["u64"])   # shortest decimals, exact integers
+    h5tozarr, zarrtoh5 = os.environ.get("H5TOZARR"), os.environ.get("ZARRTOH5")
+    if not (h5tozarr and zarrtoh5):
+        if os.environ.get("CI", "").lower() == "true":
+            raise AssertionError("H5TOZARR and ZARRTOH5 must name the tools under CI=true")
+        print("  (h5tozarr/zarrtoh5 not built: the round trips through them are left out)")
+        return
+    env = {k: v for k, v in os.environ.items() if k != "HDF5_VOL_CONNECTOR"}
+    # h5tozarr of a native file, read through the connector: the same types and values
+    h5 = r.path("typed_native.h5")
+    subprocess.run([sys.executable, "-c", NATIVE_ATTRS, "write", str(h5)], env=env, check=True, timeout=300)
+    z = r.path("typed_h5tozarr.zarr")
+    subprocess.run([h5tozarr, str(h5), str(z)], check=True, timeout=300, capture_output=True)
+    with h5py.File(z, "r") as f:
+        for o in (f, f["d"]):
+            for k, v in TYPED_ATTRS.items():
+                same_attr(o.attrs[k], v, f"h5tozarr {o.name} attribute {k}")
+    # zarrtoh5 of the connector's hierarchy, read by h5py's native HDF5: the same types and values
+    back = r.path("typed_zarrtoh5.h5")
+    subprocess.run([zarrtoh5, str(root), str(back)], check=True, timeout=300, capture_output=True)
+    p = subprocess.run([sys.executable, "-c", NATIVE_ATTRS, "read", str(back)], env=env, check=True, timeout=300,
+                       capture_output=True, text=True)
+    got = json.loads(p.stdout)
+    for where in ("", "d"):
+        assert sorted(got[where]) == sorted(TYPED_ATTRS), f"zarrtoh5 /{where}: {sorted(got[where])}"
+        for k, v in TYPED_ATTRS.items():
+            dt, val = got[where][k]
+            if isinstance(v, str):
+                assert dt == "str" and val == v, f"zarrtoh5 /{where} {k}: {val!r}"
+            else:
+                want = np.asarray(v)
+                assert dt == str(want.dtype), f"zarrtoh5 /{where} {k}: dtype {dt} != {want.dtype}"
+                same_attr(np.asarray(val, dtype=want.dtype), v, f"zarrtoh5 /{where} {k}")
+
+
 def t_refusals(r):
     plain_dir = r.path("plain")
     plain_dir.mkdir()
@@ -516,6 +632,7 @@ def main():
     r.run("zarr-python reads h5py's hierarchy", t_write_h5py, r)
     r.run("S3 both ways (moto)", t_s3, r)
     r.run("h5py's v1 calls (list, visit, multi-part 'in') with libzarr_h5vol_v1api", t_v1_calls, r)
+    r.run("typed attributes (connector, zarr-python, h5tozarr, zarrtoh5)", t_typed_attributes, r)
     r.run("refusals", t_refusals, r)
     print(f"{r.passed} passed, {len(r.failed)} failed")
     sys.exit(1 if r.failed else 0)

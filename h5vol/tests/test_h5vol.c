@@ -467,6 +467,28 @@ static void test_groups_and_attributes(hid_t file)
         H5Aclose(a);
         CHECK(H5Arename(o, "count", "total") >= 0 && H5Aexists(o, "total") > 0 && H5Aexists(o, "count") == 0);
         CHECK(H5Arename(o, "total", "count") >= 0);
+        /* the HDF5 types come back (recorded in the reserved _libzarr_hdf5, renamed with the attribute),
+           and the record itself is no attribute */
+        a = H5Aopen(o, "count", H5P_DEFAULT);
+        hid_t at = H5Aget_type(a);
+        CHECK(H5Tget_class(at) == H5T_INTEGER && H5Tget_size(at) == 4 && H5Tget_sign(at) == H5T_SGN_2);
+        H5Tclose(at);
+        H5Aclose(a);
+        unsigned long long big = 18446744073709551615ULL, bigback = 0;
+        a = H5Acreate2(o, "big", H5T_STD_U64LE, sc, H5P_DEFAULT, H5P_DEFAULT);
+        CHECK(a >= 0 && H5Awrite(a, H5T_NATIVE_ULLONG, &big) >= 0);
+        H5Aclose(a);
+        a = H5Aopen(o, "big", H5P_DEFAULT);
+        at = H5Aget_type(a);
+        CHECK(H5Tget_size(at) == 8 && H5Tget_sign(at) == H5T_SGN_NONE);
+        CHECK(H5Aread(a, H5T_NATIVE_ULLONG, &bigback) >= 0 && bigback == big);
+        H5Tclose(at);
+        H5Aclose(a);
+        CHECK(H5Adelete(o, "big") >= 0);
+        CHECK(H5Aexists(o, "_libzarr_hdf5") == 0);
+        H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+        CHECK(H5Acreate2(o, "_libzarr_hdf5", H5T_STD_I32LE, sc, H5P_DEFAULT, H5P_DEFAULT) < 0);
+        CHECK(strstr(error_text(), "reserved") != NULL);
         H5Tclose(st);
         H5Sclose(sc);
         H5Sclose(s3);
