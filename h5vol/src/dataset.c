@@ -127,6 +127,11 @@ zh5_obj *zh5_dataset_wrap(zh5_file *file, const char *path, zarr_array *array)
         obj->file_type = zh5_type_from_zarr(obj->ztype, obj->esize, big);
         obj->mem_native = zh5_type_native(obj->ztype, obj->esize);
     }
+    if (obj->file_type >= 0 && obj->mem_native >= 0 && zh5_enum_apply(obj) < 0) {
+        zj_free(meta);
+        zh5_obj_free(obj);
+        return NULL;
+    }
     if (obj->file_type < 0 || obj->mem_native < 0) {
         zh5_err(H5E_DATATYPE, H5E_UNSUPPORTED,
                 "the data type \"%s\" of \"/%s\" has no HDF5 equivalent in this connector yet (it maps bool, "
@@ -283,6 +288,7 @@ void *zh5_dataset_create(void *o, const H5VL_loc_params_t *loc, const char *name
     zarr_array *arr = NULL;
     char *base = zh5_loc_path(obj, loc), *path = NULL, *doc = NULL, *big_doc = NULL;
     unsigned intermediate = 0;
+    hid_t enum_base = H5I_INVALID_HID;
     (void)dapl;
     (void)dxpl;
     (void)req;
@@ -292,7 +298,11 @@ void *zh5_dataset_create(void *o, const H5VL_loc_params_t *loc, const char *name
     tmp.path = base;
     if (!(path = zh5_join(&tmp, name)))
         goto done;
-    if (zh5_type_to_zarr(type, &ztype, &big) < 0)
+    /* an HDF5 enum is stored as its base integers, its members recorded beside them (enum.c) */
+    int is_enum = zh5_is_enum(type);
+    if (is_enum && (enum_base = H5Tget_super(type)) < 0)
+        goto done;
+    if (zh5_type_to_zarr(is_enum ? enum_base : type, &ztype, &big) < 0)
         goto done;
     H5S_class_t sclass = H5Sget_simple_extent_type(space);
     if (sclass == H5S_NULL) {
@@ -364,6 +374,11 @@ void *zh5_dataset_create(void *o, const H5VL_loc_params_t *loc, const char *name
         unsigned char value[16] = {0};
         size_t esize = H5Tget_size(type);
         hid_t native = zh5_type_native(ztype, esize);
+        if (is_enum && native >= 0) {   /* the fill value as the enum over the native integers */
+            hid_t native_enum = zh5_enum_rebase(type, native);
+            H5Tclose(native);
+            native = native_enum;
+        }
         if (native < 0 || H5Pget_fill_value(dcpl, native, value) < 0) {
             if (native >= 0)
                 H5Tclose(native);
@@ -412,8 +427,14 @@ void *zh5_dataset_create(void *o, const H5VL_loc_params_t *loc, const char *name
         zh5_zerr(H5E_DATASET, H5E_CANTCREATE, st, what);
         goto done;
     }
+    if (is_enum && zh5_enum_record_on(arr, type, path) < 0) {
+        zarr_close(arr);
+        goto done;
+    }
     out = zh5_dataset_wrap(obj->file, path, arr);
 done:
+    if (enum_base >= 0)
+        H5Tclose(enum_base);
     zarr_array_spec_free(spec);
     if (doc)
         zarr_string_free(doc);

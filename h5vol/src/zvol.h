@@ -92,6 +92,17 @@ hid_t zh5_type_native(zarr_data_type ztype, size_t esize);
 /* Converts n elements in place from src to dst (buf holds max of both sizes * n); <0 on error. */
 herr_t zh5_convert(hid_t src, hid_t dst, size_t n, void *buf);
 
+/* Whether the type is h5py's boolean (an int8 enum FALSE = 0, TRUE = 1). */
+int zh5_is_h5py_bool(hid_t type);
+/* enum.c: HDF5 enums (but h5py's booleans) as the base integers + `_libzarr_hdf5.enum`. */
+int zh5_is_enum(hid_t type);
+/* A new enum over `base` with the members of the enum `en`; -1 (error pushed). */
+hid_t zh5_enum_rebase(hid_t en, hid_t base);
+/* Records the enum `en` in the array's `_libzarr_hdf5.enum`; <0 (error pushed naming path). */
+herr_t zh5_enum_record_on(zarr_array *array, hid_t en, const char *path);
+/* Makes a dataset's integer types the recorded enum, when its array has the record; <0 on a bad record. */
+herr_t zh5_enum_apply(zh5_obj *ds);
+
 /* select.c: selections */
 #define ZH5_MAX_RANK 32
 /* The largest bounding box an irregular selection may be read through (bytes). */
