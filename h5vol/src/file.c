@@ -130,6 +130,16 @@ static int location_exists(const char *name, const zarr_store_options *options)
     return 0;
 }
 
+/* zip:// locations are read-only in libzarr: a write intent is refused by name (1), not left to fail later. */
+static int refuse_zip_write(const char *name, const char *call)
+{
+    if (strncmp(name, "zip://", 6) != 0)
+        return 0;
+    zh5_err(H5E_FILE, H5E_CANTOPENFILE, "%s: %s is a zip file, which libzarr opens read-only (use H5F_ACC_RDONLY)",
+            call, name);
+    return 1;
+}
+
 void *zh5_file_create(const char *name, unsigned flags, hid_t fcpl, hid_t fapl, hid_t dxpl, void **req)
 {
     zarr_group *root = NULL;
@@ -137,6 +147,8 @@ void *zh5_file_create(const char *name, unsigned flags, hid_t fcpl, hid_t fapl, 
     (void)fcpl;
     (void)dxpl;
     (void)req;
+    if (refuse_zip_write(name, "H5Fcreate"))
+        return NULL;
     zh5_info *info = zh5_info_of(fapl);
     int format = info ? info->zarr_format : 3;
     zarr_store_options *options = store_options(info, &failed);
@@ -178,6 +190,8 @@ void *zh5_file_open(const char *name, unsigned flags, hid_t fapl, hid_t dxpl, vo
     int failed;
     (void)dxpl;
     (void)req;
+    if (intent == H5F_ACC_RDWR && refuse_zip_write(name, "H5Fopen"))
+        return NULL;
     zh5_info *info = zh5_info_of(fapl);
     zarr_store_options *options = store_options(info, &failed);
     zh5_info_free(info);

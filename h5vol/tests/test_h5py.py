@@ -367,6 +367,68 @@ def t_s3(r):
         assert g["y"].chunks == (2, 2) and user_attrs(g) == {"by": "h5py"}
 
 
+def t_zip_http(r):
+    """zip:// (read-only) and http:// (a local range-serving HTTP server) locations: h5py reads what
+    zarr-python wrote; a write intent on a zip file is refused naming it."""
+    import subprocess
+
+    from remote_servers import RangeHTTPServer
+    from zarr.storage import ZipStore
+
+    data = np.arange(60, dtype="i4").reshape(6, 10)
+    zpath = r.path("hier.zip")
+    zs = ZipStore(zpath, mode="w")
+    g = zarr.open_group(zs, mode="w")
+    g.attrs["where"] = "zip"
+    g.create_array("a/x", shape=(6, 10), chunks=(4, 3), dtype="i4", fill_value=-1,
+                   compressors=zarr.codecs.GzipCodec())[...] = data
+    zs.close()
+    loc = f"zip://{zpath}"
+    with h5py.File(loc, "r") as f:
+        assert list(f.attrs.items()) == [("where", "zip")] and len(f) == 1 and len(f["a"]) == 1
+        x = f["a/x"]
+        assert x.chunks == (4, 3) and x.fillvalue == -1 and x.compression == "gzip"
+        eq(x[...], data, "zip a/x")
+        eq(x[1::2, ::3], data[1::2, ::3], "zip a/x strided")
+    for mode in ("r+", "w"):
+        try:
+            h5py.File(loc, mode)
+            raise AssertionError(f"a zip file was opened with mode {mode}")
+        except OSError as e:
+            assert "read-only" in str(e) and str(zpath) in str(e), f"{mode}: {e}"
+    # http: the server is a thread of this process and h5py keeps the GIL during HDF5 calls, so h5py reads
+    # in another process
+    served = r.path("served")
+    served.mkdir()
+    g = zarr.open_group(served / "h.zarr", mode="w", zarr_format=3)
+    g.attrs["where"] = "http"
+    a = g.create_array("v", shape=(25,), chunks=(7,), dtype=">f8", fill_value=0.5,
+                       serializer=zarr.codecs.BytesCodec(endian="big"))
+    a[:20] = np.linspace(0, 1, 20)
+    zarr.consolidate_metadata(served / "h.zarr")   # HTTP cannot list: the members come from it
+    reader = (
+        "import sys, json, h5py\n"
+        "with h5py.File(sys.argv[1], 'r') as f:\n"
+        "    v = f['v']\n"
+        "    print(json.dumps({'v': v[...].tolist(), 'strided': v[3::4].tolist(), 'points': v[[0, 7, 24]].tolist(),\n"
+        "                      'dtype': v.dtype.str, 'chunks': v.chunks, 'where': f.attrs['where'],\n"
+        "                      'members': len(f)}))\n"
+        "try:\n"
+        "    h5py.File(sys.argv[1] + '/none.zarr', 'r')\n"
+        "except OSError as e:\n"
+        "    print(e, file=sys.stderr)\n")
+    with RangeHTTPServer(served) as srv:
+        p = subprocess.run([sys.executable, "-c", reader, f"{srv.url}/h.zarr"], capture_output=True, text=True,
+                           timeout=300)
+    assert p.returncode == 0, f"h5py reading over HTTP failed: {p.stderr[-2000:]}"
+    got = json.loads(p.stdout)
+    eq(np.array(got["v"]), a[...], "http v")
+    eq(np.array(got["strided"]), a[3::4], "http v strided")
+    eq(np.array(got["points"]), a[[0, 7, 24]], "http v points")
+    assert got["dtype"] == ">f8" and tuple(got["chunks"]) == (7,) and got["where"] == "http" and got["members"] == 1
+    assert "none.zarr" in p.stderr, p.stderr[-1000:]   # a missing hierarchy: refused naming it
+
+
 # h5py 3.12's group listing and visiting run on HDF5's v1 calls (H5Literate1, H5Oget_info1, ...), which
 # HDF5 refuses for other connectors than its native one; a process with libzarr_h5vol_v1api preloaded
 # has them. Run in a child process (LD_PRELOAD), it reports what h5py sees as JSON.
@@ -695,6 +757,7 @@ def main():
     r.run("h5py reads zarr-python's hierarchy", t_read_zarr_python, r)
     r.run("zarr-python reads h5py's hierarchy", t_write_h5py, r)
     r.run("S3 both ways (moto)", t_s3, r)
+    r.run("zip:// and http:// locations", t_zip_http, r)
     r.run("h5py's v1 calls (list, visit, multi-part 'in') with libzarr_h5vol_v1api", t_v1_calls, r)
     r.run("typed attributes (connector, zarr-python, h5tozarr, zarrtoh5)", t_typed_attributes, r)
     r.run("enums (connector, zarr-python, h5tozarr, zarrtoh5)", t_enums, r)
