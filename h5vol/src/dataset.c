@@ -149,20 +149,15 @@ void *zh5_dataset_open(void *o, const H5VL_loc_params_t *loc, const char *name, 
                        void **req)
 {
     zh5_obj *obj = o, *out = NULL;
-    char *base = zh5_loc_path(obj, loc), *path = NULL;
+    char *path = zh5_member_path(obj, loc, name);
     (void)dapl;
     (void)dxpl;
     (void)req;
-    if (!base)
-        return NULL;
-    zh5_obj tmp = {0};
-    tmp.path = base;
-    if ((path = zh5_join(&tmp, name))) {
+    if (path) {
         zarr_array *a = zh5_open_array(obj->file, path);
         if (a)
             out = zh5_dataset_wrap(obj->file, path, a);
     }
-    free(base);
     free(path);
     return out;
 }
@@ -286,18 +281,13 @@ void *zh5_dataset_create(void *o, const H5VL_loc_params_t *loc, const char *name
     hsize_t dims[ZH5_MAX_RANK], cdims[ZH5_MAX_RANK];
     zarr_array_spec *spec = NULL;
     zarr_array *arr = NULL;
-    char *base = zh5_loc_path(obj, loc), *path = NULL, *doc = NULL, *big_doc = NULL;
-    unsigned intermediate = 0;
+    char *path = zh5_member_path(obj, loc, name), *doc = NULL, *big_doc = NULL;
     hid_t enum_base = H5I_INVALID_HID;
     (void)dapl;
     (void)dxpl;
     (void)req;
-    if (!base)
+    if (!path)
         return NULL;
-    zh5_obj tmp = {0};
-    tmp.path = base;
-    if (!(path = zh5_join(&tmp, name)))
-        goto done;
     /* an HDF5 enum is stored as its base integers, its members recorded beside them (enum.c) */
     int is_enum = zh5_is_enum(type);
     if (is_enum && (enum_base = H5Tget_super(type)) < 0)
@@ -317,22 +307,8 @@ void *zh5_dataset_create(void *o, const H5VL_loc_params_t *loc, const char *name
     H5Sget_simple_extent_dims(space, dims, NULL);
     for (int d = 0; d < rank; d++)
         shape[d] = dims[d];
-    if (lcpl != H5P_DEFAULT && H5Pget_create_intermediate_group(lcpl, &intermediate) < 0)
-        intermediate = 0;
-    if (!intermediate) {
-        char *slash = strrchr(path, '/');
-        if (slash) {
-            *slash = '\0';
-            int kind = zh5_node_type(obj->file, path);
-            if (kind != ZARR_NODE_GROUP) {
-                if (kind >= 0)
-                    zh5_err(H5E_DATASET, H5E_NOTFOUND, "cannot create the dataset \"%s\": \"/%s\" is not a group",
-                            name, path);
-                goto done;
-            }
-            *slash = '/';
-        }
-    }
+    if (zh5_parent_ready(obj->file, path, lcpl, H5E_DATASET, "dataset", name) < 0)
+        goto done;
     /* fixed-length bytes: a spec of bytes whose document then names the real type (fixed_bytes_doc) */
     int fixed = ztype == ZARR_NULL_TERMINATED_BYTES;
     zarr_status st = zarr_array_spec_new(fixed ? ZARR_UINT8 : ztype, (size_t)rank, shape, &spec);
@@ -439,7 +415,6 @@ done:
     if (doc)
         zarr_string_free(doc);
     free(big_doc);
-    free(base);
     free(path);
     return out;
 }

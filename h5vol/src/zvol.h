@@ -70,6 +70,11 @@ zh5_obj *zh5_obj_new(zh5_kind kind, zh5_file *file, const char *path);
 void zh5_obj_free(zh5_obj *obj);
 /* The path of `name` relative to the object's node ("/x" is from the root); malloc'd, NULL on a bad name. */
 char *zh5_join(const zh5_obj *obj, const char *name);
+/* The path of member `name` of the node a VOL location designates; malloc'd, NULL (pushed) on failure. */
+char *zh5_member_path(const zh5_obj *obj, const H5VL_loc_params_t *loc, const char *name);
+/* 0 when a new node at `path` has a group for parent, or lcpl creates intermediate groups; -1 (error
+   pushed under `maj`, naming the `what` called `name`) when not. */
+int zh5_parent_ready(zh5_file *file, char *path, hid_t lcpl, hid_t maj, const char *what, const char *name);
 /* The path of the node a VOL location designates (by self or by name); malloc'd. */
 char *zh5_loc_path(const zh5_obj *obj, const H5VL_loc_params_t *loc);
 /* What is at `path`: ZARR_NODE_GROUP, ZARR_NODE_ARRAY, 0 when nothing, -1 on error (pushed). */
