@@ -358,24 +358,14 @@ static zj *leaf_value(hid_t type, const unsigned char *buf, size_t i, int *err)
             strcat(text, ".0");
         return zj_new_number_text(text);
     }
-    if (cls == H5T_INTEGER) {
+    if (cls == H5T_INTEGER) {   /* 64 bits wide (value_type) */
         if (H5Tget_sign(type) == H5T_SGN_2) {
-            int64_t v = 0;
-            switch (size) {
-            case 1: { int8_t x; memcpy(&x, buf + i, 1); v = x; break; }
-            case 2: { int16_t x; memcpy(&x, buf + i * 2, 2); v = x; break; }
-            case 4: { int32_t x; memcpy(&x, buf + i * 4, 4); v = x; break; }
-            default: memcpy(&v, buf + i * 8, 8);
-            }
+            int64_t v;
+            memcpy(&v, buf + i * 8, 8);
             snprintf(text, sizeof text, "%lld", (long long)v);
         } else {
-            uint64_t v = 0;
-            switch (size) {
-            case 1: { uint8_t x; memcpy(&x, buf + i, 1); v = x; break; }
-            case 2: { uint16_t x; memcpy(&x, buf + i * 2, 2); v = x; break; }
-            case 4: { uint32_t x; memcpy(&x, buf + i * 4, 4); v = x; break; }
-            default: memcpy(&v, buf + i * 8, 8);
-            }
+            uint64_t v;
+            memcpy(&v, buf + i * 8, 8);
             snprintf(text, sizeof text, "%llu", (unsigned long long)v);
         }
         return zj_new_number_text(text);
@@ -419,7 +409,8 @@ static zj *nest(hid_t type, hid_t space, const unsigned char *buf)
     return v;
 }
 
-/* The type the attribute's values are encoded from: numeric types in native order, strings as is. */
+/* The type the attribute's values are encoded from: integers as native 64-bit integers of their sign,
+   floats in native order (float16 as float32), booleans as h5py's, strings as is. */
 static hid_t value_type(hid_t attr_type)
 {
     zarr_data_type zt;
@@ -430,6 +421,8 @@ static hid_t value_type(hid_t attr_type)
         return H5I_INVALID_HID;
     if (zt == ZARR_FLOAT16)   /* encoded from float32, which holds every float16 exactly */
         return zh5_type_native(ZARR_FLOAT32, 4);
+    if (H5Tget_class(attr_type) == H5T_INTEGER)   /* encoded from 64-bit integers of its sign */
+        return zh5_type_native(H5Tget_sign(attr_type) == H5T_SGN_2 ? ZARR_INT64 : ZARR_UINT64, 8);
     return zh5_type_native(zt, H5Tget_size(attr_type));
 }
 
