@@ -68,6 +68,14 @@ static void *host_fn(const void *caller, const char *name, const void *self)
 #define HOST(caller, fn) ((__typeof__(&fn))host_fn(caller, #fn, NULL))
 #define REAL(caller, fn) ((__typeof__(&fn))host_fn(caller, #fn, (const void *)&fn))
 #define CALLER __builtin_return_address(0)
+/* For an object `id` that is not the Zarr connector's: HDF5's own `fn` with the call's arguments. */
+#define OTHERWISE_NATIVE(fn, id, ...)                                                                 \
+    do {                                                                                              \
+        if (!is_zarr(c, id)) {                                                                        \
+            __typeof__(&fn) real_ = REAL(c, fn);                                                      \
+            return real_ ? real_(__VA_ARGS__) : -1;                                                   \
+        }                                                                                             \
+    } while (0)
 
 /* Whether the object `id` lives in a file of the Zarr connector (1), or elsewhere (0). */
 static int is_zarr(const void *caller, hid_t id)
@@ -142,10 +150,7 @@ V1_EXPORT herr_t H5Literate1(hid_t grp_id, H5_index_t idx_type, H5_iter_order_t 
                              H5L_iterate1_t op, void *op_data)
 {
     const void *c = CALLER;
-    if (!is_zarr(c, grp_id)) {
-        __typeof__(&H5Literate1) real = REAL(c, H5Literate1);
-        return real ? real(grp_id, idx_type, order, idx, op, op_data) : -1;
-    }
+    OTHERWISE_NATIVE(H5Literate1, grp_id, grp_id, idx_type, order, idx, op, op_data);
     __typeof__(&H5Literate2) it = HOST(c, H5Literate2);
     link_shim s = {op, op_data};
     return it && op ? it(grp_id, idx_type, order, idx, link_cb, &s) : -1;
@@ -156,10 +161,7 @@ V1_EXPORT herr_t H5Literate_by_name1(hid_t loc_id, const char *group_name, H5_in
                                      hid_t lapl_id)
 {
     const void *c = CALLER;
-    if (!is_zarr(c, loc_id)) {
-        __typeof__(&H5Literate_by_name1) real = REAL(c, H5Literate_by_name1);
-        return real ? real(loc_id, group_name, idx_type, order, idx, op, op_data, lapl_id) : -1;
-    }
+    OTHERWISE_NATIVE(H5Literate_by_name1, loc_id, loc_id, group_name, idx_type, order, idx, op, op_data, lapl_id);
     __typeof__(&H5Literate_by_name2) it = HOST(c, H5Literate_by_name2);
     link_shim s = {op, op_data};
     return it && op ? it(loc_id, group_name, idx_type, order, idx, link_cb, &s, lapl_id) : -1;
@@ -169,10 +171,7 @@ V1_EXPORT herr_t H5Lvisit1(hid_t grp_id, H5_index_t idx_type, H5_iter_order_t or
                            void *op_data)
 {
     const void *c = CALLER;
-    if (!is_zarr(c, grp_id)) {
-        __typeof__(&H5Lvisit1) real = REAL(c, H5Lvisit1);
-        return real ? real(grp_id, idx_type, order, op, op_data) : -1;
-    }
+    OTHERWISE_NATIVE(H5Lvisit1, grp_id, grp_id, idx_type, order, op, op_data);
     __typeof__(&H5Lvisit2) visit = HOST(c, H5Lvisit2);
     link_shim s = {op, op_data};
     return visit && op ? visit(grp_id, idx_type, order, link_cb, &s) : -1;
@@ -182,10 +181,7 @@ V1_EXPORT herr_t H5Lvisit_by_name1(hid_t loc_id, const char *group_name, H5_inde
                                    H5_iter_order_t order, H5L_iterate1_t op, void *op_data, hid_t lapl_id)
 {
     const void *c = CALLER;
-    if (!is_zarr(c, loc_id)) {
-        __typeof__(&H5Lvisit_by_name1) real = REAL(c, H5Lvisit_by_name1);
-        return real ? real(loc_id, group_name, idx_type, order, op, op_data, lapl_id) : -1;
-    }
+    OTHERWISE_NATIVE(H5Lvisit_by_name1, loc_id, loc_id, group_name, idx_type, order, op, op_data, lapl_id);
     __typeof__(&H5Lvisit_by_name2) visit = HOST(c, H5Lvisit_by_name2);
     link_shim s = {op, op_data};
     return visit && op ? visit(loc_id, group_name, idx_type, order, link_cb, &s, lapl_id) : -1;
@@ -194,10 +190,7 @@ V1_EXPORT herr_t H5Lvisit_by_name1(hid_t loc_id, const char *group_name, H5_inde
 V1_EXPORT herr_t H5Lget_info1(hid_t loc_id, const char *name, H5L_info1_t *linfo, hid_t lapl_id)
 {
     const void *c = CALLER;
-    if (!is_zarr(c, loc_id)) {
-        __typeof__(&H5Lget_info1) real = REAL(c, H5Lget_info1);
-        return real ? real(loc_id, name, linfo, lapl_id) : -1;
-    }
+    OTHERWISE_NATIVE(H5Lget_info1, loc_id, loc_id, name, linfo, lapl_id);
     __typeof__(&H5Lget_info2) get = HOST(c, H5Lget_info2);
     H5L_info2_t info;
     if (!get || get(loc_id, name, &info, lapl_id) < 0)
@@ -211,10 +204,7 @@ V1_EXPORT herr_t H5Lget_info_by_idx1(hid_t loc_id, const char *group_name, H5_in
                                      H5_iter_order_t order, hsize_t n, H5L_info1_t *linfo, hid_t lapl_id)
 {
     const void *c = CALLER;
-    if (!is_zarr(c, loc_id)) {
-        __typeof__(&H5Lget_info_by_idx1) real = REAL(c, H5Lget_info_by_idx1);
-        return real ? real(loc_id, group_name, idx_type, order, n, linfo, lapl_id) : -1;
-    }
+    OTHERWISE_NATIVE(H5Lget_info_by_idx1, loc_id, loc_id, group_name, idx_type, order, n, linfo, lapl_id);
     __typeof__(&H5Lget_info_by_idx2) get = HOST(c, H5Lget_info_by_idx2);
     H5L_info2_t info;
     if (!get || get(loc_id, group_name, idx_type, order, n, &info, lapl_id) < 0)
@@ -229,10 +219,7 @@ V1_EXPORT herr_t H5Lget_info_by_idx1(hid_t loc_id, const char *group_name, H5_in
 V1_EXPORT herr_t H5Oget_info1(hid_t loc_id, H5O_info1_t *oinfo)
 {
     const void *c = CALLER;
-    if (!is_zarr(c, loc_id)) {
-        __typeof__(&H5Oget_info1) real = REAL(c, H5Oget_info1);
-        return real ? real(loc_id, oinfo) : -1;
-    }
+    OTHERWISE_NATIVE(H5Oget_info1, loc_id, loc_id, oinfo);
     __typeof__(&H5Oget_info3) get = HOST(c, H5Oget_info3);
     H5O_info2_t info;
     if (!get || !oinfo || get(loc_id, &info, H5O_INFO_ALL) < 0)
@@ -244,10 +231,7 @@ V1_EXPORT herr_t H5Oget_info1(hid_t loc_id, H5O_info1_t *oinfo)
 V1_EXPORT herr_t H5Oget_info_by_name1(hid_t loc_id, const char *name, H5O_info1_t *oinfo, hid_t lapl_id)
 {
     const void *c = CALLER;
-    if (!is_zarr(c, loc_id)) {
-        __typeof__(&H5Oget_info_by_name1) real = REAL(c, H5Oget_info_by_name1);
-        return real ? real(loc_id, name, oinfo, lapl_id) : -1;
-    }
+    OTHERWISE_NATIVE(H5Oget_info_by_name1, loc_id, loc_id, name, oinfo, lapl_id);
     __typeof__(&H5Oget_info_by_name3) get = HOST(c, H5Oget_info_by_name3);
     H5O_info2_t info;
     if (!get || !oinfo || get(loc_id, name, &info, H5O_INFO_ALL, lapl_id) < 0)
@@ -260,10 +244,7 @@ V1_EXPORT herr_t H5Oget_info_by_idx1(hid_t loc_id, const char *group_name, H5_in
                                      H5_iter_order_t order, hsize_t n, H5O_info1_t *oinfo, hid_t lapl_id)
 {
     const void *c = CALLER;
-    if (!is_zarr(c, loc_id)) {
-        __typeof__(&H5Oget_info_by_idx1) real = REAL(c, H5Oget_info_by_idx1);
-        return real ? real(loc_id, group_name, idx_type, order, n, oinfo, lapl_id) : -1;
-    }
+    OTHERWISE_NATIVE(H5Oget_info_by_idx1, loc_id, loc_id, group_name, idx_type, order, n, oinfo, lapl_id);
     __typeof__(&H5Oget_info_by_idx3) get = HOST(c, H5Oget_info_by_idx3);
     H5O_info2_t info;
     if (!get || !oinfo || get(loc_id, group_name, idx_type, order, n, &info, H5O_INFO_ALL, lapl_id) < 0)
@@ -289,10 +270,7 @@ V1_EXPORT herr_t H5Ovisit1(hid_t obj_id, H5_index_t idx_type, H5_iter_order_t or
                            void *op_data)
 {
     const void *c = CALLER;
-    if (!is_zarr(c, obj_id)) {
-        __typeof__(&H5Ovisit1) real = REAL(c, H5Ovisit1);
-        return real ? real(obj_id, idx_type, order, op, op_data) : -1;
-    }
+    OTHERWISE_NATIVE(H5Ovisit1, obj_id, obj_id, idx_type, order, op, op_data);
     __typeof__(&H5Ovisit3) visit = HOST(c, H5Ovisit3);
     object_shim s = {op, op_data};
     return visit && op ? visit(obj_id, idx_type, order, object_cb, &s, H5O_INFO_ALL) : -1;
@@ -302,10 +280,7 @@ V1_EXPORT herr_t H5Ovisit_by_name1(hid_t loc_id, const char *obj_name, H5_index_
                                    H5O_iterate1_t op, void *op_data, hid_t lapl_id)
 {
     const void *c = CALLER;
-    if (!is_zarr(c, loc_id)) {
-        __typeof__(&H5Ovisit_by_name1) real = REAL(c, H5Ovisit_by_name1);
-        return real ? real(loc_id, obj_name, idx_type, order, op, op_data, lapl_id) : -1;
-    }
+    OTHERWISE_NATIVE(H5Ovisit_by_name1, loc_id, loc_id, obj_name, idx_type, order, op, op_data, lapl_id);
     __typeof__(&H5Ovisit_by_name3) visit = HOST(c, H5Ovisit_by_name3);
     object_shim s = {op, op_data};
     return visit && op ? visit(loc_id, obj_name, idx_type, order, object_cb, &s, H5O_INFO_ALL, lapl_id) : -1;
