@@ -558,6 +558,24 @@ def hdf5_tools():
     return None, None
 
 
+def through_tools(r, name, child, root):
+    """h5tozarr of the native file that the `child` script writes (the Zarr path returned, to read through
+    the connector), and zarrtoh5 of `root` read by the child with h5py's native HDF5 (its JSON returned);
+    (None, None) when the tools are not built."""
+    import subprocess
+    h5tozarr, zarrtoh5 = hdf5_tools()
+    if not h5tozarr:
+        return None, None
+    env = {k: v for k, v in os.environ.items() if k != "HDF5_VOL_CONNECTOR"}
+    h5, z, back = r.path(f"{name}_native.h5"), r.path(f"{name}_h5tozarr.zarr"), r.path(f"{name}_zarrtoh5.h5")
+    subprocess.run([sys.executable, "-c", child, "write", str(h5)], env=env, check=True, timeout=300)
+    subprocess.run([h5tozarr, str(h5), str(z)], check=True, timeout=300, capture_output=True)
+    subprocess.run([zarrtoh5, str(root), str(back)], check=True, timeout=300, capture_output=True)
+    p = subprocess.run([sys.executable, "-c", child, "read", str(back)], env=env, check=True, timeout=300,
+                       capture_output=True, text=True)
+    return z, json.loads(p.stdout)
+
+
 def same_attr(got, want, what):
     if isinstance(want, str):
         assert got == want, f"{what}: {got!r} != {want!r}"
@@ -569,7 +587,6 @@ def same_attr(got, want, what):
 
 
 def t_typed_attributes(r):
-    import subprocess
     # through the connector: the HDF5 type comes back; zarr-python reads the values; the types are
     # recorded as the tools record them
     root = r.path("typed.zarr")
@@ -595,25 +612,14 @@ def t_typed_attributes(r):
             assert np.array_equal(np.asarray(a[k], dtype=want.dtype), want, equal_nan=want.dtype.kind == "f"), \
                 f"zarr-python {k}: {a[k]!r}"
         assert a["f32"] == 0.1 and a["u64"] == 2**64 - 1, (a["f32"], a["u64"])   # shortest decimals, exact integers
-    h5tozarr, zarrtoh5 = hdf5_tools()
-    if not h5tozarr:
+    z, got = through_tools(r, "typed", NATIVE_ATTRS, root)
+    if z is None:
         return
-    env = {k: v for k, v in os.environ.items() if k != "HDF5_VOL_CONNECTOR"}
-    # h5tozarr of a native file, read through the connector: the same types and values
-    h5 = r.path("typed_native.h5")
-    subprocess.run([sys.executable, "-c", NATIVE_ATTRS, "write", str(h5)], env=env, check=True, timeout=300)
-    z = r.path("typed_h5tozarr.zarr")
-    subprocess.run([h5tozarr, str(h5), str(z)], check=True, timeout=300, capture_output=True)
-    with h5py.File(z, "r") as f:
+    with h5py.File(z, "r") as f:   # h5tozarr of a native file, read through the connector
         for o in (f, f["d"]):
             for k, v in TYPED_ATTRS.items():
                 same_attr(o.attrs[k], v, f"h5tozarr {o.name} attribute {k}")
     # zarrtoh5 of the connector's hierarchy, read by h5py's native HDF5: the same types and values
-    back = r.path("typed_zarrtoh5.h5")
-    subprocess.run([zarrtoh5, str(root), str(back)], check=True, timeout=300, capture_output=True)
-    p = subprocess.run([sys.executable, "-c", NATIVE_ATTRS, "read", str(back)], env=env, check=True, timeout=300,
-                       capture_output=True, text=True)
-    got = json.loads(p.stdout)
     for where in ("", "d"):
         assert sorted(got[where]) == sorted(TYPED_ATTRS), f"zarrtoh5 /{where}: {sorted(got[where])}"
         for k, v in TYPED_ATTRS.items():
@@ -641,7 +647,6 @@ else:
 
 
 def t_enums(r):
-    import subprocess
     colours = {"RED": 0, "GREEN": 1, "BLUE": 42}
     root = r.path("enums.zarr")
     with h5py.File(root, "w") as f:
@@ -659,21 +664,12 @@ def t_enums(r):
     assert g["e"].attrs["_libzarr_hdf5"] == {"enum": {"base": "int16", "members": colours}}, dict(g["e"].attrs)
     assert g["be"].attrs["_libzarr_hdf5"] == {"enum": {"base": "uint32", "members": {"A": 1, "B": 2}}}
     assert g["be"][...].tolist() == [2, 1, 2]
-    h5tozarr, zarrtoh5 = hdf5_tools()
-    if not h5tozarr:
+    z, got = through_tools(r, "enums", NATIVE_ENUMS, root)
+    if z is None:
         return
-    env = {k: v for k, v in os.environ.items() if k != "HDF5_VOL_CONNECTOR"}
-    h5 = r.path("enums_native.h5")
-    subprocess.run([sys.executable, "-c", NATIVE_ENUMS, "write", str(h5)], env=env, check=True, timeout=300)
-    z = r.path("enums_h5tozarr.zarr")
-    subprocess.run([h5tozarr, str(h5), str(z)], check=True, timeout=300, capture_output=True)
     with h5py.File(z, "r") as f:   # h5tozarr's record read through the connector
         assert h5py.check_enum_dtype(f["e"].dtype) == colours and f["e"][...].tolist() == [0, 1, 42, 1]
-    back = r.path("enums_zarrtoh5.h5")
-    subprocess.run([zarrtoh5, str(root), str(back)], check=True, timeout=300, capture_output=True)
-    p = subprocess.run([sys.executable, "-c", NATIVE_ENUMS, "read", str(back)], env=env, check=True, timeout=300,
-                       capture_output=True, text=True)
-    got = json.loads(p.stdout)   # the connector's record read by zarrtoh5, then by h5py's native HDF5
+    # the connector's record read by zarrtoh5, then by h5py's native HDF5
     assert got["e"] == [colours, "int16", [0, 1, 42, 42, 42]], got["e"]
     assert got["be"][0] == {"A": 1, "B": 2} and got["be"][2] == [2, 1, 2], got["be"]
 
