@@ -68,6 +68,11 @@ list(APPEND ZARR_VALGRIND_CASES "h5vol.c=h5vol_c_test")
 list(APPEND ZARR_CHECK_TARGETS h5vol_c_test)
 zarr_add_test(NAME h5vol.c LABEL interop ENV ${ZARR_H5VOL_ENV}
   COMMAND h5vol_c_test "${ZARR_TEST_TMP}/h5vol.c")
+# the same with libzarr_h5vol_v1api preloaded: HDF5's v1 calls answered for Zarr files (a C program, so
+# found through the global scope: RTLD_NEXT)
+zarr_add_test(NAME h5vol.c_v1api LABEL interop ENV ${ZARR_H5VOL_ENV}
+    "LD_PRELOAD=$<TARGET_FILE:zarr_h5vol_v1api>" "ZH5_V1API=1"
+  COMMAND h5vol_c_test "${ZARR_TEST_TMP}/h5vol.c_v1api")
 zarr_add_test(NAME h5vol.h5py LABEL interop ENV ${ZARR_PY_ENV} ${ZARR_H5VOL_ENV}
     "ZARR_H5VOL_V1API=$<TARGET_FILE:zarr_h5vol_v1api>"
     "$<$<TARGET_EXISTS:h5tozarr>:H5TOZARR=$<TARGET_FILE:h5tozarr>>"
@@ -75,7 +80,7 @@ zarr_add_test(NAME h5vol.h5py LABEL interop ENV ${ZARR_PY_ENV} ${ZARR_H5VOL_ENV}
   COMMAND "${ZARR_PYTHON3}" "${CMAKE_CURRENT_LIST_DIR}/tests/test_h5py.py")
 set_tests_properties(h5vol.h5py PROPERTIES TIMEOUT 600)
 list(APPEND ZARR_PY_TESTS h5vol.h5py)
-set_tests_properties(h5vol.c h5vol.h5py PROPERTIES LABELS "interop;h5vol")
+set_tests_properties(h5vol.c h5vol.c_v1api h5vol.h5py PROPERTIES LABELS "interop;h5vol")
 # The installed, relocated connector: found by find_package(zarr COMPONENTS h5vol), loaded by HDF5.
 zarr_add_test(NAME h5vol.install LABEL install
   COMMAND "${CMAKE_COMMAND}" "-DBUILD_DIR=${CMAKE_BINARY_DIR}" "-DSOURCE_DIR=${CMAKE_CURRENT_LIST_DIR}/tests/downstream"

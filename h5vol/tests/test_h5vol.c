@@ -726,6 +726,57 @@ static void test_errors(const char *dir, const char *path)
     error_text();
 }
 
+/* HDF5's deprecated v1 calls: HDF5 refuses them for this connector, unless libzarr_h5vol_v1api is
+   preloaded (the test h5vol.c_v1api sets LD_PRELOAD and ZH5_V1API=1), which answers them. */
+static herr_t v1_link(hid_t g, const char *name, const H5L_info1_t *info, void *data)
+{
+    (void)g;
+    strcat(data, name);
+    strcat(data, info->type == H5L_TYPE_HARD ? "," : "?,");
+    return 0;
+}
+
+static herr_t v1_visit(hid_t o, const char *name, const H5O_info1_t *info, void *data)
+{
+    (void)o;
+    strcat(data, name);
+    strcat(data, info->type == H5O_TYPE_GROUP ? "/," : ",");
+    return 0;
+}
+
+static void test_v1_calls(const char *path)
+{
+    char names[512] = "";
+    int preloaded = getenv("ZH5_V1API") != NULL;
+    hid_t file = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    CHECK(file >= 0);
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    herr_t r = H5Literate1(file, H5_INDEX_NAME, H5_ITER_INC, NULL, v1_link, names);
+    if (!preloaded) {
+        CHECK(r < 0 && strstr(error_text(), "native VOL connector") != NULL);
+        H5Fclose(file);
+        return;
+    }
+    CHECK((r >= 0 && strcmp(names, "g,scalar,x,") == 0) || (fprintf(stderr, "v1 iterate: %s\n", names), 0));
+    names[0] = '\0';
+    CHECK(H5Literate_by_name1(file, "x", H5_INDEX_NAME, H5_ITER_DEC, NULL, v1_link, names, H5P_DEFAULT) >= 0);
+    CHECK(strcmp(names, "\xc3\xa9t\xc3\xa9,y," ) == 0 || (fprintf(stderr, "v1 iterate x: %s\n", names), 0));
+    names[0] = '\0';
+    CHECK(H5Ovisit1(file, H5_INDEX_NAME, H5_ITER_INC, v1_visit, names) >= 0);
+    CHECK(strcmp(names, "./,g/,g/d,g/f32be,g/f64,g/fixed,g/flags,g/levels,g/words,scalar,x/,x/y/,x/y/z/,x/\xc3\xa9t\xc3\xa9/,") == 0 ||
+          (fprintf(stderr, "v1 visit: %s\n", names), 0));
+    H5O_info1_t oi, root;
+    H5L_info1_t li;
+    CHECK(H5Oget_info1(file, &root) >= 0 && root.type == H5O_TYPE_GROUP);
+    CHECK(H5Oget_info_by_name1(file, "g/d", &oi, H5P_DEFAULT) >= 0 && oi.type == H5O_TYPE_DATASET && oi.num_attrs == 3);
+    CHECK(H5Lget_info1(file, "g/d", &li, H5P_DEFAULT) >= 0 && li.type == H5L_TYPE_HARD && li.u.address == oi.addr &&
+          oi.addr != root.addr);
+    CHECK(H5Oget_info_by_idx1(file, "g", H5_INDEX_NAME, H5_ITER_INC, 0, &oi, H5P_DEFAULT) >= 0 && oi.addr == li.u.address);
+    CHECK(H5Lget_info_by_idx1(file, "x", H5_INDEX_NAME, H5_ITER_INC, 1, &li, H5P_DEFAULT) >= 0 && li.type == H5L_TYPE_HARD);
+    CHECK(H5Oget_info_by_name1(file, "nothing", &oi, H5P_DEFAULT) < 0 && strstr(error_text(), "nothing") != NULL);
+    H5Fclose(file);
+}
+
 int main(int argc, char **argv)
 {
     char path[1024];
@@ -765,6 +816,7 @@ int main(int argc, char **argv)
     test_locations(path);
     test_settings(scratch);
     test_errors(scratch, path);
+    test_v1_calls(path);
     if (failures) {
         fprintf(stderr, "%d check(s) failed\n", failures);
         return 1;
