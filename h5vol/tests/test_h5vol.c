@@ -402,6 +402,9 @@ static void test_groups_and_attributes(hid_t file)
     H5Gclose(uni);
     H5G_info_t ginfo;
     CHECK(H5Gget_info(file, &ginfo) >= 0 && ginfo.nlinks == 3);   /* g, scalar, x */
+    CHECK(H5Gget_info_by_name(file, "x", &ginfo, H5P_DEFAULT) >= 0 && ginfo.nlinks == 2);   /* y, \xc3\xa9t\xc3\xa9 */
+    CHECK(H5Gget_info_by_idx(file, ".", H5_INDEX_NAME, H5_ITER_DEC, 0, &ginfo, H5P_DEFAULT) >= 0 && ginfo.nlinks == 2);
+    CHECK(H5Gget_info_by_idx(file, "x", H5_INDEX_NAME, H5_ITER_INC, 1, &ginfo, H5P_DEFAULT) >= 0 && ginfo.nlinks == 0);
     char names[256] = "";
     CHECK(H5Literate2(file, H5_INDEX_NAME, H5_ITER_INC, NULL, count_link, names) >= 0);
     CHECK(strcmp(names, "g,scalar,x,") == 0);
