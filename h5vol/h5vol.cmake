@@ -30,6 +30,26 @@ add_dependencies(zarr_h5vol zarr_cargo zarr_h5vol_hdf5)
 install(TARGETS zarr_h5vol LIBRARY DESTINATION "${CMAKE_INSTALL_LIBDIR}/hdf5/plugin")
 list(APPEND ZARR_CHECK_TARGETS zarr_h5vol)
 
+# HDF5's deprecated v1 link and object calls (H5Literate1, H5Oget_info1, ...) for Zarr files, which
+# HDF5 itself refuses for every connector but its native one: a library to preload (LD_PRELOAD) for
+# programs built on them, h5py 3.12 among them (h5vol/v1api/v1api.c). It links no HDF5.
+add_library(zarr_h5vol_v1api SHARED "${CMAKE_CURRENT_LIST_DIR}/v1api/v1api.c")
+set_target_properties(zarr_h5vol_v1api PROPERTIES
+  PREFIX "lib" OUTPUT_NAME zarr_h5vol_v1api
+  LIBRARY_OUTPUT_DIRECTORY "${CMAKE_BINARY_DIR}/h5vol"
+  C_STANDARD 99 C_STANDARD_REQUIRED ON C_EXTENSIONS OFF
+  C_VISIBILITY_PRESET hidden)
+target_include_directories(zarr_h5vol_v1api SYSTEM PRIVATE
+  "$<TARGET_PROPERTY:${ZARR_H5VOL_HDF5_TARGET},INTERFACE_INCLUDE_DIRECTORIES>")
+target_link_libraries(zarr_h5vol_v1api PRIVATE ${CMAKE_DL_LIBS} Threads::Threads)
+target_link_options(zarr_h5vol_v1api PRIVATE "-Wl,--no-undefined")
+if(CMAKE_C_COMPILER_ID MATCHES "GNU|Clang")
+  target_compile_options(zarr_h5vol_v1api PRIVATE -Wall -Wextra -Werror)
+endif()
+add_dependencies(zarr_h5vol_v1api zarr_h5vol_hdf5)
+install(TARGETS zarr_h5vol_v1api LIBRARY DESTINATION "${CMAKE_INSTALL_LIBDIR}")
+list(APPEND ZARR_CHECK_TARGETS zarr_h5vol_v1api)
+
 # Tests (labels interop and h5vol): the C API test, linked with the HDF5 the connector was built with,
 # and the h5py test (h5py's wheel carries its own HDF5 1.14), both through HDF5_PLUGIN_PATH +
 # HDF5_VOL_CONNECTOR=zarr.
@@ -48,11 +68,19 @@ list(APPEND ZARR_VALGRIND_CASES "h5vol.c=h5vol_c_test")
 list(APPEND ZARR_CHECK_TARGETS h5vol_c_test)
 zarr_add_test(NAME h5vol.c LABEL interop ENV ${ZARR_H5VOL_ENV}
   COMMAND h5vol_c_test "${ZARR_TEST_TMP}/h5vol.c")
+# the same with libzarr_h5vol_v1api preloaded: HDF5's v1 calls answered for Zarr files (a C program, so
+# found through the global scope: RTLD_NEXT)
+zarr_add_test(NAME h5vol.c_v1api LABEL interop ENV ${ZARR_H5VOL_ENV}
+    "LD_PRELOAD=$<TARGET_FILE:zarr_h5vol_v1api>" "ZH5_V1API=1"
+  COMMAND h5vol_c_test "${ZARR_TEST_TMP}/h5vol.c_v1api")
 zarr_add_test(NAME h5vol.h5py LABEL interop ENV ${ZARR_PY_ENV} ${ZARR_H5VOL_ENV}
+    "ZARR_H5VOL_V1API=$<TARGET_FILE:zarr_h5vol_v1api>"
+    "$<$<TARGET_EXISTS:h5tozarr>:H5TOZARR=$<TARGET_FILE:h5tozarr>>"
+    "$<$<TARGET_EXISTS:zarrtoh5>:ZARRTOH5=$<TARGET_FILE:zarrtoh5>>"
   COMMAND "${ZARR_PYTHON3}" "${CMAKE_CURRENT_LIST_DIR}/tests/test_h5py.py")
 set_tests_properties(h5vol.h5py PROPERTIES TIMEOUT 600)
 list(APPEND ZARR_PY_TESTS h5vol.h5py)
-set_tests_properties(h5vol.c h5vol.h5py PROPERTIES LABELS "interop;h5vol")
+set_tests_properties(h5vol.c h5vol.c_v1api h5vol.h5py PROPERTIES LABELS "interop;h5vol")
 # The installed, relocated connector: found by find_package(zarr COMPONENTS h5vol), loaded by HDF5.
 zarr_add_test(NAME h5vol.install LABEL install
   COMMAND "${CMAKE_COMMAND}" "-DBUILD_DIR=${CMAKE_BINARY_DIR}" "-DSOURCE_DIR=${CMAKE_CURRENT_LIST_DIR}/tests/downstream"

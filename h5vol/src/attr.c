@@ -107,7 +107,7 @@ static int owner_of(zh5_obj *obj, const H5VL_loc_params_t *loc, char **path)
 int zh5_attr_count(zh5_file *file, const char *path, zarr_node_type kind)
 {
     zj *attrs = load_attrs(file, path, (int)kind);
-    int n = attrs ? (int)attrs->count : -1;
+    int n = attrs ? (int)attrs->count - (zj_get(attrs, ZH5_RESERVED_ATTR) != NULL) : -1;
     zj_free(attrs);
     return n;
 }
@@ -186,19 +186,48 @@ static const zj *leaf_at(const zj *v, int rank, const hsize_t *dims, size_t i, s
     return v;
 }
 
-static herr_t describe(zh5_obj *attr, const zj *value)
+/* The longest string among the leaves (at least 1). */
+static size_t longest(const zj *v, int rank, const hsize_t *dims)
+{
+    size_t total = 1, most = 1;
+    for (int d = 0; d < rank; d++)
+        total *= dims[d];
+    for (size_t i = 0; i < total; i++) {
+        const zj *e = rank ? leaf_at(v, rank, dims, i, total) : v;
+        if (e->len > most)
+            most = e->len;
+    }
+    return most;
+}
+
+/* The attribute's HDF5 type and space from its JSON value and recorded type (attrs: the owner's). */
+static herr_t describe(zh5_obj *attr, const zj *attrs, const zj *value)
 {
     hsize_t dims[ZH5_MAX_RANK];
     int rank;
+    zarr_data_type zt;
+    size_t zsize;
+    const char *tname = zh5_attr_recorded_type(attrs, attr->attr_name);
     enum leaf kind = shape_of(value, &rank, dims);
     if (kind == LEAF_JSON)
         rank = 0;
-    switch (kind) {
-    case LEAF_INT: attr->attr_type = H5Tcopy(H5T_NATIVE_INT64); break;
-    case LEAF_FLOAT: attr->attr_type = H5Tcopy(H5T_NATIVE_DOUBLE); break;
-    case LEAF_BOOL: attr->attr_type = zh5_type_from_zarr(ZARR_BOOL, 1, 0); break;
-    default: attr->attr_type = string_type(); break;
-    }
+    if ((kind == LEAF_INT || kind == LEAF_FLOAT) && zh5_attr_numeric_type(tname, &zt, &zsize))
+        attr->attr_type = zh5_type_native(zt, zsize);   /* int16 stays int16, float32 float32 */
+    else if (kind == LEAF_STRING && tname && strcmp(tname, "char") == 0) {
+        attr->attr_type = H5Tcopy(H5T_C_S1);   /* fixed-length text (netCDF's NC_CHAR) */
+        if (attr->attr_type >= 0 && (H5Tset_size(attr->attr_type, longest(value, rank, dims)) < 0 ||
+                                     H5Tset_strpad(attr->attr_type, H5T_STR_NULLPAD) < 0 ||
+                                     H5Tset_cset(attr->attr_type, H5T_CSET_UTF8) < 0)) {
+            H5Tclose(attr->attr_type);
+            attr->attr_type = H5I_INVALID_HID;
+        }
+    } else
+        switch (kind) {
+        case LEAF_INT: attr->attr_type = H5Tcopy(H5T_NATIVE_INT64); break;
+        case LEAF_FLOAT: attr->attr_type = H5Tcopy(H5T_NATIVE_DOUBLE); break;
+        case LEAF_BOOL: attr->attr_type = zh5_type_from_zarr(ZARR_BOOL, 1, 0); break;
+        default: attr->attr_type = string_type(); break;
+        }
     attr->attr_space = rank == 0 ? H5Screate(H5S_SCALAR) : H5Screate_simple(rank, dims, NULL);
     return attr->attr_type < 0 || attr->attr_space < 0 ? -1 : 0;
 }
@@ -209,15 +238,24 @@ static int cmp_names(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static char **sorted_names(const zj *attrs)
+static char **sorted_names(const zj *attrs, size_t *count)
 {
     char **names = malloc((attrs->count ? attrs->count : 1) * sizeof *names);
+    size_t n = 0;
     if (!names)
         return NULL;
     for (size_t i = 0; i < attrs->count; i++)
-        names[i] = attrs->keys[i];
-    qsort(names, attrs->count, sizeof *names, cmp_names);
+        if (strcmp(attrs->keys[i], ZH5_RESERVED_ATTR) != 0)   /* the types record is not an attribute */
+            names[n++] = attrs->keys[i];
+    qsort(names, n, sizeof *names, cmp_names);
+    *count = n;
     return names;
+}
+
+/* The attribute `name`'s value; NULL when absent (the reserved record counts as absent). */
+static const zj *attr_value(const zj *attrs, const char *name)
+{
+    return name && strcmp(name, ZH5_RESERVED_ATTR) != 0 ? zj_get(attrs, name) : NULL;
 }
 
 /* ---- callbacks ---- */
@@ -247,18 +285,19 @@ void *zh5_attr_open(void *o, const H5VL_loc_params_t *loc, const char *name, hid
         return NULL;
     zj *attrs = load_attrs(obj->file, owner, kind);
     char **names = NULL;
+    size_t count = 0;
     if (attrs && loc && loc->type == H5VL_OBJECT_BY_IDX) {   /* H5Aopen_by_idx: name order */
         hsize_t n = loc->loc_data.loc_by_idx.n;
         name = NULL;
-        if ((names = sorted_names(attrs)) && n < attrs->count)
-            name = names[loc->loc_data.loc_by_idx.order == H5_ITER_DEC ? attrs->count - 1 - n : n];
+        if ((names = sorted_names(attrs, &count)) && n < count)
+            name = names[loc->loc_data.loc_by_idx.order == H5_ITER_DEC ? count - 1 - n : n];
         if (!name)
             zh5_err(H5E_ATTR, H5E_BADRANGE, "\"/%s\" has no attribute %llu", owner, (unsigned long long)n);
     }
-    const zj *value = name ? zj_get(attrs, name) : NULL;
+    const zj *value = attr_value(attrs, name);
     if (attrs && name && !value)
         zh5_err(H5E_ATTR, H5E_NOTFOUND, "\"/%s\" has no attribute \"%s\"", owner, name);
-    if (value && (attr = attr_object(obj, owner, kind, name)) && describe(attr, value) < 0) {
+    if (value && (attr = attr_object(obj, owner, kind, name)) && describe(attr, attrs, value) < 0) {
         zh5_obj_free(attr);
         attr = NULL;
     }
@@ -293,14 +332,23 @@ static zj *leaf_value(hid_t type, const unsigned char *buf, size_t i, int *err)
         return zj_new_bool(buf[i] != 0);
     if (cls == H5T_FLOAT) {
         double v;
+        /* the shortest decimal that reads back to the same value (0.1, not 0.100000001 for a float32) */
         if (size == 4) {
             float f;
             memcpy(&f, buf + i * 4, 4);
             v = f;
-            snprintf(text, sizeof text, "%.9g", v);
+            for (int p = 6; p <= 9; p++) {
+                snprintf(text, sizeof text, "%.*g", p, v);
+                if ((float)strtod(text, NULL) == f)
+                    break;
+            }
         } else {
             memcpy(&v, buf + i * 8, 8);
-            snprintf(text, sizeof text, "%.17g", v);
+            for (int p = 15; p <= 17; p++) {
+                snprintf(text, sizeof text, "%.*g", p, v);
+                if (strtod(text, NULL) == v)
+                    break;
+            }
         }
         if (isnan(v))
             strcpy(text, "NaN");
@@ -310,24 +358,14 @@ static zj *leaf_value(hid_t type, const unsigned char *buf, size_t i, int *err)
             strcat(text, ".0");
         return zj_new_number_text(text);
     }
-    if (cls == H5T_INTEGER) {
+    if (cls == H5T_INTEGER) {   /* 64 bits wide (value_type) */
         if (H5Tget_sign(type) == H5T_SGN_2) {
-            int64_t v = 0;
-            switch (size) {
-            case 1: { int8_t x; memcpy(&x, buf + i, 1); v = x; break; }
-            case 2: { int16_t x; memcpy(&x, buf + i * 2, 2); v = x; break; }
-            case 4: { int32_t x; memcpy(&x, buf + i * 4, 4); v = x; break; }
-            default: memcpy(&v, buf + i * 8, 8);
-            }
+            int64_t v;
+            memcpy(&v, buf + i * 8, 8);
             snprintf(text, sizeof text, "%lld", (long long)v);
         } else {
-            uint64_t v = 0;
-            switch (size) {
-            case 1: { uint8_t x; memcpy(&x, buf + i, 1); v = x; break; }
-            case 2: { uint16_t x; memcpy(&x, buf + i * 2, 2); v = x; break; }
-            case 4: { uint32_t x; memcpy(&x, buf + i * 4, 4); v = x; break; }
-            default: memcpy(&v, buf + i * 8, 8);
-            }
+            uint64_t v;
+            memcpy(&v, buf + i * 8, 8);
             snprintf(text, sizeof text, "%llu", (unsigned long long)v);
         }
         return zj_new_number_text(text);
@@ -371,7 +409,8 @@ static zj *nest(hid_t type, hid_t space, const unsigned char *buf)
     return v;
 }
 
-/* The type the attribute's values are encoded from: numeric types in native order, strings as is. */
+/* The type the attribute's values are encoded from: integers as native 64-bit integers of their sign,
+   floats in native order (float16 as float32), booleans as h5py's, strings as is. */
 static hid_t value_type(hid_t attr_type)
 {
     zarr_data_type zt;
@@ -380,6 +419,10 @@ static hid_t value_type(hid_t attr_type)
         return H5Tcopy(attr_type);
     if (zh5_type_to_zarr(attr_type, &zt, &big) < 0)
         return H5I_INVALID_HID;
+    if (zt == ZARR_FLOAT16)   /* encoded from float32, which holds every float16 exactly */
+        return zh5_type_native(ZARR_FLOAT32, 4);
+    if (H5Tget_class(attr_type) == H5T_INTEGER)   /* encoded from 64-bit integers of its sign */
+        return zh5_type_native(H5Tget_sign(attr_type) == H5T_SGN_2 ? ZARR_INT64 : ZARR_UINT64, 8);
     return zh5_type_native(zt, H5Tget_size(attr_type));
 }
 
@@ -409,6 +452,11 @@ void *zh5_attr_create(void *o, const H5VL_loc_params_t *loc, const char *name, h
     (void)req;
     if (check_type(type) < 0)
         return NULL;
+    if (strcmp(name, ZH5_RESERVED_ATTR) == 0) {
+        zh5_err(H5E_ATTR, H5E_BADVALUE,
+                "the attribute name \"%s\" is reserved: it records the HDF5 types of the other attributes", name);
+        return NULL;
+    }
     if (H5Sget_simple_extent_type(space) == H5S_NULL) {
         zh5_err(H5E_ATTR, H5E_UNSUPPORTED, "attribute \"%s\": a null dataspace (h5py's Empty) has no JSON equivalent",
                 name);
@@ -444,7 +492,8 @@ void *zh5_attr_create(void *o, const H5VL_loc_params_t *loc, const char *name, h
     free(zeros);
     if (vt >= 0)
         H5Tclose(vt);
-    if (!value || zj_set(attrs, name, value) < 0 || store_attrs(obj->file, owner, kind, attrs) < 0) {
+    if (!value || zj_set(attrs, name, value) < 0 || zh5_attr_record_type(attrs, name, zh5_attr_type_name(type)) < 0 ||
+        store_attrs(obj->file, owner, kind, attrs) < 0) {
         zh5_obj_free(attr);
         attr = NULL;
     }
@@ -508,7 +557,7 @@ herr_t zh5_attr_read(void *a, hid_t mem_type, void *buf, hid_t dxpl, void **req)
     (void)dxpl;
     (void)req;
     zj *attrs = load_attrs(attr->file, attr->path, kind);
-    const zj *value = zj_get(attrs, attr->attr_name);
+    const zj *value = attr_value(attrs, attr->attr_name);
     herr_t ret = -1;
     if (!value) {
         if (attrs)
@@ -560,7 +609,10 @@ herr_t zh5_attr_read(void *a, hid_t mem_type, void *buf, hid_t dxpl, void **req)
         goto done;
     }
     /* numbers and booleans: the native twin of the attribute's type, then HDF5's conversion */
-    hid_t vt = leaf == LEAF_INT ? H5Tcopy(H5T_NATIVE_INT64)
+    const char *tname = zh5_attr_recorded_type(attrs, attr->attr_name);
+    int unsigned64 = leaf == LEAF_INT && tname && strcmp(tname, "uint64") == 0;
+    hid_t vt = unsigned64 ? H5Tcopy(H5T_NATIVE_UINT64)
+               : leaf == LEAF_INT ? H5Tcopy(H5T_NATIVE_INT64)
                : leaf == LEAF_FLOAT ? H5Tcopy(H5T_NATIVE_DOUBLE)
                                     : zh5_type_from_zarr(ZARR_BOOL, 1, 0);
     size_t vsize = H5Tget_size(vt), big = msize > vsize ? msize : vsize;
@@ -571,7 +623,10 @@ herr_t zh5_attr_read(void *a, hid_t mem_type, void *buf, hid_t dxpl, void **req)
     }
     for (size_t i = 0; i < total; i++) {
         const zj *e = rank ? leaf_at(value, rank, dims, i, total) : value;
-        if (leaf == LEAF_INT) {
+        if (unsigned64) {
+            uint64_t v = strtoull(e->text, NULL, 10);
+            memcpy(tmp + i * 8, &v, 8);
+        } else if (leaf == LEAF_INT) {
             int64_t v = strtoll(e->text, NULL, 10);
             memcpy(tmp + i * 8, &v, 8);
         } else if (leaf == LEAF_FLOAT) {
@@ -649,19 +704,20 @@ herr_t zh5_attr_get(void *o, H5VL_attr_get_args_t *args, hid_t dxpl, void **req)
             if (kind < 0)
                 return -1;
             zj *attrs = load_attrs(obj->file, owner, kind);
-            char **names = attrs ? sorted_names(attrs) : NULL;
+            size_t count = 0;
+            char **names = attrs ? sorted_names(attrs, &count) : NULL;
             if (names) {
                 if (loc->type == H5VL_OBJECT_BY_IDX || args->op_type == H5VL_ATTR_GET_NAME) {
                     hsize_t n = loc->loc_data.loc_by_idx.n;
-                    if (n < attrs->count)
-                        name = names[loc->loc_data.loc_by_idx.order == H5_ITER_DEC ? attrs->count - 1 - n : n];
+                    if (n < count)
+                        name = names[loc->loc_data.loc_by_idx.order == H5_ITER_DEC ? count - 1 - n : n];
                 } else {
                     name = args->args.get_info.attr_name;
                     if (!name && obj->kind == ZH5_ATTR)
                         name = obj->attr_name;
                 }
-                if (name && zj_get(attrs, name) && (found = attr_object(obj, owner, kind, name)) &&
-                    describe(found, zj_get(attrs, name)) < 0) {
+                if (attr_value(attrs, name) && (found = attr_object(obj, owner, kind, name)) &&
+                    describe(found, attrs, attr_value(attrs, name)) < 0) {
                     zh5_obj_free(found);
                     found = NULL;
                 }
@@ -710,12 +766,13 @@ herr_t zh5_attr_specific(void *o, const H5VL_loc_params_t *loc, H5VL_attr_specif
     if (kind < 0)
         return -1;
     zj *attrs = load_attrs(obj->file, owner, kind);
-    char **names = attrs ? sorted_names(attrs) : NULL;
+    size_t count = 0;
+    char **names = attrs ? sorted_names(attrs, &count) : NULL;
     if (!names)
         goto done;
     switch (args->op_type) {
     case H5VL_ATTR_EXISTS:
-        *args->args.exists.exists = zj_get(attrs, args->args.exists.name) != NULL;
+        *args->args.exists.exists = attr_value(attrs, args->args.exists.name) != NULL;
         ret = 0;
         break;
     case H5VL_ATTR_DELETE:
@@ -725,35 +782,42 @@ herr_t zh5_attr_specific(void *o, const H5VL_loc_params_t *loc, H5VL_attr_specif
             name = strdup(args->args.del.name);
         } else {
             hsize_t n = args->args.delete_by_idx.n;
-            if (n < attrs->count)
-                name = strdup(names[args->args.delete_by_idx.order == H5_ITER_DEC ? attrs->count - 1 - n : n]);
+            if (n < count)
+                name = strdup(names[args->args.delete_by_idx.order == H5_ITER_DEC ? count - 1 - n : n]);
         }
-        if (!name || !zj_remove(attrs, name))
+        if (!attr_value(attrs, name) || !zj_remove(attrs, name))
             zh5_err(H5E_ATTR, H5E_NOTFOUND, "\"/%s\" has no attribute \"%s\"", owner, name ? name : "(by index)");
-        else
+        else if (zh5_attr_record_type(attrs, name, NULL) == 0)
             ret = store_attrs(obj->file, owner, kind, attrs);
         free(name);
         break;
     }
     case H5VL_ATTR_RENAME: {
         const char *from = args->args.rename.old_name, *to = args->args.rename.new_name;
-        zj *value = zj_get(attrs, from);
+        const zj *value = attr_value(attrs, from);
+        const char *recorded = zh5_attr_recorded_type(attrs, from);
+        char *tname = recorded ? strdup(recorded) : NULL;
         if (!value) {
             zh5_err(H5E_ATTR, H5E_NOTFOUND, "\"/%s\" has no attribute \"%s\"", owner, from);
+        } else if (strcmp(to, ZH5_RESERVED_ATTR) == 0) {
+            zh5_err(H5E_ATTR, H5E_BADVALUE, "the attribute name \"%s\" is reserved", to);
         } else if (zj_get(attrs, to)) {
             zh5_err(H5E_ATTR, H5E_EXISTS, "\"/%s\" already has an attribute \"%s\"", owner, to);
-        } else {
+        } else if (!recorded || tname) {
             for (size_t i = 0; i < attrs->count; i++)
                 if (strcmp(attrs->keys[i], from) == 0) {
                     char *k = strdup(to);
                     if (k) {
                         free(attrs->keys[i]);
                         attrs->keys[i] = k;
-                        ret = store_attrs(obj->file, owner, kind, attrs);
+                        if (zh5_attr_record_type(attrs, from, NULL) == 0 &&
+                            (!tname || zh5_attr_record_type(attrs, to, tname) == 0))
+                            ret = store_attrs(obj->file, owner, kind, attrs);
                     }
                     break;
                 }
         }
+        free(tname);
         break;
     }
     case H5VL_ATTR_ITER: {
@@ -762,11 +826,11 @@ herr_t zh5_attr_specific(void *o, const H5VL_loc_params_t *loc, H5VL_attr_specif
         if (id < 0)
             break;
         ret = 0;
-        for (size_t k = it->idx ? (size_t)*it->idx : 0; k < attrs->count && ret == 0; k++) {
-            const char *name = names[it->order == H5_ITER_DEC ? attrs->count - 1 - k : k];
+        for (size_t k = it->idx ? (size_t)*it->idx : 0; k < count && ret == 0; k++) {
+            const char *name = names[it->order == H5_ITER_DEC ? count - 1 - k : k];
             zh5_obj *tmp = attr_object(obj, owner, kind, name);
             H5A_info_t info;
-            if (!tmp || describe(tmp, zj_get(attrs, name)) < 0) {
+            if (!tmp || describe(tmp, attrs, zj_get(attrs, name)) < 0) {
                 zh5_obj_free(tmp);
                 ret = -1;
                 break;

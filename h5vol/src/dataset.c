@@ -127,6 +127,11 @@ zh5_obj *zh5_dataset_wrap(zh5_file *file, const char *path, zarr_array *array)
         obj->file_type = zh5_type_from_zarr(obj->ztype, obj->esize, big);
         obj->mem_native = zh5_type_native(obj->ztype, obj->esize);
     }
+    if (obj->file_type >= 0 && obj->mem_native >= 0 && zh5_enum_apply(obj) < 0) {
+        zj_free(meta);
+        zh5_obj_free(obj);
+        return NULL;
+    }
     if (obj->file_type < 0 || obj->mem_native < 0) {
         zh5_err(H5E_DATATYPE, H5E_UNSUPPORTED,
                 "the data type \"%s\" of \"/%s\" has no HDF5 equivalent in this connector yet (it maps bool, "
@@ -144,20 +149,15 @@ void *zh5_dataset_open(void *o, const H5VL_loc_params_t *loc, const char *name, 
                        void **req)
 {
     zh5_obj *obj = o, *out = NULL;
-    char *base = zh5_loc_path(obj, loc), *path = NULL;
+    char *path = zh5_member_path(obj, loc, name);
     (void)dapl;
     (void)dxpl;
     (void)req;
-    if (!base)
-        return NULL;
-    zh5_obj tmp = {0};
-    tmp.path = base;
-    if ((path = zh5_join(&tmp, name))) {
+    if (path) {
         zarr_array *a = zh5_open_array(obj->file, path);
         if (a)
             out = zh5_dataset_wrap(obj->file, path, a);
     }
-    free(base);
     free(path);
     return out;
 }
@@ -281,18 +281,18 @@ void *zh5_dataset_create(void *o, const H5VL_loc_params_t *loc, const char *name
     hsize_t dims[ZH5_MAX_RANK], cdims[ZH5_MAX_RANK];
     zarr_array_spec *spec = NULL;
     zarr_array *arr = NULL;
-    char *base = zh5_loc_path(obj, loc), *path = NULL, *doc = NULL, *big_doc = NULL;
-    unsigned intermediate = 0;
+    char *path = zh5_member_path(obj, loc, name), *doc = NULL, *big_doc = NULL;
+    hid_t enum_base = H5I_INVALID_HID;
     (void)dapl;
     (void)dxpl;
     (void)req;
-    if (!base)
+    if (!path)
         return NULL;
-    zh5_obj tmp = {0};
-    tmp.path = base;
-    if (!(path = zh5_join(&tmp, name)))
+    /* an HDF5 enum is stored as its base integers, its members recorded beside them (enum.c) */
+    int is_enum = zh5_is_enum(type);
+    if (is_enum && (enum_base = H5Tget_super(type)) < 0)
         goto done;
-    if (zh5_type_to_zarr(type, &ztype, &big) < 0)
+    if (zh5_type_to_zarr(is_enum ? enum_base : type, &ztype, &big) < 0)
         goto done;
     H5S_class_t sclass = H5Sget_simple_extent_type(space);
     if (sclass == H5S_NULL) {
@@ -307,22 +307,8 @@ void *zh5_dataset_create(void *o, const H5VL_loc_params_t *loc, const char *name
     H5Sget_simple_extent_dims(space, dims, NULL);
     for (int d = 0; d < rank; d++)
         shape[d] = dims[d];
-    if (lcpl != H5P_DEFAULT && H5Pget_create_intermediate_group(lcpl, &intermediate) < 0)
-        intermediate = 0;
-    if (!intermediate) {
-        char *slash = strrchr(path, '/');
-        if (slash) {
-            *slash = '\0';
-            int kind = zh5_node_type(obj->file, path);
-            if (kind != ZARR_NODE_GROUP) {
-                if (kind >= 0)
-                    zh5_err(H5E_DATASET, H5E_NOTFOUND, "cannot create the dataset \"%s\": \"/%s\" is not a group",
-                            name, path);
-                goto done;
-            }
-            *slash = '/';
-        }
-    }
+    if (zh5_parent_ready(obj->file, path, lcpl, H5E_DATASET, "dataset", name) < 0)
+        goto done;
     /* fixed-length bytes: a spec of bytes whose document then names the real type (fixed_bytes_doc) */
     int fixed = ztype == ZARR_NULL_TERMINATED_BYTES;
     zarr_status st = zarr_array_spec_new(fixed ? ZARR_UINT8 : ztype, (size_t)rank, shape, &spec);
@@ -364,6 +350,11 @@ void *zh5_dataset_create(void *o, const H5VL_loc_params_t *loc, const char *name
         unsigned char value[16] = {0};
         size_t esize = H5Tget_size(type);
         hid_t native = zh5_type_native(ztype, esize);
+        if (is_enum && native >= 0) {   /* the fill value as the enum over the native integers */
+            hid_t native_enum = zh5_enum_rebase(type, native);
+            H5Tclose(native);
+            native = native_enum;
+        }
         if (native < 0 || H5Pget_fill_value(dcpl, native, value) < 0) {
             if (native >= 0)
                 H5Tclose(native);
@@ -412,13 +403,18 @@ void *zh5_dataset_create(void *o, const H5VL_loc_params_t *loc, const char *name
         zh5_zerr(H5E_DATASET, H5E_CANTCREATE, st, what);
         goto done;
     }
+    if (is_enum && zh5_enum_record_on(arr, type, path) < 0) {
+        zarr_close(arr);
+        goto done;
+    }
     out = zh5_dataset_wrap(obj->file, path, arr);
 done:
+    if (enum_base >= 0)
+        H5Tclose(enum_base);
     zarr_array_spec_free(spec);
     if (doc)
         zarr_string_free(doc);
     free(big_doc);
-    free(base);
     free(path);
     return out;
 }

@@ -130,6 +130,40 @@ static int location_exists(const char *name, const zarr_store_options *options)
     return 0;
 }
 
+/* The file object of the hierarchy H5Fcreate (creating) or H5Fopen just asked libzarr for (st: its
+   answer, root: the group); takes root and options; NULL (error pushed) on failure. */
+static void *file_from(const char *name, int creating, unsigned intent, zarr_status st, zarr_group *root,
+                       zarr_store_options *options)
+{
+    zh5_file *file = NULL;
+    if (st != ZARR_OK) {
+        char what[4200];
+        if (creating)
+            snprintf(what, sizeof what, "cannot create the Zarr hierarchy %s", name);
+        else
+            snprintf(what, sizeof what, "cannot open %s as a Zarr hierarchy", name);
+        zh5_zerr(H5E_FILE, creating ? H5E_CANTCREATE : H5E_CANTOPENFILE, st, what);
+    } else if (!(file = file_new(name, intent, root))) {
+        zarr_group_close(root);
+    }
+    if (!file) {
+        zarr_store_options_free(options);
+        return NULL;
+    }
+    file->options = options;
+    return file_object(file);
+}
+
+/* zip:// locations are read-only in libzarr: a write intent is refused by name (1), not left to fail later. */
+static int refuse_zip_write(const char *name, const char *call)
+{
+    if (strncmp(name, "zip://", 6) != 0)
+        return 0;
+    zh5_err(H5E_FILE, H5E_CANTOPENFILE, "%s: %s is a zip file, which libzarr opens read-only (use H5F_ACC_RDONLY)",
+            call, name);
+    return 1;
+}
+
 void *zh5_file_create(const char *name, unsigned flags, hid_t fcpl, hid_t fapl, hid_t dxpl, void **req)
 {
     zarr_group *root = NULL;
@@ -137,6 +171,8 @@ void *zh5_file_create(const char *name, unsigned flags, hid_t fcpl, hid_t fapl, 
     (void)fcpl;
     (void)dxpl;
     (void)req;
+    if (refuse_zip_write(name, "H5Fcreate"))
+        return NULL;
     zh5_info *info = zh5_info_of(fapl);
     int format = info ? info->zarr_format : 3;
     zarr_store_options *options = store_options(info, &failed);
@@ -154,21 +190,7 @@ void *zh5_file_create(const char *name, unsigned flags, hid_t fcpl, hid_t fapl, 
         return NULL;
     }
     zarr_status st = zarr_group_create_with_options(name, options, NULL, format, &root);
-    if (st != ZARR_OK) {
-        char what[4200];
-        snprintf(what, sizeof what, "cannot create the Zarr hierarchy %s", name);
-        zh5_zerr(H5E_FILE, H5E_CANTCREATE, st, what);
-        zarr_store_options_free(options);
-        return NULL;
-    }
-    zh5_file *file = file_new(name, H5F_ACC_RDWR, root);
-    if (!file) {
-        zarr_group_close(root);
-        zarr_store_options_free(options);
-        return NULL;
-    }
-    file->options = options;
-    return file_object(file);
+    return file_from(name, 1, H5F_ACC_RDWR, st, root, options);
 }
 
 void *zh5_file_open(const char *name, unsigned flags, hid_t fapl, hid_t dxpl, void **req)
@@ -178,6 +200,8 @@ void *zh5_file_open(const char *name, unsigned flags, hid_t fapl, hid_t dxpl, vo
     int failed;
     (void)dxpl;
     (void)req;
+    if (intent == H5F_ACC_RDWR && refuse_zip_write(name, "H5Fopen"))
+        return NULL;
     zh5_info *info = zh5_info_of(fapl);
     zarr_store_options *options = store_options(info, &failed);
     zh5_info_free(info);
@@ -185,21 +209,7 @@ void *zh5_file_open(const char *name, unsigned flags, hid_t fapl, hid_t dxpl, vo
         return NULL;
     zarr_status st =
         zarr_group_open_with_options(name, options, intent == H5F_ACC_RDWR ? ZARR_READ_WRITE : ZARR_READ, &root);
-    if (st != ZARR_OK) {
-        char what[4200];
-        snprintf(what, sizeof what, "cannot open %s as a Zarr hierarchy", name);
-        zh5_zerr(H5E_FILE, H5E_CANTOPENFILE, st, what);
-        zarr_store_options_free(options);
-        return NULL;
-    }
-    zh5_file *file = file_new(name, intent, root);
-    if (!file) {
-        zarr_group_close(root);
-        zarr_store_options_free(options);
-        return NULL;
-    }
-    file->options = options;
-    return file_object(file);
+    return file_from(name, 0, intent, st, root, options);
 }
 
 /* Open objects of a file (H5Fget_obj_count / H5Fget_obj_ids, which h5py calls on close): the

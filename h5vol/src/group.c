@@ -9,34 +9,13 @@ void *zh5_group_create(void *o, const H5VL_loc_params_t *loc, const char *name, 
 {
     zh5_obj *obj = o, *out = NULL;
     zarr_group *g = NULL;
-    unsigned intermediate = 0;
-    char *base = zh5_loc_path(obj, loc), *path = NULL;
+    char *path = zh5_member_path(obj, loc, name);
     (void)gcpl;
     (void)gapl;
     (void)dxpl;
     (void)req;
-    if (!base)
-        return NULL;
-    zh5_obj tmp = {0};
-    tmp.path = base;
-    if (!(path = zh5_join(&tmp, name)))
+    if (!path || zh5_parent_ready(obj->file, path, lcpl, H5E_SYM, "group", name) < 0)
         goto done;
-    if (lcpl != H5P_DEFAULT && H5Pget_create_intermediate_group(lcpl, &intermediate) < 0)
-        intermediate = 0;
-    if (!intermediate) {
-        char *slash = strrchr(path, '/');
-        if (slash) {
-            *slash = '\0';
-            int kind = zh5_node_type(obj->file, path);
-            if (kind != ZARR_NODE_GROUP) {
-                if (kind >= 0)
-                    zh5_err(H5E_SYM, H5E_NOTFOUND, "cannot create the group \"%s\": \"/%s\" is not a group", name,
-                            path);
-                goto done;
-            }
-            *slash = '/';
-        }
-    }
     zarr_status st = zarr_group_create_group(obj->file->root, path, NULL, &g);
     if (st != ZARR_OK) {
         char what[1200];
@@ -49,7 +28,6 @@ void *zh5_group_create(void *o, const H5VL_loc_params_t *loc, const char *name, 
     else
         zarr_group_close(g);
 done:
-    free(base);
     free(path);
     return out;
 }
@@ -58,22 +36,17 @@ void *zh5_group_open(void *o, const H5VL_loc_params_t *loc, const char *name, hi
                      void **req)
 {
     zh5_obj *obj = o, *out = NULL;
-    char *base = zh5_loc_path(obj, loc), *path = NULL;
+    char *path = zh5_member_path(obj, loc, name);
     (void)gapl;
     (void)dxpl;
     (void)req;
-    if (!base)
-        return NULL;
-    zh5_obj tmp = {0};
-    tmp.path = base;
-    if ((path = zh5_join(&tmp, name))) {
+    if (path) {
         zarr_group *g = zh5_open_group(obj->file, path);
         if (g && (out = zh5_obj_new(ZH5_GROUP, obj->file, path)))
             out->group = g;
         else if (g)
             zarr_group_close(g);
     }
-    free(base);
     free(path);
     return out;
 }

@@ -147,9 +147,104 @@ herr_t zh5_link_specific(void *o, const H5VL_loc_params_t *loc, H5VL_link_specif
         H5Idec_ref(gid);
         break;
     }
+    case H5VL_LINK_DELETE:
+        zh5_err(H5E_LINK, H5E_UNSUPPORTED,
+                "cannot delete \"/%s\" of %s: removing a Zarr node is not in libzarr's C API yet", path,
+                obj->file->location);
+        break;
     default:
-        zh5_err(H5E_LINK, H5E_UNSUPPORTED, "deleting \"/%s\" is not supported by the Zarr connector yet", path);
+        zh5_err(H5E_LINK, H5E_UNSUPPORTED, "link operation %d on \"/%s\" is not supported by the Zarr connector",
+                (int)args->op_type, path);
     }
     free(path);
     return ret;
+}
+
+/* Zarr has no links: a node has one name, its path. Creating a soft, external, user-defined or second
+   hard link, and copying or moving (renaming) one, are refused naming what was asked. */
+herr_t zh5_link_create(H5VL_link_create_args_t *args, void *o, const H5VL_loc_params_t *loc, hid_t lcpl,
+                       hid_t lapl, hid_t dxpl, void **req)
+{
+    zh5_obj *obj = o ? o : (args->op_type == H5VL_LINK_CREATE_HARD ? args->args.hard.curr_obj : NULL);
+    char *path = obj ? zh5_loc_path(obj, loc) : NULL;
+    const char *name = path ? path : "?", *where = obj ? obj->file->location : "the file";
+    (void)lcpl;
+    (void)lapl;
+    (void)dxpl;
+    (void)req;
+    switch (args->op_type) {
+    case H5VL_LINK_CREATE_SOFT:
+        zh5_err(H5E_LINK, H5E_UNSUPPORTED,
+                "cannot create the soft link \"/%s\" -> \"%s\" in %s: Zarr hierarchies have no soft links", name,
+                args->args.soft.target ? args->args.soft.target : "", where);
+        break;
+    case H5VL_LINK_CREATE_HARD:
+        zh5_err(H5E_LINK, H5E_UNSUPPORTED,
+                "cannot create the hard link \"/%s\" in %s: a Zarr node has exactly one name (its path)", name,
+                where);
+        break;
+    default:
+        zh5_err(H5E_LINK, H5E_UNSUPPORTED, "cannot create the %s link \"/%s\" in %s: Zarr hierarchies have no %s links",
+                args->args.ud.type == H5L_TYPE_EXTERNAL ? "external" : "user-defined", name, where,
+                args->args.ud.type == H5L_TYPE_EXTERNAL ? "external" : "user-defined");
+    }
+    free(path);
+    return -1;
+}
+
+static herr_t refuse_relink(const char *verb, void *src, const H5VL_loc_params_t *loc1, void *dst,
+                            const H5VL_loc_params_t *loc2)
+{
+    zh5_obj *s = src, *d = dst ? dst : src;
+    char *from = s ? zh5_loc_path(s, loc1) : NULL, *to = d ? zh5_loc_path(d, loc2) : NULL;
+    zh5_err(H5E_LINK, H5E_UNSUPPORTED,
+            "cannot %s \"/%s\" to \"/%s\" in %s: moving or copying a Zarr node is not in libzarr's C API yet", verb,
+            from ? from : "?", to ? to : "?", s ? s->file->location : "the file");
+    free(from);
+    free(to);
+    return -1;
+}
+
+herr_t zh5_link_copy(void *src, const H5VL_loc_params_t *loc1, void *dst, const H5VL_loc_params_t *loc2, hid_t lcpl,
+                     hid_t lapl, hid_t dxpl, void **req)
+{
+    (void)lcpl;
+    (void)lapl;
+    (void)dxpl;
+    (void)req;
+    return refuse_relink("copy the link", src, loc1, dst, loc2);
+}
+
+herr_t zh5_link_move(void *src, const H5VL_loc_params_t *loc1, void *dst, const H5VL_loc_params_t *loc2, hid_t lcpl,
+                     hid_t lapl, hid_t dxpl, void **req)
+{
+    (void)lcpl;
+    (void)lapl;
+    (void)dxpl;
+    (void)req;
+    return refuse_relink("move (rename)", src, loc1, dst, loc2);
+}
+
+herr_t zh5_object_copy(void *src, const H5VL_loc_params_t *loc1, const char *src_name, void *dst,
+                       const H5VL_loc_params_t *loc2, const char *dst_name, hid_t ocpypl, hid_t lcpl, hid_t dxpl,
+                       void **req)
+{
+    zh5_obj *s = src, *d = dst ? dst : src;
+    char *from = NULL, *to = NULL;
+    (void)loc1;
+    (void)loc2;
+    (void)ocpypl;
+    (void)lcpl;
+    (void)dxpl;
+    (void)req;
+    if (s)
+        from = zh5_join(s, src_name);
+    if (d)
+        to = zh5_join(d, dst_name);
+    zh5_err(H5E_OHDR, H5E_UNSUPPORTED,
+            "cannot copy the object \"/%s\" to \"/%s\" in %s: copying a Zarr node is not in libzarr's C API yet",
+            from ? from : "?", to ? to : "?", s ? s->file->location : "the file");
+    free(from);
+    free(to);
+    return -1;
 }

@@ -83,6 +83,34 @@ char *zh5_join(const zh5_obj *obj, const char *name)
     return out;
 }
 
+char *zh5_member_path(const zh5_obj *obj, const H5VL_loc_params_t *loc, const char *name)
+{
+    char *base = zh5_loc_path(obj, loc), *path;
+    zh5_obj at = {0};
+    if (!base)
+        return NULL;
+    at.path = base;
+    path = zh5_join(&at, name);
+    free(base);
+    return path;
+}
+
+int zh5_parent_ready(zh5_file *file, char *path, hid_t lcpl, hid_t maj, const char *what, const char *name)
+{
+    unsigned intermediate = 0;
+    char *slash = strrchr(path, '/');
+    if (lcpl != H5P_DEFAULT && H5Pget_create_intermediate_group(lcpl, &intermediate) < 0)
+        intermediate = 0;
+    if (intermediate || !slash)
+        return 0;
+    *slash = '\0';
+    int kind = zh5_node_type(file, path);
+    if (kind >= 0 && kind != ZARR_NODE_GROUP)
+        zh5_err(maj, H5E_NOTFOUND, "cannot create the %s \"%s\": \"/%s\" is not a group", what, name, path);
+    *slash = '/';
+    return kind == ZARR_NODE_GROUP ? 0 : -1;
+}
+
 void zh5_list_free(char **names, zarr_node_type *kinds, size_t count)
 {
     for (size_t i = 0; names && i < count; i++)

@@ -70,8 +70,8 @@ static const H5VL_class_t zh5_class = {
                  zh5_file_close},
     .group_cls = {zh5_group_create, zh5_group_open, zh5_group_get, zh5_group_specific, zh5_no_optional,
                   zh5_group_close},
-    .link_cls = {NULL, NULL, NULL, zh5_link_get, zh5_link_specific, NULL},
-    .object_cls = {zh5_object_open, NULL, zh5_object_get, zh5_object_specific, NULL},
+    .link_cls = {zh5_link_create, zh5_link_copy, zh5_link_move, zh5_link_get, zh5_link_specific, NULL},
+    .object_cls = {zh5_object_open, zh5_object_copy, zh5_object_get, zh5_object_specific, NULL},
     .introspect_cls = {zh5_get_conn_cls, zh5_get_cap_flags, zh5_opt_query},
 };
 

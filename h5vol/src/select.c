@@ -286,48 +286,15 @@ static herr_t plan(zh5_obj *ds, hid_t mspace, hid_t *fspace, uint64_t *shape, si
     return 0;
 }
 
-static herr_t read_one(zh5_obj *ds, hid_t mtype, hid_t mspace, hid_t fspace, void *buf)
+/* One dataset's read (writing 0) or write (1). Straight between buf and libzarr when the memory
+   selection is packed and the memory type is the stored one; otherwise through a packed buffer that
+   HDF5 converts and scatters (read), or gathers and converts (write). A write only reads buf. */
+static herr_t transfer(zh5_obj *ds, hid_t mtype, hid_t mspace, hid_t fspace, void *buf, int writing)
 {
     uint64_t shape[ZH5_MAX_RANK];
     size_t n;
     int packed;
-    if (plan(ds, mspace, &fspace, shape, &n, &packed) < 0)
-        return -1;
-    if (n == 0)
-        return 0;
-    if (ds->ztype == ZARR_STRING)
-        return zh5_vlen_read(ds, mtype, mspace == H5S_ALL ? fspace : mspace, fspace, shape, n, packed, buf);
-    size_t msize = H5Tget_size(mtype), big = msize > ds->esize ? msize : ds->esize;
-    int same = H5Tequal(mtype, ds->mem_native) > 0;
-    hid_t scatter_space = mspace == H5S_ALL ? fspace : mspace;
-    if (packed && same)
-        return file_io(ds, fspace, shape, n, buf, 0);
-    void *tmp = malloc(n * big);
-    if (!tmp) {
-        zh5_err(H5E_DATASET, H5E_CANTALLOC, "out of memory for %zu elements", n);
-        return -1;
-    }
-    herr_t ret = file_io(ds, fspace, shape, n, tmp, 0);
-    if (ret == 0 && !same)
-        ret = zh5_convert(ds->mem_native, mtype, n, tmp);
-    if (ret == 0) {
-        if (packed) {
-            memcpy(buf, tmp, n * msize);
-        } else {
-            zh5_scatter_src src = {tmp, n * msize};
-            ret = H5Dscatter(zh5_scatter_cb, &src, mtype, scatter_space, buf);
-        }
-    }
-    free(tmp);
-    return ret;
-}
-
-static herr_t write_one(zh5_obj *ds, hid_t mtype, hid_t mspace, hid_t fspace, const void *buf)
-{
-    uint64_t shape[ZH5_MAX_RANK];
-    size_t n;
-    int packed;
-    if (ds->file->intent != H5F_ACC_RDWR) {
+    if (writing && ds->file->intent != H5F_ACC_RDWR) {
         zh5_err(H5E_DATASET, H5E_WRITEERROR, "%s was opened read-only: cannot write \"/%s\"", ds->file->location,
                 ds->path);
         return -1;
@@ -336,27 +303,40 @@ static herr_t write_one(zh5_obj *ds, hid_t mtype, hid_t mspace, hid_t fspace, co
         return -1;
     if (n == 0)
         return 0;
+    hid_t mem_sel = mspace == H5S_ALL ? fspace : mspace;
     if (ds->ztype == ZARR_STRING)
-        return zh5_vlen_write(ds, mtype, mspace == H5S_ALL ? fspace : mspace, fspace, shape, n, packed, buf);
+        return writing ? zh5_vlen_write(ds, mtype, mem_sel, fspace, shape, n, packed, buf)
+                       : zh5_vlen_read(ds, mtype, mem_sel, fspace, shape, n, packed, buf);
     size_t msize = H5Tget_size(mtype), big = msize > ds->esize ? msize : ds->esize;
     int same = H5Tequal(mtype, ds->mem_native) > 0;
-    hid_t gather_space = mspace == H5S_ALL ? fspace : mspace;
     if (packed && same)
-        return file_io(ds, fspace, shape, n, (void *)buf, 1);   /* libzarr only reads it */
+        return file_io(ds, fspace, shape, n, buf, writing);
     void *tmp = malloc(n * big);
     if (!tmp) {
         zh5_err(H5E_DATASET, H5E_CANTALLOC, "out of memory for %zu elements", n);
         return -1;
     }
     herr_t ret = 0;
-    if (packed)
-        memcpy(tmp, buf, n * msize);
-    else if (H5Dgather(gather_space, buf, mtype, n * msize, tmp, NULL, NULL) < 0)
-        ret = -1;
-    if (ret == 0 && !same)
-        ret = zh5_convert(mtype, ds->mem_native, n, tmp);
-    if (ret == 0)
-        ret = file_io(ds, fspace, shape, n, tmp, 1);
+    if (writing) {
+        if (packed)
+            memcpy(tmp, buf, n * msize);
+        else if (H5Dgather(mem_sel, buf, mtype, n * msize, tmp, NULL, NULL) < 0)
+            ret = -1;
+        if (ret == 0 && !same)
+            ret = zh5_convert(mtype, ds->mem_native, n, tmp);
+        if (ret == 0)
+            ret = file_io(ds, fspace, shape, n, tmp, 1);
+    } else {
+        ret = file_io(ds, fspace, shape, n, tmp, 0);
+        if (ret == 0 && !same)
+            ret = zh5_convert(ds->mem_native, mtype, n, tmp);
+        if (ret == 0 && packed) {
+            memcpy(buf, tmp, n * msize);
+        } else if (ret == 0) {
+            zh5_scatter_src src = {tmp, n * msize};
+            ret = H5Dscatter(zh5_scatter_cb, &src, mtype, mem_sel, buf);
+        }
+    }
     free(tmp);
     return ret;
 }
@@ -367,7 +347,7 @@ herr_t zh5_dataset_read(size_t count, void *dset[], hid_t mem_type[], hid_t mem_
     (void)dxpl;
     (void)req;
     for (size_t i = 0; i < count; i++)
-        if (read_one(dset[i], mem_type[i], mem_space[i], file_space[i], buf[i]) < 0)
+        if (transfer(dset[i], mem_type[i], mem_space[i], file_space[i], buf[i], 0) < 0)
             return -1;
     return 0;
 }
@@ -378,7 +358,7 @@ herr_t zh5_dataset_write(size_t count, void *dset[], hid_t mem_type[], hid_t mem
     (void)dxpl;
     (void)req;
     for (size_t i = 0; i < count; i++)
-        if (write_one(dset[i], mem_type[i], mem_space[i], file_space[i], buf[i]) < 0)
+        if (transfer(dset[i], mem_type[i], mem_space[i], file_space[i], (void *)buf[i], 1) < 0)   /* only read */
             return -1;
     return 0;
 }

@@ -49,6 +49,11 @@ static int is_h5py_bool(hid_t type)
     return ok;
 }
 
+int zh5_is_h5py_bool(hid_t type)
+{
+    return is_h5py_bool(type);
+}
+
 /* The IEEE float kind of a type: 4 or 8 (its size) for float32/float64, 0 otherwise. */
 static size_t ieee_float(hid_t type)
 {

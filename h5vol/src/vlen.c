@@ -124,6 +124,26 @@ static herr_t box_positions(zh5_obj *ds, hid_t fspace, const uint64_t *shape, si
     return ret;
 }
 
+/* The coordinates of the n points of a point selection (malloc'd), or NULL. */
+static hsize_t *point_list(const zh5_obj *ds, hid_t fspace, size_t n)
+{
+    hsize_t *coords = malloc((n ? n : 1) * (size_t)ds->rank * sizeof *coords);
+    if (coords && H5Sget_select_elem_pointlist(fspace, 0, n, coords) < 0) {
+        free(coords);
+        coords = NULL;
+    }
+    return coords;
+}
+
+/* Point i of a point list as a one-element box. */
+static void point_box(const zh5_obj *ds, const hsize_t *coords, size_t i, uint64_t *start, uint64_t *count)
+{
+    for (int d = 0; d < ds->rank; d++) {
+        start[d] = coords[i * (size_t)ds->rank + (size_t)d];
+        count[d] = 1;
+    }
+}
+
 /* The selected strings, packed in selection order (owned by the caller). */
 static herr_t file_read(zh5_obj *ds, hid_t fspace, const uint64_t *shape, size_t n, char **packed)
 {
@@ -133,16 +153,11 @@ static herr_t file_read(zh5_obj *ds, hid_t fspace, const uint64_t *shape, size_t
     if (ds->rank == 0) {
         st = read_box(ds, start, count, 1, packed);
     } else if (fspace != H5S_ALL && H5Sget_select_type(fspace) == H5S_SEL_POINTS) {
-        hsize_t *coords = malloc(n * (size_t)ds->rank * sizeof *coords);
-        if (!coords || H5Sget_select_elem_pointlist(fspace, 0, n, coords) < 0) {
-            free(coords);
+        hsize_t *coords = point_list(ds, fspace, n);
+        if (!coords)
             return -1;
-        }
         for (size_t i = 0; i < n && st == ZARR_OK; i++) {
-            for (int d = 0; d < ds->rank; d++) {
-                start[d] = coords[i * (size_t)ds->rank + (size_t)d];
-                count[d] = 1;
-            }
+            point_box(ds, coords, i, start, count);
             st = read_box(ds, start, count, 1, packed + i);
             if (st != ZARR_OK)
                 free_strings(packed, i);
@@ -179,16 +194,11 @@ static herr_t file_write(zh5_obj *ds, hid_t fspace, const uint64_t *shape, size_
     if (ds->rank == 0) {
         st = write_box(ds, start, count, packed, 1);
     } else if (fspace != H5S_ALL && H5Sget_select_type(fspace) == H5S_SEL_POINTS) {
-        hsize_t *coords = malloc(n * (size_t)ds->rank * sizeof *coords);
-        if (!coords || H5Sget_select_elem_pointlist(fspace, 0, n, coords) < 0) {
-            free(coords);
+        hsize_t *coords = point_list(ds, fspace, n);
+        if (!coords)
             return -1;
-        }
         for (size_t i = 0; i < n && st == ZARR_OK; i++) {
-            for (int d = 0; d < ds->rank; d++) {
-                start[d] = coords[i * (size_t)ds->rank + (size_t)d];
-                count[d] = 1;
-            }
+            point_box(ds, coords, i, start, count);
             st = write_box(ds, start, count, packed + i, 1);
         }
         free(coords);

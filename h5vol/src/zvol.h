@@ -70,6 +70,11 @@ zh5_obj *zh5_obj_new(zh5_kind kind, zh5_file *file, const char *path);
 void zh5_obj_free(zh5_obj *obj);
 /* The path of `name` relative to the object's node ("/x" is from the root); malloc'd, NULL on a bad name. */
 char *zh5_join(const zh5_obj *obj, const char *name);
+/* The path of member `name` of the node a VOL location designates; malloc'd, NULL (pushed) on failure. */
+char *zh5_member_path(const zh5_obj *obj, const H5VL_loc_params_t *loc, const char *name);
+/* 0 when a new node at `path` has a group for parent, or lcpl creates intermediate groups; -1 (error
+   pushed under `maj`, naming the `what` called `name`) when not. */
+int zh5_parent_ready(zh5_file *file, char *path, hid_t lcpl, hid_t maj, const char *what, const char *name);
 /* The path of the node a VOL location designates (by self or by name); malloc'd. */
 char *zh5_loc_path(const zh5_obj *obj, const H5VL_loc_params_t *loc);
 /* What is at `path`: ZARR_NODE_GROUP, ZARR_NODE_ARRAY, 0 when nothing, -1 on error (pushed). */
@@ -91,6 +96,17 @@ hid_t zh5_type_from_zarr(zarr_data_type ztype, size_t esize, int big_endian);
 hid_t zh5_type_native(zarr_data_type ztype, size_t esize);
 /* Converts n elements in place from src to dst (buf holds max of both sizes * n); <0 on error. */
 herr_t zh5_convert(hid_t src, hid_t dst, size_t n, void *buf);
+
+/* Whether the type is h5py's boolean (an int8 enum FALSE = 0, TRUE = 1). */
+int zh5_is_h5py_bool(hid_t type);
+/* enum.c: HDF5 enums (but h5py's booleans) as the base integers + `_libzarr_hdf5.enum`. */
+int zh5_is_enum(hid_t type);
+/* A new enum over `base` with the members of the enum `en`; -1 (error pushed). */
+hid_t zh5_enum_rebase(hid_t en, hid_t base);
+/* Records the enum `en` in the array's `_libzarr_hdf5.enum`; <0 (error pushed naming path). */
+herr_t zh5_enum_record_on(zarr_array *array, hid_t en, const char *path);
+/* Makes a dataset's integer types the recorded enum, when its array has the record; <0 on a bad record. */
+herr_t zh5_enum_apply(zh5_obj *ds);
 
 /* select.c: selections */
 #define ZH5_MAX_RANK 32
@@ -131,6 +147,15 @@ herr_t zh5_group_get(void *obj, H5VL_group_get_args_t *args, hid_t dxpl, void **
 herr_t zh5_group_specific(void *obj, H5VL_group_specific_args_t *args, hid_t dxpl, void **req);
 herr_t zh5_group_close(void *obj, hid_t dxpl, void **req);
 
+herr_t zh5_link_create(H5VL_link_create_args_t *args, void *obj, const H5VL_loc_params_t *loc, hid_t lcpl,
+                       hid_t lapl, hid_t dxpl, void **req);
+herr_t zh5_link_copy(void *src, const H5VL_loc_params_t *loc1, void *dst, const H5VL_loc_params_t *loc2, hid_t lcpl,
+                     hid_t lapl, hid_t dxpl, void **req);
+herr_t zh5_link_move(void *src, const H5VL_loc_params_t *loc1, void *dst, const H5VL_loc_params_t *loc2, hid_t lcpl,
+                     hid_t lapl, hid_t dxpl, void **req);
+herr_t zh5_object_copy(void *src, const H5VL_loc_params_t *loc1, const char *src_name, void *dst,
+                       const H5VL_loc_params_t *loc2, const char *dst_name, hid_t ocpypl, hid_t lcpl, hid_t dxpl,
+                       void **req);
 herr_t zh5_link_get(void *obj, const H5VL_loc_params_t *loc, H5VL_link_get_args_t *args, hid_t dxpl, void **req);
 herr_t zh5_link_specific(void *obj, const H5VL_loc_params_t *loc, H5VL_link_specific_args_t *args, hid_t dxpl,
                          void **req);
@@ -164,6 +189,16 @@ herr_t zh5_attr_get(void *obj, H5VL_attr_get_args_t *args, hid_t dxpl, void **re
 herr_t zh5_attr_specific(void *obj, const H5VL_loc_params_t *loc, H5VL_attr_specific_args_t *args, hid_t dxpl,
                          void **req);
 herr_t zh5_attr_close(void *attr, hid_t dxpl, void **req);
+/* attrtypes.c: the attribute types recorded in the reserved attribute `_libzarr_hdf5` (attribute_types). */
+#define ZH5_RESERVED_ATTR "_libzarr_hdf5"
+/* The recorded name of an HDF5 type (int8 ... float64, bool, string, char); NULL when none. */
+const char *zh5_attr_type_name(hid_t type);
+/* 1 (type and size set) when tname names a numeric type, else 0. */
+int zh5_attr_numeric_type(const char *tname, zarr_data_type *type, size_t *size);
+/* The type recorded for attribute `name` in the attributes object, or NULL. */
+const char *zh5_attr_recorded_type(const zj *attrs, const char *name);
+/* Records tname for `name` (NULL: forgets it); 0, or -1 when out of memory. */
+int zh5_attr_record_type(zj *attrs, const char *name, const char *tname);
 /* attr.c: the number of attributes of the node at path (kind: its kind); -1 on error. */
 int zh5_attr_count(zh5_file *file, const char *path, zarr_node_type kind);
 

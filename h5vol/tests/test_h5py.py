@@ -80,6 +80,11 @@ def plain(v):
     return v
 
 
+def user_attrs(node):
+    """A zarr-python node's attributes without the reserved `_libzarr_hdf5` (the HDF5 types of the others)."""
+    return {k: v for k, v in node.attrs.items() if k != "_libzarr_hdf5"}
+
+
 ZP_ARRAYS = {}   # path -> zarr array, filled by write_zarr_python
 
 
@@ -230,7 +235,7 @@ def t_read_zarr_python(r):
     g2 = zarr.open_group(str(root) + "_v2", mode="r")
     assert g2["sub/added"].metadata.zarr_format == 2, "a new member of a v2 group is not v2"
     eq(g2["sub/added"][...], np.arange(12, dtype="i2").reshape(3, 4), "v2 sub/added")
-    assert dict(g2["sub"].attrs) == {"added": "by h5py"}, dict(g2["sub"].attrs)
+    assert user_attrs(g2["sub"]) == {"added": "by h5py"}, user_attrs(g2["sub"])
     assert g2["records"][...].tolist() == changed.tolist(), g2["records"][...]
 
 
@@ -279,15 +284,18 @@ def t_write_h5py(r):
     expect_big[0, ::3] = [1, 2, 3, 4]
     g = zarr.open_group(root, mode="r")
     assert g.metadata.zarr_format == 3
-    assert dict(g.attrs) == {"title": "written by h5py", "count": 13, "ratios": [0.5, 1.5, -2.0],
+    assert user_attrs(g) == {"title": "written by h5py", "count": 13, "ratios": [0.5, 1.5, -2.0],
                              "matrix": [[0, 1, 2], [3, 4, 5]], "flag": True,
-                             "fixed": "fixed-length"}, f"root attributes {dict(g.attrs)}"
-    assert dict(g["a/b"].attrs) == {"level": 2}
+                             "fixed": "fixed-length"}, f"root attributes {user_attrs(g)}"
+    assert g.attrs["_libzarr_hdf5"] == {"attribute_types": {
+        "title": "string", "count": "int64", "ratios": "float64", "matrix": "int64", "flag": "bool",
+        "fixed": "char"}}, g.attrs["_libzarr_hdf5"]
+    assert user_attrs(g["a/b"]) == {"level": 2}
     d = g["a/b/data"]
     assert d.shape == (20, 10) and d.chunks == (5, 4) and d.dtype == np.int32 and d.fill_value == -9
     assert [c.to_dict()["name"] for c in d.compressors] == ["gzip"], d.compressors
     eq(d[...], expect_big, "a/b/data")
-    assert dict(d.attrs) == {"units": "K", "valid_range": [-1000, 1000]}, dict(d.attrs)
+    assert user_attrs(d) == {"units": "K", "valid_range": [-1000, 1000]}, user_attrs(d)
     eq(g["shuffled"][...], shuffled_values, "shuffled")
     eq(g["be"][...], np.arange(10, dtype=">u2"), "be")
     assert [c for c in g["be"].metadata.to_dict()["codecs"] if c["name"] == "bytes"][0]["configuration"] == \
@@ -356,7 +364,314 @@ def t_s3(r):
         assert p.returncode == 0, f"h5py writing to S3 failed: {p.stderr[-2000:]}"
         g = zarr.open_group(store=store("h5.zarr", True), mode="r")
         eq(g["y"][...], np.arange(12.0).reshape(3, 4), "s3 y")
-        assert g["y"].chunks == (2, 2) and dict(g.attrs) == {"by": "h5py"}
+        assert g["y"].chunks == (2, 2) and user_attrs(g) == {"by": "h5py"}
+
+
+def t_zip_http(r):
+    """zip:// (read-only) and http:// (a local range-serving HTTP server) locations: h5py reads what
+    zarr-python wrote; a write intent on a zip file is refused naming it."""
+    import subprocess
+
+    from remote_servers import RangeHTTPServer
+    from zarr.storage import ZipStore
+
+    data = np.arange(60, dtype="i4").reshape(6, 10)
+    zpath = r.path("hier.zip")
+    zs = ZipStore(zpath, mode="w")
+    g = zarr.open_group(zs, mode="w")
+    g.attrs["where"] = "zip"
+    g.create_array("a/x", shape=(6, 10), chunks=(4, 3), dtype="i4", fill_value=-1,
+                   compressors=zarr.codecs.GzipCodec())[...] = data
+    zs.close()
+    loc = f"zip://{zpath}"
+    with h5py.File(loc, "r") as f:
+        assert list(f.attrs.items()) == [("where", "zip")] and len(f) == 1 and len(f["a"]) == 1
+        x = f["a/x"]
+        assert x.chunks == (4, 3) and x.fillvalue == -1 and x.compression == "gzip"
+        eq(x[...], data, "zip a/x")
+        eq(x[1::2, ::3], data[1::2, ::3], "zip a/x strided")
+    for mode in ("r+", "w"):
+        try:
+            h5py.File(loc, mode)
+            raise AssertionError(f"a zip file was opened with mode {mode}")
+        except OSError as e:
+            assert "read-only" in str(e) and str(zpath) in str(e), f"{mode}: {e}"
+    # http: the server is a thread of this process and h5py keeps the GIL during HDF5 calls, so h5py reads
+    # in another process
+    served = r.path("served")
+    served.mkdir()
+    g = zarr.open_group(served / "h.zarr", mode="w", zarr_format=3)
+    g.attrs["where"] = "http"
+    a = g.create_array("v", shape=(25,), chunks=(7,), dtype=">f8", fill_value=0.5,
+                       serializer=zarr.codecs.BytesCodec(endian="big"))
+    a[:20] = np.linspace(0, 1, 20)
+    zarr.consolidate_metadata(served / "h.zarr")   # HTTP cannot list: the members come from it
+    reader = (
+        "import sys, json, h5py\n"
+        "with h5py.File(sys.argv[1], 'r') as f:\n"
+        "    v = f['v']\n"
+        "    print(json.dumps({'v': v[...].tolist(), 'strided': v[3::4].tolist(), 'points': v[[0, 7, 24]].tolist(),\n"
+        "                      'dtype': v.dtype.str, 'chunks': v.chunks, 'where': f.attrs['where'],\n"
+        "                      'members': len(f)}))\n"
+        "try:\n"
+        "    h5py.File(sys.argv[1] + '/none.zarr', 'r')\n"
+        "except OSError as e:\n"
+        "    print(e, file=sys.stderr)\n")
+    with RangeHTTPServer(served) as srv:
+        p = subprocess.run([sys.executable, "-c", reader, f"{srv.url}/h.zarr"], capture_output=True, text=True,
+                           timeout=300)
+    assert p.returncode == 0, f"h5py reading over HTTP failed: {p.stderr[-2000:]}"
+    got = json.loads(p.stdout)
+    eq(np.array(got["v"]), a[...], "http v")
+    eq(np.array(got["strided"]), a[3::4], "http v strided")
+    eq(np.array(got["points"]), a[[0, 7, 24]], "http v points")
+    assert got["dtype"] == ">f8" and tuple(got["chunks"]) == (7,) and got["where"] == "http" and got["members"] == 1
+    assert "none.zarr" in p.stderr, p.stderr[-1000:]   # a missing hierarchy: refused naming it
+
+
+# h5py 3.12's group listing and visiting run on HDF5's v1 calls (H5Literate1, H5Oget_info1, ...), which
+# HDF5 refuses for other connectors than its native one; a process with libzarr_h5vol_v1api preloaded
+# has them. Run in a child process (LD_PRELOAD), it reports what h5py sees as JSON.
+V1_CHILD = r"""
+import json, sys, h5py
+out = {}
+with h5py.File(sys.argv[1], "r") as f:
+    groups = [""] + [n for n in f if isinstance(f[n], h5py.Group)]
+    seen = []
+    f.visit(seen.append)
+    out["visit"] = seen
+    items = []
+    f.visititems(lambda n, o: items.append([n, type(o).__name__]))
+    out["visititems"] = items
+    out["list"] = {}
+    out["items"] = {}
+    for n in seen + [""]:
+        o = f[n] if n else f
+        if isinstance(o, h5py.Group):
+            out["list"][n] = list(o)
+            assert list(o.keys()) == list(o), n
+            assert len(o) == len(list(o)), n
+            out["items"][n] = [[k, type(v).__name__] for k, v in o.items()]
+    out["contains"] = {n: n in f for n in seen + sys.argv[2:]}
+    out["getclass"] = {n: f.get(n, getclass=True).__name__ for n in seen}
+    out["getlink"] = {n: type(f.get(n, getlink=True)).__name__ for n in seen}
+    out["attrs"] = {n: [sorted(f[n].attrs.keys()), len(f[n].attrs)] for n in seen}
+print(json.dumps(out))
+"""
+
+
+def run_v1_child(path, extra, env_drop=()):
+    import subprocess
+    lib = os.environ.get("ZARR_H5VOL_V1API")
+    if not lib or not Path(lib).is_file():
+        raise AssertionError(f"ZARR_H5VOL_V1API={lib!r}: not the path of libzarr_h5vol_v1api.so")
+    env = {k: v for k, v in os.environ.items() if k not in env_drop}
+    env["LD_PRELOAD"] = lib
+    p = subprocess.run([sys.executable, "-c", V1_CHILD, str(path), *extra], env=env, capture_output=True,
+                       text=True, timeout=300)
+    assert p.returncode == 0, f"h5py with the v1 calls preloaded failed:\n{p.stdout}\n{p.stderr}"
+    return json.loads(p.stdout)
+
+
+def t_v1_calls(r):
+    root = r.path("v1.zarr")
+    g, _ = write_zarr_python(root)
+    g = zarr.open_group(root, mode="r")
+    nodes = dict(g.members(max_depth=None))   # zarr-python's view: path -> Array | Group
+    depth_first = sorted(nodes, key=lambda p: p.split("/"))
+    kind = {p: "Group" if isinstance(n, zarr.Group) else "Dataset" for p, n in nodes.items()}
+    absent = ["v3/deep/er/none", "none/deeper", "v3/gzip/inside"]
+    got = run_v1_child(root, absent)
+    assert got["visit"] == depth_first, f"visit: {got['visit']} != {depth_first}"
+    assert got["visititems"] == [[p, kind[p]] for p in depth_first], got["visititems"]
+    for p in [""] + [p for p in nodes if kind[p] == "Group"]:
+        zg = g[p] if p else g
+        names = sorted(k for k, _ in zg.members())
+        assert got["list"][p] == names, f"list(/{p}): {got['list'][p]} != {names}"
+        base = p + "/" if p else ""
+        assert got["items"][p] == [[k, kind[base + k]] for k in names], got["items"][p]
+    assert got["contains"] == {**{p: True for p in nodes}, **{p: False for p in absent}}, got["contains"]
+    assert got["getclass"] == kind, got["getclass"]
+    assert set(got["getlink"].values()) == {"HardLink"}, got["getlink"]
+    for p, n in nodes.items():
+        keys = sorted(n.attrs.keys())
+        assert got["attrs"][p] == [keys, len(keys)], f"attrs of /{p}: {got['attrs'][p]} != {keys}"
+    # the same library leaves native HDF5 files to HDF5's own v1 calls
+    native_file = r.path("native.h5")
+    code = ("import h5py, sys\nwith h5py.File(sys.argv[1], 'w') as f:\n"
+            "    f.create_group('a/b'); f['x'] = [1, 2]; f['a/y'] = 1.5; f['a'].attrs['t'] = 1\n")
+    env = {k: v for k, v in os.environ.items() if k != "HDF5_VOL_CONNECTOR"}
+    import subprocess
+    subprocess.run([sys.executable, "-c", code, str(native_file)], env=env, check=True, timeout=300)
+    got = run_v1_child(native_file, ["a/zz"], env_drop=("HDF5_VOL_CONNECTOR",))
+    assert got["visit"] == ["a", "a/b", "a/y", "x"] and got["list"][""] == ["a", "x"], got
+    assert got["getclass"] == {"a": "Group", "a/b": "Group", "a/y": "Dataset", "x": "Dataset"}, got["getclass"]
+    assert got["contains"]["a/b"] and not got["contains"]["a/zz"] and got["attrs"]["a"] == [["t"], 1], got
+
+
+# typed attributes: every numeric HDF5 type, booleans, variable- and fixed-length strings (the source
+# is run here and by the child processes that use h5py's native HDF5)
+TYPED_ATTRS_SRC = """
+TYPED_ATTRS = {
+    "i8": np.int8(-3), "i16": np.int16(-300), "i32": np.array([1, -2], "i4"), "i64": np.int64(-2**63),
+    "u8": np.uint8(200), "u16": np.array([[1, 2], [3, 4]], "u2"), "u32": np.uint32(4000000000),
+    "u64": np.uint64(2**64 - 1), "f16": np.float16(0.5), "f32": np.float32(0.1), "f64": np.float64(0.1),
+    "f32s": np.array([0.1, np.nan, -np.inf], "f4"), "flag": np.bool_(True), "text": "caf\\u00e9",
+    "chars": np.bytes_(b"abc"),
+}
+"""
+exec(TYPED_ATTRS_SRC)
+TYPE_NAMES = {"i8": "int8", "i16": "int16", "i32": "int32", "i64": "int64", "u8": "uint8", "u16": "uint16",
+              "u32": "uint32", "u64": "uint64", "f16": "float16", "f32": "float32", "f64": "float64",
+              "f32s": "float32", "flag": "bool", "text": "string", "chars": "char"}
+
+NATIVE_ATTRS = "import sys, json, h5py, numpy as np\n" + TYPED_ATTRS_SRC + """
+mode, path = sys.argv[1], sys.argv[2]
+if mode == "write":
+    with h5py.File(path, "w") as f:
+        d = f.create_dataset("d", data=np.arange(3, dtype="i2"))
+        for o in (f, d):
+            for k, v in TYPED_ATTRS.items():
+                o.attrs[k] = v
+else:
+    out = {}
+    with h5py.File(path, "r") as f:
+        for where, o in (("", f), ("d", f["d"])):
+            out[where] = {}
+            for k, v in o.attrs.items():
+                a = np.asarray(v)
+                out[where][k] = ["str", v] if isinstance(v, str) else \\
+                    [str(a.dtype), a.astype(str).tolist() if a.dtype.kind == "S" else a.tolist()]
+    print(json.dumps(out))
+"""
+
+
+def hdf5_tools():
+    """The paths of h5tozarr and zarrtoh5 (CMake passes them when HDF5's tools are built; under CI=true they
+    must be), or (None, None)."""
+    h5tozarr, zarrtoh5 = os.environ.get("H5TOZARR"), os.environ.get("ZARRTOH5")
+    if h5tozarr and zarrtoh5:
+        return h5tozarr, zarrtoh5
+    if os.environ.get("CI", "").lower() == "true":
+        raise AssertionError("H5TOZARR and ZARRTOH5 must name the tools under CI=true")
+    print("  (h5tozarr/zarrtoh5 not built: the round trips through them are left out)")
+    return None, None
+
+
+def through_tools(r, name, child, root):
+    """h5tozarr of the native file that the `child` script writes (the Zarr path returned, to read through
+    the connector), and zarrtoh5 of `root` read by the child with h5py's native HDF5 (its JSON returned);
+    (None, None) when the tools are not built."""
+    import subprocess
+    h5tozarr, zarrtoh5 = hdf5_tools()
+    if not h5tozarr:
+        return None, None
+    env = {k: v for k, v in os.environ.items() if k != "HDF5_VOL_CONNECTOR"}
+    h5, z, back = r.path(f"{name}_native.h5"), r.path(f"{name}_h5tozarr.zarr"), r.path(f"{name}_zarrtoh5.h5")
+    subprocess.run([sys.executable, "-c", child, "write", str(h5)], env=env, check=True, timeout=300)
+    subprocess.run([h5tozarr, str(h5), str(z)], check=True, timeout=300, capture_output=True)
+    subprocess.run([zarrtoh5, str(root), str(back)], check=True, timeout=300, capture_output=True)
+    p = subprocess.run([sys.executable, "-c", child, "read", str(back)], env=env, check=True, timeout=300,
+                       capture_output=True, text=True)
+    return z, json.loads(p.stdout)
+
+
+def same_attr(got, want, what):
+    if isinstance(want, str):
+        assert got == want, f"{what}: {got!r} != {want!r}"
+        return
+    got, want = np.asarray(got), np.asarray(want)
+    assert got.dtype == want.dtype, f"{what}: dtype {got.dtype} != {want.dtype}"
+    assert got.shape == want.shape and np.array_equal(got, want, equal_nan=want.dtype.kind == "f"), \
+        f"{what}: {got!r} != {want!r}"
+
+
+def t_typed_attributes(r):
+    # through the connector: the HDF5 type comes back; zarr-python reads the values; the types are
+    # recorded as the tools record them
+    root = r.path("typed.zarr")
+    with h5py.File(root, "w") as f:
+        d = f.create_dataset("d", data=np.arange(3, dtype="i2"))
+        for o in (f, d):
+            for k, v in TYPED_ATTRS.items():
+                o.attrs[k] = v
+            o.attrs.create("gone", np.int16(1))
+            del o.attrs["gone"]
+    with h5py.File(root, "r") as f:
+        for o in (f, f["d"]):
+            assert sorted(o.attrs) == sorted(TYPED_ATTRS) and len(o.attrs) == len(TYPED_ATTRS), sorted(o.attrs)
+            assert "_libzarr_hdf5" not in o.attrs
+            for k, v in TYPED_ATTRS.items():
+                same_attr(o.attrs[k], v, f"{o.name} attribute {k}")
+    zg = zarr.open_group(root, mode="r")
+    for node in (zg, zg["d"]):
+        a = dict(node.attrs)
+        assert a.pop("_libzarr_hdf5") == {"attribute_types": TYPE_NAMES}, node.attrs["_libzarr_hdf5"]
+        for k, v in TYPED_ATTRS.items():
+            want = np.asarray(v.decode() if isinstance(v, bytes) else v)
+            assert np.array_equal(np.asarray(a[k], dtype=want.dtype), want, equal_nan=want.dtype.kind == "f"), \
+                f"zarr-python {k}: {a[k]!r}"
+        assert a["f32"] == 0.1 and a["u64"] == 2**64 - 1, (a["f32"], a["u64"])   # shortest decimals, exact integers
+    z, got = through_tools(r, "typed", NATIVE_ATTRS, root)
+    if z is None:
+        return
+    with h5py.File(z, "r") as f:   # h5tozarr of a native file, read through the connector
+        for o in (f, f["d"]):
+            for k, v in TYPED_ATTRS.items():
+                same_attr(o.attrs[k], v, f"h5tozarr {o.name} attribute {k}")
+    # zarrtoh5 of the connector's hierarchy, read by h5py's native HDF5: the same types and values
+    for where in ("", "d"):
+        assert sorted(got[where]) == sorted(TYPED_ATTRS), f"zarrtoh5 /{where}: {sorted(got[where])}"
+        for k, v in TYPED_ATTRS.items():
+            dt, val = got[where][k]
+            if isinstance(v, str):
+                assert dt == "str" and val == v, f"zarrtoh5 /{where} {k}: {val!r}"
+            else:
+                want = np.asarray(v)
+                assert dt == str(want.dtype), f"zarrtoh5 /{where} {k}: dtype {dt} != {want.dtype}"
+                same_attr(np.asarray(val, dtype=want.dtype), v, f"zarrtoh5 /{where} {k}")
+
+
+NATIVE_ENUMS = r"""
+import sys, json, h5py, numpy as np
+mode, path = sys.argv[1], sys.argv[2]
+if mode == "write":
+    with h5py.File(path, "w") as f:
+        f.create_dataset("e", data=np.array([0, 1, 42, 1], "i2"),
+                         dtype=h5py.enum_dtype({"RED": 0, "GREEN": 1, "BLUE": 42}, basetype="i2"))
+else:
+    with h5py.File(path, "r") as f:
+        print(json.dumps({n: [h5py.check_enum_dtype(d.dtype), str(d.dtype), d[...].tolist()]
+                          for n, d in f.items()}))
+"""
+
+
+def t_enums(r):
+    colours = {"RED": 0, "GREEN": 1, "BLUE": 42}
+    root = r.path("enums.zarr")
+    with h5py.File(root, "w") as f:
+        d = f.create_dataset("e", shape=(5,), chunks=(2,), fillvalue=np.int16(42),
+                             dtype=h5py.enum_dtype(colours, basetype="i2"))
+        d[:3] = np.array([0, 1, 42], "i2")
+        f.create_dataset("be", data=np.array([2, 1, 2], ">u4"), dtype=h5py.enum_dtype({"A": 1, "B": 2}, basetype=">u4"))
+    with h5py.File(root, "r") as f:
+        assert h5py.check_enum_dtype(f["e"].dtype) == colours and f["e"].dtype == np.dtype("i2"), f["e"].dtype
+        assert f["e"][...].tolist() == [0, 1, 42, 42, 42] and f["e"].fillvalue == 42
+        assert h5py.check_enum_dtype(f["be"].dtype) == {"A": 1, "B": 2} and f["be"].dtype == np.dtype(">u4")
+        assert f["be"][::2].tolist() == [2, 2]
+    g = zarr.open_group(root, mode="r")   # the base integers, the members recorded as the tools record them
+    assert g["e"].dtype == np.dtype("i2") and g["e"][...].tolist() == [0, 1, 42, 42, 42] and g["e"].fill_value == 42
+    assert g["e"].attrs["_libzarr_hdf5"] == {"enum": {"base": "int16", "members": colours}}, dict(g["e"].attrs)
+    assert g["be"].attrs["_libzarr_hdf5"] == {"enum": {"base": "uint32", "members": {"A": 1, "B": 2}}}
+    assert g["be"][...].tolist() == [2, 1, 2]
+    z, got = through_tools(r, "enums", NATIVE_ENUMS, root)
+    if z is None:
+        return
+    with h5py.File(z, "r") as f:   # h5tozarr's record read through the connector
+        assert h5py.check_enum_dtype(f["e"].dtype) == colours and f["e"][...].tolist() == [0, 1, 42, 1]
+    # the connector's record read by zarrtoh5, then by h5py's native HDF5
+    assert got["e"] == [colours, "int16", [0, 1, 42, 42, 42]], got["e"]
+    assert got["be"][0] == {"A": 1, "B": 2} and got["be"][2] == [2, 1, 2], got["be"]
 
 
 def t_refusals(r):
@@ -397,12 +712,43 @@ def t_refusals(r):
             assert "datetime64" in str(e), f"message: {e}"
         # JSON without an HDF5 equivalent reads as its JSON text
         assert json.loads(plain(f.attrs["nested"])) == {"a": [1, None]}, f.attrs["nested"]
+    # links: Zarr has none; deleting, moving and copying nodes are not in libzarr's C API: each refused by
+    # name, and zarr-python then finds the hierarchy unchanged
+    lz = r.path("links.zarr")
+    zg = zarr.open_group(lz, mode="w")
+    zg.create_group("a")
+    zg.create_array("x", shape=(3,), dtype="i2", fill_value=0)[...] = [4, 5, 6]
+    with h5py.File(lz, "r+") as f:
+        for what, act, want in [
+            ("delete", lambda: f.__delitem__("x"), 'cannot delete "/x"'),
+            ("move", lambda: f.move("x", "a/y"), 'cannot move (rename) "/x" to "/a/y"'),
+            ("soft link", lambda: f.__setitem__("s", h5py.SoftLink("/x")), 'soft link "/s" -> "/x"'),
+            ("external link", lambda: f.__setitem__("e", h5py.ExternalLink("o.h5", "/x")), 'external link "/e"'),
+            ("hard link", lambda: f.__setitem__("h", f["x"]), 'hard link "/h"'),
+            ("copy", lambda: f.copy("x", "z"), 'copy the object "/x" to "/z"'),
+        ]:
+            try:
+                act()
+                raise AssertionError(f"{what}: accepted")
+            except (OSError, ValueError, KeyError, RuntimeError) as e:
+                assert want in str(e) and str(lz) in str(e), f"{what}: {e}"
+    zg = zarr.open_group(lz, mode="r")
+    assert sorted(k for k, _ in zg.members()) == ["a", "x"] and zg["x"][...].tolist() == [4, 5, 6]
     with h5py.File(r.path("types.zarr"), "w") as f:
         try:
             f.create_dataset("c", shape=(3,), dtype=np.dtype([("a", "i4"), ("b", "f8")]))
             raise AssertionError("a compound dataset was created")
         except (OSError, ValueError, TypeError) as e:
             assert "COMPOUND" in str(e), f"message: {e}"
+        # types without a Zarr equivalent: refused naming the HDF5 type class
+        for what, dt, cls in [("opaque", np.dtype("V4"), "H5T_OPAQUE"), ("vlen of int32", h5py.vlen_dtype("i4"), "H5T_VLEN"),
+                              ("object reference", h5py.ref_dtype, "H5T_REFERENCE")]:
+            try:
+                f.create_dataset("refused", shape=(2,), dtype=dt)
+                raise AssertionError(f"a dataset of {what} was created")
+            except (OSError, ValueError, TypeError) as e:
+                assert cls in str(e), f"{what}: {e}"
+            assert "refused" not in f
 
 
 def main():
@@ -413,6 +759,10 @@ def main():
     r.run("h5py reads zarr-python's hierarchy", t_read_zarr_python, r)
     r.run("zarr-python reads h5py's hierarchy", t_write_h5py, r)
     r.run("S3 both ways (moto)", t_s3, r)
+    r.run("zip:// and http:// locations", t_zip_http, r)
+    r.run("h5py's v1 calls (list, visit, multi-part 'in') with libzarr_h5vol_v1api", t_v1_calls, r)
+    r.run("typed attributes (connector, zarr-python, h5tozarr, zarrtoh5)", t_typed_attributes, r)
+    r.run("enums (connector, zarr-python, h5tozarr, zarrtoh5)", t_enums, r)
     r.run("refusals", t_refusals, r)
     print(f"{r.passed} passed, {len(r.failed)} failed")
     sys.exit(1 if r.failed else 0)
