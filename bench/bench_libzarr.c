@@ -4,7 +4,7 @@
  *
  *   bench_libzarr --op W|R|Rinto|S|P --layout LAYOUT.json --array DIR --data volume_u16_512.bin
  *                 [--regions regions_16.txt] [--reps N] [--name LABEL] [--threads N] [--work DIR]
- *                 [--small] [--no-warmup] [--fresh-dirs]
+ *                 [--small] [--strings] [--no-warmup] [--fresh-dirs]
  *
  * W      write the whole 512^3 uint16 volume from memory into a new array; before each repetition
  *        (untimed) DIR is removed and the array is created from LAYOUT.json; after it (untimed) the
@@ -29,6 +29,13 @@
  * (this VM's disk) does not reuse an inode for 60 s after its deletion, 360 s while its inode-table block
  * is dirty, and scans past every such inode for each new file (fs/ext4/ialloc.c, recently_deleted):
  * 10^5 files created within minutes of 10^5 deletions time that scan, not the writer.
+ * With --strings (layout V, a 2-D array of vlen-utf8 strings), --data is the strings file written by
+ * `peers.py --op gen-strings` (uint64 n, n + 1 uint64 byte offsets, the UTF-8 bytes; little-endian) and
+ * only W, R and S are available, through zarr_write_region_vlen() / zarr_read_region_vlen():
+ * W writes all strings in one call (+ zarr_close), R reads them all into a new zarr_vlen (freed
+ * after the check, untimed), S makes 1000 reads of 16 x 16 boxes at rows (613 i + 17) mod (H - 15),
+ * columns (1597 i + 1013) mod (W - 15) (the 1000 zarr_vlen are freed after the timed part). Every result
+ * is compared with the file's strings, untimed.
  * With --small (layout N, many small chunks), --data is the synthetic uint8 volume of the array's shape
  * (bench/README.md: 1600 x 1600 x 1280, 10^5 chunks of 32^3) and only W and R are available.
  *
@@ -346,25 +353,171 @@ static void run_small(int write, const char *layout, const char *dir, const char
     free(vol);
 }
 
+
+/* ---------------------------------------------------------------- layout V: strings */
+
+typedef struct {
+    uint64_t n;
+    const uint64_t *off; /* n + 1 byte offsets into data, off[0] == 0 */
+    const uint8_t *data;
+    size_t size;
+    char *raw;
+} strings_t;
+
+static void load_strings(const char *path, uint64_t n_expected, strings_t *s) {
+    size_t len = 0;
+    s->raw = read_file(path, &len);
+    if (len < 8) die("%s: too short", path);
+    memcpy(&s->n, s->raw, 8);
+    if (s->n != n_expected) die("%s: %llu strings, the array holds %llu", path, (unsigned long long)s->n,
+                                (unsigned long long)n_expected);
+    if (len < 8 + 8 * (s->n + 1)) die("%s: too short for its offsets", path);
+    s->off = (const uint64_t *)(s->raw + 8); /* read_file's malloc is 16-byte aligned: +8 is aligned */
+    s->data = (const uint8_t *)(s->raw + 8 + 8 * (s->n + 1));
+    s->size = len - 8 - 8 * (s->n + 1);
+    if (s->off[0] != 0 || s->off[s->n] != s->size) die("%s: offsets do not span the data", path);
+}
+
+/* Compares the zarr_vlen V (the box start[0].., start[1].. of count[0] x count[1]) with the file's strings. */
+static void check_vlen_box(const zarr_vlen *v, const strings_t *s, uint64_t width, const uint64_t *start,
+                           const uint64_t *count, const char *what, int rep, size_t box) {
+    const uint64_t *off = NULL;
+    const uint8_t *data = NULL;
+    size_t n = 0;
+    check(zarr_vlen_view(v, &off, &data, &n), "zarr_vlen_view");
+    if (n != count[0] * count[1]) die("%s rep %d box %zu: %zu elements, expected %llu", what, rep, box, n,
+                                      (unsigned long long)(count[0] * count[1]));
+    for (uint64_t y = 0; y < count[0]; y++)
+        for (uint64_t x = 0; x < count[1]; x++) {
+            size_t i = (size_t)(y * count[1] + x);
+            uint64_t k = (start[0] + y) * width + start[1] + x;
+            uint64_t glen = off[i + 1] - off[i], wlen = s->off[k + 1] - s->off[k];
+            if (glen != wlen || (wlen && memcmp(data + off[i], s->data + s->off[k], wlen) != 0))
+                die("%s rep %d box %zu: element [%llu, %llu] differs (%llu bytes, expected %llu)", what, rep, box,
+                    (unsigned long long)(start[0] + y), (unsigned long long)(start[1] + x),
+                    (unsigned long long)glen, (unsigned long long)wlen);
+        }
+}
+
+#define STR_BOX 16
+#define STR_NBOX 1000
+
+/* W, R or S of layout V; fills t, cpu. */
+static void run_strings(const char *op, const char *layout, const char *dir, const char *path, int reps,
+                        int warmup, double *t, double *cpu, uint64_t *bytes_per_rep) {
+    uint64_t shape[2];
+    zarr_data_type dt;
+    size_t es;
+    char *meta = NULL;
+    zarr_array *a = NULL;
+    if (!strcmp(op, "W")) {
+        meta = read_file(layout, NULL);
+        remove_array_dir(dir);
+        check(zarr_create(dir, meta, &a), "zarr_create");
+    } else {
+        check(zarr_open(dir, ZARR_READ, &a), "zarr_open");
+    }
+    size_t rank = 0;
+    check(zarr_array_rank(a, &rank), "zarr_array_rank");
+    if (rank != 2) die("%s: --strings expects a 2-D array", dir);
+    check(zarr_array_shape(a, shape, 2), "zarr_array_shape");
+    check(zarr_array_data_type(a, &dt, &es), "zarr_array_data_type");
+    if (dt != ZARR_STRING) die("%s: --strings expects a string array", dir);
+    strings_t s;
+    load_strings(path, shape[0] * shape[1], &s);
+    *bytes_per_rep = s.size;
+    const uint64_t origin[2] = {0, 0};
+    if (!strcmp(op, "W")) {
+        check(zarr_close(a), "zarr_close");
+        for (int r = warmup ? -1 : 0; r < reps; r++) {
+            remove_array_dir(dir);
+            check(zarr_create(dir, meta, &a), "zarr_create");
+            sync();
+            double t0 = now_s(), c0 = cpu_s();
+            check(zarr_write_region_vlen(a, origin, shape, s.off, s.data, s.size), "zarr_write_region_vlen");
+            check(zarr_close(a), "zarr_close");
+            if (r >= 0) t[r] = now_s() - t0, cpu[r] = cpu_s() - c0;
+            zarr_array *b = NULL;
+            zarr_vlen *v = NULL;
+            check(zarr_open(dir, ZARR_READ, &b), "zarr_open");
+            check(zarr_read_region_vlen(b, origin, shape, &v), "zarr_read_region_vlen (check)");
+            check_vlen_box(v, &s, shape[1], origin, shape, "W", r, 0);
+            zarr_vlen_free(v);
+            check(zarr_close(b), "zarr_close");
+        }
+        free(meta);
+    } else if (!strcmp(op, "R")) {
+        zarr_vlen *v = NULL;
+        check(zarr_read_region_vlen(a, origin, shape, &v), "zarr_read_region_vlen (warm-up)");
+        check_vlen_box(v, &s, shape[1], origin, shape, "warm-up", -1, 0);
+        zarr_vlen_free(v);
+        for (int r = 0; r < reps; r++) {
+            double t0 = now_s(), c0 = cpu_s();
+            check(zarr_read_region_vlen(a, origin, shape, &v), "zarr_read_region_vlen");
+            t[r] = now_s() - t0;
+            cpu[r] = cpu_s() - c0;
+            check_vlen_box(v, &s, shape[1], origin, shape, "R", r, 0);
+            zarr_vlen_free(v); /* untimed, as the peers' result arrays are dropped after their check */
+        }
+        check(zarr_close(a), "zarr_close");
+    } else if (!strcmp(op, "S")) {
+        if (shape[0] < STR_BOX || shape[1] < STR_BOX) die("%s: smaller than a 16 x 16 box", dir);
+        uint64_t org[STR_NBOX][2];
+        const uint64_t count[2] = {STR_BOX, STR_BOX};
+        zarr_vlen **res = xmalloc(STR_NBOX * sizeof *res);
+        uint64_t nb = 0;
+        for (size_t i = 0; i < STR_NBOX; i++) {
+            org[i][0] = (613 * i + 17) % (shape[0] - STR_BOX + 1);
+            org[i][1] = (1597 * i + 1013) % (shape[1] - STR_BOX + 1);
+            for (uint64_t y = 0; y < STR_BOX; y++) {
+                uint64_t k = (org[i][0] + y) * shape[1] + org[i][1];
+                nb += s.off[k + STR_BOX] - s.off[k];
+            }
+        }
+        *bytes_per_rep = nb;
+        zarr_vlen *v = NULL;
+        check(zarr_read_region_vlen(a, origin, shape, &v), "zarr_read_region_vlen (warm-up)");
+        check_vlen_box(v, &s, shape[1], origin, shape, "warm-up", -1, 0);
+        zarr_vlen_free(v);
+        for (int r = 0; r < reps; r++) {
+            double t0 = now_s(), c0 = cpu_s();
+            for (size_t i = 0; i < STR_NBOX; i++)
+                check(zarr_read_region_vlen(a, org[i], count, &res[i]), "zarr_read_region_vlen (box)");
+            t[r] = now_s() - t0;
+            cpu[r] = cpu_s() - c0;
+            for (size_t i = 0; i < STR_NBOX; i++) {
+                check_vlen_box(res[i], &s, shape[1], org[i], count, "S", r, i);
+                zarr_vlen_free(res[i]);
+            }
+        }
+        free(res);
+        check(zarr_close(a), "zarr_close");
+    } else {
+        die("--strings: only W, R and S");
+    }
+    free(s.raw);
+}
+
 /* ---------------------------------------------------------------- main */
 
 static void usage(void) {
     fprintf(stderr,
             "usage: bench_libzarr --op W|R|Rinto|S|P --layout LAYOUT.json --array DIR --data VOLUME.bin\n"
             "                     [--regions REGIONS.txt] [--reps N] [--name LABEL] [--threads N]\n"
-            "                     [--work DIR] [--small] [--no-warmup] [--fresh-dirs]\n"
-            "ops: W R Rinto S P Rs RsF Rs32 Wbox (--small: W R)\n");
+            "                     [--work DIR] [--small] [--strings] [--no-warmup] [--fresh-dirs]\n"
+            "ops: W R Rinto S P Rs RsF Rs32 Wbox (--small: W R; --strings: W R S)\n");
     exit(2);
 }
 
 int main(int argc, char **argv) {
     const char *op = NULL, *layout = NULL, *dir = NULL, *data = NULL, *regions = NULL, *name = NULL;
     const char *work = NULL;
-    int reps = 0, small = 0, warmup = 1, fresh = 0;
+    int reps = 0, small = 0, strings = 0, warmup = 1, fresh = 0;
     long threads = -1;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--small")) { small = 1; continue; }
+        if (!strcmp(a, "--strings")) { strings = 1; continue; }
         if (!strcmp(a, "--no-warmup")) { warmup = 0; continue; }
         if (!strcmp(a, "--fresh-dirs")) { fresh = 1; continue; }
         if (i + 1 >= argc) usage();
@@ -408,9 +561,10 @@ int main(int argc, char **argv) {
     else if (!strcmp(op, "Wbox")) kind = OP_WBOX;
     else die("unknown --op %s", op);
     if (small && kind != OP_W && kind != OP_R) die("--small: only W and R");
+    if (strings && kind != OP_W && kind != OP_R && kind != OP_S) die("--strings: only W, R and S");
     if (kind == OP_WBOX && (!regions || !work)) die("--op Wbox needs --regions and --work");
     if (kind == OP_W && !layout) die("--op W needs --layout");
-    if (kind == OP_S && !regions) die("--op S needs --regions");
+    if (kind == OP_S && !regions && !strings) die("--op S needs --regions");
     if (reps <= 0) reps = kind == OP_P ? 10 : 5;
     if (reps > MAX_REPS) die("--reps at most %d", MAX_REPS);
 
@@ -432,6 +586,10 @@ int main(int argc, char **argv) {
     uint64_t bytes_per_rep = VOL_BYTES;
     if (small) {
         run_small(kind == OP_W, layout, dir, data, reps, warmup, fresh, t, cpu, &bytes_per_rep);
+        goto report;
+    }
+    if (strings) {
+        run_strings(op, layout, dir, data, reps, warmup, t, cpu, &bytes_per_rep);
         goto report;
     }
 

@@ -24,6 +24,9 @@ Operations (WORKLOADS.md; each repetition checked against the volume outside the
   Wbox   1000 writes of 16^3 boxes (origins from --regions, box i = the volume's box XOR (0x9E37+i))
          into a copy of DIR made at --work before each repetition (untimed); checked afterwards
          against the volume with the boxes replaced in order
+With --strings (layout V: a 2-D array of vlen-utf8 strings), --data is the strings file that
+`--op gen-strings --data FILE --layout V.json` writes (gen_strings below) and only W, R, S and prepare are
+available (S: 1000 reads of 16 x 16 boxes at string_box_origins()).
 With --small (layout N: 10^5 chunks of 32^3 uint8), --data is the synthetic uint8 volume
 (`--op gen-small --data FILE --layout N.json` writes it) and only W, R and prepare are available.
 --fresh-dirs (W with --small): repetition r writes into the new directory DIR.rep<r> (warm-up: rep0) and
@@ -126,7 +129,10 @@ class TensorStoreImpl:
         try:
             return self.ts.open(self._spec(path), open=True, read=True, write=write, context=self.ctx).result()
         except ValueError as e:  # tensorstore reports unknown codecs etc. as ValueError
-            if "not supported" in str(e).lower() or "unsupported" in str(e).lower():
+            msg = str(e).lower()
+            # a data type its zarr3 driver lacks (0.1.86: "string data type is not one of the supported
+            # data types: bool, int2, ...")
+            if "not supported" in msg or "unsupported" in msg or "not one of the supported data types" in msg:
                 raise Unsupported(str(e)) from e
             raise
 
@@ -143,6 +149,9 @@ class TensorStoreImpl:
 
     def read_plane(self, a):
         return a[:, :, PLANE_X].read().result()
+
+    def read_box2(self, a, y, x, b):
+        return a[y:y + b, x:x + b].read().result()
 
     def write_all(self, a, vol):
         a.write(vol).result()  # waits for the commit (everything stored)
@@ -214,6 +223,9 @@ class ZarrPythonImpl:
 
     def read_plane(self, a):
         return a[:, :, PLANE_X]
+
+    def read_box2(self, a, y, x, b):
+        return a[y:y + b, x:x + b]
 
     def write_all(self, a, vol):
         a[...] = vol
@@ -307,6 +319,155 @@ def gen_small(path, shape):
             v = (x >> 2) + 3 * (y >> 3) + 5 * z + 64 * ((7 * x + 13 * y + 17 * z) % 11 == 0)
             f.write((v & 255).astype(np.uint8).tobytes())
     os.replace(tmp, path)
+
+
+# ------------------------------------------------------------------ layout V: strings
+
+STR_ALPHABET = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789\u00e9\u00df"  # 64 code points
+STR_BOX = 16
+STR_NBOX = 1000
+
+
+def strings_shape(layout_path):
+    with open(layout_path) as f:
+        meta = json.load(f)
+    if meta.get("data_type") != "string" or len(meta["shape"]) != 2:
+        raise BenchError(f"{layout_path}: --strings expects a 2-D string layout")
+    return tuple(meta["shape"])
+
+
+def gen_strings(path, shape):
+    """The strings of layout V, in C order, written as: uint64 n, then n + 1 uint64 byte offsets (the first
+    0), then the UTF-8 bytes (all little-endian). Element k (flat C-order index) is, with
+    h = (k * 2654435761 + 12345) mod 2^32:  length L = (h >> 7) mod 25 characters (0..24), character m
+    (0 <= m < L) = STR_ALPHABET[((h >> 3) + 29 m + m^2) mod 64] (62 ASCII letters and digits, plus the
+    2-byte characters U+00E9 and U+00DF)."""
+    n = int(np.prod(shape))
+    enc = [c.encode() for c in STR_ALPHABET]
+    tb = np.zeros((64, 2), dtype=np.uint8)
+    tl = np.zeros(64, dtype=np.int64)
+    for i, e in enumerate(enc):
+        tb[i, :len(e)] = list(e)
+        tl[i] = len(e)
+    offsets = np.zeros(n + 1, dtype="<u8")
+    parts = []
+    total = 0
+    step = 1 << 18
+    for k0 in range(0, n, step):  # in blocks: a few MB of temporaries at a time
+        k = np.arange(k0, min(n, k0 + step), dtype=np.uint64)
+        h = (k * np.uint64(2654435761) + np.uint64(12345)) & np.uint64(0xFFFFFFFF)
+        L = ((h >> np.uint64(7)) % np.uint64(25)).astype(np.int64)
+        elem = np.repeat(np.arange(len(k)), L)
+        cstart = np.cumsum(L) - L
+        m = np.arange(int(L.sum()), dtype=np.int64) - np.repeat(cstart, L)
+        code = (((h[elem] >> np.uint64(3)).astype(np.int64) + 29 * m + m * m) % 64)
+        bl = tl[code]
+        pos = np.cumsum(bl) - bl
+        data = np.empty(int(bl.sum()), dtype=np.uint8)
+        data[pos] = tb[code, 0]
+        two = bl == 2
+        data[pos[two] + 1] = tb[code[two], 1]
+        # bytes per element: the sum of its characters' lengths
+        per = np.bincount(elem, weights=bl, minlength=len(k)).astype(np.int64)
+        offsets[k0 + 1:k0 + 1 + len(k)] = total + np.cumsum(per)
+        total += int(per.sum())
+        parts.append(data)
+    tmp = path + ".tmp"
+    with open(tmp, "wb") as f:
+        f.write(np.array([n], dtype="<u8").tobytes())
+        f.write(offsets.tobytes())
+        for d in parts:
+            f.write(d.tobytes())
+    os.replace(tmp, path)
+
+
+def load_strings(path, shape):
+    """The strings file as a numpy StringDType array of SHAPE."""
+    raw = np.fromfile(path, dtype=np.uint8)
+    n = int(raw[:8].view("<u8")[0])
+    if n != int(np.prod(shape)):
+        raise BenchError(f"{path}: {n} strings, the layout's shape {shape} holds {int(np.prod(shape))}")
+    off = raw[8:8 + 8 * (n + 1)].view("<u8")
+    data = raw[8 + 8 * (n + 1):].tobytes()
+    if int(off[-1]) != len(data):
+        raise BenchError(f"{path}: the offsets end at {int(off[-1])}, the data has {len(data)} bytes")
+    o = off.tolist()
+    text = [data[o[i]:o[i + 1]].decode() for i in range(n)]
+    return np.array(text, dtype=np.dtypes.StringDType()).reshape(shape)
+
+
+def string_box_origins(shape):
+    """Box i (0 <= i < 1000) of the S cell on layout V: rows (613 i + 17) mod (H - 15), columns
+    (1597 i + 1013) mod (W - 15), 16 x 16 elements (the same list in bench_libzarr.c)."""
+    h, w = shape[0] - STR_BOX + 1, shape[1] - STR_BOX + 1
+    return [((613 * i + 17) % h, (1597 * i + 1013) % w) for i in range(STR_NBOX)]
+
+
+def check_strings(got, want, what):
+    got = np.asarray(got)
+    if got.shape != want.shape:
+        raise BenchError(f"{what}: got shape {got.shape}, expected {want.shape}")
+    if got.dtype != want.dtype:
+        got = got.astype(want.dtype)
+    eq = got == want
+    if not eq.all():
+        idx = tuple(int(i[0]) for i in np.nonzero(~eq))
+        raise BenchError(f"{what}: mismatch at {idx}: got {got[idx]!r}, expected {want[idx]!r}")
+
+
+def refused(e):
+    """zarrs (strict) refuses the string data type: UnsupportedDataTypeError (zarrs-python 0.2.3)."""
+    return type(e).__name__ in ("UnsupportedDataTypeError", "DiscontiguousArrayError")
+
+
+def run_strings(args, impl):
+    shape = strings_shape(args.layout)
+    want = load_strings(args.data, shape)
+    times = []
+    nbytes = os.path.getsize(args.data) - 8 * (want.size + 2)  # the strings' UTF-8 bytes
+    try:
+        if args.op in ("W", "prepare"):
+            with open(args.layout) as f:
+                layout_text = f.read()
+            first = -1 if args.op == "W" else 0
+            for r in range(first, args.reps if args.op == "W" else 1):
+                fresh_array_dir(args.array, layout_text)
+                a = impl.open(args.array, write=True)
+                os.sync()
+                t, _ = timed(lambda: impl.write_all(a, want))
+                if r >= 0:
+                    times.append(t)
+                else:
+                    CPU.pop()
+                impl.close(a)
+                del a
+                check_strings(impl.read_all(impl.open(args.array)), want, f"{args.op} rep {r} (read back)")
+        elif args.op in ("R", "S"):
+            a = impl.open(args.array)
+            check_strings(impl.read_all(a), want, "warm-up")  # untimed: page cache
+            if args.op == "R":
+                for r in range(args.reps):
+                    t, out = timed(lambda: impl.read_all(a))
+                    times.append(t)
+                    check_strings(out, want, f"R rep {r}")
+                    del out
+            else:
+                org = string_box_origins(shape)
+                b = STR_BOX
+                nbytes = sum(len(s.encode()) for (y, x) in org for s in want[y:y + b, x:x + b].ravel().tolist())
+                for r in range(args.reps):
+                    t, outs = timed(lambda: [impl.read_box2(a, y, x, b) for (y, x) in org])
+                    times.append(t)
+                    for i, ((y, x), got) in enumerate(zip(org, outs)):
+                        check_strings(got, want[y:y + b, x:x + b], f"S rep {r} box {i} (origin {y} {x})")
+                    del outs
+        else:
+            raise BenchError(f"--strings: op {args.op} is not available (W, R, S, prepare)")
+    except Exception as e:
+        if refused(e):
+            raise Unsupported(f"{type(e).__name__}: {str(e) or 'the ' + impl.name + ' codec pipeline refuses data type string'}") from e
+        raise
+    return times, nbytes
 
 
 def write_boxes(vol, regions):
@@ -481,9 +642,11 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--impl", required=True, choices=["tensorstore", "zarr-python", "zarrs"])
     ap.add_argument("--op", required=True,
-                    choices=["W", "R", "Rinto", "S", "P", "Rs", "RsF", "Rs32", "Wbox", "prepare", "gen-small"])
+                    choices=["W", "R", "Rinto", "S", "P", "Rs", "RsF", "Rs32", "Wbox", "prepare", "gen-small",
+                             "gen-strings"])
     ap.add_argument("--work", help="Wbox: the working copy of --array (removed and re-copied each repetition)")
     ap.add_argument("--small", action="store_true", help="layout N: --data is the synthetic uint8 volume")
+    ap.add_argument("--strings", action="store_true", help="layout V: --data is the strings file (gen-strings)")
     ap.add_argument("--no-warmup", action="store_true", help="W (--small): no untimed warm-up repetition")
     ap.add_argument("--fresh-dirs", action="store_true",
                     help="W (--small): repetition r writes into the new directory ARRAY.rep<r>; nothing is removed")
@@ -501,14 +664,17 @@ def main():
     args = ap.parse_args()
     if args.reps <= 0:
         args.reps = 10 if args.op == "P" else 5
-    if args.op in ("W", "prepare") and not args.layout:
+    if args.op in ("W", "prepare", "gen-small", "gen-strings") and not args.layout:
         ap.error("--op W needs --layout")
-    if args.op in ("S", "Wbox") and not args.regions:
+    if args.op in ("S", "Wbox") and not args.regions and not args.strings:
         ap.error("--op S/Wbox needs --regions")
     if args.op == "Wbox" and not args.work:
         ap.error("--op Wbox needs --work")
     if args.op == "gen-small":
         gen_small(args.data, small_shape(args.layout))
+        return 0
+    if args.op == "gen-strings":
+        gen_strings(args.data, strings_shape(args.layout))
         return 0
     label = args.name or (os.path.basename(args.layout).removesuffix(".json") if args.layout else args.array)
     base = {"impl": args.impl, "layout": label, "op": args.op}
@@ -519,6 +685,8 @@ def main():
         base["version"] = impl.version
         if args.small:
             times, nbytes = run_small(args, impl)
+        elif args.strings:
+            times, nbytes = run_strings(args, impl)
         else:
             if os.path.getsize(args.data) != VOL_BYTES:
                 raise BenchError(f"{args.data}: expected {VOL_BYTES} bytes")

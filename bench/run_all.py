@@ -33,7 +33,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
-ALL_LAYOUTS = ["A", "B", "C", "D", "E", "N"]
+ALL_LAYOUTS = ["A", "B", "C", "D", "E", "N", "V"]  # the default --layouts; VS only when named
 ALL_OPS = ["W", "R", "Rinto", "S", "P", "Rs", "RsF", "Rs32", "Wbox"]
 BASE_OPS = ["W", "R", "Rinto", "S", "P"]
 # the cells of a full run: every base op on A-E, the strided reads on A and C, the box writes on C and
@@ -43,8 +43,15 @@ PLAN["A"] += ["Rs", "RsF", "Rs32"]
 PLAN["C"] += ["Rs", "RsF", "Rs32", "Wbox"]
 PLAN["D"] += ["Wbox"]
 PLAN["N"] = ["W", "R"]
+# layout V: a 2048 x 2048 array of vlen-utf8 strings (bench/layouts/V.json), written, read whole and read in
+# 1000 16 x 16 boxes; VS the same in 1024 x 1024 shards (not in the default run: --layouts VS)
+PLAN["V"] = ["W", "R", "S"]
+PLAN["VS"] = ["W", "R", "S"]
 SMALL = "N"  # the layout whose data is the synthetic uint8 volume (peers.py gen_small)
 SMALL_VERSION = 1  # bump when gen_small's formula changes
+STRINGS = ("V", "VS")  # layouts whose data is the strings file (peers.py gen_strings)
+STRINGS_VERSION = 1  # bump when gen_strings's formula changes
+LOCAL_LAYOUTS = (SMALL,) + STRINGS  # in bench/layouts/ (the shared perf directory has A-E)
 ALL_IMPLS = ["libzarr", "tensorstore", "zarrs", "zarr-python"]
 PEERS = ["tensorstore", "zarrs", "zarr-python"]
 # the cells examples/read_floor can run (whole reads of the uint16 volume's layouts; D shard by shard)
@@ -219,7 +226,7 @@ def remove_small_copies(out):
         log(f"run_all: removed {n} layout {SMALL} copies in {time.time() - t0:.0f} s")
 
 
-def prepare_reference(args, layout, layout_path, vol, data_sha, env, small=False):
+def prepare_reference(args, layout, layout_path, vol, data_sha, env, small=False, strings=False):
     """The zarr-python copy of LAYOUT (<out>/ref/<L>), rewritten only when the layout or data changed."""
     ref = os.path.join(args.out, "ref", layout)
     marker = ref + ".ok.json"
@@ -238,7 +245,7 @@ def prepare_reference(args, layout, layout_path, vol, data_sha, env, small=False
     log(f"run_all: writing the zarr-python reference copy of layout {layout} -> {ref}")
     res = run_cell([sys.executable, os.path.join(HERE, "peers.py"), "--impl", "zarr-python", "--op", "prepare",
                     "--layout", layout_path, "--array", ref, "--data", vol, "--threads", str(args.threads)]
-                   + (["--small"] if small else []), env, args.timeout)
+                   + (["--small"] if small else []) + (["--strings"] if strings else []), env, args.timeout)
     if res.get("status") != "ok":
         return None, res.get("error", "prepare failed")
     with open(marker, "w") as f:
@@ -270,6 +277,29 @@ def prepare_small(args, layout_path, data_dir, env):
     return path, sha
 
 
+def prepare_strings(args, layout_path, data_dir, env):
+    """The strings of layouts V/VS (peers.py --op gen-strings), regenerated when missing or stale."""
+    with open(layout_path) as f:
+        shape = json.load(f)["shape"]
+    path = os.path.join(data_dir, "strings_" + "x".join(str(n) for n in shape) + ".bin")
+    marker = path + ".ok.json"
+    stamp = {"shape": shape, "version": STRINGS_VERSION}
+    try:
+        with open(marker) as f:
+            saved = json.load(f)
+        if {k: saved.get(k) for k in stamp} == stamp and os.path.getsize(path) == saved["size"]:
+            return path, saved["sha256"]
+    except (OSError, ValueError, KeyError):
+        pass
+    log(f"run_all: generating the strings of layout V -> {path}")
+    subprocess.run([sys.executable, os.path.join(HERE, "peers.py"), "--impl", "zarr-python", "--op", "gen-strings",
+                    "--layout", layout_path, "--array", "-", "--data", path], env=env, check=True)
+    sha = sha256_file(path)
+    with open(marker, "w") as f:
+        json.dump({**stamp, "size": os.path.getsize(path), "sha256": sha}, f)
+    return path, sha
+
+
 def build_example(args, name):
     """Builds examples/<name>.rs and snapshots the program into <out> (as the library is snapshotted), so
     that a rebuild during the run changes nothing."""
@@ -287,7 +317,7 @@ def codec_speeds(args, layouts, layout_paths, datas, env):
     exe = args.codec_speed_exe or build_example(args, "codec_speed")
     out = {}
     for L in layouts:
-        if L == "A":  # uncompressed: nothing to time
+        if L == "A" or L in STRINGS:  # uncompressed: nothing to time; strings: codec_speed takes fixed-size data
             continue
         p = subprocess.run([exe, layout_paths[L], datas[L], "3"], env=env, capture_output=True, text=True)
         try:
@@ -535,6 +565,8 @@ def main():
     if args.table_only:  # needs neither the perf directory nor a build
         with open(out_json) as f:
             saved = json.load(f)
+        # the layouts the file has results for (a file from before layout V existed draws as it did)
+        layouts = [L for L in layouts if any(c.startswith(L + "/") for c in saved["results"])]
         table, notes = make_table(saved["results"], layouts, ops, impls, args.target, key)
         print(machine_line(saved["meta"]))
         print()
@@ -556,7 +588,7 @@ def main():
     layout_paths = {}
     for L in layouts:
         p = os.path.join(args.perf_dir, "layouts", L + ".json")
-        if L == SMALL:
+        if L in LOCAL_LAYOUTS:
             p = os.path.join(HERE, "layouts", L + ".json")
         if not os.path.exists(p):
             ap.error(f"no layout {p}")
@@ -577,11 +609,14 @@ def main():
     datas, data_shas = {L: vol for L in layouts}, {L: data_sha for L in layouts}
     if SMALL in layouts and any(op in PLAN[SMALL] for op in ops):
         datas[SMALL], data_shas[SMALL] = prepare_small(args, layout_paths[SMALL], data_dir, env)
+    for L in STRINGS:
+        if L in layouts and any(op in PLAN[L] for op in ops):
+            datas[L], data_shas[L] = prepare_strings(args, layout_paths[L], data_dir, env)
     refs, ref_errors = {}, {}
     for L in layouts:
         if any(op != "W" and op in PLAN.get(L, []) for op in ops):
             refs[L], ref_errors[L] = prepare_reference(args, L, layout_paths[L], datas[L], data_shas[L], env,
-                                                       small=L == SMALL)
+                                                       small=L == SMALL, strings=L in STRINGS)
 
     speeds = codec_speeds(args, layouts, layout_paths, datas, env) if args.codec_speed else {}
     floor_exe = (args.floor_exe or build_example(args, "read_floor")) if args.floor else None
@@ -624,6 +659,8 @@ def main():
                         continue
                 common = ["--op", op, "--layout", layout_paths[L], "--array", array, "--data", datas[L],
                           "--regions", regions, "--reps", str(reps), "--name", L]
+                if L in STRINGS:
+                    common += ["--strings"]
                 if L == SMALL:
                     common += ["--small"] + (["--no-warmup"] if args.small_no_warmup else [])
                     if op == "W":
