@@ -583,7 +583,9 @@ def main():
         if args.plot:
             write_plot(args.plot, saved["results"], saved["meta"], layouts, ops, impls, args.target, key)
         return 0
-    if not os.path.exists(os.path.join(args.perf_dir, "gen_data.py")):
+    # the uint16 volume (and so the perf directory) is needed by layouts A-E only; N and V bring their own data
+    needs_volume = any(L not in LOCAL_LAYOUTS for L in layouts)
+    if needs_volume and not os.path.exists(os.path.join(args.perf_dir, "gen_data.py")):
         sys.exit(f"run_all: no gen_data.py in {args.perf_dir}: pass --perf-dir (the directory with WORKLOADS.md)")
     layout_paths = {}
     for L in layouts:
@@ -603,7 +605,7 @@ def main():
     t_start = time.time()
     if SMALL in layouts and "W" in ops:
         remove_small_copies(args.out)
-    vol, data_sha = prepare_dataset(args.perf_dir, data_dir)
+    vol, data_sha = prepare_dataset(args.perf_dir, data_dir) if needs_volume else (None, None)
     exe, libinfo = build_bench(args) if "libzarr" in impls else (None, None)
 
     datas, data_shas = {L: vol for L in layouts}, {L: data_sha for L in layouts}
