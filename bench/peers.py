@@ -429,7 +429,7 @@ def run_strings(args, impl):
         if args.op in ("W", "prepare"):
             with open(args.layout) as f:
                 layout_text = f.read()
-            first = -1 if args.op == "W" else 0
+            first = -1 if (args.op == "W" and not args.no_warmup) else 0
             for r in range(first, args.reps if args.op == "W" else 1):
                 fresh_array_dir(args.array, layout_text)
                 a = impl.open(args.array, write=True)

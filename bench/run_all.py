@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Runs the whole libzarr benchmark (bench/README.md) and prints one markdown table.
 
-    python3 bench/run_all.py [--perf-dir ../shared/perf] [--layouts A,B,C,D,E] [--ops W,R,Rinto,S,P]
+    python3 bench/run_all.py [--perf-dir ../shared/perf] [--layouts A,B,C,D,E,N,V] [--ops W,R,Rinto,S,P]
                              [--impls libzarr,tensorstore,zarrs,zarr-python] [--reps N] [--quick]
                              [--results FILE.json] [--plot FILE.svg]
     python3 bench/run_all.py --table-only --results FILE.json [--plot FILE.svg]   # nothing is run
