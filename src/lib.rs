@@ -34,6 +34,7 @@ pub mod convert;
 pub mod dtype;
 pub mod error;
 pub mod ffi;
+pub mod format;
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]
 pub mod fuzzing;

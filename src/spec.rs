@@ -21,7 +21,8 @@ use crate::dtype::v2 as dtv2;
 use crate::dtype::{DataType, Endian};
 use crate::error::{Error, Result};
 use crate::group::Group;
-use crate::metadata::{self, fill_value};
+use crate::dtype::fill_value;
+use crate::metadata;
 use crate::store::Store;
 use serde_json::{json, Map, Value};
 use std::sync::Arc;
@@ -356,7 +357,7 @@ impl ArraySpec {
         let bytes = self.fill_bytes();
         match &self.data_type {
             DataType::String => Value::from(String::from_utf8_lossy(&bytes).into_owned()),
-            DataType::Bytes => Value::from(metadata::base64::encode(&bytes)),
+            DataType::Bytes => Value::from(crate::format::base64::encode(&bytes)),
             dt => fill_value::to_json_v3(dt, &bytes),
         }
     }

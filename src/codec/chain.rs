@@ -4,7 +4,7 @@
 //! Representations along the chain are computed once, when the chain is built for a chunk shape.
 
 use super::{from_v3, ArrayRepr, ArrayToArrayCodec, ArrayToBytesCodec, BytesToBytesCodec, Codec, DecodedSize, Dest};
-use crate::metadata::extension::Extension;
+use crate::format::extension::Extension;
 use crate::dtype::SwapPlan;
 use crate::scratch::with_decoded;
 use crate::selection::{Layout, Selection};

@@ -31,7 +31,7 @@ use crate::dtype::{DataType, SwapPlan};
 pub use blosc::Shuffle;
 use crate::error::{Error, Result};
 use crate::buffer::RawBuf;
-use crate::metadata::extension::Extension;
+use crate::format::extension::Extension;
 use crate::selection::convert::Conv;
 use crate::selection::{copy, Layout, Selection};
 use crate::store::ByteSource;
