@@ -199,7 +199,7 @@ impl Array {
                 chain.encode_box(src, layout, offset, repr, sink)
             } else {
                 // No fill value: every chunk is stored, whatever it holds.
-                crate::codec::with_box(src, layout, offset, repr, |data| sink(Some(vec![chain.encode_chunk(data)?])))
+                crate::selection::with_box(src, layout, offset, &repr.shape, &repr.data_type, |data| sink(Some(vec![chain.encode_chunk(data)?])))
             }
         };
         let src_offset = layout.offset_of(&part.out);

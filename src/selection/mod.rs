@@ -12,11 +12,13 @@
 
 pub mod convert;
 pub mod copy;
+pub mod dest;
 pub mod layout;
 pub mod vlen;
 
 use crate::chunk_grid::ChunkGrid;
 use crate::error::{Error, Result};
+pub use dest::{with_box, Dest};
 pub use layout::Layout;
 
 /// A strided hyperslab: along dimension `d` the indices `start[d] + k * step[d]` for `k < count[d]`.
@@ -72,6 +74,13 @@ impl Selection {
             return Err(Error::InvalidArgument("start, count and step differ in rank".into()));
         }
         Ok(Selection { start: start.to_vec(), count: count.to_vec(), step })
+    }
+
+    /// The byte span `[first, end)` of a buffer laid out as `layout` (a C-order chunk) that holds
+    /// this (non-empty) selection.
+    pub fn byte_span(&self, layout: &Layout) -> (usize, usize) {
+        let first = layout.offset_of(&self.start);
+        (first, first + layout.stepped(&self.step).span(&self.count).expect("a selection inside a chunk"))
     }
 
     /// Number of dimensions.
