@@ -83,6 +83,16 @@ impl Selection {
         (first, first + layout.stepped(&self.step).span(&self.count).expect("a selection inside a chunk"))
     }
 
+    /// Whether this selection, local to a chunk that spans `span(d) = (origin, extent)` along each
+    /// dimension `d` of an array of `shape`, covers every element of the chunk that lies inside the
+    /// array (a write then replaces the chunk without reading it).
+    pub fn covers_chunk(&self, shape: &[u64], span: impl Fn(usize) -> (u64, u64)) -> bool {
+        (0..self.rank()).all(|d| {
+            let (origin, extent) = span(d);
+            self.count[d] == origin.saturating_add(extent).min(shape[d]).saturating_sub(origin)
+        })
+    }
+
     /// Number of dimensions.
     pub fn rank(&self) -> usize {
         self.count.len()
@@ -193,6 +203,29 @@ impl Selection {
             k = k_last + 1;
         }
         pieces
+    }
+}
+
+/// Iterates over every index in the inclusive per-dimension ranges, last dimension fastest.
+pub fn for_each_index(ranges: &[(u64, u64)], mut f: impl FnMut(&[u64])) {
+    if ranges.iter().any(|(lo, hi)| lo > hi) {
+        return;
+    }
+    let mut idx: Vec<u64> = ranges.iter().map(|r| r.0).collect();
+    loop {
+        f(&idx);
+        let mut d = ranges.len();
+        loop {
+            if d == 0 {
+                return;
+            }
+            d -= 1;
+            if idx[d] < ranges[d].1 {
+                idx[d] += 1;
+                break;
+            }
+            idx[d] = ranges[d].0;
+        }
     }
 }
 
@@ -319,6 +352,16 @@ mod tests {
         let f = s2.check_within(&[5, 10]).unwrap_err();
         crate::index_order::set(was);
         assert_eq!(f.message(), "selection start [8, 1] count [4, 2] step [1, 1] exceeds the array shape [10, 5] in dimension 1");
+    }
+
+    #[test]
+    fn odometer() {
+        let mut v = vec![];
+        for_each_index(&[(0, 1), (2, 4)], |i| v.push(i.to_vec()));
+        assert_eq!(v, [[0, 2], [0, 3], [0, 4], [1, 2], [1, 3], [1, 4]]);
+        let mut n = 0;
+        for_each_index(&[], |_| n += 1);
+        assert_eq!(n, 1, "0-d has exactly one index");
     }
 
     #[test]
