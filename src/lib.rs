@@ -1,26 +1,25 @@
 //! libzarr: a Zarr implementation (Zarr v3 and v2, Zarr v1 read only) with a C ABI.
 //!
-//! Floors, from the ground up; a module uses the floors below its own:
+//! Floors, from the ground up; a module uses its own floor and the floors below it, never one above,
+//! and no two modules use each other (`tools/check_layers.py` reads this map and checks every
+//! `crate::` path of `src/`; see also ARCHITECTURE.md):
 //! 1. [`error`] and [`status`] (errors and their C status codes), [`index_order`] (how messages quote
 //!    indices: C or Fortran order), [`buffer`], [`scratch`] (per-thread buffers), [`threads`] (the chunk
-//!    thread pool).
-//! 2. [`dtype`] (data types), [`chunk_grid`], [`chunk_key`], [`store`] (key/value stores: byte-range
-//!    reads, atomic writes).
-//! 3. [`selection`]: regions of chunks, buffer layouts, element conversion and copies.
-//! 4. [`codec`] (the chain array->array*, array->bytes, bytes->bytes*, one file per codec, and
-//!    [`codec::registry`], the one list of codecs) and [`metadata`] (v1, v2 and v3 documents read into
-//!    one array model, [`metadata::ArrayMetadata`], whose chain `codec` builds).
-//! 5. [`array`] (region reads and writes, chunks in parallel), [`node`], [`group`], [`consolidated`].
-//! 6. [`spec`] (arrays described without JSON) and [`convert`] (v2 -> v3 metadata).
-//! 7. [`ffi`]: the C ABI (`include/zarr.h`), the only module with `extern "C"` functions or raw
+//!    thread pool), [`format`] (v3 extension objects, JSON text with `NaN`/`Infinity`, base64).
+//! 2. [`dtype`] (data types, their v2 and v3 names, fill values), [`chunk_grid`], [`chunk_key`],
+//!    [`store`] (key/value stores: byte-range reads, atomic writes).
+//! 3. [`selection`]: all region arithmetic: regions of chunks, buffer layouts, where decoded elements
+//!    go ([`selection::Dest`]), element conversion, copies and transpositions, index iteration.
+//! 4. [`codec`]: the chain array->array*, array->bytes, bytes->bytes*, one file per codec, and
+//!    [`codec::registry`], the one list of codecs.
+//! 5. [`metadata`]: v1, v2 and v3 documents read into one array model, [`metadata::ArrayMetadata`],
+//!    whose chain `codec` builds.
+//! 6. [`array`] (region reads and writes, chunks in parallel), [`node`], [`group`], [`consolidated`].
+//! 7. [`spec`] (arrays described without JSON) and [`convert`] (v2 -> v3 metadata).
+//! 8. [`ffi`]: the C ABI (`include/zarr.h`), the only module with `extern "C"` functions or raw
 //!    pointers received from C.
+//! 9. `fuzzing`: the fuzz targets' bodies; it exists only with the cargo feature `fuzzing`.
 //!
-//! Where the floors still point upward (issue 23, item 3): [`dtype`] and [`codec`] import
-//! [`metadata`] (its `Extension`, fill-value and data-type parsing), so `codec` and `metadata` use each
-//! other; and `metadata::v3` calls `array::vlen` (the variable-length path, a second array engine
-//! beside the codec chain), which closes a circle array -> codec -> metadata -> array.
-//!
-//! `fuzzing` (the fuzz targets' bodies) exists only with the cargo feature `fuzzing`.
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]
 
