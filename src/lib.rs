@@ -20,33 +20,37 @@
 //!    pointers received from C.
 //! 9. `fuzzing`: the fuzz targets' bodies; it exists only with the cargo feature `fuzzing`.
 //!
+//! The modules that Rust callers use (the tests, examples and fuzz targets of this repository) are
+//! public; the others are private to the crate (the C ABI's functions are exported all the same).
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]
+// The floor map above links private modules too (`cargo doc --document-private-items` shows them).
+#![allow(rustdoc::private_intra_doc_links)]
 
 pub mod array;
-pub mod buffer;
-pub mod chunk_grid;
-pub mod chunk_key;
+mod buffer;
+mod chunk_grid;
+mod chunk_key;
 pub mod codec;
-pub mod consolidated;
+mod consolidated;
 pub mod convert;
 pub mod dtype;
-pub mod error;
-pub mod ffi;
+mod error;
+mod ffi;
 pub mod format;
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod group;
-pub mod index_order;
+mod index_order;
 pub mod metadata;
 pub mod node;
-pub mod selection;
-pub mod spec;
-pub mod scratch;
+mod scratch;
+mod selection;
+mod spec;
 pub mod status;
 pub mod store;
-pub mod threads;
+mod threads;
 
 pub use array::Array;
 pub use error::{Error, Result};

@@ -229,17 +229,9 @@ pub fn for_each_index(ranges: &[(u64, u64)], mut f: impl FnMut(&[u64])) {
     }
 }
 
-/// Calls `f(r, k)` for every element in both the box `start..start+count` (r: its C-order index in
-/// that box) and the unit box `origin..origin+shape` (k: its C-order index there).
-pub fn for_each_pair(origin: &[u64], shape: &[u64], start: &[u64], count: &[u64], mut f: impl FnMut(usize, usize)) {
-    for_each_pair_run(origin, shape, start, count, |r0, k0, run| {
-        for j in 0..run {
-            f(r0 + j, k0 + j);
-        }
-    })
-}
-
-/// As [`for_each_pair`], a run at a time: `f(r0, k0, n)` stands for the pairs `(r0 + j, k0 + j)`, `j < n`.
+/// For the elements in both the box `start..start+count` and the unit box `origin..origin+shape`, a
+/// run at a time: `f(r0, k0, n)` stands for the pairs `(r0 + j, k0 + j)`, `j < n`, where `r` is an
+/// element's C-order index in the first box and `k` its C-order index in the second.
 pub fn for_each_pair_run(origin: &[u64], shape: &[u64], start: &[u64], count: &[u64], mut f: impl FnMut(usize, usize, usize)) {
     let rank = shape.len();
     if rank == 0 {
@@ -362,6 +354,15 @@ mod tests {
         let mut n = 0;
         for_each_index(&[], |_| n += 1);
         assert_eq!(n, 1, "0-d has exactly one index");
+    }
+
+    /// [`for_each_pair_run`] one pair at a time.
+    fn for_each_pair(origin: &[u64], shape: &[u64], start: &[u64], count: &[u64], mut f: impl FnMut(usize, usize)) {
+        for_each_pair_run(origin, shape, start, count, |r0, k0, run| {
+            for j in 0..run {
+                f(r0 + j, k0 + j);
+            }
+        })
     }
 
     #[test]
