@@ -134,16 +134,6 @@ impl Consolidated {
         Ok(Consolidated { nodes })
     }
 
-    /// Number of nodes described.
-    pub fn len(&self) -> usize {
-        self.nodes.len()
-    }
-
-    /// Whether no node is described.
-    pub fn is_empty(&self) -> bool {
-        self.nodes.is_empty()
-    }
-
     /// The parsed metadata of the node at full path `path`; `None` when the snapshot has no such node.
     /// `store` only names the node in error messages.
     pub fn node(&self, store: &dyn Store, path: &str) -> Result<Option<NodeMetadata>> {

@@ -138,11 +138,6 @@ pub fn try_alloc(n: usize) -> Result<Vec<u8>> {
     Ok(v)
 }
 
-/// `a * b` for sizes, failing with a metadata error on overflow.
-pub fn checked_mul(a: u64, b: u64, what: &str) -> Result<u64> {
-    a.checked_mul(b).ok_or_else(|| Error::Metadata(format!("{what} overflows 64 bits")))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

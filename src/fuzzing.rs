@@ -26,11 +26,11 @@ use crate::codec::chain::{set_max_chunk_bytes, CodecChain};
 use crate::codec::numcodecs::{self, V2Elem};
 use crate::codec::sharding::index::{IndexCodec, IndexLocation};
 use crate::codec::sharding::ShardingCodec;
-use crate::codec::{ArrayRepr, ArrayToBytesCodec, DecodedSize, Dest};
+use crate::codec::{ArrayRepr, ArrayToBytesCodec, DecodedSize};
 use crate::dtype::DataType;
 use crate::metadata::{self, parse_json, ArrayMetadata};
 use crate::selection::convert::Conv;
-use crate::selection::{Layout, Selection};
+use crate::selection::{Dest, Layout, Selection};
 use crate::store::SliceSource;
 use serde_json::{Map, Value};
 

@@ -1,52 +1,56 @@
 //! libzarr: a Zarr implementation (Zarr v3 and v2, Zarr v1 read only) with a C ABI.
 //!
-//! Floors, from the ground up; a module uses the floors below its own:
+//! Floors, from the ground up; a module uses its own floor and the floors below it, never one above,
+//! and no two modules use each other (`tools/check_layers.py` reads this map and checks every
+//! `crate::` path of `src/`; see also ARCHITECTURE.md):
 //! 1. [`error`] and [`status`] (errors and their C status codes), [`index_order`] (how messages quote
 //!    indices: C or Fortran order), [`buffer`], [`scratch`] (per-thread buffers), [`threads`] (the chunk
-//!    thread pool).
-//! 2. [`dtype`] (data types), [`chunk_grid`], [`chunk_key`], [`store`] (key/value stores: byte-range
-//!    reads, atomic writes).
-//! 3. [`selection`]: regions of chunks, buffer layouts, element conversion and copies.
-//! 4. [`codec`] (the chain array->array*, array->bytes, bytes->bytes*, one file per codec, and
-//!    [`codec::registry`], the one list of codecs) and [`metadata`] (v1, v2 and v3 documents read into
-//!    one array model, [`metadata::ArrayMetadata`], whose chain `codec` builds).
-//! 5. [`array`] (region reads and writes, chunks in parallel), [`node`], [`group`], [`consolidated`].
-//! 6. [`spec`] (arrays described without JSON) and [`convert`] (v2 -> v3 metadata).
-//! 7. [`ffi`]: the C ABI (`include/zarr.h`), the only module with `extern "C"` functions or raw
+//!    thread pool), [`format`] (v3 extension objects, JSON text with `NaN`/`Infinity`, base64).
+//! 2. [`dtype`] (data types, their v2 and v3 names, fill values), [`chunk_grid`], [`chunk_key`],
+//!    [`store`] (key/value stores: byte-range reads, atomic writes).
+//! 3. [`selection`]: all region arithmetic: regions of chunks, buffer layouts, where decoded elements
+//!    go ([`selection::Dest`]), element conversion, copies and transpositions, index iteration.
+//! 4. [`codec`]: the chain array->array*, array->bytes, bytes->bytes*, one file per codec, and
+//!    [`codec::registry`], the one list of codecs.
+//! 5. [`metadata`]: v1, v2 and v3 documents read into one array model, [`metadata::ArrayMetadata`],
+//!    whose chain `codec` builds.
+//! 6. [`array`] (region reads and writes, chunks in parallel), [`node`], [`group`], [`consolidated`].
+//! 7. [`spec`] (arrays described without JSON) and [`convert`] (v2 -> v3 metadata).
+//! 8. [`ffi`]: the C ABI (`include/zarr.h`), the only module with `extern "C"` functions or raw
 //!    pointers received from C.
+//! 9. `fuzzing`: the fuzz targets' bodies; it exists only with the cargo feature `fuzzing`.
 //!
-//! Where the floors still point upward (issue 23, item 3): [`dtype`] and [`codec`] import
-//! [`metadata`] (its `Extension`, fill-value and data-type parsing), so `codec` and `metadata` use each
-//! other; and `metadata::v3` calls `array::vlen` (the variable-length path, a second array engine
-//! beside the codec chain), which closes a circle array -> codec -> metadata -> array.
-//!
-//! `fuzzing` (the fuzz targets' bodies) exists only with the cargo feature `fuzzing`.
+//! The modules that Rust callers use (the tests, examples and fuzz targets of this repository) are
+//! public; the others are private to the crate (the C ABI's functions are exported all the same).
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]
+// The floor map above links private modules too (`cargo doc --document-private-items` shows them).
+#![allow(rustdoc::private_intra_doc_links)]
 
 pub mod array;
-pub mod buffer;
-pub mod chunk_grid;
-pub mod chunk_key;
+mod buffer;
+mod chunk_grid;
+mod chunk_key;
 pub mod codec;
-pub mod consolidated;
+mod consolidated;
 pub mod convert;
 pub mod dtype;
-pub mod error;
-pub mod ffi;
+mod error;
+mod ffi;
+pub mod format;
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod group;
-pub mod index_order;
+mod index_order;
 pub mod metadata;
 pub mod node;
-pub mod selection;
-pub mod spec;
-pub mod scratch;
+mod scratch;
+mod selection;
+mod spec;
 pub mod status;
 pub mod store;
-pub mod threads;
+mod threads;
 
 pub use array::Array;
 pub use error::{Error, Result};

@@ -269,10 +269,10 @@ fn vlen_expected(case: &Value, dt: &DataType) -> Result<Vec<Vec<u8>>, String> {
         .map(|v| match dt {
             DataType::String => Ok(v.as_bytes().to_vec()),
             DataType::VlenArray(item) => {
-                let b = zarr::metadata::base64::decode(v).map_err(|e| format!("{e:?}"))?;
+                let b = zarr::format::base64::decode(v).map_err(|e| format!("{e:?}"))?;
                 Ok(le_to_native(b, item))
             }
-            _ => zarr::metadata::base64::decode(v).map_err(|e| format!("{e:?}")),
+            _ => zarr::format::base64::decode(v).map_err(|e| format!("{e:?}")),
         })
         .collect()
 }

@@ -2,12 +2,11 @@
 //! chunks read, written and erased by grid coordinates, and resizing the array.
 
 use super::Array;
-use crate::chunk_grid::for_each_index;
 use crate::codec::ArrayToBytesCodec;
 use crate::error::{Error, Result};
 use crate::metadata;
 use crate::node;
-use crate::selection::Selection;
+use crate::selection::{for_each_index, Selection};
 
 impl Array {
     /// Number of chunks along each dimension.

@@ -7,13 +7,13 @@
 
 use super::Array;
 use crate::buffer::RawBuf;
-use crate::codec::{ArrayToBytesCodec, Dest};
+use crate::codec::ArrayToBytesCodec;
 use crate::dtype::DataType;
 use crate::error::Result;
 use crate::scratch::with_encoded;
 use crate::selection::convert::Conv;
 use crate::selection::vlen::{VlenChunk, VlenData};
-use crate::selection::{for_each_pair_run, ChunkPart, Layout, Selection};
+use crate::selection::{for_each_pair_run, ChunkPart, Dest, Layout, Selection};
 use crate::store::OpenHint;
 
 impl Array {
@@ -80,7 +80,7 @@ impl Array {
                 }
                 let repr = chain.decoded_repr();
                 let span = (chain.array_to_bytes().element_bytes(repr))
-                    .map(|_| crate::codec::chain::byte_span(repr, &part.local));
+                    .map(|_| part.local.byte_span(&repr.layout()));
                 if let Some((first, end)) = span.filter(|&(first, end)| end - first < repr.nbytes()) {
                     let hint = OpenHint::Range(first as u64, end as u64);
                     let Some(src) = self.store.open_hinted(&key, hint).map_err(ctx)? else {
@@ -91,7 +91,7 @@ impl Array {
             }
             return self.read_whole_chunk_remote(&key, part, dest).map_err(ctx);
         }
-        if chain.is_bare() && !dest.is_direct(chain.decoded_repr(), &part.local) {
+        if chain.is_bare() && !dest.is_direct(&chain.decoded_repr().shape, &part.local) {
             if let Some(shard) = chain.array_to_bytes().as_sharding().filter(|s| {
                 (!s.inner_chain().is_bare() || part.local.is_dense()) && s.touches_every_inner_chunk(&part.local)
             }) {

@@ -14,7 +14,7 @@
 use super::Array;
 use crate::codec::sharding::index::Entry;
 use crate::codec::sharding::ShardingCodec;
-use crate::codec::Dest;
+use crate::selection::Dest;
 use crate::error::{Error, Result};
 use crate::selection::ChunkPart;
 use crate::store::ByteSource;

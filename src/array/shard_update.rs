@@ -63,11 +63,9 @@ impl Array {
     /// lies inside the array.
     fn inner_covered(&self, shard: &ShardingCodec, part: &ChunkPart, ip: &ChunkPart) -> bool {
         let inner_shape = shard.inner_chunk_shape();
-        (0..inner_shape.len()).all(|d| {
+        ip.local.covers_chunk(&self.meta.shape, |d| {
             let (shard_origin, _) = self.grid().chunk_span(d, part.chunk[d]);
-            let origin = shard_origin + ip.chunk[d] * inner_shape[d];
-            let inside = origin.saturating_add(inner_shape[d]).min(self.meta.shape[d]).saturating_sub(origin);
-            ip.local.count[d] == inside
+            (shard_origin + ip.chunk[d] * inner_shape[d], inner_shape[d])
         })
     }
 

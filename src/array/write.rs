@@ -167,12 +167,7 @@ impl Array {
 
     /// Whether the part covers every element of its chunk that lies inside the array.
     fn covers_chunk(&self, part: &ChunkPart) -> bool {
-        let grid = self.grid();
-        (0..part.chunk.len()).all(|d| {
-            let (origin, extent) = grid.chunk_span(d, part.chunk[d]);
-            let inside = origin.saturating_add(extent).min(self.meta.shape[d]) - origin;
-            part.local.count[d] == inside
-        })
+        part.local.covers_chunk(&self.meta.shape, |d| self.grid().chunk_span(d, part.chunk[d]))
     }
 
     pub(super) fn write_chunk_part(
@@ -199,7 +194,7 @@ impl Array {
                 chain.encode_box(src, layout, offset, repr, sink)
             } else {
                 // No fill value: every chunk is stored, whatever it holds.
-                crate::codec::with_box(src, layout, offset, repr, |data| sink(Some(vec![chain.encode_chunk(data)?])))
+                crate::selection::with_box(src, layout, offset, &repr.shape, &repr.data_type, |data| sink(Some(vec![chain.encode_chunk(data)?])))
             }
         };
         let src_offset = layout.offset_of(&part.out);

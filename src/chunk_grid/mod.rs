@@ -89,29 +89,6 @@ impl RegularGrid {
     }
 }
 
-/// Iterates over every index in the inclusive per-dimension ranges, last dimension fastest.
-pub fn for_each_index(ranges: &[(u64, u64)], mut f: impl FnMut(&[u64])) {
-    if ranges.iter().any(|(lo, hi)| lo > hi) {
-        return;
-    }
-    let mut idx: Vec<u64> = ranges.iter().map(|r| r.0).collect();
-    loop {
-        f(&idx);
-        let mut d = ranges.len();
-        loop {
-            if d == 0 {
-                return;
-            }
-            d -= 1;
-            if idx[d] < ranges[d].1 {
-                idx[d] += 1;
-                break;
-            }
-            idx[d] = ranges[d].0;
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -124,15 +101,5 @@ mod tests {
         assert_eq!(ChunkGrid::chunk_span(&g, 1, 2), (12, 6));
         assert_eq!(g.chunk_index(0, 14), 2);
         assert!(RegularGrid::new(vec![1, 0]).is_err());
-    }
-
-    #[test]
-    fn odometer() {
-        let mut v = vec![];
-        for_each_index(&[(0, 1), (2, 4)], |i| v.push(i.to_vec()));
-        assert_eq!(v, [[0, 2], [0, 3], [0, 4], [1, 2], [1, 3], [1, 4]]);
-        let mut n = 0;
-        for_each_index(&[], |_| n += 1);
-        assert_eq!(n, 1, "0-d has exactly one index");
     }
 }

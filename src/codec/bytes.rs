@@ -12,10 +12,10 @@
 //! Zarr v2 arrays use the same codec with the byte order of their dtype (per field for structured
 //! dtypes). Partial decoding reads only the byte span between the first and last element of a region.
 
-use super::{ArrayRepr, ArrayToBytesCodec, Config, Dest};
+use super::{ArrayRepr, ArrayToBytesCodec, Config};
 use crate::dtype::{DataType, Endian, SwapPlan};
 use crate::error::{Error, Result};
-use crate::selection::Selection;
+use crate::selection::{Dest, Selection};
 use crate::store::ByteSource;
 use serde_json::{json, Map, Value};
 use std::borrow::Cow;
@@ -108,10 +108,10 @@ impl ArrayToBytesCodec for BytesCodec {
         if sel.is_empty() {
             return Ok(());
         }
-        let (first_byte, end_byte) = super::chain::byte_span(repr, sel);
+        let (first_byte, end_byte) = sel.byte_span(&repr.layout());
         crate::scratch::with_decoded(end_byte - first_byte, |window| {
             src.read_into(first_byte as u64, window)?;
-            dest.copy_from(window, first_byte, repr, sel, &self.plan)
+            dest.copy_from(window, first_byte, &repr.shape, sel, &self.plan)
         })
     }
 

@@ -23,7 +23,7 @@ use super::numeric_cast::{element_bits, read_num, CastPlan, Kind, Num, OutOfRang
 use super::{ArrayRepr, ArrayToArrayCodec, Config};
 use crate::dtype::DataType;
 use crate::error::{Error, Result};
-use crate::metadata::fill_value;
+use crate::dtype::fill_value;
 use serde_json::{Map, Value};
 use super::registry::CodecEntry;
 use super::Codec;
@@ -85,7 +85,7 @@ impl CastValueCodec {
         if Kind::of(&source).is_none() {
             return Err(meta(format!("defined for integer and floating-point data types only, not {source}")));
         }
-        let target = crate::metadata::v3::parse_data_type(c.get("data_type").ok_or_else(|| c.invalid("data_type", "required"))?)?;
+        let target = crate::dtype::DataType::from_v3_json(c.get("data_type").ok_or_else(|| c.invalid("data_type", "required"))?)?;
         let target_kind = match Kind::of(&target) {
             Some(k) => k,
             // Numeric formats of the registry whose casts are not implemented here.

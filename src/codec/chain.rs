@@ -3,11 +3,11 @@
 //!
 //! Representations along the chain are computed once, when the chain is built for a chunk shape.
 
-use super::{from_v3, ArrayRepr, ArrayToArrayCodec, ArrayToBytesCodec, BytesToBytesCodec, Codec, DecodedSize, Dest};
-use crate::metadata::extension::Extension;
+use super::{from_v3, ArrayRepr, ArrayToArrayCodec, ArrayToBytesCodec, BytesToBytesCodec, Codec, DecodedSize};
+use crate::format::extension::Extension;
 use crate::dtype::SwapPlan;
 use crate::scratch::with_decoded;
-use crate::selection::{Layout, Selection};
+use crate::selection::{with_box, Dest, Layout, Selection};
 use crate::error::{Error, Result};
 use crate::store::ByteSource;
 use serde_json::Value;
@@ -278,7 +278,7 @@ impl CodecChain {
             return Ok(());
         }
         let repr = &self.reprs[0];
-        if let Some(out) = dest.direct(repr, sel) {
+        if let Some(out) = dest.direct(&repr.shape, sel) {
             return self.decode_chunk(encoded, out);
         }
         with_decoded(repr.nbytes(), |chunk| {
@@ -287,13 +287,13 @@ impl CodecChain {
                 self.bytes_to_bytes.as_slice(),
                 self.array_to_bytes.element_bytes(repr),
             ) {
-                let (first, end) = byte_span(repr, sel);
+                let (first, end) = sel.byte_span(&repr.layout());
                 if (first > 0 || end < chunk.len()) && b2b.decode_partial(encoded, first, end, chunk)? {
-                    return dest.copy_from(chunk, 0, repr, sel, &swap);
+                    return dest.copy_from(chunk, 0, &repr.shape, sel, &swap);
                 }
             }
             self.decode_chunk(encoded, chunk)?;
-            dest.copy_from(chunk, 0, repr, sel, &SwapPlan::identity())
+            dest.copy_from(chunk, 0, &repr.shape, sel, &SwapPlan::identity())
         })
     }
 
@@ -319,7 +319,7 @@ impl ArrayToBytesCodec for CodecChain {
             // e.g. sharding: it gathers its inner chunks straight from `src`.
             return self.array_to_bytes.encode_box(src, layout, offset, repr, sink);
         }
-        super::with_box(src, layout, offset, repr, |data| {
+        with_box(src, layout, offset, &repr.shape, &repr.data_type, |data| {
             if crate::buffer::all_equal(data, &repr.fill_value) {
                 return sink(None);
             }
@@ -357,13 +357,6 @@ impl ArrayToBytesCodec for CodecChain {
     fn may_refuse_values(&self) -> bool {
         self.array_to_array.iter().any(|c| c.may_refuse_values()) || self.array_to_bytes.may_refuse_values()
     }
-}
-
-/// The byte span `[first, end)` of a C-order chunk of `repr` that holds the (non-empty) selection `sel`.
-pub fn byte_span(repr: &ArrayRepr, sel: &Selection) -> (usize, usize) {
-    let layout: Layout = repr.layout();
-    let first = layout.offset_of(&sel.start);
-    (first, first + layout.stepped(&sel.step).span(&sel.count).expect("a selection inside a chunk"))
 }
 
 #[cfg(test)]

@@ -30,10 +30,8 @@ pub mod zstd;
 use crate::dtype::{DataType, SwapPlan};
 pub use blosc::Shuffle;
 use crate::error::{Error, Result};
-use crate::buffer::RawBuf;
-use crate::metadata::extension::Extension;
-use crate::selection::convert::Conv;
-use crate::selection::{copy, Layout, Selection};
+use crate::format::extension::Extension;
+use crate::selection::{with_box, Dest, Layout, Selection};
 use crate::store::ByteSource;
 use serde_json::{Map, Value};
 use std::borrow::Cow;
@@ -63,65 +61,6 @@ impl ArrayRepr {
     /// The C-order buffer layout of this representation.
     pub fn layout(&self) -> Layout {
         Layout::c_order(&self.shape, self.data_type.size())
-    }
-}
-
-/// Where a (partial) decode puts the elements a selection picks out of a chunk: selected element `k`
-/// (counted per dimension within the selection) lands at byte `offset + sum(k[d] * layout.strides[d])`
-/// of `buf`, converted by `conv` from the chunk's type to the buffer's.
-#[derive(Clone, Copy, Debug)]
-pub struct Dest<'a> {
-    /// The destination buffer (the caller's, written by several chunk tasks at disjoint elements).
-    pub buf: RawBuf,
-    /// Byte offset of the selection's first element.
-    pub offset: usize,
-    /// The buffer's strides per selected element.
-    pub layout: &'a Layout,
-    /// Conversion from the chunk's elements to the buffer's.
-    pub conv: &'a Conv,
-    /// The fill value in the buffer's type; `None` when it has no image there (filling is then an error).
-    pub fill: Option<&'a [u8]>,
-}
-
-impl<'a> Dest<'a> {
-    /// The destination of the part of a selection that starts at selected element `out`.
-    pub fn at(&self, out: &[u64]) -> Dest<'a> {
-        Dest { offset: self.offset + self.layout.offset_of(out), ..*self }
-    }
-
-    /// Writes the fill value to the first `count` selected elements.
-    pub fn fill_box(&self, count: &[u64]) -> Result<()> {
-        let fill = self.fill.ok_or_else(|| {
-            Error::Value("the fill value cannot be represented in the buffer's type".into())
-        })?;
-        copy::fill(self.buf, self.offset, self.layout, count, fill);
-        Ok(())
-    }
-
-    /// Copies the selection `sel` of a decoded chunk of `repr` (in `chunk`, whose first byte is the
-    /// chunk's byte `bias`) to this destination, reversing byte order with `swap` on the way.
-    pub fn copy_from(&self, chunk: &[u8], bias: usize, repr: &ArrayRepr, sel: &Selection, swap: &SwapPlan) -> Result<()> {
-        let layout = repr.layout();
-        let off = layout.offset_of(&sel.start) - bias;
-        let conv = if swap.is_identity() { Cow::Borrowed(self.conv) } else { Cow::Owned(self.conv.with_swap(swap)) };
-        copy::copy(chunk, off, &layout.stepped(&sel.step), self.buf, self.offset, self.layout, &sel.count, &conv)
-    }
-
-    /// Whether [`Dest::direct`] applies.
-    pub fn is_direct(&self, repr: &ArrayRepr, sel: &Selection) -> bool {
-        self.conv.is_identity() && sel.is_dense() && sel.count == repr.shape && self.layout.is_contiguous(&sel.count)
-    }
-
-    /// The destination bytes of a whole chunk of `repr`, when selection `sel` covers the chunk and
-    /// lands as one contiguous run of unconverted elements (a chunk can then be decoded straight
-    /// into the caller's buffer).
-    #[allow(clippy::mut_from_ref)]
-    pub fn direct(&self, repr: &ArrayRepr, sel: &Selection) -> Option<&mut [u8]> {
-        if !self.is_direct(repr, sel) {
-            return None;
-        }
-        // SAFETY: this box of the destination belongs to the calling chunk task alone.
-        Some(unsafe { self.buf.slice_mut(self.offset, repr.nbytes()) })
     }
 }
 
@@ -193,20 +132,6 @@ pub fn join_parts(mut parts: Parts) -> Vec<u8> {
     parts.concat()
 }
 
-/// Runs `f` on the box of `repr.shape` whose origin is at byte `offset` of `src` (laid out as `layout`)
-/// as one contiguous C-order slice: the slice itself when the box is a contiguous run of `src`,
-/// otherwise a gathered per-thread copy.
-pub fn with_box<R>(src: &[u8], layout: &Layout, offset: usize, repr: &ArrayRepr, f: impl FnOnce(&[u8]) -> Result<R>) -> Result<R> {
-    if layout.is_contiguous(&repr.shape) {
-        return f(&src[offset..offset + repr.nbytes()]);
-    }
-    crate::scratch::with_decoded(repr.nbytes(), |chunk| {
-        let conv = Conv::identity(&repr.data_type);
-        copy::copy(src, offset, layout, RawBuf::new(chunk), 0, &repr.layout(), &repr.shape, &conv)?;
-        f(chunk)
-    })
-}
-
 /// An array->bytes codec (bytes, sharding_indexed, or a whole chain).
 pub trait ArrayToBytesCodec: Send + Sync + std::fmt::Debug {
     /// Encodes `data` (C order, native-endian, of representation `repr`); may return the input itself.
@@ -216,7 +141,7 @@ pub trait ArrayToBytesCodec: Send + Sync + std::fmt::Debug {
     /// (laid out as `layout`) and hands the result to `sink` (`None` when every element equals the fill
     /// value). The default gathers the box when it is not contiguous and calls `encode`.
     fn encode_box(&self, src: &[u8], layout: &Layout, offset: usize, repr: &ArrayRepr, sink: Sink) -> Result<()> {
-        with_box(src, layout, offset, repr, |data| {
+        with_box(src, layout, offset, &repr.shape, &repr.data_type, |data| {
             if crate::buffer::all_equal(data, &repr.fill_value) {
                 return sink(None);
             }
@@ -249,7 +174,7 @@ pub trait ArrayToBytesCodec: Send + Sync + std::fmt::Debug {
             src.read_into(0, encoded)?;
             crate::scratch::with_decoded(repr.nbytes(), |chunk| {
                 self.decode_into(encoded, repr, chunk)?;
-                dest.copy_from(chunk, 0, repr, sel, &SwapPlan::identity())
+                dest.copy_from(chunk, 0, &repr.shape, sel, &SwapPlan::identity())
             })
         })
     }

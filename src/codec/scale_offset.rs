@@ -19,7 +19,7 @@ use super::numeric_cast::{read_num, Kind, Num};
 use super::{ArrayRepr, ArrayToArrayCodec, Config};
 use crate::dtype::{f16_from_f64, DataType};
 use crate::error::{Error, Result};
-use crate::metadata::fill_value;
+use crate::dtype::fill_value;
 use half::f16;
 use serde_json::{Map, Value};
 use super::registry::CodecEntry;

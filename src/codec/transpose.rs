@@ -7,6 +7,7 @@
 
 use super::{ArrayRepr, ArrayToArrayCodec, Config};
 use crate::error::{Error, Result};
+use crate::selection::copy::permute;
 use serde_json::{json, Map, Value};
 use super::registry::CodecEntry;
 use super::Codec;
@@ -61,61 +62,6 @@ impl TransposeCodec {
     }
 }
 
-/// Writes into `dst` the array whose dimension `k` is dimension `map[k]` of the C-order `src` array.
-pub fn permute(src: &[u8], src_shape: &[u64], dst: &mut [u8], map: &[usize], elem: usize) {
-    let rank = src_shape.len();
-    debug_assert_eq!(src.len(), dst.len());
-    if rank == 0 || src.is_empty() {
-        dst.copy_from_slice(src);
-        return;
-    }
-    let mut src_strides = vec![0usize; rank];
-    let mut acc = elem;
-    for d in (0..rank).rev() {
-        src_strides[d] = acc;
-        acc *= src_shape[d] as usize;
-    }
-    let dst_shape: Vec<usize> = map.iter().map(|&m| src_shape[m] as usize).collect();
-    let steps: Vec<usize> = map.iter().map(|&m| src_strides[m]).collect();
-    match elem {
-        1 => permute_n::<1>(src, dst, &dst_shape, &steps, 1),
-        2 => permute_n::<2>(src, dst, &dst_shape, &steps, 2),
-        4 => permute_n::<4>(src, dst, &dst_shape, &steps, 4),
-        8 => permute_n::<8>(src, dst, &dst_shape, &steps, 8),
-        16 => permute_n::<16>(src, dst, &dst_shape, &steps, 16),
-        _ => permute_n::<0>(src, dst, &dst_shape, &steps, elem),
-    }
-}
-
-/// The permutation loop; `N` is the element size when known at compile time (0: use `elem`).
-fn permute_n<const N: usize>(src: &[u8], dst: &mut [u8], dst_shape: &[usize], steps: &[usize], elem: usize) {
-    let e = if N == 0 { elem } else { N };
-    let rank = dst_shape.len();
-    let inner = dst_shape[rank - 1];
-    let inner_step = steps[rank - 1];
-    let mut idx = vec![0usize; rank - 1];
-    let mut base = 0usize;
-    for row in dst.chunks_exact_mut(inner * e) {
-        let mut s = base;
-        for out in row.chunks_exact_mut(e) {
-            out.copy_from_slice(&src[s..s + e]);
-            s += inner_step;
-        }
-        // advance the outer odometer
-        let mut d = rank - 1;
-        while d > 0 {
-            d -= 1;
-            idx[d] += 1;
-            base += steps[d];
-            if idx[d] < dst_shape[d] {
-                break;
-            }
-            base -= steps[d] * dst_shape[d];
-            idx[d] = 0;
-        }
-    }
-}
-
 impl ArrayToArrayCodec for TransposeCodec {
     fn encoded_repr(&self, decoded: &ArrayRepr) -> Result<ArrayRepr> {
         if decoded.shape.len() != self.order.len() {
@@ -130,7 +76,7 @@ impl ArrayToArrayCodec for TransposeCodec {
 
     fn encode(&self, data: &[u8], decoded: &ArrayRepr) -> Result<Vec<u8>> {
         let mut out = crate::error::try_alloc(data.len())?;
-        permute(data, &decoded.shape, &mut out, &self.order, decoded.data_type.size());
+        permute(data, &decoded.shape, &mut out, &self.order, &decoded.data_type)?;
         Ok(out)
     }
 
@@ -139,8 +85,7 @@ impl ArrayToArrayCodec for TransposeCodec {
             return Err(Error::Codec(format!("transpose: {} bytes, expected {}", encoded.len(), out.len())));
         }
         let enc_shape: Vec<u64> = self.order.iter().map(|&o| decoded.shape[o]).collect();
-        permute(encoded, &enc_shape, out, &self.inverse, decoded.data_type.size());
-        Ok(())
+        permute(encoded, &enc_shape, out, &self.inverse, &decoded.data_type)
     }
 
     fn only_moves_elements(&self) -> bool {
@@ -156,15 +101,6 @@ impl ArrayToArrayCodec for TransposeCodec {
 mod tests {
     use super::*;
     use crate::dtype::DataType;
-
-    #[test]
-    fn transpose_2d() {
-        // 2x3 u8 -> order [1,0] -> 3x2
-        let src = [0u8, 1, 2, 3, 4, 5];
-        let mut dst = [0u8; 6];
-        permute(&src, &[2, 3], &mut dst, &[1, 0], 1);
-        assert_eq!(dst, [0, 3, 1, 4, 2, 5]);
-    }
 
     #[test]
     fn transpose_3d_definition() {

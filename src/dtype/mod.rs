@@ -9,6 +9,7 @@
 //! [`swap::SwapPlan`] says which bytes of a stored element are reversed to reach native order.
 
 pub mod ext;
+pub mod fill_value;
 pub mod structured;
 pub mod swap;
 pub mod v2;
@@ -186,7 +187,7 @@ impl DataType {
     }
 
     fn from_v3_json_depth(v: &Value, depth: usize) -> Result<DataType> {
-        let e = crate::metadata::extension::Extension::parse(v, "data_type")?;
+        let e = crate::format::extension::Extension::parse(v, "data_type")?;
         let cfg = e.configuration;
         let bad = |why: String| Error::Metadata(format!("data_type '{}': {why}", e.name));
         let length_bytes = |multiple: usize| -> Result<usize> {

@@ -3,10 +3,6 @@
 //! [`v3`] parses `zarr.json`. Later formats (v2 `.zarray`, v1 `meta`) normalise into the same
 //! [`ArrayMetadata`]: a data type, a regular grid, a chunk key encoding, a fill value and a codec chain.
 
-pub mod base64;
-pub mod extension;
-pub mod fill_value;
-pub mod json_text;
 pub mod v1;
 pub mod v2;
 pub mod v3;
@@ -17,6 +13,7 @@ use crate::chunk_key::ChunkKeyEncoding;
 use crate::codec::chain::CodecChain;
 use crate::dtype::DataType;
 use crate::error::{Error, Result};
+use crate::format::json_text;
 use serde_json::{Map, Value};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};

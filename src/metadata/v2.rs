@@ -3,7 +3,8 @@
 //! bytes->bytes codecs; chunk keys use the `v2` encoding with the document's `dimension_separator`.
 //! Attributes live in `.zattrs`; groups are `.zgroup`.
 
-use super::{fill_value, ArrayMetadata, GroupMetadata};
+use super::{ArrayMetadata, GroupMetadata};
+use crate::dtype::fill_value;
 use crate::chunk_grid::RegularGrid;
 use crate::chunk_key::ChunkKeyEncoding;
 use crate::codec::bytes::BytesCodec;

@@ -3,13 +3,14 @@
 //! Every member is checked; an unknown member or extension is refused (naming it) unless it is marked
 //! `"must_understand": false`.
 
-use super::{attributes_of, fill_value, ArrayMetadata, GroupMetadata};
+use super::{attributes_of, ArrayMetadata, GroupMetadata};
+use crate::dtype::fill_value;
 use crate::chunk_grid::rectilinear::RectilinearGrid;
 use crate::chunk_grid::{ChunkGrid, RegularGrid};
 use crate::chunk_key::ChunkKeyEncoding;
 use crate::codec::chain::CodecChain;
 use crate::codec::ArrayRepr;
-use crate::metadata::extension::Extension;
+use crate::format::extension::Extension;
 use crate::dtype::{DataType, Endian};
 use crate::error::{Error, Result};
 use serde_json::{Map, Value};
@@ -61,11 +62,6 @@ fn u64_list(v: &Value, what: &str) -> Result<Vec<u64>> {
     list.iter()
         .map(|x| x.as_u64().ok_or_else(|| meta_err(format!("{what} entries must be non-negative integers, got {x}"))))
         .collect()
-}
-
-/// Parses the `data_type` member (core and extension types, see [`DataType::from_v3_json`]).
-pub fn parse_data_type(v: &Value) -> Result<DataType> {
-    DataType::from_v3_json(v)
 }
 
 /// The byte order the array -> bytes codec stores elements in, looked up without building the codec
@@ -159,7 +155,7 @@ pub fn parse_array(doc: &Value) -> Result<ArrayMetadata> {
     }
     let shape = u64_list(get("shape")?, "shape")?;
     super::check_shape_size(&shape)?;
-    let data_type = parse_data_type(get("data_type")?)?;
+    let data_type = DataType::from_v3_json(get("data_type")?)?;
     let grid = parse_grid(get("chunk_grid")?, &shape)?;
     let cke = Extension::parse(get("chunk_key_encoding")?, "chunk_key_encoding")?;
     let chunk_key_encoding = ChunkKeyEncoding::from_v3(cke.name, cke.configuration)?;

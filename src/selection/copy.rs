@@ -6,6 +6,7 @@
 use super::convert::Conv;
 use super::layout::Layout;
 use crate::buffer::RawBuf;
+use crate::dtype::DataType;
 use crate::error::Result;
 
 /// The dimensions of a box walk after dropping extent-1 dimensions, ordering the rest by the strides
@@ -183,6 +184,17 @@ pub fn copy(
     }
 }
 
+/// Writes into `dst` the C-order array whose dimension `k` is dimension `map[k]` of the C-order array
+/// `src` of `src_shape` (a transposition): a [`copy`] that walks `src` with permuted strides.
+pub fn permute(src: &[u8], src_shape: &[u64], dst: &mut [u8], map: &[usize], data_type: &DataType) -> Result<()> {
+    let elem = data_type.size();
+    let src_layout = Layout::c_order(src_shape, elem);
+    let dst_shape: Vec<u64> = map.iter().map(|&m| src_shape[m]).collect();
+    let walked = Layout { elem, strides: map.iter().map(|&m| src_layout.strides[m]).collect() };
+    let dst_layout = Layout::c_order(&dst_shape, elem);
+    copy(src, 0, &walked, RawBuf::new(dst), 0, &dst_layout, &dst_shape, &Conv::identity(data_type))
+}
+
 /// Fills the box `count` of `dst` (origin at `dst_off`) with copies of the element `value`.
 pub fn fill(dst: RawBuf, dst_off: usize, dst_layout: &Layout, count: &[u64], value: &[u8]) {
     assert_eq!(value.len(), dst_layout.elem, "fill: element size");
@@ -247,7 +259,22 @@ pub fn check(src: &[u8], src_off: usize, src_layout: &Layout, count: &[u64], con
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dtype::DataType;
+
+    #[test]
+    fn permute_transposes() {
+        // 2x3 u8 -> map [1, 0] -> 3x2
+        let src = [0u8, 1, 2, 3, 4, 5];
+        let mut dst = [0u8; 6];
+        permute(&src, &[2, 3], &mut dst, &[1, 0], &DataType::UInt8).unwrap();
+        assert_eq!(dst, [0, 3, 1, 4, 2, 5]);
+        // 3-byte elements (no typed kernel), 2x1x3 -> map [2, 0, 1] -> 3x2x1
+        let dt = DataType::Raw(3);
+        let src: Vec<u8> = (0..18).collect();
+        let mut dst = vec![0u8; 18];
+        permute(&src, &[2, 1, 3], &mut dst, &[2, 0, 1], &dt).unwrap();
+        let want: Vec<u8> = [0usize, 3, 1, 4, 2, 5].iter().flat_map(|&e| (0..3).map(move |b| (3 * e + b) as u8)).collect();
+        assert_eq!(dst, want);
+    }
 
     #[test]
     fn plans_merge_and_drop() {

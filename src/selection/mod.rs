@@ -12,11 +12,13 @@
 
 pub mod convert;
 pub mod copy;
+pub mod dest;
 pub mod layout;
 pub mod vlen;
 
 use crate::chunk_grid::ChunkGrid;
 use crate::error::{Error, Result};
+pub use dest::{with_box, Dest};
 pub use layout::Layout;
 
 /// A strided hyperslab: along dimension `d` the indices `start[d] + k * step[d]` for `k < count[d]`.
@@ -72,6 +74,23 @@ impl Selection {
             return Err(Error::InvalidArgument("start, count and step differ in rank".into()));
         }
         Ok(Selection { start: start.to_vec(), count: count.to_vec(), step })
+    }
+
+    /// The byte span `[first, end)` of a buffer laid out as `layout` (a C-order chunk) that holds
+    /// this (non-empty) selection.
+    pub fn byte_span(&self, layout: &Layout) -> (usize, usize) {
+        let first = layout.offset_of(&self.start);
+        (first, first + layout.stepped(&self.step).span(&self.count).expect("a selection inside a chunk"))
+    }
+
+    /// Whether this selection, local to a chunk that spans `span(d) = (origin, extent)` along each
+    /// dimension `d` of an array of `shape`, covers every element of the chunk that lies inside the
+    /// array (a write then replaces the chunk without reading it).
+    pub fn covers_chunk(&self, shape: &[u64], span: impl Fn(usize) -> (u64, u64)) -> bool {
+        (0..self.rank()).all(|d| {
+            let (origin, extent) = span(d);
+            self.count[d] == origin.saturating_add(extent).min(shape[d]).saturating_sub(origin)
+        })
     }
 
     /// Number of dimensions.
@@ -187,17 +206,32 @@ impl Selection {
     }
 }
 
-/// Calls `f(r, k)` for every element in both the box `start..start+count` (r: its C-order index in
-/// that box) and the unit box `origin..origin+shape` (k: its C-order index there).
-pub fn for_each_pair(origin: &[u64], shape: &[u64], start: &[u64], count: &[u64], mut f: impl FnMut(usize, usize)) {
-    for_each_pair_run(origin, shape, start, count, |r0, k0, run| {
-        for j in 0..run {
-            f(r0 + j, k0 + j);
+/// Iterates over every index in the inclusive per-dimension ranges, last dimension fastest.
+pub fn for_each_index(ranges: &[(u64, u64)], mut f: impl FnMut(&[u64])) {
+    if ranges.iter().any(|(lo, hi)| lo > hi) {
+        return;
+    }
+    let mut idx: Vec<u64> = ranges.iter().map(|r| r.0).collect();
+    loop {
+        f(&idx);
+        let mut d = ranges.len();
+        loop {
+            if d == 0 {
+                return;
+            }
+            d -= 1;
+            if idx[d] < ranges[d].1 {
+                idx[d] += 1;
+                break;
+            }
+            idx[d] = ranges[d].0;
         }
-    })
+    }
 }
 
-/// As [`for_each_pair`], a run at a time: `f(r0, k0, n)` stands for the pairs `(r0 + j, k0 + j)`, `j < n`.
+/// For the elements in both the box `start..start+count` and the unit box `origin..origin+shape`, a
+/// run at a time: `f(r0, k0, n)` stands for the pairs `(r0 + j, k0 + j)`, `j < n`, where `r` is an
+/// element's C-order index in the first box and `k` its C-order index in the second.
 pub fn for_each_pair_run(origin: &[u64], shape: &[u64], start: &[u64], count: &[u64], mut f: impl FnMut(usize, usize, usize)) {
     let rank = shape.len();
     if rank == 0 {
@@ -310,6 +344,25 @@ mod tests {
         let f = s2.check_within(&[5, 10]).unwrap_err();
         crate::index_order::set(was);
         assert_eq!(f.message(), "selection start [8, 1] count [4, 2] step [1, 1] exceeds the array shape [10, 5] in dimension 1");
+    }
+
+    #[test]
+    fn odometer() {
+        let mut v = vec![];
+        for_each_index(&[(0, 1), (2, 4)], |i| v.push(i.to_vec()));
+        assert_eq!(v, [[0, 2], [0, 3], [0, 4], [1, 2], [1, 3], [1, 4]]);
+        let mut n = 0;
+        for_each_index(&[], |_| n += 1);
+        assert_eq!(n, 1, "0-d has exactly one index");
+    }
+
+    /// [`for_each_pair_run`] one pair at a time.
+    fn for_each_pair(origin: &[u64], shape: &[u64], start: &[u64], count: &[u64], mut f: impl FnMut(usize, usize)) {
+        for_each_pair_run(origin, shape, start, count, |r0, k0, run| {
+            for j in 0..run {
+                f(r0 + j, k0 + j);
+            }
+        })
     }
 
     #[test]

@@ -20,12 +20,12 @@ pub mod index;
 mod vlen;
 
 use crate::buffer::RawBuf;
-use crate::chunk_grid::{for_each_index, RegularGrid};
+use crate::chunk_grid::RegularGrid;
 use crate::codec::chain::CodecChain;
-use crate::codec::{ArrayRepr, ArrayToBytesCodec, Config, Dest};
+use crate::codec::{ArrayRepr, ArrayToBytesCodec, Config};
 use crate::error::{Error, Result};
 use crate::selection::convert::Conv;
-use crate::selection::{ChunkPart, Layout, Selection};
+use crate::selection::{for_each_index, ChunkPart, Dest, Layout, Selection};
 use crate::store::{ByteSource, SliceSource};
 use std::borrow::Cow;
 use index::{Entry, IndexCodec, IndexLocation};

@@ -4,11 +4,10 @@
 //! inner chunk in parallel and leave out those equal to the fill value everywhere.
 
 use super::ShardingCodec;
-use crate::chunk_grid::for_each_index;
 use crate::codec::vlen::{decode, encode};
 use crate::error::Result;
 use crate::selection::vlen::VlenChunk;
-use crate::selection::{for_each_pair_run, Selection};
+use crate::selection::{for_each_index, for_each_pair_run, Selection};
 use crate::store::SliceSource;
 
 impl ShardingCodec {

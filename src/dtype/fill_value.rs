@@ -3,7 +3,7 @@
 //! The bytes are one element, native-endian, in the buffer layout of [`crate::dtype`].
 
 use crate::dtype::{DataType, Endian, FloatKind, SwapPlan};
-use super::json_text::non_finite;
+use crate::format::json_text::non_finite;
 use crate::error::{Error, Result};
 use half::f16;
 use serde_json::Value;
@@ -89,7 +89,7 @@ pub fn parse_v3_stored(dtype: &DataType, v: &Value, stored: Endian) -> Result<Ve
                 Ok(out)
             }
             Value::String(s) => {
-                let mut bytes = super::base64::decode(s).map_err(|_| bad(dtype, v, "not valid base64"))?;
+                let mut bytes = crate::format::base64::decode(s).map_err(|_| bad(dtype, v, "not valid base64"))?;
                 if bytes.len() != st.size {
                     return Err(bad(dtype, v, &format!("base64 value has {} bytes, the type has {}", bytes.len(), st.size)));
                 }
@@ -119,7 +119,7 @@ pub fn parse_v3_stored(dtype: &DataType, v: &Value, stored: Endian) -> Result<Ve
         },
         DataType::NullTerminatedBytes(n) => match v {
             Value::String(s) => {
-                let mut bytes = super::base64::decode(s).map_err(|_| bad(dtype, v, "not valid base64"))?;
+                let mut bytes = crate::format::base64::decode(s).map_err(|_| bad(dtype, v, "not valid base64"))?;
                 if bytes.len() > *n {
                     return Err(bad(dtype, v, &format!("{} bytes do not fit {n}", bytes.len())));
                 }
@@ -149,7 +149,7 @@ pub fn parse_v3_stored(dtype: &DataType, v: &Value, stored: Endian) -> Result<Ve
         },
         DataType::Bytes => match v {
             Value::String(s) => {
-                super::base64::decode(s).map_err(|_| bad(dtype, v, "expected base64 text or a list of byte values"))
+                crate::format::base64::decode(s).map_err(|_| bad(dtype, v, "expected base64 text or a list of byte values"))
             }
             Value::Array(a) => a
                 .iter()
@@ -244,7 +244,7 @@ pub fn parse_v2_vlen(dtype: &DataType, v: &Value) -> Result<Option<Vec<u8>>> {
         }
         (_, Value::Number(n)) if n.as_u64() == Some(0) => Ok(Some(Vec::new())),
         (DataType::String, Value::String(s)) => Ok(Some(s.as_bytes().to_vec())),
-        (_, Value::String(s)) => super::base64::decode(s).map(Some).map_err(|_| bad(dtype, v, "expected base64 text")),
+        (_, Value::String(s)) => crate::format::base64::decode(s).map(Some).map_err(|_| bad(dtype, v, "expected base64 text")),
         (DataType::String, _) => Err(bad(dtype, v, "expected null, an integer or a string")),
         _ => Err(bad(dtype, v, "expected null, 0 or a string")),
     }
@@ -384,7 +384,7 @@ pub fn to_json_v3(dtype: &DataType, bytes: &[u8]) -> Value {
         }
         DataType::NullTerminatedBytes(_) => {
             let end = bytes.iter().rposition(|b| *b != 0).map_or(0, |i| i + 1);
-            Value::from(super::base64::encode(&bytes[..end]))
+            Value::from(crate::format::base64::encode(&bytes[..end]))
         }
         DataType::ExtFloat(k) => ext_float_json(*k, k_bits(*k, bytes)),
         DataType::ExtComplex(k) => {
@@ -394,7 +394,7 @@ pub fn to_json_v3(dtype: &DataType, bytes: &[u8]) -> Value {
         DataType::SmallInt(t) => Value::from(t.from_byte(bytes[0])),
         DataType::VlenArray(_) => Value::Array(bytes.iter().map(|b| Value::from(*b)).collect()),
         DataType::String => Value::from(String::from_utf8_lossy(bytes).into_owned()),
-        DataType::Bytes => Value::from(super::base64::encode(bytes)),
+        DataType::Bytes => Value::from(crate::format::base64::encode(bytes)),
     }
 }
 
@@ -419,7 +419,7 @@ pub fn parse_v2_typed(dtype: &DataType, order: Option<Endian>, _text: Option<End
         return parse_v3(dtype, v).map(Some);
     }
     let from_base64 = |s: &str| -> Result<Vec<u8>> {
-        let mut bytes = super::base64::decode(s)?;
+        let mut bytes = crate::format::base64::decode(s)?;
         let short_raw = matches!(dtype, DataType::Raw(_)) && bytes.len() < dtype.size();
         if short_raw {
             bytes.resize(dtype.size(), 0);
@@ -449,7 +449,7 @@ pub fn parse_v2_typed(dtype: &DataType, order: Option<Endian>, _text: Option<End
             }
             parse_v3(dtype, &Value::from(x as i64))?
         }
-        (d, Value::String(s)) if !d.is_float() => match super::base64::decode(s) {
+        (d, Value::String(s)) if !d.is_float() => match crate::format::base64::decode(s) {
             Ok(b) if b.len() == d.size() => from_base64(s)?,
             _ => return Err(bad(dtype, v, "expected a number")),
         },
@@ -543,9 +543,9 @@ mod tests {
         want.extend(0f64.to_ne_bytes());
         assert_eq!(p2("<c16", json!(2.5)).unwrap().unwrap(), want);
         // big-endian base64 of a >u2 value 0x0102 gives native 258
-        assert_eq!(p2(">u2", json!(super::super::base64::encode(&[1, 2]))).unwrap().unwrap(), 258u16.to_ne_bytes());
+        assert_eq!(p2(">u2", json!(crate::format::base64::encode(&[1, 2]))).unwrap().unwrap(), 258u16.to_ne_bytes());
         let st = crate::dtype::v2::parse(&json!([["x", "<f4"], ["y", ">i2"]])).unwrap();
-        let b = parse_v2(&st.data_type, None, &json!(super::super::base64::encode(&[0, 0, 0x80, 0x3f, 0, 7]))).unwrap().unwrap();
+        let b = parse_v2(&st.data_type, None, &json!(crate::format::base64::encode(&[0, 0, 0x80, 0x3f, 0, 7]))).unwrap().unwrap();
         assert_eq!(&b[..4], &1.0f32.to_ne_bytes());
         assert_eq!(&b[4..], &7i16.to_ne_bytes());
     }
@@ -644,9 +644,9 @@ mod tests {
         // base64 of the stored bytes, in the bytes codec's order
         let le = [0, 0, 0xc0, 0x3f, 0xfe, 0xff, 1];
         let be = [0x3f, 0xc0, 0, 0, 0xff, 0xfe, 1];
-        assert_eq!(parse_v3_stored(&dt, &json!(super::super::base64::encode(&le)), Endian::Little).unwrap(), want);
-        assert_eq!(parse_v3_stored(&dt, &json!(super::super::base64::encode(&be)), Endian::Big).unwrap(), want);
-        assert!(parse_v3(&dt, &json!(super::super::base64::encode(&le[..6]))).is_err());
+        assert_eq!(parse_v3_stored(&dt, &json!(crate::format::base64::encode(&le)), Endian::Little).unwrap(), want);
+        assert_eq!(parse_v3_stored(&dt, &json!(crate::format::base64::encode(&be)), Endian::Big).unwrap(), want);
+        assert!(parse_v3(&dt, &json!(crate::format::base64::encode(&le[..6]))).is_err());
         assert!(parse_v3(&dt, &json!({"p": {"x": 1.5}, "n": -2})).is_err());
         assert!(parse_v3(&dt, &json!({"p": {"x": 1.5}, "n": -2, "f": true, "z": 0})).is_err());
         assert!(parse_v3(&dt, &json!({"p": {"x": 1.5}, "n": 40000, "f": true})).is_err());
@@ -680,7 +680,7 @@ mod tests {
     #[test]
     fn bare_non_finite_tokens_are_the_special_values() {
         // as Python's json module writes them (`"fill_value": NaN`), parsed by the metadata reader
-        let doc = crate::metadata::json_text::parse(br#"[NaN, Infinity, -Infinity]"#, crate::metadata::json_text::Scope::Anywhere).unwrap();
+        let doc = crate::format::json_text::parse(br#"[NaN, Infinity, -Infinity]"#, crate::format::json_text::Scope::Anywhere).unwrap();
         let (nan, inf, ninf) = (&doc[0], &doc[1], &doc[2]);
         assert_eq!(p("float32", nan.clone()).unwrap(), 0x7fc0_0000u32.to_ne_bytes());
         assert_eq!(p("float64", nan.clone()).unwrap(), 0x7ff8_0000_0000_0000u64.to_ne_bytes());
