@@ -5,30 +5,19 @@
 //! bytes->bytes codecs ([`chain::CodecChain`], itself an array->bytes codec so that sharding can nest chains).
 //! Array buffers are C order and native-endian; each codec file starts with its spec card.
 
-pub mod bitround;
-pub mod blosc;
-pub mod bytes;
-pub mod cast_value;
 pub mod chain;
-pub mod crc32c;
-pub mod deflate;
-pub mod gzip;
+pub mod checksum;
+pub mod compress;
+pub mod filter;
 pub mod numcodecs;
-pub mod reshape;
-pub mod numeric_cast;
-pub mod scale_offset;
-pub mod packbits;
 pub mod registry;
+pub mod serialize;
 pub mod sharding;
 #[cfg(test)]
 pub mod test_codec;
-pub mod transpose;
-pub mod vlen;
-pub mod zfp;
-pub mod zstd;
 
 use crate::dtype::{DataType, SwapPlan};
-pub use blosc::Shuffle;
+pub use compress::blosc::Shuffle;
 use crate::error::{Error, Result};
 use crate::buffer::RawBuf;
 use crate::metadata::extension::Extension;
@@ -268,7 +257,7 @@ pub trait ArrayToBytesCodec: Send + Sync + std::fmt::Debug {
     }
 
     /// This codec as a variable-length codec ([`vlen::VlenCodec`]), if it is one.
-    fn as_vlen(&self) -> Option<&vlen::VlenCodec> {
+    fn as_vlen(&self) -> Option<&serialize::vlen::VlenCodec> {
         None
     }
 
@@ -460,17 +449,17 @@ mod tests {
         let repr = ArrayRepr { shape: vec![64], data_type: DataType::Int32, fill_value: vec![0; 4] };
         let data: Vec<u8> = (0..64i32).flat_map(|v| (v / 3).to_ne_bytes()).collect();
         for v in [
-            json!({"codec": gzip::URI, "configuration": {"level": 1}}),
-            json!({"name": gzip::URI, "configuration": {"level": 9}}),
-            json!({"codec": blosc::URI, "configuration": {"cname": "lz4", "clevel": 1, "shuffle": 1, "blocksize": 0}}),
-            json!({"codec": blosc::URI, "configuration": {"cname": "zstd", "clevel": 3, "shuffle": -1, "blocksize": 0}}),
+            json!({"codec": compress::gzip::URI, "configuration": {"level": 1}}),
+            json!({"name": compress::gzip::URI, "configuration": {"level": 9}}),
+            json!({"codec": compress::blosc::URI, "configuration": {"cname": "lz4", "clevel": 1, "shuffle": 1, "blocksize": 0}}),
+            json!({"codec": compress::blosc::URI, "configuration": {"cname": "zstd", "clevel": 3, "shuffle": -1, "blocksize": 0}}),
         ] {
             let e = Extension::parse(&v, "codec").unwrap();
             let Some(Codec::BytesToBytes(c)) = from_v3(&e, &repr).unwrap() else { panic!("{v}") };
             let enc = c.encode(&data).unwrap();
             assert_eq!(c.decode(&enc, DecodedSize::Exact(data.len())).unwrap().as_ref(), &data[..], "{v}");
         }
-        let bad = json!({"codec": blosc::URI, "configuration": {"cname": "lz4", "clevel": 1, "shuffle": 7}});
+        let bad = json!({"codec": compress::blosc::URI, "configuration": {"cname": "lz4", "clevel": 1, "shuffle": 7}});
         assert!(from_v3(&Extension::parse(&bad, "codec").unwrap(), &repr).is_err());
     }
 

@@ -6,11 +6,11 @@
 use super::{fill_value, ArrayMetadata, GroupMetadata};
 use crate::chunk_grid::RegularGrid;
 use crate::chunk_key::ChunkKeyEncoding;
-use crate::codec::bytes::BytesCodec;
+use crate::codec::serialize::bytes::BytesCodec;
 use crate::codec::chain::CodecChain;
 use crate::codec::numcodecs::{self, V2Elem};
 use crate::codec::registry::{self, V2Build};
-use crate::codec::transpose::TransposeCodec;
+use crate::codec::filter::transpose::TransposeCodec;
 use crate::codec::{ArrayRepr, Codec};
 use crate::dtype::v2 as dtv2;
 use crate::dtype::{DataType, Endian};
@@ -306,7 +306,7 @@ mod tests {
         let data: Vec<u8> = (0..12i16).flat_map(|v| v.to_ne_bytes()).collect();
         let enc = m.codecs.encode_chunk(&data).unwrap().into_owned();
         let mut raw = vec![0u8; 24];
-        crate::codec::deflate::inflate_into(crate::codec::deflate::Framing::Zlib, "zlib", &enc, &mut raw, true).unwrap();
+        crate::codec::compress::deflate::inflate_into(crate::codec::compress::deflate::Framing::Zlib, "zlib", &enc, &mut raw, true).unwrap();
         let stored: Vec<i16> = raw.chunks(2).map(|c| i16::from_be_bytes([c[0], c[1]])).collect();
         assert_eq!(stored, [0, 3, 6, 9, 1, 4, 7, 10, 2, 5, 8, 11]);
         let mut back = vec![0u8; 24];

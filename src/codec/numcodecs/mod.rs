@@ -5,18 +5,10 @@
 //! order); a filter also returns the description of what it produces (e.g. `astype` changes it).
 //! Configuration members not listed by a codec are ignored, as numcodecs ignores them.
 
-pub mod bz2;
-pub mod checksum;
-pub mod filters;
-pub mod lz4;
-pub mod lzma;
 pub mod numpy;
-pub mod pcodec;
 #[cfg(test)]
-mod test_vectors;
+pub(crate) mod test_vectors;
 pub mod v3;
-pub mod zfpy;
-pub mod zlib;
 
 use super::registry::{self, Numcodecs, UnderV3, V1Options, V2Build};
 use super::{BytesToBytesCodec, Config};

@@ -14,7 +14,7 @@
 //! chunk's count of numbers of the array's type; pco validates the stream itself and only preallocates
 //! into the chunk buffer given to it.
 
-use super::V2Config;
+use crate::codec::numcodecs::V2Config;
 use crate::codec::{ArrayRepr, ArrayToBytesCodec};
 use crate::dtype::DataType;
 use crate::error::{Error, Result};

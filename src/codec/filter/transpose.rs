@@ -5,11 +5,11 @@
 //! Encoded shape `B[i] = A[order[i]]`, and `B[pos_b] = A[pos_a]` with `pos_b[i] = pos_a[order[i]]`.
 //! Example: `{"name": "transpose", "configuration": {"order": [1, 0]}}`
 
-use super::{ArrayRepr, ArrayToArrayCodec, Config};
+use crate::codec::{ArrayRepr, ArrayToArrayCodec, Config};
 use crate::error::{Error, Result};
 use serde_json::{json, Map, Value};
-use super::registry::CodecEntry;
-use super::Codec;
+use crate::codec::registry::CodecEntry;
+use crate::codec::Codec;
 
 /// The registry entry: v3 `transpose`.
 pub static CODEC: CodecEntry = CodecEntry {

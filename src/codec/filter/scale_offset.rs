@@ -15,15 +15,15 @@
 //! encoded representation's fill value; a fill value that cannot be encoded fails at open.
 //! Example: `{"name": "scale_offset", "configuration": {"offset": 5, "scale": 0.1}}`
 
-use super::numeric_cast::{read_num, Kind, Num};
-use super::{ArrayRepr, ArrayToArrayCodec, Config};
+use crate::codec::filter::numeric_cast::{read_num, Kind, Num};
+use crate::codec::{ArrayRepr, ArrayToArrayCodec, Config};
 use crate::dtype::{f16_from_f64, DataType};
 use crate::error::{Error, Result};
 use crate::metadata::fill_value;
 use half::f16;
 use serde_json::{Map, Value};
-use super::registry::CodecEntry;
-use super::Codec;
+use crate::codec::registry::CodecEntry;
+use crate::codec::Codec;
 
 /// The registry entry: v3 `scale_offset`.
 pub static CODEC: CodecEntry = CodecEntry {

@@ -10,9 +10,9 @@
 //! Only the thread-safe `*_ctx` entry points are used. A frame's header is validated against the stored
 //! length before c-blosc reads it.
 
-use super::numcodecs::{bytes_codec, V2Config, V2Elem};
-use super::registry::{Alias, CodecEntry, SpecCompressor, V1Options};
-use super::{ArrayRepr, BytesToBytesCodec, Codec, Config, DecodedSize};
+use crate::codec::numcodecs::{bytes_codec, V2Config, V2Elem};
+use crate::codec::registry::{Alias, CodecEntry, SpecCompressor, V1Options};
+use crate::codec::{ArrayRepr, BytesToBytesCodec, Codec, Config, DecodedSize};
 use crate::error::{Error, Result};
 use serde_json::{json, Map, Value};
 use std::borrow::Cow;

@@ -3,7 +3,7 @@
 //! numcodecs id: `zlib`. Configuration: `{"id": "zlib", "level": 0..9}` (-1: zlib's default, 6).
 //! Example: `{"id": "zlib", "level": 1}`
 
-use crate::codec::deflate::{deflate, inflate_into, inflate_to_vec, Framing};
+use crate::codec::compress::deflate::{deflate, inflate_into, inflate_to_vec, Framing};
 use crate::codec::{BytesToBytesCodec, DecodedSize};
 use crate::error::{Error, Result};
 use serde_json::{json, Value};

@@ -18,10 +18,10 @@
 //! through their own chain, so sharding nests). A decoded chunk is a [`VlenChunk`]. Every count and
 //! length is checked against the chunk's bytes before anything is allocated for it.
 
-use super::chain::CodecChain;
-use super::numcodecs::V2Config;
-use super::registry::{CodecEntry, Numcodecs, Takes, V2Build};
-use super::{ArrayRepr, ArrayToArrayCodec, ArrayToBytesCodec, Codec, Config, DecodedSize};
+use crate::codec::chain::CodecChain;
+use crate::codec::numcodecs::V2Config;
+use crate::codec::registry::{CodecEntry, Numcodecs, Takes, V2Build};
+use crate::codec::{ArrayRepr, ArrayToArrayCodec, ArrayToBytesCodec, Codec, Config, DecodedSize};
 use crate::dtype::{DataType, Endian};
 use crate::error::{Error, Result};
 use crate::selection::vlen::VlenChunk;
@@ -304,7 +304,7 @@ fn element_order(c: &dyn ArrayToArrayCodec, decoded: &ArrayRepr) -> Result<Vec<u
 
 /// Decodes the box `sel` (dense, chunk-local) of the variable-length chunk `encoded` of `chain`.
 pub fn decode(chain: &CodecChain, encoded: Vec<u8>, sel: &Selection) -> Result<VlenChunk> {
-    let max = MAX_VLEN_CHUNK_BYTES.min(super::chain::max_chunk_bytes()).min(usize::MAX as u64) as usize;
+    let max = MAX_VLEN_CHUNK_BYTES.min(crate::codec::chain::max_chunk_bytes()).min(usize::MAX as u64) as usize;
     let mut bytes = encoded;
     for c in chain.bytes_to_bytes().iter().rev() {
         bytes = c.decode(&bytes, DecodedSize::AtMost(max))?.into_owned();

@@ -1,18 +1,24 @@
 //! numcodecs filters: bytes -> bytes codecs that know the element type of the bytes they receive.
-//! They compute with the numpy model of [`super::numpy`]; this module holds what they share to read
+//! They compute with the numpy model of [`crate::codec::numcodecs::numpy`]; this module holds what they share to read
 //! their configurations and check sizes.
 
 pub mod astype;
 pub mod bitround;
+pub mod bitround_numcodecs;
+pub mod cast_value;
 pub mod categorize;
 pub mod delta;
 pub mod fixedscaleoffset;
+pub mod numeric_cast;
 pub mod packbits;
 pub mod quantize;
+pub mod reshape;
+pub mod scale_offset;
 pub mod shuffle;
+pub mod transpose;
 
-use super::numpy::{Canon, NumType};
-use super::{V2Config, V2Elem};
+use crate::codec::numcodecs::numpy::{Canon, NumType};
+use crate::codec::numcodecs::{V2Config, V2Elem};
 use crate::error::{Error, Result};
 use serde_json::Value;
 

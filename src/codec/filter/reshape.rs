@@ -10,11 +10,11 @@
 //! output dimensions before it hold as many elements as the input dimensions before `d0`, and those
 //! after it as many as the input dimensions after `dk`. Encoding and decoding copy the bytes.
 
-use super::{ArrayRepr, ArrayToArrayCodec, Config};
+use crate::codec::{ArrayRepr, ArrayToArrayCodec, Config};
 use crate::error::{Error, Result};
 use serde_json::{json, Map, Value};
-use super::registry::CodecEntry;
-use super::Codec;
+use crate::codec::registry::CodecEntry;
+use crate::codec::Codec;
 
 /// The registry entry: v3 `reshape`.
 pub static CODEC: CodecEntry = CodecEntry {

@@ -7,9 +7,9 @@
 //!
 //! Compression and decompression contexts are kept per thread and reused.
 
-use super::numcodecs::bytes_codec;
-use super::registry::{CodecEntry, SpecCompressor};
-use super::{BytesToBytesCodec, Codec, Config, DecodedSize};
+use crate::codec::numcodecs::bytes_codec;
+use crate::codec::registry::{CodecEntry, SpecCompressor};
+use crate::codec::{BytesToBytesCodec, Codec, Config, DecodedSize};
 use crate::error::{Error, Result};
 use serde_json::{json, Map, Value};
 use std::borrow::Cow;

@@ -16,13 +16,13 @@
 //! float6_* 6; the components of complex_float4/6; and, whole, their little-endian representation,
 //! int8..uint64, float32, float64, bfloat16, complex_float32, complex_float64, complex_bfloat16.
 
-use super::{ArrayRepr, ArrayToBytesCodec, Config};
+use crate::codec::{ArrayRepr, ArrayToBytesCodec, Config};
 use crate::dtype::{DataType, FloatKind, SmallInt};
 use crate::error::{Error, Result};
 use serde_json::{json, Map, Value};
 use std::borrow::Cow;
-use super::registry::CodecEntry;
-use super::Codec;
+use crate::codec::registry::CodecEntry;
+use crate::codec::Codec;
 
 /// The registry entry: v3 `packbits`.
 pub static CODEC: CodecEntry = CodecEntry {

@@ -4,12 +4,12 @@
 //! v3 name: `crc32c`. No configuration. A mismatch on decode is a checksum error.
 //! Example: `{"name": "crc32c"}`
 
-use super::{BytesToBytesCodec, Config, DecodedSize};
+use crate::codec::{BytesToBytesCodec, Config, DecodedSize};
 use crate::error::{Error, Result};
 use serde_json::{json, Map, Value};
 use std::borrow::Cow;
-use super::registry::CodecEntry;
-use super::Codec;
+use crate::codec::registry::CodecEntry;
+use crate::codec::Codec;
 
 /// The registry entry: v3 `crc32c`.
 pub static CODEC: CodecEntry = CodecEntry {

@@ -19,16 +19,16 @@
 //! the decoder's structure, and the mode's `minbits` checked against the stored size), then fails if
 //! the decoder used bytes beyond the stored stream (zfp streams are whole 64-bit words; the padding
 //! is one bits, which a decoder cannot take for short blocks, so a cut stream is detected). The numcodecs `zfpy` codec (stream with a full
-//! zfp header) shares this machinery: see [`super::numcodecs::zfpy`].
+//! zfp header) shares this machinery: see [`crate::codec::serialize::zfpy`].
 
-use super::{ArrayRepr, ArrayToBytesCodec, Config};
+use crate::codec::{ArrayRepr, ArrayToBytesCodec, Config};
 use crate::dtype::DataType;
 use crate::error::{Error, Result};
 use serde_json::{json, Map, Value};
 use std::borrow::Cow;
 use zfp_sys_cc as z;
-use super::registry::CodecEntry;
-use super::Codec;
+use crate::codec::registry::CodecEntry;
+use crate::codec::Codec;
 
 /// The registry entry: v3 `zfp`.
 pub static CODEC: CodecEntry = CodecEntry {

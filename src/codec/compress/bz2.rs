@@ -106,7 +106,7 @@ impl BytesToBytesCodec for Bz2Codec {
     fn encode(&self, data: &[u8]) -> Result<Vec<u8>> {
         let mut c = Compress::new(Compression::new(self.level), 0);
         // bzip2 grows incompressible data by about 1%, plus the header and trailer.
-        super::compress_streaming(data, data.len() + data.len() / 100 + 600, |input, out| {
+        crate::codec::numcodecs::compress_streaming(data, data.len() + data.len() / 100 + 600, |input, out| {
             let in0 = c.total_in();
             let status = c
                 .compress_vec(input, out, Action::Finish)

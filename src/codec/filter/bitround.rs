@@ -14,12 +14,12 @@
 //! keepbits 3 becomes 224); this is the spec's sample data. Decoding is the identity. Other data
 //! types are `Error::Unsupported`.
 
-use super::{ArrayRepr, ArrayToArrayCodec, Config};
+use crate::codec::{ArrayRepr, ArrayToArrayCodec, Config};
 use crate::dtype::DataType;
 use crate::error::{Error, Result};
 use serde_json::{json, Map, Value};
-use super::registry::CodecEntry;
-use super::Codec;
+use crate::codec::registry::CodecEntry;
+use crate::codec::Codec;
 
 /// The registry entry: v3 `bitround`.
 pub static CODEC: CodecEntry = CodecEntry {

@@ -476,7 +476,7 @@ impl LzmaCodec {
 impl BytesToBytesCodec for LzmaCodec {
     fn encode(&self, data: &[u8]) -> Result<Vec<u8>> {
         let mut stream = self.encoder()?;
-        super::compress_streaming(data, data.len() + data.len() / 64 + 256, |input, out| {
+        crate::codec::numcodecs::compress_streaming(data, data.len() + data.len() / 64 + 256, |input, out| {
             let in0 = stream.total_in();
             let status = stream
                 .process_vec(input, out, Action::Finish)

@@ -1,4 +1,4 @@
-//! `gzip` codec (bytes -> bytes): RFC 1952 gzip streams (DEFLATE through libdeflate, see [`super::deflate`]).
+//! `gzip` codec (bytes -> bytes): RFC 1952 gzip streams (DEFLATE through libdeflate, see [`crate::codec::compress::deflate`]).
 //!
 //! Spec: <https://zarr-specs.readthedocs.io/en/latest/v3/codecs/gzip/index.html>
 //! v3 name: `gzip`; numcodecs id: `gzip`. Configuration: `{"level": 0..9}`.
@@ -7,10 +7,10 @@
 //! Decoding accepts concatenated gzip members and decodes straight into the destination when the
 //! decoded size is known. Every member's CRC-32 is verified.
 
-use super::deflate::{deflate, inflate_into, inflate_to_vec, Framing};
-use super::numcodecs::bytes_codec;
-use super::registry::{Alias, CodecEntry, SpecCompressor};
-use super::{BytesToBytesCodec, Codec, Config, DecodedSize};
+use crate::codec::compress::deflate::{deflate, inflate_into, inflate_to_vec, Framing};
+use crate::codec::numcodecs::bytes_codec;
+use crate::codec::registry::{Alias, CodecEntry, SpecCompressor};
+use crate::codec::{BytesToBytesCodec, Codec, Config, DecodedSize};
 use crate::error::{Error, Result};
 use serde_json::{json, Map, Value};
 use std::borrow::Cow;

@@ -12,15 +12,15 @@
 //! Zarr v2 arrays use the same codec with the byte order of their dtype (per field for structured
 //! dtypes). Partial decoding reads only the byte span between the first and last element of a region.
 
-use super::{ArrayRepr, ArrayToBytesCodec, Config, Dest};
+use crate::codec::{ArrayRepr, ArrayToBytesCodec, Config, Dest};
 use crate::dtype::{DataType, Endian, SwapPlan};
 use crate::error::{Error, Result};
 use crate::selection::Selection;
 use crate::store::ByteSource;
 use serde_json::{json, Map, Value};
 use std::borrow::Cow;
-use super::registry::CodecEntry;
-use super::Codec;
+use crate::codec::registry::CodecEntry;
+use crate::codec::Codec;
 
 /// The registry entry: v3 `bytes`.
 pub static CODEC: CodecEntry = CodecEntry {
@@ -108,7 +108,7 @@ impl ArrayToBytesCodec for BytesCodec {
         if sel.is_empty() {
             return Ok(());
         }
-        let (first_byte, end_byte) = super::chain::byte_span(repr, sel);
+        let (first_byte, end_byte) = crate::codec::chain::byte_span(repr, sel);
         crate::scratch::with_decoded(end_byte - first_byte, |window| {
             src.read_into(first_byte as u64, window)?;
             dest.copy_from(window, first_byte, repr, sel, &self.plan)

@@ -13,20 +13,20 @@
 //! (any NaN matches a NaN key, 0 matches -0.0).
 //! Per element, in order: the scalar map, then exact representation, then rounding followed by the
 //! out-of-range rule; anything else (out of range without `out_of_range`, NaN or ±Infinity into an
-//! integer type) is an [`crate::Error::Value`]. The conversion itself is [`super::numeric_cast`].
+//! integer type) is an [`crate::Error::Value`]. The conversion itself is [`crate::codec::filter::numeric_cast`].
 //! The fill value is cast like the elements (encode) to give the encoded fill value; the spec asks
 //! that it survive the round trip, so a fill value that cannot be encoded, or whose encoded value
 //! cannot be decoded, fails at open with a metadata error.
 //! Example: `{"name": "cast_value", "configuration": {"data_type": "uint8", "out_of_range": "clamp"}}`
 
-use super::numeric_cast::{element_bits, read_num, CastPlan, Kind, Num, OutOfRange, Rounding};
-use super::{ArrayRepr, ArrayToArrayCodec, Config};
+use crate::codec::filter::numeric_cast::{element_bits, read_num, CastPlan, Kind, Num, OutOfRange, Rounding};
+use crate::codec::{ArrayRepr, ArrayToArrayCodec, Config};
 use crate::dtype::DataType;
 use crate::error::{Error, Result};
 use crate::metadata::fill_value;
 use serde_json::{Map, Value};
-use super::registry::CodecEntry;
-use super::Codec;
+use crate::codec::registry::CodecEntry;
+use crate::codec::Codec;
 
 /// The registry entry: v3 `cast_value`.
 pub static CODEC: CodecEntry = CodecEntry {

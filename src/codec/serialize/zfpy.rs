@@ -13,10 +13,10 @@
 //! the array's and its field must hold the chunk's count of values (zarr-python reshapes the values to
 //! the chunk's shape); the mode comes from the header, so chunks of any zfp mode are read. Writing
 //! with another `mode` (e.g. 1, expert) is refused, as numcodecs cannot encode it either. Robustness:
-//! see [`crate::codec::zfp`].
+//! see [`crate::codec::serialize::zfp`].
 
-use super::V2Config;
-use crate::codec::zfp::{check_writable, compress, decompress, field_dims, Header, Source, ZType, ZfpMode};
+use crate::codec::numcodecs::V2Config;
+use crate::codec::serialize::zfp::{check_writable, compress, decompress, field_dims, Header, Source, ZType, ZfpMode};
 use crate::codec::{ArrayRepr, ArrayToBytesCodec};
 use crate::error::{Error, Result};
 use serde_json::Value;
