@@ -55,31 +55,57 @@ impl BitroundCodec {
         };
         Ok(BitroundCodec { keepbits, size, mantissa })
     }
+}
 
-    /// Rounds one value's bit pattern `b` of `bits` bits (zero-extended to 64).
-    #[inline]
-    fn round(&self, b: u64, bits: u32) -> u64 {
-        let all = u64::MAX >> (64 - bits);
-        match self.mantissa {
-            Some(mant) => {
-                if self.keepbits >= mant {
-                    return b;
-                }
-                let m = mant - self.keepbits;
-                // numcodecs: signed arithmetic in the element's width, wrapping.
-                let add = ((b >> m) & 1) + (1u64 << (m - 1)) - 1;
-                (b.wrapping_add(add) & all) & (all << m)
+/// Rounds one value's bit pattern `b` of `bits` bits (zero-extended to 64): floats (`mantissa` =
+/// their mantissa width) on the mantissa, integers (`None`) on their significant bits, as the module
+/// documentation says.
+#[inline]
+fn round(b: u64, bits: u32, mantissa: Option<u32>, keepbits: u32) -> u64 {
+    let all = u64::MAX >> (64 - bits);
+    match mantissa {
+        Some(mant) => {
+            if keepbits >= mant {
+                return b;
             }
-            None => {
-                let w = bits - (b.leading_zeros() - (64 - bits));
-                if self.keepbits >= w {
-                    return b;
-                }
-                let m = w - self.keepbits;
-                let add = ((b >> m) & 1) + (1u64 << (m - 1)) - 1;
-                b.saturating_add(add).min(all) & (all << m)
-            }
+            let m = mant - keepbits;
+            // numcodecs: signed arithmetic in the element's width, wrapping.
+            let add = ((b >> m) & 1) + (1u64 << (m - 1)) - 1;
+            (b.wrapping_add(add) & all) & (all << m)
         }
+        None => {
+            let w = bits - (b.leading_zeros() - (64 - bits));
+            if keepbits >= w {
+                return b;
+            }
+            let m = w - keepbits;
+            let add = ((b >> m) & 1) + (1u64 << (m - 1)) - 1;
+            b.saturating_add(add).min(all) & (all << m)
+        }
+    }
+}
+
+/// The bitround kernel (the v3 codec's and the numcodecs filter's): rounds every `size`-byte element
+/// (1, 2, 4 or 8) of `data` in place, stored big-endian if `big`, little-endian otherwise; `mantissa`
+/// as for [`round`].
+pub fn round_in_place(data: &mut [u8], size: usize, mantissa: Option<u32>, keepbits: u32, big: bool) {
+    let bits = 8 * size as u32;
+    macro_rules! each {
+        ($t:ty, $from:ident, $to:ident) => {
+            for e in data.chunks_exact_mut(size) {
+                let v = <$t>::$from(e.try_into().unwrap());
+                e.copy_from_slice(&(round(v as u64, bits, mantissa, keepbits) as $t).$to());
+            }
+        };
+    }
+    match (size, big) {
+        (1, _) => each!(u8, from_le_bytes, to_le_bytes),
+        (2, false) => each!(u16, from_le_bytes, to_le_bytes),
+        (2, true) => each!(u16, from_be_bytes, to_be_bytes),
+        (4, false) => each!(u32, from_le_bytes, to_le_bytes),
+        (4, true) => each!(u32, from_be_bytes, to_be_bytes),
+        (_, false) => each!(u64, from_le_bytes, to_le_bytes),
+        (_, true) => each!(u64, from_be_bytes, to_be_bytes),
     }
 }
 
@@ -90,21 +116,7 @@ impl ArrayToArrayCodec for BitroundCodec {
 
     fn encode(&self, data: &[u8], _decoded: &ArrayRepr) -> Result<Vec<u8>> {
         let mut out = data.to_vec();
-        let bits = 8 * self.size as u32;
-        macro_rules! each {
-            ($t:ty) => {
-                for e in out.chunks_exact_mut(self.size) {
-                    let v = <$t>::from_ne_bytes(e.try_into().unwrap());
-                    e.copy_from_slice(&(self.round(v as u64, bits) as $t).to_ne_bytes());
-                }
-            };
-        }
-        match self.size {
-            1 => each!(u8),
-            2 => each!(u16),
-            4 => each!(u32),
-            _ => each!(u64),
-        }
+        round_in_place(&mut out, self.size, self.mantissa, self.keepbits, cfg!(target_endian = "big"));
         Ok(out)
     }
 

@@ -70,15 +70,6 @@ impl BitRoundCodec {
         let keepbits = c.int("keepbits", i64::MIN, i64::MAX, None)?;
         Ok((BitRoundCodec::new(keepbits, input)?, input.clone()))
     }
-
-    /// Rounds one element's bits (sign-extended to 64 bits).
-    #[inline]
-    fn round(&self, b: i64, mantissa: u32) -> i64 {
-        let maskbits = mantissa - self.keepbits;
-        let mask = -1i64 << maskbits;
-        let half_quantum1 = (1i64 << (maskbits - 1)) - 1;
-        b.wrapping_add(((b >> maskbits) & 1) + half_quantum1) & mask
-    }
 }
 
 impl BytesToBytesCodec for BitRoundCodec {
@@ -100,29 +91,7 @@ impl BytesToBytesCodec for BitRoundCodec {
         if self.keepbits == mantissa {
             return Ok(out);
         }
-        let n = self.size;
-        for c in out.chunks_exact_mut(n) {
-            // load as a signed integer of the element's width, sign-extended: wrapping arithmetic in
-            // 64 bits truncated back to the width equals numpy's arithmetic in that width
-            let mut be = [0u8; 8];
-            if self.big {
-                be[8 - n..].copy_from_slice(c);
-            } else {
-                for (i, b) in c.iter().enumerate() {
-                    be[7 - i] = *b;
-                }
-            }
-            let shift = 64 - 8 * n as u32;
-            let v = (i64::from_be_bytes(be) << shift) >> shift;
-            let r = self.round(v, mantissa).to_be_bytes();
-            if self.big {
-                c.copy_from_slice(&r[8 - n..]);
-            } else {
-                for (i, b) in c.iter_mut().enumerate() {
-                    *b = r[7 - i];
-                }
-            }
-        }
+        super::bitround::round_in_place(&mut out, self.size, Some(mantissa), self.keepbits, self.big);
         Ok(out)
     }
 
