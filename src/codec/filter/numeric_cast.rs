@@ -421,20 +421,7 @@ pub trait ElemFn {
 
 /// Runs `f` with the Rust element type of the numeric data type `dt` (an internal error for other types).
 pub fn with_elem<F: ElemFn<Out = Result<R>>, R>(dt: &DataType, f: F) -> Result<R> {
-    match dt {
-        DataType::Int8 => f.call::<i8>(),
-        DataType::Int16 => f.call::<i16>(),
-        DataType::Int32 => f.call::<i32>(),
-        DataType::Int64 => f.call::<i64>(),
-        DataType::UInt8 => f.call::<u8>(),
-        DataType::UInt16 => f.call::<u16>(),
-        DataType::UInt32 => f.call::<u32>(),
-        DataType::UInt64 => f.call::<u64>(),
-        DataType::Float16 => f.call::<f16>(),
-        DataType::Float32 => f.call::<f32>(),
-        DataType::Float64 => f.call::<f64>(),
-        other => Err(Error::Internal(format!("numeric operation on non-numeric type {other}"))),
-    }
+    crate::dtype::dispatch::with_data_type!(dt, numeric, T => f.call::<T>(), _ => Err(Error::Internal(format!("numeric operation on non-numeric type {dt}"))))
 }
 
 /// Reads one native-endian element of the numeric type `dt`.

@@ -144,20 +144,7 @@ impl Arith for f16 {
 /// Calls `$f::<T>(args)` with `T` the element type of the numeric data type `$dt`.
 macro_rules! dispatch {
     ($dt:expr, $f:ident($($a:expr),*)) => {
-        match $dt {
-            DataType::Int8 => $f::<i8>($($a),*),
-            DataType::Int16 => $f::<i16>($($a),*),
-            DataType::Int32 => $f::<i32>($($a),*),
-            DataType::Int64 => $f::<i64>($($a),*),
-            DataType::UInt8 => $f::<u8>($($a),*),
-            DataType::UInt16 => $f::<u16>($($a),*),
-            DataType::UInt32 => $f::<u32>($($a),*),
-            DataType::UInt64 => $f::<u64>($($a),*),
-            DataType::Float16 => $f::<f16>($($a),*),
-            DataType::Float32 => $f::<f32>($($a),*),
-            DataType::Float64 => $f::<f64>($($a),*),
-            other => Err(Error::Internal(format!("scale_offset on {other}"))),
-        }
+        crate::dtype::dispatch::with_data_type!($dt, numeric, T => $f::<T>($($a),*), _ => Err(Error::Internal(format!("scale_offset on {}", $dt))))
     };
 }
 

@@ -37,34 +37,11 @@ pub static CODEC: CodecEntry = CodecEntry {
     ..CodecEntry::NONE
 };
 
-/// The number types pco handles here.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Num {
-    I16,
-    I32,
-    I64,
-    U16,
-    U32,
-    U64,
-    F16,
-    F32,
-    F64,
-}
-
-/// Runs `$body` with `$t` bound to the Rust type of `$num`.
-macro_rules! with_num {
-    ($num:expr, $t:ident => $body:expr) => {
-        match $num {
-            Num::I16 => { type $t = i16; $body }
-            Num::I32 => { type $t = i32; $body }
-            Num::I64 => { type $t = i64; $body }
-            Num::U16 => { type $t = u16; $body }
-            Num::U32 => { type $t = u32; $body }
-            Num::U64 => { type $t = u64; $body }
-            Num::F16 => { type $t = half::f16; $body }
-            Num::F32 => { type $t = f32; $body }
-            Num::F64 => { type $t = f64; $body }
-        }
+/// Runs `$body` with `$t` the Rust type of `$dt` when it is one of the number types pco handles here,
+/// `$other` otherwise.
+macro_rules! with_pco_type {
+    ($dt:expr, $t:ident => $body:expr, _ => $other:expr) => {
+        crate::dtype::dispatch::with_data_type!($dt, [Int16 Int32 Int64 UInt16 UInt32 UInt64 Float16 Float32 Float64], $t => $body, _ => $other)
     };
 }
 
@@ -72,23 +49,8 @@ macro_rules! with_num {
 #[derive(Debug, Clone)]
 pub struct PcodecCodec {
     config: ChunkConfig,
-    num: Num,
+    data_type: DataType,
     json: Value,
-}
-
-fn num_of(dt: &DataType) -> Option<Num> {
-    Some(match dt {
-        DataType::Int16 => Num::I16,
-        DataType::Int32 => Num::I32,
-        DataType::Int64 => Num::I64,
-        DataType::UInt16 => Num::U16,
-        DataType::UInt32 => Num::U32,
-        DataType::UInt64 => Num::U64,
-        DataType::Float16 => Num::F16,
-        DataType::Float32 => Num::F32,
-        DataType::Float64 => Num::F64,
-        _ => return None,
-    })
 }
 
 fn pco_err(what: &str, e: pco::errors::PcoError) -> Error {
@@ -104,7 +66,9 @@ fn guarded<R>(what: &str, f: impl FnOnce() -> Result<R>) -> Result<R> {
 impl PcodecCodec {
     /// Builds the codec from a numcodecs configuration for elements of `dt`; `json` is its metadata object.
     pub fn from_config(c: &V2Config, dt: &DataType, json: Value) -> Result<PcodecCodec> {
-        let num = num_of(dt).ok_or_else(|| Error::Unsupported(format!("numcodecs 'pcodec': data type {dt}")))?;
+        if with_pco_type!(dt, T => false, _ => true) {
+            return Err(Error::Unsupported(format!("numcodecs 'pcodec': data type {dt}")));
+        }
         let level = c.int("level", 0, 12, Some(8))? as usize;
         let mode_spec = match c.choice("mode_spec", &["auto", "classic"], Some("auto"))? {
             "auto" => ModeSpec::Auto,
@@ -130,7 +94,7 @@ impl PcodecCodec {
             .with_mode_spec(mode_spec)
             .with_delta_spec(delta_spec)
             .with_paging_spec(PagingSpec::EqualPagesUpTo(pages));
-        Ok(PcodecCodec { config, num, json })
+        Ok(PcodecCodec { config, data_type: dt.clone(), json })
     }
 
     fn encode_typed<T: Number>(&self, data: &[u8]) -> Result<Vec<u8>> {
@@ -177,11 +141,11 @@ impl PcodecCodec {
 
 impl ArrayToBytesCodec for PcodecCodec {
     fn encode<'a>(&self, data: Cow<'a, [u8]>, _repr: &ArrayRepr) -> Result<Cow<'a, [u8]>> {
-        with_num!(self.num, T => self.encode_typed::<T>(&data)).map(Cow::Owned)
+        with_pco_type!(&self.data_type, T => self.encode_typed::<T>(&data), _ => Err(Error::Internal("pcodec: no number type".into()))).map(Cow::Owned)
     }
 
     fn decode_into(&self, encoded: &[u8], _repr: &ArrayRepr, out: &mut [u8]) -> Result<()> {
-        with_num!(self.num, T => self.decode_typed::<T>(encoded, out))
+        with_pco_type!(&self.data_type, T => self.decode_typed::<T>(encoded, out), _ => Err(Error::Internal("pcodec: no number type".into())))
     }
 
     fn encoded_size(&self, _repr: &ArrayRepr) -> Option<u64> {
