@@ -41,6 +41,16 @@ pub struct CodecEntry {
 impl CodecEntry {
     /// An entry with nothing set (the base of the declarations' `..CodecEntry::NONE`).
     pub const NONE: CodecEntry = CodecEntry { name: None, aliases: &[], takes: Takes::Any, from_v3: None, numcodecs: None, spec: None };
+
+    /// A codec known by its numcodecs identity alone.
+    pub const fn numcodecs(numcodecs: Option<Numcodecs>) -> CodecEntry {
+        CodecEntry { numcodecs, ..CodecEntry::NONE }
+    }
+
+    /// A codec known by its v3 `name` alone, built by `from_v3`.
+    pub const fn v3(name: &'static str, from_v3: FromV3) -> CodecEntry {
+        CodecEntry { name: Some(name), from_v3: Some(from_v3), ..CodecEntry::NONE }
+    }
 }
 
 /// Another v3 name of a codec.

@@ -19,10 +19,7 @@ use crate::codec::numcodecs::bytes_codec;
 use crate::codec::registry::{CodecEntry, V1Options};
 
 /// The registry entry: numcodecs `bz2` (default level 1; also a Zarr v1 compression).
-pub static CODEC: CodecEntry = CodecEntry {
-    numcodecs: bytes_codec("bz2", |c, _| Ok(Box::new(Bz2Codec::new(c.int("level", 1, 9, Some(1))? as u32)?)), Some(V1Options::Level)),
-    ..CodecEntry::NONE
-};
+pub static CODEC: CodecEntry = CodecEntry::numcodecs(bytes_codec("bz2", |c, _| Ok(Box::new(Bz2Codec::new(c.int("level", 1, 9, Some(1))? as u32)?)), Some(V1Options::Level)));
 
 /// The numcodecs `bz2` codec.
 #[derive(Debug, Clone)]
@@ -116,11 +113,7 @@ impl BytesToBytesCodec for Bz2Codec {
     }
 
     fn decode<'a>(&self, encoded: &'a [u8], size: DecodedSize) -> Result<Cow<'a, [u8]>> {
-        let mut out = crate::error::try_alloc(size.max())?;
-        let n = decode_to_slice(encoded, &mut out)?;
-        size.check(n, "bz2")?;
-        out.truncate(n);
-        Ok(Cow::Owned(out))
+        crate::codec::numcodecs::decompress_new(size, "bz2", |out| decode_to_slice(encoded, out))
     }
 
     fn decode_into(&self, encoded: &[u8], out: &mut [u8]) -> Result<()> {
@@ -136,15 +129,12 @@ impl BytesToBytesCodec for Bz2Codec {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::codec::numcodecs::test_vectors::ramp;
     use crate::codec::numcodecs::test_vectors::{numcodecs_decodes, vector};
-
-    fn data() -> Vec<u8> {
-        (0..6000u32).flat_map(|i| (i / 7).to_le_bytes()).collect()
-    }
 
     #[test]
     fn round_trips() {
-        let d = data();
+        let d = ramp(6000);
         let noise: Vec<u8> = (0..3000u32).map(|i| (i.wrapping_mul(2654435761) >> 13) as u8).collect();
         for level in [1, 5, 9] {
             let c = Bz2Codec::new(level).unwrap();
@@ -186,7 +176,7 @@ mod tests {
     #[test]
     fn sizes_and_corruption() {
         let c = Bz2Codec::new(1).unwrap();
-        let d = data();
+        let d = ramp(6000);
         let e = c.encode(&d).unwrap();
         let mut short = vec![0; d.len() - 1];
         assert!(matches!(c.decode_into(&e, &mut short), Err(Error::Codec(m)) if m.contains("bz2")));
@@ -229,7 +219,7 @@ mod tests {
     /// libzarr -> numcodecs. Skipped (passes, with a note) when python3 or numcodecs is missing.
     #[test]
     fn numcodecs_decodes_ours() {
-        let d = data();
+        let d = ramp(6000);
         let cases: Vec<_> = [1, 5, 9]
             .into_iter()
             .map(|level| (json!({"id": "bz2", "level": level}), Bz2Codec::new(level).unwrap().encode(&d).unwrap()))

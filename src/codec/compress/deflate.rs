@@ -224,11 +224,8 @@ fn deflate_fast(framing: Framing, data: &[u8]) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::codec::numcodecs::test_vectors::ramp;
     use std::io::Write;
-
-    fn data() -> Vec<u8> {
-        (0..10000u32).flat_map(|i| (i / 7).to_le_bytes()).collect()
-    }
 
     #[test]
     fn large_bounds_grow_instead_of_allocating() {
@@ -243,7 +240,7 @@ mod tests {
 
     #[test]
     fn gzip_round_trip_and_zlib_interop() {
-        let d = data();
+        let d = ramp(10000);
         for level in [0, 1, 6, 9, 12] {
             let e = deflate(Framing::Gzip, level, &d).unwrap();
             assert_eq!(inflate_to_vec(Framing::Gzip, "gzip", &e, DecodedSize::Exact(d.len())).unwrap(), d);
@@ -270,7 +267,7 @@ mod tests {
 
     #[test]
     fn sizes_corruption_members() {
-        let d = data();
+        let d = ramp(10000);
         let e = deflate(Framing::Gzip, 1, &d).unwrap();
         let mut out = vec![0u8; d.len() - 1];
         assert!(inflate_into(Framing::Gzip, "gzip", &e, &mut out, true).is_err(), "too small");

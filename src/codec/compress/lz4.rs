@@ -142,15 +142,12 @@ impl BytesToBytesCodec for Lz4Codec {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::codec::numcodecs::test_vectors::ramp;
     use crate::codec::numcodecs::test_vectors::{numcodecs_decodes, vector};
-
-    fn data() -> Vec<u8> {
-        (0..6000u32).flat_map(|i| (i / 7).to_le_bytes()).collect()
-    }
 
     #[test]
     fn round_trips() {
-        let d = data();
+        let d = ramp(6000);
         for acc in [-5, 0, 1, 4, 100, 65537, i32::MAX] {
             let c = Lz4Codec::new(acc);
             let e = c.encode(&d).unwrap();
@@ -187,7 +184,7 @@ mod tests {
     #[test]
     fn sizes_and_corruption() {
         let c = Lz4Codec::new(1);
-        let d = data();
+        let d = ramp(6000);
         let e = c.encode(&d).unwrap();
         // header disagrees with the expected size: refused before decompressing
         let mut out = vec![0; d.len() - 1];
@@ -252,7 +249,7 @@ mod tests {
     /// libzarr -> numcodecs. Skipped (passes, with a note) when python3 or numcodecs is missing.
     #[test]
     fn numcodecs_decodes_ours() {
-        let d = data();
+        let d = ramp(6000);
         let cases: Vec<_> = [1, 10, 1000]
             .into_iter()
             .map(|acc| (json!({"id": "lz4", "acceleration": acc}), Lz4Codec::new(acc).encode(&d).unwrap()))

@@ -12,10 +12,7 @@ use crate::codec::numcodecs::bytes_codec;
 use crate::codec::registry::{CodecEntry, V1Options};
 
 /// The registry entry: numcodecs `zlib` (default level 1; also a Zarr v1 compression).
-pub static CODEC: CodecEntry = CodecEntry {
-    numcodecs: bytes_codec("zlib", |c, _| Ok(Box::new(ZlibCodec::new(c.int("level", -1, 9, Some(1))? as i32)?)), Some(V1Options::Level)),
-    ..CodecEntry::NONE
-};
+pub static CODEC: CodecEntry = CodecEntry::numcodecs(bytes_codec("zlib", |c, _| Ok(Box::new(ZlibCodec::new(c.int("level", -1, 9, Some(1))? as i32)?)), Some(V1Options::Level)));
 
 /// The numcodecs `zlib` codec.
 #[derive(Debug, Clone)]

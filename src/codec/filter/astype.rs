@@ -11,7 +11,7 @@
 //! module documentation of `filters`), anything -> bool is `!= 0`. Narrowing loses data silently, as in
 //! numcodecs. Complex, string, datetime, structured and object types are refused (`Error::Unsupported`).
 
-use super::{check_input, check_out, count, num_type, ratio_size};
+use super::{check_decode, check_input, count, decode_new, num_type, ratio_size};
 use crate::codec::numcodecs::numpy::{Arr, NumType};
 use crate::codec::numcodecs::{V2Config, V2Elem};
 use crate::codec::{BytesToBytesCodec, DecodedSize};
@@ -22,10 +22,7 @@ use crate::codec::numcodecs::{array_filter, boxed};
 use crate::codec::registry::CodecEntry;
 
 /// The registry entry: numcodecs `astype`, v3 `numcodecs.astype` (array -> array).
-pub static CODEC: CodecEntry = CodecEntry {
-    numcodecs: array_filter("astype", |c, input| boxed(AsTypeCodec::from_config(c, input)), true),
-    ..CodecEntry::NONE
-};
+pub static CODEC: CodecEntry = CodecEntry::numcodecs(array_filter("astype", |c, input| boxed(AsTypeCodec::from_config(c, input)), true));
 
 /// The numcodecs `astype` filter.
 #[derive(Debug, Clone)]
@@ -67,19 +64,16 @@ impl BytesToBytesCodec for AsTypeCodec {
     }
 
     fn decode<'a>(&self, encoded: &'a [u8], size: DecodedSize) -> Result<Cow<'a, [u8]>> {
-        let n = count(encoded.len(), self.encode_dtype.size(), "astype", "encoded data")?;
-        size.check(n * self.decode_dtype.size(), "astype")?;
         if self.encode_dtype == self.decode_dtype {
+            let n = count(encoded.len(), self.encode_dtype.size(), "astype", "encoded data")?;
+            size.check(n * self.decode_dtype.size(), "astype")?;
             return Ok(Cow::Borrowed(encoded));
         }
-        let mut out = vec![0; n * self.decode_dtype.size()];
-        self.decode_into(encoded, &mut out)?;
-        Ok(Cow::Owned(out))
+        decode_new(self, encoded, size, (self.encode_dtype.size(), self.decode_dtype.size()), "astype")
     }
 
     fn decode_into(&self, encoded: &[u8], out: &mut [u8]) -> Result<()> {
-        let n = count(encoded.len(), self.encode_dtype.size(), "astype", "encoded data")?;
-        check_out(out, n * self.decode_dtype.size(), "astype")?;
+        check_decode(encoded, out, self.encode_dtype.size(), self.decode_dtype.size(), "astype")?;
         convert(encoded, self.encode_dtype, self.decode_dtype, out);
         Ok(())
     }
@@ -96,12 +90,9 @@ impl BytesToBytesCodec for AsTypeCodec {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::codec::filter::test_filter as codec;
     use crate::codec::numcodecs::filter;
     use crate::error::Error;
-
-    fn codec(cfg: Value, input: &str) -> Box<dyn BytesToBytesCodec> {
-        filter(&cfg, &V2Elem::parse(input).unwrap()).unwrap().0
-    }
 
     #[test]
     fn casts() {

@@ -22,11 +22,7 @@ use crate::codec::registry::CodecEntry;
 use crate::codec::Codec;
 
 /// The registry entry: v3 `bitround`.
-pub static CODEC: CodecEntry = CodecEntry {
-    name: Some("bitround"),
-    from_v3: Some(|_, cfg, decoded| Ok(Codec::ArrayToArray(Box::new(BitroundCodec::from_v3(cfg, decoded)?)))),
-    ..CodecEntry::NONE
-};
+pub static CODEC: CodecEntry = CodecEntry::v3("bitround", |_, cfg, decoded| Ok(Codec::ArrayToArray(Box::new(BitroundCodec::from_v3(cfg, decoded)?))));
 
 /// The `bitround` codec.
 #[derive(Debug, Clone)]
@@ -121,11 +117,7 @@ impl ArrayToArrayCodec for BitroundCodec {
     }
 
     fn decode_into(&self, encoded: &[u8], _decoded: &ArrayRepr, out: &mut [u8]) -> Result<()> {
-        if encoded.len() != out.len() {
-            return Err(Error::Codec(format!("bitround: {} bytes given, {} expected", encoded.len(), out.len())));
-        }
-        out.copy_from_slice(encoded);
-        Ok(())
+        super::copy_unchanged(encoded, out, "bitround")
     }
 
     fn to_json(&self) -> Value {

@@ -25,10 +25,7 @@ use crate::codec::numcodecs::{array_filter, boxed};
 use crate::codec::registry::CodecEntry;
 
 /// The registry entry: numcodecs `bitround`, v3 `numcodecs.bitround` (array -> array).
-pub static CODEC: CodecEntry = CodecEntry {
-    numcodecs: array_filter("bitround", |c, input| boxed(BitRoundCodec::from_config(c, input)), true),
-    ..CodecEntry::NONE
-};
+pub static CODEC: CodecEntry = CodecEntry::numcodecs(array_filter("bitround", |c, input| boxed(BitRoundCodec::from_config(c, input)), true));
 
 /// The numcodecs `bitround` filter.
 #[derive(Debug, Clone)]
@@ -120,11 +117,8 @@ impl BytesToBytesCodec for BitRoundCodec {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::codec::filter::test_filter as codec;
     use crate::codec::numcodecs::filter;
-
-    fn codec(cfg: Value, input: &str) -> Box<dyn BytesToBytesCodec> {
-        filter(&cfg, &V2Elem::parse(input).unwrap()).unwrap().0
-    }
 
     fn f32s(c: &dyn BytesToBytesCodec, v: &[f32]) -> Vec<u32> {
         let d: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();

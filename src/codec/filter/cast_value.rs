@@ -29,11 +29,7 @@ use crate::codec::registry::CodecEntry;
 use crate::codec::Codec;
 
 /// The registry entry: v3 `cast_value`.
-pub static CODEC: CodecEntry = CodecEntry {
-    name: Some("cast_value"),
-    from_v3: Some(|_, cfg, decoded| Ok(Codec::ArrayToArray(Box::new(CastValueCodec::from_v3(cfg, decoded)?)))),
-    ..CodecEntry::NONE
-};
+pub static CODEC: CodecEntry = CodecEntry::v3("cast_value", |_, cfg, decoded| Ok(Codec::ArrayToArray(Box::new(CastValueCodec::from_v3(cfg, decoded)?))));
 
 /// The `cast_value` codec from one data type to another.
 #[derive(Debug, Clone)]

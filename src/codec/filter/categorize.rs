@@ -30,10 +30,7 @@ use crate::codec::numcodecs::{array_filter, boxed};
 use crate::codec::registry::CodecEntry;
 
 /// The registry entry: numcodecs `categorize`, v3 `numcodecs.categorize` (array -> array).
-pub static CODEC: CodecEntry = CodecEntry {
-    numcodecs: array_filter("categorize", |c, input| boxed(CategorizeCodec::from_config(c, input)), true),
-    ..CodecEntry::NONE
-};
+pub static CODEC: CodecEntry = CodecEntry::numcodecs(array_filter("categorize", |c, input| boxed(CategorizeCodec::from_config(c, input)), true));
 
 /// The numcodecs `categorize` filter.
 #[derive(Debug, Clone)]

@@ -14,7 +14,7 @@
 //! numpy's scalar assignment of the first element raises (a first value that does not fit a signed
 //! integer `astype`, NaN or infinity into one), encoding fails with `Error::Value`.
 
-use super::{check_input, check_out, count, num_type, ratio_size};
+use super::{check_decode, check_input, count, decode_new, num_type, ratio_size};
 use crate::codec::numcodecs::numpy::{scalar_assign_ok, Arr, Kind, NumType};
 use crate::codec::numcodecs::{V2Config, V2Elem};
 use crate::codec::{BytesToBytesCodec, DecodedSize};
@@ -25,10 +25,7 @@ use crate::codec::numcodecs::{array_filter, boxed};
 use crate::codec::registry::CodecEntry;
 
 /// The registry entry: numcodecs `delta`, v3 `numcodecs.delta` (array -> array) (not elementwise: differences of neighbours).
-pub static CODEC: CodecEntry = CodecEntry {
-    numcodecs: array_filter("delta", |c, input| boxed(DeltaCodec::from_config(c, input)), false),
-    ..CodecEntry::NONE
-};
+pub static CODEC: CodecEntry = CodecEntry::numcodecs(array_filter("delta", |c, input| boxed(DeltaCodec::from_config(c, input)), false));
 
 /// The numcodecs `delta` filter.
 #[derive(Debug, Clone)]
@@ -75,16 +72,11 @@ impl BytesToBytesCodec for DeltaCodec {
     }
 
     fn decode<'a>(&self, encoded: &'a [u8], size: DecodedSize) -> Result<Cow<'a, [u8]>> {
-        let n = count(encoded.len(), self.astype.size(), "delta", "encoded data")?;
-        size.check(n * self.dtype.size(), "delta")?;
-        let mut out = vec![0; n * self.dtype.size()];
-        self.decode_into(encoded, &mut out)?;
-        Ok(Cow::Owned(out))
+        decode_new(self, encoded, size, (self.astype.size(), self.dtype.size()), "delta")
     }
 
     fn decode_into(&self, encoded: &[u8], out: &mut [u8]) -> Result<()> {
-        let n = count(encoded.len(), self.astype.size(), "delta", "encoded data")?;
-        check_out(out, n * self.dtype.size(), "delta")?;
+        check_decode(encoded, out, self.astype.size(), self.dtype.size(), "delta")?;
         let acc = Kind::promote(self.dtype.kind, self.astype.kind);
         Arr::load(encoded, self.astype).cast(acc).cumsum().cast(self.dtype.kind).store_into(out, self.dtype.big);
         Ok(())
@@ -102,11 +94,8 @@ impl BytesToBytesCodec for DeltaCodec {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::codec::filter::test_filter as codec;
     use crate::codec::numcodecs::filter;
-
-    fn codec(cfg: Value, input: &str) -> Box<dyn BytesToBytesCodec> {
-        filter(&cfg, &V2Elem::parse(input).unwrap()).unwrap().0
-    }
 
     fn round(c: &dyn BytesToBytesCodec, data: &[u8]) -> Vec<u8> {
         let e = c.encode(data).unwrap();

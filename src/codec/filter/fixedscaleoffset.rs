@@ -18,7 +18,7 @@
 //! Integers, unsigned integers and floats are supported; bool, complex, datetime and object dtypes are
 //! refused. Integers in `offset`/`scale` beyond 128 bits are refused.
 
-use super::{check_input, check_out, count, num_type, py_number, ratio_size};
+use super::{check_decode, check_input, count, decode_new, num_type, py_number, ratio_size};
 use crate::codec::numcodecs::numpy::{Arr, Canon, Kind, NumType, Op};
 use crate::codec::numcodecs::{V2Config, V2Elem};
 use crate::codec::{BytesToBytesCodec, DecodedSize};
@@ -29,10 +29,7 @@ use crate::codec::numcodecs::{array_filter, boxed};
 use crate::codec::registry::CodecEntry;
 
 /// The registry entry: numcodecs `fixedscaleoffset`, v3 `numcodecs.fixedscaleoffset` (array -> array).
-pub static CODEC: CodecEntry = CodecEntry {
-    numcodecs: array_filter("fixedscaleoffset", |c, input| boxed(FixedScaleOffsetCodec::from_config(c, input)), true),
-    ..CodecEntry::NONE
-};
+pub static CODEC: CodecEntry = CodecEntry::numcodecs(array_filter("fixedscaleoffset", |c, input| boxed(FixedScaleOffsetCodec::from_config(c, input)), true));
 
 /// The numcodecs `fixedscaleoffset` filter.
 #[derive(Debug, Clone)]
@@ -85,16 +82,11 @@ impl BytesToBytesCodec for FixedScaleOffsetCodec {
     }
 
     fn decode<'a>(&self, encoded: &'a [u8], size: DecodedSize) -> Result<Cow<'a, [u8]>> {
-        let n = count(encoded.len(), self.astype.size(), "fixedscaleoffset", "encoded data")?;
-        size.check(n * self.dtype.size(), "fixedscaleoffset")?;
-        let mut out = vec![0; n * self.dtype.size()];
-        self.decode_into(encoded, &mut out)?;
-        Ok(Cow::Owned(out))
+        decode_new(self, encoded, size, (self.astype.size(), self.dtype.size()), "fixedscaleoffset")
     }
 
     fn decode_into(&self, encoded: &[u8], out: &mut [u8]) -> Result<()> {
-        let n = count(encoded.len(), self.astype.size(), "fixedscaleoffset", "encoded data")?;
-        check_out(out, n * self.dtype.size(), "fixedscaleoffset")?;
+        check_decode(encoded, out, self.astype.size(), self.dtype.size(), "fixedscaleoffset")?;
         let e = Arr::load(encoded, self.astype);
         // true division never fails (integers become float64); `+ offset` is then on floats
         let y = e.op_py(Op::Div, self.scale).map_err(Error::Internal)?;
@@ -115,15 +107,8 @@ impl BytesToBytesCodec for FixedScaleOffsetCodec {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::codec::filter::{f64s_le as f64s, test_filter as codec};
     use crate::codec::numcodecs::filter;
-
-    fn codec(cfg: Value, input: &str) -> Box<dyn BytesToBytesCodec> {
-        filter(&cfg, &V2Elem::parse(input).unwrap()).unwrap().0
-    }
-
-    fn f64s(v: &[f64]) -> Vec<u8> {
-        v.iter().flat_map(|x| x.to_le_bytes()).collect()
-    }
 
     #[test]
     fn docstring_example() {

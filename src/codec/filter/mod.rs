@@ -20,7 +20,9 @@ pub mod transpose;
 use crate::codec::numcodecs::numpy::{Canon, NumType};
 use crate::codec::numcodecs::{V2Config, V2Elem};
 use crate::error::{Error, Result};
+use crate::codec::{BytesToBytesCodec, DecodedSize};
 use serde_json::Value;
+use std::borrow::Cow;
 
 /// Reads the dtype-string member `key` as a numeric type (`default` when absent).
 /// Object, string, datetime and complex dtypes are `Error::Unsupported`.
@@ -75,6 +77,39 @@ pub fn check_out(out: &[u8], expected: usize, codec: &str) -> Result<()> {
     Ok(())
 }
 
+/// Checks, for the `decode_into` of a filter storing `stored`-byte elements of `received`-byte ones,
+/// that `encoded` is whole elements and `out` takes exactly their decoded bytes.
+pub fn check_decode(encoded: &[u8], out: &[u8], stored: usize, received: usize, codec: &str) -> Result<()> {
+    let n = count(encoded.len(), stored, codec, "encoded data")?;
+    check_out(out, n * received, codec)
+}
+
+/// The `decode` of a filter storing `stored`-byte elements of `received`-byte ones: checks the sizes,
+/// then decodes through the filter's `decode_into` into a new buffer.
+pub fn decode_new<'a, F: BytesToBytesCodec + ?Sized>(
+    filter: &F,
+    encoded: &'a [u8],
+    size: DecodedSize,
+    (stored, received): (usize, usize),
+    codec: &str,
+) -> Result<Cow<'a, [u8]>> {
+    let n = count(encoded.len(), stored, codec, "encoded data")?;
+    size.check(n * received, codec)?;
+    let mut out = vec![0; n * received];
+    filter.decode_into(encoded, &mut out)?;
+    Ok(Cow::Owned(out))
+}
+
+/// The decode of a filter that stores the elements unchanged: copies `encoded` to `out`, which must
+/// have its size.
+pub fn copy_unchanged(encoded: &[u8], out: &mut [u8], codec: &str) -> Result<()> {
+    if encoded.len() != out.len() {
+        return Err(Error::Codec(format!("{codec}: {} bytes given, {} expected", encoded.len(), out.len())));
+    }
+    out.copy_from_slice(encoded);
+    Ok(())
+}
+
 /// `n / from * to` for fixed-ratio filters (`None` when `n` is not a whole number of elements).
 pub fn ratio_size(n: u64, from: usize, to: usize) -> Option<u64> {
     n.is_multiple_of(from as u64).then(|| n / from as u64 * to as u64)
@@ -97,4 +132,16 @@ pub fn py_number(c: &V2Config, key: &str) -> Result<Canon> {
         }
         Some(v) => Err(c.invalid(key, &format!("expected a number, got {v}"))),
     }
+}
+
+/// Test support: the filter a numcodecs configuration builds for elements of the dtype string `input`.
+#[cfg(test)]
+pub fn test_filter(cfg: Value, input: &str) -> Box<dyn BytesToBytesCodec> {
+    crate::codec::numcodecs::filter(&cfg, &V2Elem::parse(input).unwrap()).unwrap().0
+}
+
+/// Test support: float64 values as little-endian bytes.
+#[cfg(test)]
+pub fn f64s_le(v: &[f64]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
 }

@@ -18,10 +18,7 @@ use crate::codec::numcodecs::{array_filter, boxed};
 use crate::codec::registry::CodecEntry;
 
 /// The registry entry: numcodecs `packbits`, v3 `numcodecs.packbits` (array -> array) (not elementwise: packs eight elements a byte).
-pub static CODEC: CodecEntry = CodecEntry {
-    numcodecs: array_filter("packbits", |c, input| boxed(PackBitsCodec::from_config(c, input)), false),
-    ..CodecEntry::NONE
-};
+pub static CODEC: CodecEntry = CodecEntry::numcodecs(array_filter("packbits", |c, input| boxed(PackBitsCodec::from_config(c, input)), false));
 
 /// The numcodecs `packbits` filter.
 #[derive(Debug, Clone, Default)]

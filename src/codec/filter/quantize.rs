@@ -14,7 +14,7 @@
 //! Only float dtypes (`f2`, `f4`, `f8`) are accepted, as in numcodecs (others: `Error::Metadata`);
 //! `digits` whose scale python cannot compute (overflow, domain errors) are `Error::Metadata`.
 
-use super::{check_input, check_out, count, num_type, py_number, ratio_size};
+use super::{check_decode, check_input, count, decode_new, num_type, py_number, ratio_size};
 use crate::codec::numcodecs::numpy::{Arr, NumType};
 use crate::codec::numcodecs::{V2Config, V2Elem};
 use crate::codec::{BytesToBytesCodec, DecodedSize};
@@ -25,10 +25,7 @@ use crate::codec::numcodecs::{array_filter, boxed};
 use crate::codec::registry::CodecEntry;
 
 /// The registry entry: numcodecs `quantize`, v3 `numcodecs.quantize` (array -> array).
-pub static CODEC: CodecEntry = CodecEntry {
-    numcodecs: array_filter("quantize", |c, input| boxed(QuantizeCodec::from_config(c, input)), true),
-    ..CodecEntry::NONE
-};
+pub static CODEC: CodecEntry = CodecEntry::numcodecs(array_filter("quantize", |c, input| boxed(QuantizeCodec::from_config(c, input)), true));
 
 /// The numcodecs `quantize` filter.
 #[derive(Debug, Clone)]
@@ -91,16 +88,11 @@ impl BytesToBytesCodec for QuantizeCodec {
     }
 
     fn decode<'a>(&self, encoded: &'a [u8], size: DecodedSize) -> Result<Cow<'a, [u8]>> {
-        let n = count(encoded.len(), self.astype.size(), "quantize", "encoded data")?;
-        size.check(n * self.dtype.size(), "quantize")?;
-        let mut out = vec![0; n * self.dtype.size()];
-        self.decode_into(encoded, &mut out)?;
-        Ok(Cow::Owned(out))
+        decode_new(self, encoded, size, (self.astype.size(), self.dtype.size()), "quantize")
     }
 
     fn decode_into(&self, encoded: &[u8], out: &mut [u8]) -> Result<()> {
-        let n = count(encoded.len(), self.astype.size(), "quantize", "encoded data")?;
-        check_out(out, n * self.dtype.size(), "quantize")?;
+        check_decode(encoded, out, self.astype.size(), self.dtype.size(), "quantize")?;
         Arr::load(encoded, self.astype).cast(self.dtype.kind).store_into(out, self.dtype.big);
         Ok(())
     }
@@ -117,15 +109,8 @@ impl BytesToBytesCodec for QuantizeCodec {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::codec::filter::{f64s_le as f64s, test_filter as codec};
     use crate::codec::numcodecs::filter;
-
-    fn codec(cfg: Value, input: &str) -> Box<dyn BytesToBytesCodec> {
-        filter(&cfg, &V2Elem::parse(input).unwrap()).unwrap().0
-    }
-
-    fn f64s(v: &[f64]) -> Vec<u8> {
-        v.iter().flat_map(|x| x.to_le_bytes()).collect()
-    }
 
     #[test]
     fn scales() {

@@ -138,11 +138,7 @@ impl ArrayToArrayCodec for ReshapeCodec {
     }
 
     fn decode_into(&self, encoded: &[u8], _decoded: &ArrayRepr, out: &mut [u8]) -> Result<()> {
-        if encoded.len() != out.len() {
-            return Err(Error::Codec(format!("reshape: {} bytes given, {} expected", encoded.len(), out.len())));
-        }
-        out.copy_from_slice(encoded);
-        Ok(())
+        super::copy_unchanged(encoded, out, "reshape")
     }
 
     fn only_moves_elements(&self) -> bool {

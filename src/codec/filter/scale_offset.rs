@@ -26,11 +26,7 @@ use crate::codec::registry::CodecEntry;
 use crate::codec::Codec;
 
 /// The registry entry: v3 `scale_offset`.
-pub static CODEC: CodecEntry = CodecEntry {
-    name: Some("scale_offset"),
-    from_v3: Some(|_, cfg, decoded| Ok(Codec::ArrayToArray(Box::new(ScaleOffsetCodec::from_v3(cfg, decoded)?)))),
-    ..CodecEntry::NONE
-};
+pub static CODEC: CodecEntry = CodecEntry::v3("scale_offset", |_, cfg, decoded| Ok(Codec::ArrayToArray(Box::new(ScaleOffsetCodec::from_v3(cfg, decoded)?))));
 
 /// The `scale_offset` codec for one data type.
 #[derive(Debug, Clone)]

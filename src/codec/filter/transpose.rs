@@ -12,11 +12,7 @@ use crate::codec::registry::CodecEntry;
 use crate::codec::Codec;
 
 /// The registry entry: v3 `transpose`.
-pub static CODEC: CodecEntry = CodecEntry {
-    name: Some("transpose"),
-    from_v3: Some(|_, cfg, decoded| Ok(Codec::ArrayToArray(Box::new(TransposeCodec::from_v3(cfg, decoded)?)))),
-    ..CodecEntry::NONE
-};
+pub static CODEC: CodecEntry = CodecEntry::v3("transpose", |_, cfg, decoded| Ok(Codec::ArrayToArray(Box::new(TransposeCodec::from_v3(cfg, decoded)?))));
 
 /// The `transpose` codec.
 #[derive(Debug, Clone)]

@@ -11,7 +11,8 @@ pub(crate) mod test_vectors;
 pub mod v3;
 
 use super::registry::{self, Numcodecs, UnderV3, V1Options, V2Build};
-use super::{BytesToBytesCodec, Config};
+use super::{BytesToBytesCodec, Config, DecodedSize};
+use std::borrow::Cow;
 use crate::dtype::{DataType, Endian};
 use crate::error::{Error, Result};
 use serde_json::Value;
@@ -79,6 +80,16 @@ impl<'a> V2Config<'a> {
             Some(v) => Err(self.invalid(key, &format!("expected a dtype string, got {v}"))),
         }
     }
+}
+
+/// The `decode` of a decompressor writing into a slice (`decode` returns the bytes it wrote): decodes
+/// into a buffer of the largest size allowed, checks the size and shrinks the buffer to it.
+pub fn decompress_new(size: DecodedSize, codec: &str, decode: impl FnOnce(&mut [u8]) -> Result<usize>) -> Result<Cow<'static, [u8]>> {
+    let mut out = crate::error::try_alloc(size.max())?;
+    let n = decode(&mut out)?;
+    size.check(n, codec)?;
+    out.truncate(n);
+    Ok(Cow::Owned(out))
 }
 
 /// Runs a streaming compressor to the end of its stream: `step(input, out)` feeds the rest of the input,

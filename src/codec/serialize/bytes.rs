@@ -23,11 +23,7 @@ use crate::codec::registry::CodecEntry;
 use crate::codec::Codec;
 
 /// The registry entry: v3 `bytes`.
-pub static CODEC: CodecEntry = CodecEntry {
-    name: Some("bytes"),
-    from_v3: Some(|_, cfg, decoded| Ok(Codec::ArrayToBytes(Box::new(BytesCodec::from_v3(cfg, decoded)?)))),
-    ..CodecEntry::NONE
-};
+pub static CODEC: CodecEntry = CodecEntry::v3("bytes", |_, cfg, decoded| Ok(Codec::ArrayToBytes(Box::new(BytesCodec::from_v3(cfg, decoded)?))));
 
 /// The `bytes` codec.
 #[derive(Debug, Clone)]
