@@ -4,6 +4,29 @@
 //! A chunk is encoded by zero or more array->array codecs, exactly one array->bytes codec, and zero or more
 //! bytes->bytes codecs ([`chain::CodecChain`], itself an array->bytes codec so that sharding can nest chains).
 //! Array buffers are C order and native-endian; each codec file starts with its spec card.
+//!
+//! # Layout: one folder per kind, one file per codec, named after the codec
+//!
+//! A codec lives in the folder of what it does, whether Zarr v3 or numcodecs (Zarr v2) defines it;
+//! its file is its name (numcodecs' `bitround` and `packbits` differ from the v3 codecs of those names,
+//! see below).
+//! - [`compress`] (bytes -> bytes compressors): `blosc`, `bz2`, `gzip`, `lz4`, `lzma`, `zlib`, `zstd`,
+//!   and `deflate` (the DEFLATE streams `gzip` and `zlib` share).
+//! - [`filter`] (filters, array -> array or numcodecs filters): v3 `bitround`, `cast_value` (its value
+//!   conversion: `numeric_cast`), `reshape`, `scale_offset`, `transpose`; numcodecs `astype`,
+//!   `bitround` (`bitround_numcodecs`, sharing the one kernel in `bitround`), `categorize`, `delta`,
+//!   `fixedscaleoffset`, `packbits` (bools to bits), `quantize`, `shuffle`; `filter/mod.rs` holds what the
+//!   numcodecs filters share.
+//! - [`serialize`] (array -> bytes serializers): `bytes`, `packbits` (v3, sub-byte types), `vlen`
+//!   (`vlen-utf8`, `vlen-bytes`, numcodecs `vlen-*`), `zfp`, and numcodecs `pcodec`, `zfpy`.
+//! - [`checksum`] (bytes -> bytes checksums): v3 `crc32c`; numcodecs `crc32`, `adler32`, `crc32c`,
+//!   `fletcher32` (`checksum32`, numcodecs' module name).
+//! - [`sharding`] (`sharding_indexed`, an array -> bytes codec of nested chains) and its index.
+//! - At the top: this module (the codec traits), [`chain`], [`registry`]; [`numcodecs`] holds the
+//!   numcodecs plumbing (configuration objects, the numpy model the filters compute with, the
+//!   `numcodecs.<id>` names under v3), not codecs.
+//!
+//! Elements are reached by type through the one typed dispatch, [`crate::dtype::dispatch`].
 
 pub mod chain;
 pub mod checksum;

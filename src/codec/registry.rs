@@ -4,8 +4,10 @@
 //! v2, v3, `numcodecs.<id>` under v3), the v2 -> v3 conversion and the spec API ask the registry;
 //! nothing else spells a codec's identity.
 //!
-//! Adding a codec: write its file with `pub static CODEC: CodecEntry = CodecEntry { .. }` (the module
-//! declaration beside its siblings, as for any file) and add `&<path>::CODEC` to [`CODECS`].
+//! Adding a codec: write its file in the folder of its kind (see [`crate::codec`]) with
+//! `pub static CODEC: CodecEntry = CodecEntry::v3(..)` (or [`CodecEntry::numcodecs`], or a
+//! `CodecEntry { .. }` literal for more), declare the module beside its siblings, as for any file,
+//! and add `&<path>::CODEC` to [`CODECS`].
 //! A codec's JSON out is its own `to_json` (and, where numcodecs spells its configuration
 //! differently, [`super::BytesToBytesCodec::to_numcodecs_json`]).
 

@@ -40,7 +40,7 @@ const fn entry(sum: Sum) -> CodecEntry {
         Sum::Crc32c => |c, _| Ok(Box::new(ChecksumCodec::from_config(c, Sum::Crc32c)?)),
         Sum::Fletcher32 => |c, _| Ok(Box::new(ChecksumCodec::from_config(c, Sum::Fletcher32)?)),
     };
-    CodecEntry { numcodecs: bytes_codec(sum.id(), build, None), ..CodecEntry::NONE }
+    CodecEntry::numcodecs(bytes_codec(sum.id(), build, None))
 }
 
 /// Which checksum.

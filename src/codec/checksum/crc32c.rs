@@ -12,11 +12,7 @@ use crate::codec::registry::CodecEntry;
 use crate::codec::Codec;
 
 /// The registry entry: v3 `crc32c`.
-pub static CODEC: CodecEntry = CodecEntry {
-    name: Some("crc32c"),
-    from_v3: Some(|_, cfg, _| Ok(Codec::BytesToBytes(Box::new(Crc32cCodec::from_v3(cfg)?)))),
-    ..CodecEntry::NONE
-};
+pub static CODEC: CodecEntry = CodecEntry::v3("crc32c", |_, cfg, _| Ok(Codec::BytesToBytes(Box::new(Crc32cCodec::from_v3(cfg)?))));
 
 /// The `crc32c` codec.
 #[derive(Debug, Clone, Default)]

@@ -1,4 +1,4 @@
-//! Compressors (bytes -> bytes codecs): see the layout in [`crate::codec`].
+//! Compressors (bytes -> bytes): the codecs of this kind, one file each (the layout: [`crate::codec`]).
 
 pub mod blosc;
 pub mod bz2;

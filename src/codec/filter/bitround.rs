@@ -1,7 +1,7 @@
 //! `bitround` codec (array -> array, lossy): keeps `keepbits` significant bits of each value.
 //!
 //! Spec: zarr-extensions `codecs/bitround`. v3 name: `bitround` (`numcodecs.bitround`, numcodecs'
-//! float-only filter, is built by the numcodecs adapter). Configuration: `{"keepbits": integer >= 0}`.
+//! float-only filter, is `bitround_numcodecs`; both round with [`round_in_place`]). Configuration: `{"keepbits": integer >= 0}`.
 //! Example: `{"name": "bitround", "configuration": {"keepbits": 10}}`
 //!
 //! Floats (float16/32/64, and each part of complex64/128): the mantissa is rounded to `keepbits` bits,

@@ -1,6 +1,7 @@
-//! numcodecs filters: bytes -> bytes codecs that know the element type of the bytes they receive.
-//! They compute with the numpy model of [`crate::codec::numcodecs::numpy`]; this module holds what they share to read
-//! their configurations and check sizes.
+//! Filters: the v3 array -> array codecs, and the numcodecs filters (bytes -> bytes codecs that know the
+//! element type of the bytes they receive; under v3 `numcodecs.<id>`, array -> array). The numcodecs
+//! filters compute with the numpy model of [`crate::codec::numcodecs::numpy`]; this module holds what
+//! they share to read their configurations and check sizes.
 
 pub mod astype;
 pub mod bitround;

@@ -17,11 +17,7 @@ use crate::codec::registry::CodecEntry;
 use crate::codec::Codec;
 
 /// The registry entry: v3 `reshape`.
-pub static CODEC: CodecEntry = CodecEntry {
-    name: Some("reshape"),
-    from_v3: Some(|_, cfg, decoded| Ok(Codec::ArrayToArray(Box::new(ReshapeCodec::from_v3(cfg, decoded)?)))),
-    ..CodecEntry::NONE
-};
+pub static CODEC: CodecEntry = CodecEntry::v3("reshape", |_, cfg, decoded| Ok(Codec::ArrayToArray(Box::new(ReshapeCodec::from_v3(cfg, decoded)?))));
 
 /// One entry of `shape`.
 #[derive(Debug, Clone, PartialEq, Eq)]

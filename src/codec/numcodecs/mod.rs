@@ -1,5 +1,8 @@
-//! numcodecs codecs: the `compressor` and `filters` entries of Zarr v2 `.zarray` documents (and the
-//! `compression` of Zarr v1), built into the same bytes->bytes codecs as Zarr v3 chains.
+//! numcodecs plumbing: the `compressor` and `filters` entries of Zarr v2 `.zarray` documents (and the
+//! `compression` of Zarr v1), built into the same bytes->bytes codecs as Zarr v3 chains. The codecs
+//! themselves live by kind in [`super::compress`], [`super::filter`], [`super::serialize`] and
+//! [`super::checksum`]; here are their configuration objects, the numpy model ([`numpy`]) and the
+//! `numcodecs.<id>` names under v3 ([`v3`]).
 //!
 //! Every codec receives the description of the bytes it is given ([`V2Elem`]: element type and byte
 //! order); a filter also returns the description of what it produces (e.g. `astype` changes it).

@@ -1,4 +1,4 @@
-//! Serializers (array -> bytes codecs): see the layout in [`crate::codec`].
+//! Serializers (array -> bytes): the codecs of this kind, one file each (the layout: [`crate::codec`]).
 
 pub mod bytes;
 pub mod packbits;

@@ -25,11 +25,7 @@ use crate::codec::registry::CodecEntry;
 use crate::codec::Codec;
 
 /// The registry entry: v3 `packbits`.
-pub static CODEC: CodecEntry = CodecEntry {
-    name: Some("packbits"),
-    from_v3: Some(|_, cfg, decoded| Ok(Codec::ArrayToBytes(Box::new(PackBitsCodec::from_v3(cfg, decoded)?)))),
-    ..CodecEntry::NONE
-};
+pub static CODEC: CodecEntry = CodecEntry::v3("packbits", |_, cfg, decoded| Ok(Codec::ArrayToBytes(Box::new(PackBitsCodec::from_v3(cfg, decoded)?))));
 
 /// Where the padding-bit count is stored.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -61,7 +61,7 @@ pub static VLEN_BYTES: CodecEntry = CodecEntry {
 };
 
 /// The registry entry of numcodecs' `vlen-array` (v2 only).
-pub static VLEN_ARRAY: CodecEntry = CodecEntry { numcodecs: object(ARRAY, VlenCodec::from_v2_array), ..CodecEntry::NONE };
+pub static VLEN_ARRAY: CodecEntry = CodecEntry::numcodecs(object(ARRAY, VlenCodec::from_v2_array));
 
 /// Which elements a variable-length codec frames.
 #[derive(Debug, Clone, PartialEq, Eq)]

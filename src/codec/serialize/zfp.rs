@@ -31,11 +31,7 @@ use crate::codec::registry::CodecEntry;
 use crate::codec::Codec;
 
 /// The registry entry: v3 `zfp`.
-pub static CODEC: CodecEntry = CodecEntry {
-    name: Some("zfp"),
-    from_v3: Some(|_, cfg, decoded| Ok(Codec::ArrayToBytes(Box::new(ZfpCodec::from_v3(cfg, decoded)?)))),
-    ..CodecEntry::NONE
-};
+pub static CODEC: CodecEntry = CodecEntry::v3("zfp", |_, cfg, decoded| Ok(Codec::ArrayToBytes(Box::new(ZfpCodec::from_v3(cfg, decoded)?))));
 
 /// A zfp compression mode.
 #[derive(Debug, Clone, PartialEq)]
