@@ -13,10 +13,10 @@
 //! output is stored big-endian (zarr-python 3 would read those in the wrong byte order). A `null` v2 fill value
 //! becomes the zero value, which is what readers use for missing chunks.
 
-use crate::codec::bytes::BytesCodec;
+use crate::codec::serialize::bytes::BytesCodec;
 use crate::codec::numcodecs::{self, V2Elem};
 use crate::codec::registry::{self, UnderV3};
-use crate::codec::transpose::TransposeCodec;
+use crate::codec::filter::transpose::TransposeCodec;
 use crate::codec::{ArrayToArrayCodec, ArrayToBytesCodec, BytesToBytesCodec};
 use crate::error::{Error, Result};
 use crate::dtype::fill_value;

@@ -138,7 +138,7 @@ fn decode_both(codec: &dyn ArrayToBytesCodec, repr: &ArrayRepr, encoded: &[u8], 
 fn decode_vlen(chain: &CodecChain, encoded: &[u8]) {
     let shape = &chain.decoded_repr().shape;
     let whole = crate::selection::Selection::dense(&vec![0; shape.len()], shape);
-    let _ = crate::codec::vlen::decode(chain, encoded.to_vec(), &whole);
+    let _ = crate::codec::serialize::vlen::decode(chain, encoded.to_vec(), &whole);
 }
 
 /// Exercises a parsed array's metadata: the chains of every chunk shape, the codecs' JSON, the

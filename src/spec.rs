@@ -12,8 +12,9 @@
 //! - Zarr format 3, chunk key encoding `default` with separator `/` (v2: separator `.`, order C).
 
 use crate::array::Array;
-use crate::codec::bytes::BytesCodec;
-use crate::codec::numcodecs::{self, filters::shuffle::ShuffleCodec};
+use crate::codec::serialize::bytes::BytesCodec;
+use crate::codec::filter::shuffle::ShuffleCodec;
+use crate::codec::numcodecs;
 use crate::codec::registry;
 use crate::codec::sharding::{self, index::IndexLocation};
 use crate::codec::{ArrayRepr, ArrayToBytesCodec, BytesToBytesCodec, Codec};
@@ -94,7 +95,7 @@ impl Compressor {
 
 /// A shuffle filter before compression: none, byte shuffle (blosc's own, otherwise numcodecs'
 /// `shuffle` filter) or bit shuffle (blosc only).
-pub use crate::codec::blosc::Shuffle;
+pub use crate::codec::compress::blosc::Shuffle;
 
 /// Everything needed to create an array; see the module documentation for the defaults.
 #[derive(Debug, Clone)]

@@ -202,7 +202,7 @@ fn rectilinear_grid() {
         let mut raw = store.get("r/c/1/1").unwrap().unwrap();
         if a.metadata().codecs.to_json().to_string().contains("gzip") {
             let mut plain = vec![0u8; 4096];
-            let n = zarr::codec::deflate::inflate_into(zarr::codec::deflate::Framing::Gzip, "gzip", &raw, &mut plain, false).unwrap();
+            let n = zarr::codec::compress::deflate::inflate_into(zarr::codec::compress::deflate::Framing::Gzip, "gzip", &raw, &mut plain, false).unwrap();
             raw = plain[..n].to_vec();
         }
         if a.metadata().codecs.to_json()[0]["name"] != "sharding_indexed" {
@@ -307,7 +307,7 @@ fn v2_object_arrays() {
             // items stored big-endian, read back native
             let raw = store.get("o/1").unwrap().unwrap();
             let mut plain = vec![0u8; 64];
-            let n = zarr::codec::deflate::inflate_into(zarr::codec::deflate::Framing::Zlib, "zlib", &raw, &mut plain, false).unwrap();
+            let n = zarr::codec::compress::deflate::inflate_into(zarr::codec::compress::deflate::Framing::Zlib, "zlib", &raw, &mut plain, false).unwrap();
             assert_eq!(&plain[4..16], &[8, 0, 0, 0, 0, 0, 0, 1, 0xff, 0xff, 0xff, 0xfe]);
             assert_eq!(n, 24);
         }
@@ -317,7 +317,7 @@ fn v2_object_arrays() {
         // (empty) fill value
         let raw = store.get("o/1").unwrap().unwrap();
         let mut plain = vec![0u8; 64];
-        let n = zarr::codec::deflate::inflate_into(zarr::codec::deflate::Framing::Zlib, "zlib", &raw, &mut plain, false).unwrap();
+        let n = zarr::codec::compress::deflate::inflate_into(zarr::codec::compress::deflate::Framing::Zlib, "zlib", &raw, &mut plain, false).unwrap();
         assert_eq!(&plain[..4], &3u32.to_le_bytes());
         assert_eq!(n, 16 + elems[3].len());
     }

@@ -5,7 +5,7 @@ Usage: python3 tools/numcodecs_vectors.py [OUTDIR]   (default: tests/vectors/num
 
 Writes `input.bin` (the raw bytes every vector decodes to, unless noted), one `<name>.bin` per
 configuration below, and `manifest.json` mapping each file to its numcodecs configuration and the
-file it decodes to. The Rust unit tests of src/codec/numcodecs/{lz4,bz2,lzma}.rs decode every vector
+file it decodes to. The Rust unit tests of src/codec/compress/{lz4,bz2,lzma}.rs decode every vector
 and compare. Deterministic: rerunning with the same numcodecs/liblz4/libbz2/liblzma gives the same
 bytes (lz4 and bz2 output is stable across versions; lzma may differ, which the tests allow).
 """

@@ -192,7 +192,7 @@ impl Array {
     /// Reads the region `start..start+count` of an array of variable-length elements (C order; a
     /// vlen-array element is the bytes of its native-endian items). Missing chunks read as the fill
     /// value. The region is cut along the grid like any other ([`Selection::project`]); each touched
-    /// chunk is decoded by its chain ([`crate::codec::vlen::decode`]: only the touched inner chunks of
+    /// chunk is decoded by its chain ([`crate::codec::serialize::vlen::decode`]: only the touched inner chunks of
     /// a shard) in parallel, then the element lengths are summed into the offsets and every chunk
     /// copies its elements into the one data buffer in parallel, adjacent elements in one copy.
     pub fn read_region_vlen(&self, start: &[u64], count: &[u64]) -> Result<VlenData> {
@@ -211,7 +211,7 @@ impl Array {
             let ctx = |e: crate::Error| e.context(self.store.location(&key));
             let chain = self.meta.chain_for(&part.chunk)?;
             match self.store.get(&key).map_err(ctx)? {
-                Some(bytes) => crate::codec::vlen::decode(&chain, bytes, &part.local).map_err(ctx),
+                Some(bytes) => crate::codec::serialize::vlen::decode(&chain, bytes, &part.local).map_err(ctx),
                 None => VlenChunk::filled(part.local.num_elements().unwrap_or(0) as usize, &self.meta.fill_value),
             }
         })?;

@@ -227,13 +227,13 @@ impl Array {
     /// `string` arrays every element must be valid UTF-8 ([`crate::Error::Value`] otherwise, nothing
     /// stored). The region is cut along the grid like any other; the chunks it covers in part are
     /// decoded, and every touched chunk is merged and encoded by its chain
-    /// ([`crate::codec::vlen::encode`]), in parallel and before anything is stored, so a failing write
+    /// ([`crate::codec::serialize::vlen::encode`]), in parallel and before anything is stored, so a failing write
     /// changes nothing. A chunk (or an inner chunk of a shard) whose elements all equal the fill value
     /// is not stored.
     pub fn write_region_vlen(&self, start: &[u64], count: &[u64], offsets: &[u64], data: &[u8]) -> Result<()> {
         self.check_writable()?;
         self.check_vlen_region(start, count)?;
-        let codec = crate::codec::vlen::element_codec(&self.meta.codecs)
+        let codec = crate::codec::serialize::vlen::element_codec(&self.meta.codecs)
             .ok_or_else(|| crate::Error::Internal("a variable-length array without a variable-length codec".into()))?;
         let n = count.iter().try_fold(1u64, |a, &c| a.checked_mul(c));
         if n.and_then(|n| n.checked_add(1)) != Some(offsets.len() as u64) {
@@ -283,7 +283,7 @@ impl Array {
         let existing = match self.covers_chunk(part) {
             true => None,
             false => match self.store.get(&self.chunk_key(&part.chunk))? {
-                Some(bytes) => Some(crate::codec::vlen::decode(&chain, bytes, &Selection::dense(&vec![0; shape.len()], shape))?),
+                Some(bytes) => Some(crate::codec::serialize::vlen::decode(&chain, bytes, &Selection::dense(&vec![0; shape.len()], shape))?),
                 None => None,
             },
         };
@@ -301,6 +301,6 @@ impl Array {
         if self.meta.fill_defined && elems.iter().all(|e| *e == fill) {
             return Ok(None);
         }
-        crate::codec::vlen::encode(&chain, &elems).map(Some)
+        crate::codec::serialize::vlen::encode(&chain, &elems).map(Some)
     }
 }

@@ -150,7 +150,7 @@ impl CodecChain {
         }
         let a2b = a2b.ok_or_else(|| Error::Metadata("codec chain has no array -> bytes codec".into()))?;
         if decoded.data_type.is_vlen() {
-            super::vlen::check_chain(&a2a, a2b.as_ref(), &decoded.data_type)?;
+            crate::codec::serialize::vlen::check_chain(&a2a, a2b.as_ref(), &decoded.data_type)?;
         }
         let a2b_repr = reprs.last().unwrap();
         let bound = 2 * a2b_repr.nbytes() + (1 << 20);

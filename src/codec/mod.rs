@@ -4,31 +4,43 @@
 //! A chunk is encoded by zero or more array->array codecs, exactly one array->bytes codec, and zero or more
 //! bytes->bytes codecs ([`chain::CodecChain`], itself an array->bytes codec so that sharding can nest chains).
 //! Array buffers are C order and native-endian; each codec file starts with its spec card.
+//!
+//! # Layout: one folder per kind, one file per codec, named after the codec
+//!
+//! A codec lives in the folder of what it does, whether Zarr v3 or numcodecs (Zarr v2) defines it;
+//! its file is its name (numcodecs' `bitround` and `packbits` differ from the v3 codecs of those names,
+//! see below).
+//! - [`compress`] (bytes -> bytes compressors): `blosc`, `bz2`, `gzip`, `lz4`, `lzma`, `zlib`, `zstd`,
+//!   and `deflate` (the DEFLATE streams `gzip` and `zlib` share).
+//! - [`filter`] (filters, array -> array or numcodecs filters): v3 `bitround`, `cast_value` (its value
+//!   conversion: `numeric_cast`), `reshape`, `scale_offset`, `transpose`; numcodecs `astype`,
+//!   `bitround` (`bitround_numcodecs`, sharing the one kernel in `bitround`), `categorize`, `delta`,
+//!   `fixedscaleoffset`, `packbits` (bools to bits), `quantize`, `shuffle`; `filter/mod.rs` holds what the
+//!   numcodecs filters share.
+//! - [`serialize`] (array -> bytes serializers): `bytes`, `packbits` (v3, sub-byte types), `vlen`
+//!   (`vlen-utf8`, `vlen-bytes`, numcodecs `vlen-*`), `zfp`, and numcodecs `pcodec`, `zfpy`.
+//! - [`checksum`] (bytes -> bytes checksums): v3 `crc32c`; numcodecs `crc32`, `adler32`, `crc32c`,
+//!   `fletcher32` (`checksum32`, numcodecs' module name).
+//! - [`sharding`] (`sharding_indexed`, an array -> bytes codec of nested chains) and its index.
+//! - At the top: this module (the codec traits), [`chain`], [`registry`]; [`numcodecs`] holds the
+//!   numcodecs plumbing (configuration objects, the numpy model the filters compute with, the
+//!   `numcodecs.<id>` names under v3), not codecs.
+//!
+//! Elements are reached by type through the one typed dispatch, [`crate::dtype::dispatch`].
 
-pub mod bitround;
-pub mod blosc;
-pub mod bytes;
-pub mod cast_value;
 pub mod chain;
-pub mod crc32c;
-pub mod deflate;
-pub mod gzip;
+pub mod checksum;
+pub mod compress;
+pub mod filter;
 pub mod numcodecs;
-pub mod reshape;
-pub mod numeric_cast;
-pub mod scale_offset;
-pub mod packbits;
 pub mod registry;
+pub mod serialize;
 pub mod sharding;
 #[cfg(test)]
 pub mod test_codec;
-pub mod transpose;
-pub mod vlen;
-pub mod zfp;
-pub mod zstd;
 
 use crate::dtype::{DataType, SwapPlan};
-pub use blosc::Shuffle;
+pub use compress::blosc::Shuffle;
 use crate::error::{Error, Result};
 use crate::format::extension::Extension;
 use crate::selection::{with_box, Dest, Layout, Selection};
@@ -193,7 +205,7 @@ pub trait ArrayToBytesCodec: Send + Sync + std::fmt::Debug {
     }
 
     /// This codec as a variable-length codec ([`vlen::VlenCodec`]), if it is one.
-    fn as_vlen(&self) -> Option<&vlen::VlenCodec> {
+    fn as_vlen(&self) -> Option<&serialize::vlen::VlenCodec> {
         None
     }
 
@@ -385,17 +397,17 @@ mod tests {
         let repr = ArrayRepr { shape: vec![64], data_type: DataType::Int32, fill_value: vec![0; 4] };
         let data: Vec<u8> = (0..64i32).flat_map(|v| (v / 3).to_ne_bytes()).collect();
         for v in [
-            json!({"codec": gzip::URI, "configuration": {"level": 1}}),
-            json!({"name": gzip::URI, "configuration": {"level": 9}}),
-            json!({"codec": blosc::URI, "configuration": {"cname": "lz4", "clevel": 1, "shuffle": 1, "blocksize": 0}}),
-            json!({"codec": blosc::URI, "configuration": {"cname": "zstd", "clevel": 3, "shuffle": -1, "blocksize": 0}}),
+            json!({"codec": compress::gzip::URI, "configuration": {"level": 1}}),
+            json!({"name": compress::gzip::URI, "configuration": {"level": 9}}),
+            json!({"codec": compress::blosc::URI, "configuration": {"cname": "lz4", "clevel": 1, "shuffle": 1, "blocksize": 0}}),
+            json!({"codec": compress::blosc::URI, "configuration": {"cname": "zstd", "clevel": 3, "shuffle": -1, "blocksize": 0}}),
         ] {
             let e = Extension::parse(&v, "codec").unwrap();
             let Some(Codec::BytesToBytes(c)) = from_v3(&e, &repr).unwrap() else { panic!("{v}") };
             let enc = c.encode(&data).unwrap();
             assert_eq!(c.decode(&enc, DecodedSize::Exact(data.len())).unwrap().as_ref(), &data[..], "{v}");
         }
-        let bad = json!({"codec": blosc::URI, "configuration": {"cname": "lz4", "clevel": 1, "shuffle": 7}});
+        let bad = json!({"codec": compress::blosc::URI, "configuration": {"cname": "lz4", "clevel": 1, "shuffle": 7}});
         assert!(from_v3(&Extension::parse(&bad, "codec").unwrap(), &repr).is_err());
     }
 

@@ -4,13 +4,15 @@
 //! v2, v3, `numcodecs.<id>` under v3), the v2 -> v3 conversion and the spec API ask the registry;
 //! nothing else spells a codec's identity.
 //!
-//! Adding a codec: write its file with `pub static CODEC: CodecEntry = CodecEntry { .. }` (the module
-//! declaration beside its siblings, as for any file) and add `&<path>::CODEC` to [`CODECS`].
+//! Adding a codec: write its file in the folder of its kind (see [`crate::codec`]) with
+//! `pub static CODEC: CodecEntry = CodecEntry::v3(..)` (or [`CodecEntry::numcodecs`], or a
+//! `CodecEntry { .. }` literal for more), declare the module beside its siblings, as for any file,
+//! and add `&<path>::CODEC` to [`CODECS`].
 //! A codec's JSON out is its own `to_json` (and, where numcodecs spells its configuration
 //! differently, [`super::BytesToBytesCodec::to_numcodecs_json`]).
 
 use super::numcodecs::{V2Config, V2Elem};
-use super::vlen::VlenCodec;
+use crate::codec::serialize::vlen::VlenCodec;
 use super::{ArrayRepr, ArrayToBytesCodec, BytesToBytesCodec, Codec, Shuffle};
 use crate::dtype::DataType;
 use crate::error::{Error, Result};
@@ -41,6 +43,16 @@ pub struct CodecEntry {
 impl CodecEntry {
     /// An entry with nothing set (the base of the declarations' `..CodecEntry::NONE`).
     pub const NONE: CodecEntry = CodecEntry { name: None, aliases: &[], takes: Takes::Any, from_v3: None, numcodecs: None, spec: None };
+
+    /// A codec known by its numcodecs identity alone.
+    pub const fn numcodecs(numcodecs: Option<Numcodecs>) -> CodecEntry {
+        CodecEntry { numcodecs, ..CodecEntry::NONE }
+    }
+
+    /// A codec known by its v3 `name` alone, built by `from_v3`.
+    pub const fn v3(name: &'static str, from_v3: FromV3) -> CodecEntry {
+        CodecEntry { name: Some(name), from_v3: Some(from_v3), ..CodecEntry::NONE }
+    }
 }
 
 /// Another v3 name of a codec.
@@ -151,40 +163,40 @@ pub struct SpecCompressor {
 
 /// Every codec, in the order the spec API lists its compressors.
 pub static CODECS: &[&CodecEntry] = &[
-    &super::zstd::CODEC,
-    &super::gzip::CODEC,
-    &super::blosc::CODEC,
-    &super::bytes::CODEC,
-    &super::transpose::CODEC,
-    &super::reshape::CODEC,
-    &super::bitround::CODEC,
-    &super::scale_offset::CODEC,
-    &super::cast_value::CODEC,
-    &super::crc32c::CODEC,
-    &super::packbits::CODEC,
-    &super::zfp::CODEC,
+    &crate::codec::compress::zstd::CODEC,
+    &crate::codec::compress::gzip::CODEC,
+    &crate::codec::compress::blosc::CODEC,
+    &crate::codec::serialize::bytes::CODEC,
+    &crate::codec::filter::transpose::CODEC,
+    &crate::codec::filter::reshape::CODEC,
+    &crate::codec::filter::bitround::CODEC,
+    &crate::codec::filter::scale_offset::CODEC,
+    &crate::codec::filter::cast_value::CODEC,
+    &crate::codec::checksum::crc32c::CODEC,
+    &crate::codec::serialize::packbits::CODEC,
+    &crate::codec::serialize::zfp::CODEC,
     &super::sharding::CODEC,
-    &super::vlen::VLEN_UTF8,
-    &super::vlen::VLEN_BYTES,
-    &super::vlen::VLEN_ARRAY,
-    &super::numcodecs::zlib::CODEC,
-    &super::numcodecs::lz4::CODEC,
-    &super::numcodecs::bz2::CODEC,
-    &super::numcodecs::lzma::CODEC,
-    &super::numcodecs::checksum::CRC32,
-    &super::numcodecs::checksum::ADLER32,
-    &super::numcodecs::checksum::CRC32C,
-    &super::numcodecs::checksum::FLETCHER32,
-    &super::numcodecs::filters::shuffle::CODEC,
-    &super::numcodecs::filters::delta::CODEC,
-    &super::numcodecs::filters::fixedscaleoffset::CODEC,
-    &super::numcodecs::filters::quantize::CODEC,
-    &super::numcodecs::filters::bitround::CODEC,
-    &super::numcodecs::filters::astype::CODEC,
-    &super::numcodecs::filters::packbits::CODEC,
-    &super::numcodecs::filters::categorize::CODEC,
-    &super::numcodecs::pcodec::CODEC,
-    &super::numcodecs::zfpy::CODEC,
+    &crate::codec::serialize::vlen::VLEN_UTF8,
+    &crate::codec::serialize::vlen::VLEN_BYTES,
+    &crate::codec::serialize::vlen::VLEN_ARRAY,
+    &crate::codec::compress::zlib::CODEC,
+    &crate::codec::compress::lz4::CODEC,
+    &crate::codec::compress::bz2::CODEC,
+    &crate::codec::compress::lzma::CODEC,
+    &crate::codec::checksum::checksum32::CRC32,
+    &crate::codec::checksum::checksum32::ADLER32,
+    &crate::codec::checksum::checksum32::CRC32C,
+    &crate::codec::checksum::checksum32::FLETCHER32,
+    &crate::codec::filter::shuffle::CODEC,
+    &crate::codec::filter::delta::CODEC,
+    &crate::codec::filter::fixedscaleoffset::CODEC,
+    &crate::codec::filter::quantize::CODEC,
+    &crate::codec::filter::bitround_numcodecs::CODEC,
+    &crate::codec::filter::astype::CODEC,
+    &crate::codec::filter::packbits::CODEC,
+    &crate::codec::filter::categorize::CODEC,
+    &crate::codec::serialize::pcodec::CODEC,
+    &crate::codec::serialize::zfpy::CODEC,
 ];
 
 /// Codecs registered for the crate's own tests only.

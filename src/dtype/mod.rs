@@ -8,6 +8,7 @@
 //! padded with NULs (never swapped).
 //! [`swap::SwapPlan`] says which bytes of a stored element are reversed to reach native order.
 
+pub mod dispatch;
 pub mod ext;
 pub mod fill_value;
 pub mod structured;

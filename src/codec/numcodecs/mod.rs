@@ -1,25 +1,21 @@
-//! numcodecs codecs: the `compressor` and `filters` entries of Zarr v2 `.zarray` documents (and the
-//! `compression` of Zarr v1), built into the same bytes->bytes codecs as Zarr v3 chains.
+//! numcodecs plumbing: the `compressor` and `filters` entries of Zarr v2 `.zarray` documents (and the
+//! `compression` of Zarr v1), built into the same bytes->bytes codecs as Zarr v3 chains. The codecs
+//! themselves live by kind in [`super::compress`], [`super::filter`], [`super::serialize`] and
+//! [`super::checksum`]; here are their configuration objects, the numpy model ([`numpy`]) and the
+//! `numcodecs.<id>` names under v3 ([`v3`]).
 //!
 //! Every codec receives the description of the bytes it is given ([`V2Elem`]: element type and byte
 //! order); a filter also returns the description of what it produces (e.g. `astype` changes it).
 //! Configuration members not listed by a codec are ignored, as numcodecs ignores them.
 
-pub mod bz2;
-pub mod checksum;
-pub mod filters;
-pub mod lz4;
-pub mod lzma;
 pub mod numpy;
-pub mod pcodec;
 #[cfg(test)]
-mod test_vectors;
+pub(crate) mod test_vectors;
 pub mod v3;
-pub mod zfpy;
-pub mod zlib;
 
 use super::registry::{self, Numcodecs, UnderV3, V1Options, V2Build};
-use super::{BytesToBytesCodec, Config};
+use super::{BytesToBytesCodec, Config, DecodedSize};
+use std::borrow::Cow;
 use crate::dtype::{DataType, Endian};
 use crate::error::{Error, Result};
 use serde_json::Value;
@@ -87,6 +83,16 @@ impl<'a> V2Config<'a> {
             Some(v) => Err(self.invalid(key, &format!("expected a dtype string, got {v}"))),
         }
     }
+}
+
+/// The `decode` of a decompressor writing into a slice (`decode` returns the bytes it wrote): decodes
+/// into a buffer of the largest size allowed, checks the size and shrinks the buffer to it.
+pub fn decompress_new(size: DecodedSize, codec: &str, decode: impl FnOnce(&mut [u8]) -> Result<usize>) -> Result<Cow<'static, [u8]>> {
+    let mut out = crate::error::try_alloc(size.max())?;
+    let n = decode(&mut out)?;
+    size.check(n, codec)?;
+    out.truncate(n);
+    Ok(Cow::Owned(out))
 }
 
 /// Runs a streaming compressor to the end of its stream: `step(input, out)` feeds the rest of the input,

@@ -55,6 +55,24 @@ pub enum Kind {
 }
 
 impl Kind {
+    /// The data type of this kind.
+    pub fn data_type(self) -> DataType {
+        match self {
+            Kind::Bool => DataType::Bool,
+            Kind::I8 => DataType::Int8,
+            Kind::I16 => DataType::Int16,
+            Kind::I32 => DataType::Int32,
+            Kind::I64 => DataType::Int64,
+            Kind::U8 => DataType::UInt8,
+            Kind::U16 => DataType::UInt16,
+            Kind::U32 => DataType::UInt32,
+            Kind::U64 => DataType::UInt64,
+            Kind::F16 => DataType::Float16,
+            Kind::F32 => DataType::Float32,
+            Kind::F64 => DataType::Float64,
+        }
+    }
+
     /// Bytes per element.
     pub fn size(self) -> usize {
         match self {
@@ -175,40 +193,13 @@ pub struct NumType {
 impl NumType {
     /// The numeric type of an element description (`None` for complex, raw, structured types).
     pub fn from_elem(e: &V2Elem) -> Option<NumType> {
-        let kind = match e.data_type {
-            DataType::Bool => Kind::Bool,
-            DataType::Int8 => Kind::I8,
-            DataType::Int16 => Kind::I16,
-            DataType::Int32 => Kind::I32,
-            DataType::Int64 => Kind::I64,
-            DataType::UInt8 => Kind::U8,
-            DataType::UInt16 => Kind::U16,
-            DataType::UInt32 => Kind::U32,
-            DataType::UInt64 => Kind::U64,
-            DataType::Float16 => Kind::F16,
-            DataType::Float32 => Kind::F32,
-            DataType::Float64 => Kind::F64,
-            _ => return None,
-        };
+        let kind = crate::dtype::dispatch::with_data_type!(&e.data_type, numeric_bool, T => <T as Num>::KIND, _ => return None);
         Some(NumType { kind, big: e.byte_order == Some(Endian::Big) && kind.size() > 1 })
     }
 
     /// The element description of this type.
     pub fn elem(self) -> V2Elem {
-        let data_type = match self.kind {
-            Kind::Bool => DataType::Bool,
-            Kind::I8 => DataType::Int8,
-            Kind::I16 => DataType::Int16,
-            Kind::I32 => DataType::Int32,
-            Kind::I64 => DataType::Int64,
-            Kind::U8 => DataType::UInt8,
-            Kind::U16 => DataType::UInt16,
-            Kind::U32 => DataType::UInt32,
-            Kind::U64 => DataType::UInt64,
-            Kind::F16 => DataType::Float16,
-            Kind::F32 => DataType::Float32,
-            Kind::F64 => DataType::Float64,
-        };
+        let data_type = self.kind.data_type();
         let byte_order = (self.kind.size() > 1).then_some(if self.big { Endian::Big } else { Endian::Little });
         V2Elem { data_type, byte_order }
     }
@@ -552,23 +543,11 @@ macro_rules! with_arr {
     };
 }
 
-/// Runs `$e` with the type alias `$t` set to the Rust type of kind `$k`.
+/// Runs `$e` with the type alias `$t` set to the Rust type of kind `$k` (through the one typed
+/// dispatch, [`crate::dtype::dispatch`]).
 macro_rules! with_kind {
     ($k:expr, $t:ident => $e:expr) => {
-        match $k {
-            Kind::Bool => { type $t = bool; $e }
-            Kind::I8 => { type $t = i8; $e }
-            Kind::I16 => { type $t = i16; $e }
-            Kind::I32 => { type $t = i32; $e }
-            Kind::I64 => { type $t = i64; $e }
-            Kind::U8 => { type $t = u8; $e }
-            Kind::U16 => { type $t = u16; $e }
-            Kind::U32 => { type $t = u32; $e }
-            Kind::U64 => { type $t = u64; $e }
-            Kind::F16 => { type $t = f16; $e }
-            Kind::F32 => { type $t = f32; $e }
-            Kind::F64 => { type $t = f64; $e }
-        }
+        crate::dtype::dispatch::with_data_type!($k.data_type(), numeric_bool, $t => $e, _ => unreachable!("every kind is a numeric or bool data type"))
     };
 }
 

@@ -65,3 +65,8 @@ pub fn numcodecs_decodes(cases: &[(Value, Vec<u8>)], expected: &[u8]) {
         ),
     }
 }
+
+/// Compressible test data: the little-endian u32 values `i / 7` for `i` in `0..n`.
+pub fn ramp(n: u32) -> Vec<u8> {
+    (0..n).flat_map(|i| (i / 7).to_le_bytes()).collect()
+}

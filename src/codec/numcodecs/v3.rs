@@ -13,7 +13,7 @@
 //!   of the type they describe (`astype`, `encode_dtype`; `packbits`: `1 + ceil(n / 8)` `uint8`
 //!   values in one dimension); other filters keep the chunk's shape. Elements produced in the
 //!   non-native byte order (a `">i4"` `astype`) are handed on in native order, as zarr-python does.
-//! - array -> bytes: `numcodecs.pcodec` and `numcodecs.zfpy` (see [`super::pcodec`], [`super::zfpy`]); they
+//! - array -> bytes: `numcodecs.pcodec` and `numcodecs.zfpy` (see [`crate::codec::serialize::pcodec`], [`crate::codec::serialize::zfpy`]); they
 //!   receive the chunk's elements (native byte order) in its shape, as zarr-python hands them over.
 //!
 //! Dtype members (`dtype`, `astype`, `encode_dtype`, `decode_dtype`) may be numpy dtype names, as

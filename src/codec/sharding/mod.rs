@@ -61,8 +61,8 @@ pub fn metadata(chunk_shape: &[u64], codecs: Value, index_codecs: Value, locatio
 
 /// The index codecs libzarr writes: little-endian `bytes`, then `crc32c`.
 pub fn default_index_codecs() -> Value {
-    let bytes = crate::codec::bytes::BytesCodec::new(&crate::dtype::DataType::UInt64, Some(crate::dtype::Endian::Little));
-    Value::Array(vec![bytes.to_json(), crate::codec::BytesToBytesCodec::to_json(&crate::codec::crc32c::Crc32cCodec)])
+    let bytes = crate::codec::serialize::bytes::BytesCodec::new(&crate::dtype::DataType::UInt64, Some(crate::dtype::Endian::Little));
+    Value::Array(vec![bytes.to_json(), crate::codec::BytesToBytesCodec::to_json(&crate::codec::checksum::crc32c::Crc32cCodec)])
 }
 
 /// The `sharding_indexed` codec for one shard shape.

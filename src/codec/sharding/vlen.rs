@@ -1,10 +1,10 @@
 //! Shards of variable-length elements: each inner chunk goes through the inner chain with
-//! [`crate::codec::vlen::decode`] / [`crate::codec::vlen::encode`] (so an inner chain that is itself
+//! [`crate::codec::serialize::vlen::decode`] / [`crate::codec::serialize::vlen::encode`] (so an inner chain that is itself
 //! sharded nests). Reads decode only the inner chunks a box touches, in parallel; writes encode every
 //! inner chunk in parallel and leave out those equal to the fill value everywhere.
 
 use super::ShardingCodec;
-use crate::codec::vlen::{decode, encode};
+use crate::codec::serialize::vlen::{decode, encode};
 use crate::error::Result;
 use crate::selection::vlen::VlenChunk;
 use crate::selection::{for_each_index, for_each_pair_run, Selection};
