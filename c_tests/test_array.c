@@ -3,17 +3,6 @@
 
 #include <stdint.h>
 
-static char *g_dir; /* this program's scratch directory (absolute) */
-
-/* `rel` inside the scratch directory (rotating static buffers: valid for a few calls). */
-static const char *path_in(const char *rel) {
-    static char bufs[8][4096];
-    static int next;
-    char *b = bufs[next++ % 8];
-    snprintf(b, sizeof bufs[0], "%s/%s", g_dir, rel);
-    return b;
-}
-
 /* A complete zarr.json for an array; `extra` is appended inside the object (e.g. ",\"x\":1"). */
 static const char *meta(const char *shape, const char *dtype, const char *chunks, const char *fill,
                         const char *codecs, const char *extra) {

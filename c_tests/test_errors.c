@@ -5,16 +5,6 @@
 #include <pthread.h>
 #include <stdint.h>
 
-static char *g_dir;
-
-static const char *path_in(const char *rel) {
-    static char bufs[8][4096];
-    static int next;
-    char *b = bufs[next++ % 8];
-    snprintf(b, sizeof bufs[0], "%s/%s", g_dir, rel);
-    return b;
-}
-
 #define BYTES_LE "{\"name\":\"bytes\",\"configuration\":{\"endian\":\"little\"}}"
 #define RAW_LE "[" BYTES_LE "]"
 #define GZIP "[" BYTES_LE ",{\"name\":\"gzip\",\"configuration\":{\"level\":1}}]"

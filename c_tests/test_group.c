@@ -4,16 +4,6 @@
 
 #include <stdint.h>
 
-static char *g_dir;
-
-static const char *path_in(const char *rel) {
-    static char bufs[8][4096];
-    static int next;
-    char *b = bufs[next++ % 8];
-    snprintf(b, sizeof bufs[0], "%s/%s", g_dir, rel);
-    return b;
-}
-
 #define ARRAY_META                                                                                                   \
     "{\"zarr_format\":3,\"node_type\":\"array\",\"shape\":[6],\"data_type\":\"int16\",\"chunk_grid\":{\"name\":"  \
     "\"regular\",\"configuration\":{\"chunk_shape\":[4]}},\"chunk_key_encoding\":{\"name\":\"default\","            \

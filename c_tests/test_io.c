@@ -6,16 +6,6 @@
 #include <pthread.h>
 #include <stdint.h>
 
-static char *g_dir;
-
-static const char *path_in(const char *rel) {
-    static char bufs[8][4096];
-    static int next;
-    char *b = bufs[next++ % 8];
-    snprintf(b, sizeof bufs[0], "%s/%s", g_dir, rel);
-    return b;
-}
-
 /* Chunk key encodings: 0 default "/", 1 default ".", 2 v2 ".", 3 v2 "/". */
 static const char *const CKE[] = {
     "{\"name\":\"default\",\"configuration\":{\"separator\":\"/\"}}",

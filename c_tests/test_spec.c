@@ -7,16 +7,6 @@
 #include <math.h>
 #include <stdint.h>
 
-static char *g_dir;
-
-static const char *path_in(const char *rel) {
-    static char bufs[8][4096];
-    static int next;
-    char *b = bufs[next++ % 8];
-    snprintf(b, sizeof bufs[0], "%s/%s", g_dir, rel);
-    return b;
-}
-
 static void test_defaults(void) {
     uint64_t shape[2] = {4096, 4096}, got[2] = {0, 0};
     zarr_array_spec *s = NULL;

@@ -45,6 +45,19 @@ static inline char *t_mkdtemp(const char *tag) {
     return abs;
 }
 
+/* The test program's scratch directory (absolute), for the tests that use path_in(): main() sets it,
+ * usually with t_mkdtemp(). */
+static char *g_dir;
+
+/* `rel` inside the scratch directory g_dir (rotating static buffers: valid for a few calls). */
+static inline const char *path_in(const char *rel) {
+    static char bufs[8][4096];
+    static int next;
+    char *b = bufs[next++ % 8];
+    snprintf(b, sizeof bufs[0], "%s/%s", g_dir, rel);
+    return b;
+}
+
 /* JSON text with the whitespace outside strings removed, for comparing documents regardless of layout.
  * Returns one of two alternating static buffers (so two results can be compared). */
 static inline const char *t_compact(const char *in) {

@@ -8,17 +8,6 @@
 #include <math.h>
 #include <stdint.h>
 
-static char *g_dir; /* this program's scratch directory (absolute) */
-
-/* `rel` inside the scratch directory (rotating static buffers: valid for a few calls). */
-static const char *path_in(const char *rel) {
-    static char bufs[8][4096];
-    static int next;
-    char *b = bufs[next++ % 8];
-    snprintf(b, sizeof bufs[0], "%s/%s", g_dir, rel);
-    return b;
-}
-
 /* Creates every missing directory of `path` up to its last '/'. */
 static void mkdirs_for(const char *path) {
     char buf[4096];

@@ -4,16 +4,6 @@
 
 #include <stdint.h>
 
-static char *g_dir;
-
-static const char *path_in(const char *rel) {
-    static char bufs[8][4096];
-    static int next;
-    char *b = bufs[next++ % 8];
-    snprintf(b, sizeof bufs[0], "%s/%s", g_dir, rel);
-    return b;
-}
-
 static const char *meta(const char *shape, const char *dtype, const char *chunks, const char *fill,
                         const char *codecs) {
     static char buf[8192];

@@ -55,41 +55,31 @@ pub type Result<T> = std::result::Result<T, Error>;
 impl Error {
     /// The C status code for this error.
     pub fn status(&self) -> zarr_status {
-        match self {
-            Error::InvalidArgument(_) => ZARR_ERR_INVALID_ARGUMENT,
-            Error::InvalidHandle(_) => ZARR_ERR_INVALID_HANDLE,
-            Error::BufferSize(_) => ZARR_ERR_BUFFER_SIZE,
-            Error::OutOfBounds(_) => ZARR_ERR_OUT_OF_BOUNDS,
-            Error::ReadOnly(_) => ZARR_ERR_READ_ONLY,
-            Error::Metadata(_) => ZARR_ERR_METADATA,
-            Error::Unsupported(_) => ZARR_ERR_UNSUPPORTED,
-            Error::Value(_) => ZARR_ERR_VALUE,
-            Error::Codec(_) => ZARR_ERR_CODEC,
-            Error::Checksum(_) => ZARR_ERR_CHECKSUM,
-            Error::NotFound(_) => ZARR_ERR_NOT_FOUND,
-            Error::Exists(_) => ZARR_ERR_EXISTS,
-            Error::Io(_) => ZARR_ERR_IO,
-            Error::Internal(_) => ZARR_ERR_INTERNAL,
-        }
+        self.parts().0
     }
 
     /// The message without the variant.
     pub fn message(&self) -> &str {
+        self.parts().1
+    }
+
+    /// The status code and the message: the one place that maps each variant to its status.
+    fn parts(&self) -> (zarr_status, &str) {
         match self {
-            Error::InvalidArgument(m)
-            | Error::InvalidHandle(m)
-            | Error::BufferSize(m)
-            | Error::OutOfBounds(m)
-            | Error::ReadOnly(m)
-            | Error::Metadata(m)
-            | Error::Unsupported(m)
-            | Error::Value(m)
-            | Error::Codec(m)
-            | Error::Checksum(m)
-            | Error::NotFound(m)
-            | Error::Exists(m)
-            | Error::Io(m)
-            | Error::Internal(m) => m,
+            Error::InvalidArgument(m) => (ZARR_ERR_INVALID_ARGUMENT, m),
+            Error::InvalidHandle(m) => (ZARR_ERR_INVALID_HANDLE, m),
+            Error::BufferSize(m) => (ZARR_ERR_BUFFER_SIZE, m),
+            Error::OutOfBounds(m) => (ZARR_ERR_OUT_OF_BOUNDS, m),
+            Error::ReadOnly(m) => (ZARR_ERR_READ_ONLY, m),
+            Error::Metadata(m) => (ZARR_ERR_METADATA, m),
+            Error::Unsupported(m) => (ZARR_ERR_UNSUPPORTED, m),
+            Error::Value(m) => (ZARR_ERR_VALUE, m),
+            Error::Codec(m) => (ZARR_ERR_CODEC, m),
+            Error::Checksum(m) => (ZARR_ERR_CHECKSUM, m),
+            Error::NotFound(m) => (ZARR_ERR_NOT_FOUND, m),
+            Error::Exists(m) => (ZARR_ERR_EXISTS, m),
+            Error::Io(m) => (ZARR_ERR_IO, m),
+            Error::Internal(m) => (ZARR_ERR_INTERNAL, m),
         }
     }
 

@@ -164,15 +164,7 @@ impl Group {
         let mut guard = self.attributes.lock().unwrap_or_else(|e| e.into_inner());
         // Under the group's metadata lock, only the stored document's attributes are replaced.
         let lock = self.lock_metadata()?;
-        match node::attributes_key(&self.path, self.zarr_format) {
-            None => {
-                let key = node::v3_key(&self.path);
-                let mut doc = node::read_document(self.store.as_ref(), &key)?;
-                doc["attributes"] = Value::Object(attributes.clone());
-                self.store.set_parts_locked(&key, &[&metadata::to_bytes(&doc)], &lock)?
-            }
-            Some(key) => self.store.set_parts_locked(&key, &[&metadata::to_bytes(&Value::Object(attributes.clone()))], &lock)?,
-        }
+        node::store_attributes(self.store.as_ref(), &self.path, self.zarr_format, &attributes, &lock)?;
         *guard = attributes;
         Ok(())
     }

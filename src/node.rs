@@ -69,6 +69,27 @@ pub fn read_document(store: &dyn Store, key: &str) -> Result<Value> {
     read_doc(store, key)?.ok_or_else(|| Error::NotFound(format!("{}: the metadata document is gone", store.location(key))))
 }
 
+/// Stores the attributes of the node at `path` under its metadata lock `lock`: for v3 the stored
+/// `zarr.json` is re-read and only its `attributes` replaced (so a concurrent change of the rest of the
+/// document is kept); for v2 and v1 the attributes document is rewritten.
+pub fn store_attributes(
+    store: &dyn Store,
+    path: &str,
+    zarr_format: u8,
+    attributes: &Map<String, Value>,
+    lock: &crate::store::StoreLock,
+) -> Result<()> {
+    match attributes_key(path, zarr_format) {
+        None => {
+            let key = v3_key(path);
+            let mut doc = read_document(store, &key)?;
+            doc["attributes"] = Value::Object(attributes.clone());
+            store.set_parts_locked(&key, &[&metadata::to_bytes(&doc)], lock)
+        }
+        Some(key) => store.set_parts_locked(&key, &[&metadata::to_bytes(&Value::Object(attributes.clone()))], lock),
+    }
+}
+
 fn read_attributes(store: &dyn Store, key: &str) -> Result<Map<String, Value>> {
     match read_doc(store, key)? {
         None => Ok(Map::new()),

@@ -140,15 +140,7 @@ impl Array {
         self.check_writable()?;
         let mut guard = self.attributes.lock().unwrap_or_else(|e| e.into_inner());
         let lock = self.lock_metadata()?;
-        match node::attributes_key(&self.path, self.meta.zarr_format) {
-            None => {
-                let key = node::v3_key(&self.path);
-                let mut doc = node::read_document(self.store.as_ref(), &key)?;
-                doc["attributes"] = Value::Object(attributes.clone());
-                self.store.set_parts_locked(&key, &[&metadata::to_bytes(&doc)], &lock)?
-            }
-            Some(key) => self.store.set_parts_locked(&key, &[&metadata::to_bytes(&Value::Object(attributes.clone()))], &lock)?,
-        }
+        node::store_attributes(self.store.as_ref(), &self.path, self.meta.zarr_format, &attributes, &lock)?;
         *guard = attributes;
         Ok(())
     }
@@ -230,5 +222,44 @@ impl Array {
             ))),
             None => Err(Error::BufferSize("selection size overflows 64 bits".into())),
         }
+    }
+
+    /// The checked selection, buffer layout and (identity) conversion of a dense region call: the
+    /// region `start..start+count` against a buffer of exactly `buffer_len` bytes in C order, of the
+    /// array's own type.
+    fn region_plan(
+        &self,
+        start: &[u64],
+        count: &[u64],
+        buffer_len: usize,
+    ) -> Result<(Selection, Layout, crate::selection::convert::Conv)> {
+        let sel = Selection::new(start, count, None)?;
+        let layout = Layout::c_order(count, self.meta.data_type.size());
+        self.check_selection(&sel, &layout, buffer_len, true)?;
+        Ok((sel, layout, crate::selection::convert::Conv::identity(&self.meta.data_type)))
+    }
+
+    /// The checked selection, buffer layout and conversion of a hyperslab call: the strided selection
+    /// `start, count, step` against a buffer of `buffer_len` bytes holding `buffer_type` at the element
+    /// strides `buffer_stride`. `reading`: elements go from the array to the buffer (so the conversion
+    /// runs that way, and distinct elements must land on distinct places of the buffer).
+    #[allow(clippy::too_many_arguments)]
+    fn hyperslab_plan(
+        &self,
+        start: &[u64],
+        count: &[u64],
+        step: Option<&[u64]>,
+        buffer_stride: Option<&[i64]>,
+        buffer_type: &crate::dtype::DataType,
+        buffer_len: usize,
+        reading: bool,
+    ) -> Result<(Selection, Layout, crate::selection::convert::Conv)> {
+        use crate::selection::convert::Conv;
+        let sel = Selection::new(start, count, step)?;
+        let array_type = &self.meta.data_type;
+        let conv = if reading { Conv::new(array_type, buffer_type) } else { Conv::new(buffer_type, array_type) }?;
+        let layout = Layout::from_caller(count, buffer_type.size(), buffer_stride, reading)?;
+        self.check_selection(&sel, &layout, buffer_len, false)?;
+        Ok((sel, layout, conv))
     }
 }

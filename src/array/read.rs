@@ -22,10 +22,8 @@ impl Array {
     /// large arrays): when it is freshly allocated, the kernel then faults it in 2 MiB at a time.
     /// `ZARR_HUGEPAGES=0` in the environment turns this off.
     pub fn read_region(&self, start: &[u64], count: &[u64], out: &mut [u8]) -> Result<()> {
-        let sel = Selection::new(start, count, None)?;
-        let layout = Layout::c_order(count, self.meta.data_type.size());
-        self.check_selection(&sel, &layout, out.len(), true)?;
-        self.read_selection(&sel, &layout, &Conv::identity(&self.meta.data_type), out)
+        let (sel, layout, conv) = self.region_plan(start, count, out.len())?;
+        self.read_selection(&sel, &layout, &conv, out)
     }
 
     /// Reads the strided selection `start, count, step` (`step` `None`: all 1) into `out`, whose
@@ -40,10 +38,7 @@ impl Array {
         buffer_type: &DataType,
         out: &mut [u8],
     ) -> Result<()> {
-        let sel = Selection::new(start, count, step)?;
-        let conv = Conv::new(&self.meta.data_type, buffer_type)?;
-        let layout = Layout::from_caller(count, buffer_type.size(), buffer_stride, true)?;
-        self.check_selection(&sel, &layout, out.len(), false)?;
+        let (sel, layout, conv) = self.hyperslab_plan(start, count, step, buffer_stride, buffer_type, out.len(), true)?;
         self.read_selection(&sel, &layout, &conv, out)
     }
 

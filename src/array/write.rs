@@ -35,10 +35,8 @@ impl Array {
     /// Writes `data` (C order, native-endian, exactly the region's size) to the region `start..start+count`.
     pub fn write_region(&self, start: &[u64], count: &[u64], data: &[u8]) -> Result<()> {
         self.check_writable()?;
-        let sel = Selection::new(start, count, None)?;
-        let layout = Layout::c_order(count, self.meta.data_type.size());
-        self.check_selection(&sel, &layout, data.len(), true)?;
-        self.write_selection(&sel, &layout, &Conv::identity(&self.meta.data_type), data)
+        let (sel, layout, conv) = self.region_plan(start, count, data.len())?;
+        self.write_selection(&sel, &layout, &conv, data)
     }
 
     /// Writes the strided selection `start, count, step` (`step` `None`: all 1) from `data`, whose
@@ -55,10 +53,7 @@ impl Array {
         data: &[u8],
     ) -> Result<()> {
         self.check_writable()?;
-        let sel = Selection::new(start, count, step)?;
-        let conv = Conv::new(buffer_type, &self.meta.data_type)?;
-        let layout = Layout::from_caller(count, buffer_type.size(), buffer_stride, false)?;
-        self.check_selection(&sel, &layout, data.len(), false)?;
+        let (sel, layout, conv) = self.hyperslab_plan(start, count, step, buffer_stride, buffer_type, data.len(), false)?;
         self.write_selection(&sel, &layout, &conv, data)
     }
 

@@ -2,7 +2,9 @@
 
 use super::status::*;
 use super::handle::{handle_kind, new_handle, HandleKind};
-use super::{clear_out, document_text, guard, new_string, slice_arg, slice_out, str_arg, write_out, write_string};
+use super::{
+    clear_out, document_text, guard, new_string, slice_arg, slice_out, str_arg, write_opt, write_out, write_string,
+};
 use crate::array::Array;
 use crate::dtype::{DataType, FloatKind, SmallInt};
 use crate::error::{Error, Result};
@@ -252,6 +254,34 @@ impl std::ops::DerefMut for OpenArray {
     }
 }
 
+/// Runs an exported function that opens or creates an array: the array `make` returns reaches the
+/// caller through `out` as a new handle, as [`new_handle`] does it (`out` NULL on failure).
+///
+/// # Safety
+/// `out` is NULL or valid for writing a pointer.
+pub(crate) unsafe fn new_array(out: *mut *mut zarr_array, make: impl FnOnce() -> Result<Array>) -> zarr_status {
+    // SAFETY: forwarded.
+    unsafe { new_handle(out, || make().map(OpenArray::new)) }
+}
+
+/// The open array behind `array` and the region arguments `start` and `count` (rank values each).
+///
+/// # Safety
+/// `array` is NULL or a handle pointer from libzarr; `start` and `count` are NULL or hold rank values;
+/// the handle and the values outlive the returned references.
+pub(crate) unsafe fn region_args<'a>(
+    array: *const zarr_array,
+    start: *const u64,
+    count: *const u64,
+) -> Result<(&'a OpenArray, &'a [u64], &'a [u64])> {
+    // SAFETY: forwarded.
+    unsafe {
+        let a = zarr_array::get(array)?;
+        let rank = a.shape().len();
+        Ok((a, slice_arg(start, rank, "start")?, slice_arg(count, rank, "count")?))
+    }
+}
+
 pub(crate) fn parse_mode(mode: c_int) -> Result<bool> {
     match mode {
         ZARR_READ => Ok(false),
@@ -280,11 +310,9 @@ pub unsafe extern "C" fn zarr_open(path: *const c_char, mode: c_int, out: *mut *
     let make = || {
         let path = unsafe { str_arg(path, "path") }?;
         let writable = parse_mode(mode)?;
-        let a = Array::open(open_location(path)?, "", writable)?;
-        Ok(OpenArray::new(a))
+        Array::open(open_location(path)?, "", writable)
     };
-    // SAFETY: `out` follows the documented contract.
-    unsafe { new_handle(out, make) }
+    unsafe { new_array(out, make) }
 }
 
 /// Creates an array in the directory `path` from a complete metadata document and opens it for
@@ -305,14 +333,13 @@ pub unsafe extern "C" fn zarr_create(
     metadata_json: *const c_char,
     out: *mut *mut zarr_array,
 ) -> zarr_status {
+    // SAFETY (whole body): pointer arguments follow this function's documented contract.
     let make = || {
         let path = unsafe { str_arg(path, "path") }?;
         let json = unsafe { str_arg(metadata_json, "metadata_json") }?;
-        let a = Array::create(open_location(path)?, "", json)?;
-        Ok(OpenArray::new(a))
+        Array::create(open_location(path)?, "", json)
     };
-    // SAFETY: `out` follows the documented contract.
-    unsafe { new_handle(out, make) }
+    unsafe { new_array(out, make) }
 }
 
 /// Closes an array handle and frees it. NULL is a no-op. Everything written has already been stored
@@ -439,11 +466,9 @@ pub unsafe extern "C" fn zarr_array_data_type(
     guard(|| {
         let a = unsafe { zarr_array::get(array) }?;
         let dt = &a.metadata().data_type;
-        if !dtype.is_null() {
-            unsafe { write_out(dtype, zarr_data_type::from(dt), "dtype") }?;
-        }
-        if !element_size.is_null() {
-            unsafe { write_out(element_size, dt.size(), "element_size") }?;
+        unsafe {
+            write_opt(dtype, zarr_data_type::from(dt));
+            write_opt(element_size, dt.size());
         }
         Ok(())
     })
@@ -477,9 +502,7 @@ pub unsafe extern "C" fn zarr_array_time_unit(
                 a.metadata().data_type
             )));
         };
-        if !scale_factor.is_null() {
-            unsafe { write_out(scale_factor, t.scale_factor as i64, "scale_factor") }?;
-        }
+        unsafe { write_opt(scale_factor, t.scale_factor as i64) };
         if !unit.is_null() {
             unsafe { write_string(unit, t.unit.clone(), "unit") }?;
         }
@@ -534,18 +557,11 @@ pub unsafe extern "C" fn zarr_array_field(
         let f = st.fields.get(index).ok_or_else(|| {
             Error::InvalidArgument(format!("field {index} is not below the field count {}", st.fields.len()))
         })?;
-        if !name.is_null() {
-            let n = &a.field_names[index];
-            unsafe { write_out(name, n.as_ptr(), "name") }?;
-        }
-        if !dtype.is_null() {
-            unsafe { write_out(dtype, zarr_data_type::from(&f.data_type), "dtype") }?;
-        }
-        if !offset.is_null() {
-            unsafe { write_out(offset, f.offset, "offset") }?;
-        }
-        if !size.is_null() {
-            unsafe { write_out(size, f.size(), "size") }?;
+        unsafe {
+            write_opt(name, a.field_names[index].as_ptr());
+            write_opt(dtype, zarr_data_type::from(&f.data_type));
+            write_opt(offset, f.offset);
+            write_opt(size, f.size());
         }
         Ok(())
     })
@@ -721,10 +737,7 @@ pub unsafe extern "C" fn zarr_read_region(
     buffer_size: usize,
 ) -> zarr_status {
     guard(|| {
-        let a = unsafe { zarr_array::get(array) }?;
-        let rank = a.shape().len();
-        let start = unsafe { slice_arg(start, rank, "start") }?;
-        let count = unsafe { slice_arg(count, rank, "count") }?;
+        let (a, start, count) = unsafe { region_args(array, start, count) }?;
         let buf = unsafe { slice_out(buffer.cast::<u8>(), buffer_size, "buffer") }?;
         a.read_region(start, count, buf)
     })
@@ -753,10 +766,7 @@ pub unsafe extern "C" fn zarr_write_region(
     buffer_size: usize,
 ) -> zarr_status {
     guard(|| {
-        let a = unsafe { zarr_array::get(array) }?;
-        let rank = a.shape().len();
-        let start = unsafe { slice_arg(start, rank, "start") }?;
-        let count = unsafe { slice_arg(count, rank, "count") }?;
+        let (a, start, count) = unsafe { region_args(array, start, count) }?;
         let buf = unsafe { slice_arg(buffer.cast::<u8>(), buffer_size, "buffer") }?;
         a.write_region(start, count, buf)
     })

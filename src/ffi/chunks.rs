@@ -1,22 +1,25 @@
 //! C functions at the level of chunks (the grid, which chunks a selection touches, whole-chunk I/O,
 //! erasing) and resizing an array.
 
-use super::array::zarr_array;
+use super::array::{region_args, zarr_array, OpenArray};
 use super::handle::HandleKind;
 use super::hyperslab::{resolve_buffer_type, DataTypeCode};
 use super::status::*;
-use super::{guard, slice_arg, slice_out, write_out};
+use super::{guard, opt_slice_arg, slice_arg, slice_out, write_out};
 use crate::error::{Error, Result};
 use crate::selection::Selection;
 use std::ffi::{c_int, c_void};
 
-/// The chunk coordinates argument (rank values).
+/// The open array behind `array` and the chunk coordinates argument `chunk` (rank values).
 ///
 /// # Safety
-/// `chunk` is NULL or points to `rank` values.
-unsafe fn chunk_arg<'a>(chunk: *const u64, rank: usize) -> Result<&'a [u64]> {
+/// `array` is NULL or a handle pointer from libzarr; `chunk` is NULL or points to rank values.
+unsafe fn array_chunk<'a>(array: *const zarr_array, chunk: *const u64) -> Result<(&'a OpenArray, &'a [u64])> {
     // SAFETY: forwarded.
-    unsafe { slice_arg(chunk, rank, "chunk") }
+    unsafe {
+        let a = zarr_array::get(array)?;
+        Ok((a, slice_arg(chunk, a.shape().len(), "chunk")?))
+    }
 }
 
 /// Changes the shape of an array (the rank stays). Growing exposes the fill value (and, as in
@@ -114,11 +117,9 @@ pub unsafe extern "C" fn zarr_array_selection_chunks(
     num_chunks: *mut usize,
 ) -> zarr_status {
     guard(|| {
-        let a = unsafe { zarr_array::get(array) }?;
+        let (a, start, count) = unsafe { region_args(array, start, count) }?;
         let rank = a.shape().len();
-        let start = unsafe { slice_arg(start, rank, "start") }?;
-        let count = unsafe { slice_arg(count, rank, "count") }?;
-        let step = if step.is_null() { None } else { Some(unsafe { slice_arg(step, rank, "step") }?) };
+        let step = unsafe { opt_slice_arg(step, rank, "step") }?;
         super::need_out(num_chunks, "num_chunks")?;
         let list = a.selection_chunks(&Selection::new(start, count, step)?)?;
         let n = list.len().min(max_chunks);
@@ -148,9 +149,9 @@ pub unsafe extern "C" fn zarr_array_chunk_region(
     shape: *mut u64,
 ) -> zarr_status {
     guard(|| {
-        let a = unsafe { zarr_array::get(array) }?;
-        let rank = a.shape().len();
-        let (o, s) = a.chunk_region(unsafe { chunk_arg(chunk, rank) }?)?;
+        let (a, chunk) = unsafe { array_chunk(array, chunk) }?;
+        let rank = chunk.len();
+        let (o, s) = a.chunk_region(chunk)?;
         if !origin.is_null() {
             unsafe { slice_out(origin, rank, "origin") }?.copy_from_slice(&o);
         }
@@ -173,7 +174,7 @@ pub unsafe extern "C" fn zarr_array_chunk_is_stored(array: *const zarr_array, ch
     guard(|| {
         let a = unsafe { zarr_array::get(array) }?;
         super::need_out(stored, "stored")?;
-        let s = a.chunk_is_stored(unsafe { chunk_arg(chunk, a.shape().len()) }?)?;
+        let s = a.chunk_is_stored(unsafe { slice_arg(chunk, a.shape().len(), "chunk") }?)?;
         unsafe { write_out(stored, s as c_int, "stored") }
     })
 }
@@ -197,8 +198,7 @@ pub unsafe extern "C" fn zarr_array_read_chunk(
     buffer_size: usize,
 ) -> zarr_status {
     guard(|| {
-        let a = unsafe { zarr_array::get(array) }?;
-        let chunk = unsafe { chunk_arg(chunk, a.shape().len()) }?;
+        let (a, chunk) = unsafe { array_chunk(array, chunk) }?;
         let out = unsafe { slice_out(buffer.cast::<u8>(), buffer_size, "buffer") }?;
         a.read_whole_chunk(chunk, out).map(|_| ())
     })
@@ -223,8 +223,7 @@ pub unsafe extern "C" fn zarr_array_write_chunk(
     buffer_size: usize,
 ) -> zarr_status {
     guard(|| {
-        let a = unsafe { zarr_array::get(array) }?;
-        let chunk = unsafe { chunk_arg(chunk, a.shape().len()) }?;
+        let (a, chunk) = unsafe { array_chunk(array, chunk) }?;
         let data = unsafe { slice_arg(buffer.cast::<u8>(), buffer_size, "buffer") }?;
         a.write_whole_chunk(chunk, data)
     })
@@ -244,8 +243,8 @@ pub unsafe extern "C" fn zarr_array_write_chunk(
 #[no_mangle]
 pub unsafe extern "C" fn zarr_array_erase_chunk(array: *mut zarr_array, chunk: *const u64) -> zarr_status {
     guard(|| {
-        let a = unsafe { zarr_array::get(array) }?;
-        a.erase_chunk(unsafe { chunk_arg(chunk, a.shape().len()) }?)
+        let (a, chunk) = unsafe { array_chunk(array, chunk) }?;
+        a.erase_chunk(chunk)
     })
 }
 

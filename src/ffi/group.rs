@@ -1,6 +1,6 @@
 //! C functions on groups: create, open, attributes, children.
 
-use super::array::{parse_mode, zarr_array, OpenArray};
+use super::array::{new_array, parse_mode, zarr_array};
 use super::handle::{handle_kind, new_handle, HandleKind};
 use super::status::*;
 use super::{document_text, guard, new_string, str_arg, write_out};
@@ -239,11 +239,10 @@ pub unsafe extern "C" fn zarr_group_open_array(
 ) -> zarr_status {
     let make = || {
         let g = unsafe { zarr_group::get(group) }?;
-        let a = g.open_array(unsafe { str_arg(name, "name") }?)?;
-        Ok(OpenArray::new(a))
+        g.open_array(unsafe { str_arg(name, "name") }?)
     };
     // SAFETY: `out` follows the documented contract.
-    unsafe { new_handle(out, make) }
+    unsafe { new_array(out, make) }
 }
 
 /// Creates the array `name` below the group from a complete metadata document; missing intermediate
@@ -266,11 +265,10 @@ pub unsafe extern "C" fn zarr_group_create_array(
         let g = unsafe { zarr_group::get(group) }?;
         let name = unsafe { str_arg(name, "name") }?;
         let json = unsafe { str_arg(metadata_json, "metadata_json") }?;
-        let a = g.create_array(name, json)?;
-        Ok(OpenArray::new(a))
+        g.create_array(name, json)
     };
     // SAFETY: `out` follows the documented contract.
-    unsafe { new_handle(out, make) }
+    unsafe { new_array(out, make) }
 }
 
 /// Opens the group `name` below the group.

@@ -2,10 +2,9 @@
 //! `zarr_write_hyperslab`), as HDF5's `H5Dread` with a memory type and hyperslab and netCDF's
 //! `nc_get_vars_<type>` offer them.
 
-use super::array::{zarr_array, zarr_data_type};
-use super::handle::HandleKind;
+use super::array::{region_args, zarr_array, zarr_data_type, OpenArray};
 use super::status::*;
-use super::{guard, slice_arg};
+use super::{guard, opt_slice_arg, slice_arg};
 use crate::dtype::DataType;
 use crate::error::{Error, Result};
 use std::ffi::c_void;
@@ -47,27 +46,38 @@ pub(crate) fn resolve_buffer_type(code: DataTypeCode, array_type: &DataType) -> 
     })
 }
 
-/// The checked pointer arguments of a hyperslab call: start, count, step, buffer stride.
-type HyperslabArgs<'a> = (&'a [u64], &'a [u64], Option<&'a [u64]>, Option<&'a [i64]>);
+/// The checked arguments of a hyperslab call.
+struct HyperslabArgs<'a> {
+    array: &'a OpenArray,
+    start: &'a [u64],
+    count: &'a [u64],
+    step: Option<&'a [u64]>,
+    stride: Option<&'a [i64]>,
+    buffer_type: DataType,
+}
 
-/// The selection arguments of a hyperslab call, checked for NULL.
+/// The arguments of a hyperslab call, checked in this order: the handle, NULL selection pointers,
+/// the buffer type.
 ///
 /// # Safety
-/// Each pointer is NULL or points to `rank` readable values.
+/// `array` is NULL or a handle pointer from libzarr; each other pointer is NULL or points to rank
+/// readable values.
 unsafe fn hyperslab_args<'a>(
-    rank: usize,
+    array: *const zarr_array,
     start: *const u64,
     count: *const u64,
     step: *const u64,
     buffer_stride: *const i64,
+    buffer_type: DataTypeCode,
 ) -> Result<HyperslabArgs<'a>> {
     // SAFETY: forwarded.
     unsafe {
-        let start = slice_arg(start, rank, "start")?;
-        let count = slice_arg(count, rank, "count")?;
-        let step = if step.is_null() { None } else { Some(slice_arg(step, rank, "step")?) };
-        let stride = if buffer_stride.is_null() { None } else { Some(slice_arg(buffer_stride, rank, "buffer_stride")?) };
-        Ok((start, count, step, stride))
+        let (array, start, count) = region_args(array, start, count)?;
+        let rank = array.shape().len();
+        let step = opt_slice_arg(step, rank, "step")?;
+        let stride = opt_slice_arg(buffer_stride, rank, "buffer_stride")?;
+        let buffer_type = resolve_buffer_type(buffer_type, &array.metadata().data_type)?;
+        Ok(HyperslabArgs { array, start, count, step, stride, buffer_type })
     }
 }
 
@@ -124,12 +134,9 @@ pub unsafe extern "C" fn zarr_read_hyperslab(
     buffer_size: usize,
 ) -> zarr_status {
     guard(|| {
-        let a = unsafe { zarr_array::get(array) }?;
-        let rank = a.shape().len();
-        let (start, count, step, stride) = unsafe { hyperslab_args(rank, start, count, step, buffer_stride) }?;
-        let btype = resolve_buffer_type(buffer_type, &a.metadata().data_type)?;
+        let h = unsafe { hyperslab_args(array, start, count, step, buffer_stride, buffer_type) }?;
         let out = unsafe { super::slice_out(buffer.cast::<u8>(), buffer_size, "buffer") }?;
-        a.read_hyperslab(start, count, step, stride, &btype, out)
+        h.array.read_hyperslab(h.start, h.count, h.step, h.stride, &h.buffer_type, out)
     })
 }
 
@@ -159,12 +166,9 @@ pub unsafe extern "C" fn zarr_write_hyperslab(
     buffer_size: usize,
 ) -> zarr_status {
     guard(|| {
-        let a = unsafe { zarr_array::get(array) }?;
-        let rank = a.shape().len();
-        let (start, count, step, stride) = unsafe { hyperslab_args(rank, start, count, step, buffer_stride) }?;
-        let btype = resolve_buffer_type(buffer_type, &a.metadata().data_type)?;
+        let h = unsafe { hyperslab_args(array, start, count, step, buffer_stride, buffer_type) }?;
         let data = unsafe { slice_arg(buffer.cast::<u8>(), buffer_size, "buffer") }?;
-        a.write_hyperslab(start, count, step, stride, &btype, data)
+        h.array.write_hyperslab(h.start, h.count, h.step, h.stride, &h.buffer_type, data)
     })
 }
 

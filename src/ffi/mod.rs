@@ -77,6 +77,18 @@ pub(crate) unsafe fn slice_arg<'a, T>(p: *const T, n: usize, what: &str) -> Resu
     Ok(unsafe { std::slice::from_raw_parts(p, n) })
 }
 
+/// An optional array argument of `n` elements: `None` when `p` is NULL.
+///
+/// # Safety
+/// As [`slice_arg`].
+pub(crate) unsafe fn opt_slice_arg<'a, T>(p: *const T, n: usize, what: &str) -> Result<Option<&'a [T]>> {
+    if p.is_null() {
+        return Ok(None);
+    }
+    // SAFETY: forwarded.
+    unsafe { slice_arg(p, n, what) }.map(Some)
+}
+
 /// A writable output array argument of `n` elements.
 ///
 /// # Safety
@@ -103,6 +115,17 @@ pub(crate) unsafe fn write_out<T>(p: *mut T, v: T, what: &str) -> Result<()> {
     // SAFETY: non-NULL and writable by the caller's contract.
     unsafe { p.write(v) };
     Ok(())
+}
+
+/// Writes `v` through the output pointer `p` unless `p` is NULL (an output the caller may leave out).
+///
+/// # Safety
+/// `p` is NULL or valid for writing a `T`.
+pub(crate) unsafe fn write_opt<T>(p: *mut T, v: T) {
+    if !p.is_null() {
+        // SAFETY: non-NULL and writable by the caller's contract.
+        unsafe { p.write(v) };
+    }
 }
 
 /// Fails unless the output pointer `p` is non-NULL; called before any work so that a NULL output

@@ -3,7 +3,7 @@
 //! `H5Pset_chunk` / `H5Pset_deflate`, then given to zarr_create_from_spec() or
 //! zarr_group_create_array_from_spec(). The core is [`crate::spec`].
 
-use super::array::{zarr_array, zarr_data_type, OpenArray};
+use super::array::{new_array, zarr_array, zarr_data_type};
 use super::handle::{handle_kind, HandleKind};
 use crate::store::open_location;
 use super::group::zarr_group;
@@ -437,14 +437,13 @@ pub unsafe extern "C" fn zarr_create_from_spec(
     spec: *const zarr_array_spec,
     out: *mut *mut zarr_array,
 ) -> zarr_status {
-    unsafe { clear_out(out) };
-    guard(|| {
-        need_out(out, "out")?;
+    let make = || {
         let path = unsafe { str_arg(path, "path") }?;
         let s = unsafe { zarr_array_spec::get(spec) }?;
-        let a = s.create(open_location(path)?, "")?;
-        unsafe { write_out(out, zarr_array::into_raw(OpenArray::new(a)), "out") }
-    })
+        s.create(open_location(path)?, "")
+    };
+    // SAFETY: `out` follows the documented contract.
+    unsafe { new_array(out, make) }
 }
 
 /// Creates the array `name` (a relative path such as "a/b"; missing intermediate groups are created)
@@ -466,13 +465,11 @@ pub unsafe extern "C" fn zarr_group_create_array_from_spec(
     spec: *const zarr_array_spec,
     out: *mut *mut zarr_array,
 ) -> zarr_status {
-    unsafe { clear_out(out) };
-    guard(|| {
-        need_out(out, "out")?;
+    let make = || {
         let g = unsafe { zarr_group::get(group) }?;
         let name = unsafe { str_arg(name, "name") }?;
-        let s = unsafe { zarr_array_spec::get(spec) }?;
-        let a = s.create_in(g, name)?;
-        unsafe { write_out(out, zarr_array::into_raw(OpenArray::new(a)), "out") }
-    })
+        unsafe { zarr_array_spec::get(spec) }?.create_in(g, name)
+    };
+    // SAFETY: `out` follows the documented contract.
+    unsafe { new_array(out, make) }
 }

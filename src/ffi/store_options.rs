@@ -6,7 +6,7 @@
 //! AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, AWS_REGION, AWS_ENDPOINT_URL (unsigned, anonymous
 //! requests when no credentials are set). The `*_with_options` calls overlay explicit settings.
 
-use super::array::{parse_mode, zarr_array, OpenArray};
+use super::array::{new_array, parse_mode, zarr_array};
 use super::group::zarr_group;
 use super::handle::{handle_kind, new_handle, HandleKind};
 use super::spec::zarr_array_spec;
@@ -168,11 +168,10 @@ pub unsafe extern "C" fn zarr_open_with_options(
     let make = || {
         let writable = parse_mode(mode)?;
         // SAFETY: the documented contract.
-        let a = Array::open(unsafe { store_arg(location, options) }?, "", writable)?;
-        Ok(OpenArray::new(a))
+        Array::open(unsafe { store_arg(location, options) }?, "", writable)
     };
     // SAFETY: `out` follows the documented contract.
-    unsafe { new_handle(out, make) }
+    unsafe { new_array(out, make) }
 }
 
 /// As zarr_create(), with store options: creates an array at `location` from a complete metadata
@@ -198,11 +197,10 @@ pub unsafe extern "C" fn zarr_create_with_options(
     let make = || {
         // SAFETY: the documented contract.
         let json = unsafe { str_arg(metadata_json, "metadata_json") }?;
-        let a = Array::create(unsafe { store_arg(location, options) }?, "", json)?;
-        Ok(OpenArray::new(a))
+        Array::create(unsafe { store_arg(location, options) }?, "", json)
     };
     // SAFETY: `out` follows the documented contract.
-    unsafe { new_handle(out, make) }
+    unsafe { new_array(out, make) }
 }
 
 /// As zarr_create_from_spec(), with store options: creates an array at `location` from a spec and
@@ -231,11 +229,10 @@ pub unsafe extern "C" fn zarr_create_from_spec_with_options(
     let make = || {
         // SAFETY: the documented contract.
         let s = unsafe { zarr_array_spec::get(spec) }?;
-        let a = s.create(unsafe { store_arg(location, options) }?, "")?;
-        Ok(OpenArray::new(a))
+        s.create(unsafe { store_arg(location, options) }?, "")
     };
     // SAFETY: `out` follows the documented contract.
-    unsafe { new_handle(out, make) }
+    unsafe { new_array(out, make) }
 }
 
 /// As zarr_group_open(), with store options. Listing children needs an S3 (or local) location: plain

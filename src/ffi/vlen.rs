@@ -1,10 +1,10 @@
 //! C functions for arrays with variable-length elements (ZARR_STRING, ZARR_BYTES): regions cross the
 //! boundary as an offsets array plus one data buffer.
 
-use super::array::{zarr_array, zarr_data_type};
+use super::array::{region_args, zarr_array, zarr_data_type};
 use super::handle::{handle_kind, new_handle, HandleKind};
 use super::status::*;
-use super::{guard, need_out, slice_arg, write_out};
+use super::{guard, need_out, slice_arg, write_opt, write_out};
 use crate::array::VlenData;
 use crate::dtype::DataType;
 use crate::error::Error;
@@ -51,12 +51,8 @@ pub unsafe extern "C" fn zarr_read_region_vlen(
     out: *mut *mut zarr_vlen,
 ) -> zarr_status {
     let make = || {
-        let a = unsafe { zarr_array::get(array) }?;
-        let rank = a.shape().len();
-        let start = unsafe { slice_arg(start, rank, "start") }?;
-        let count = unsafe { slice_arg(count, rank, "count") }?;
-        let v = a.read_region_vlen(start, count)?;
-        Ok(v)
+        let (a, start, count) = unsafe { region_args(array, start, count) }?;
+        a.read_region_vlen(start, count)
     };
     // SAFETY: `out` follows the documented contract.
     unsafe { new_handle(out, make) }
@@ -81,15 +77,10 @@ pub unsafe extern "C" fn zarr_vlen_view(
 ) -> zarr_status {
     guard(|| {
         let h = unsafe { zarr_vlen::get(v) }?;
-        if !offsets.is_null() {
-            unsafe { write_out(offsets, h.offsets.as_ptr(), "offsets") }?;
-        }
-        if !data.is_null() {
-            let p = if h.data.is_empty() { std::ptr::null() } else { h.data.as_ptr() };
-            unsafe { write_out(data, p, "data") }?;
-        }
-        if !n.is_null() {
-            unsafe { write_out(n, h.len(), "n") }?;
+        unsafe {
+            write_opt(offsets, h.offsets.as_ptr());
+            write_opt(data, if h.data.is_empty() { std::ptr::null() } else { h.data.as_ptr() });
+            write_opt(n, h.len());
         }
         Ok(())
     })
@@ -138,10 +129,7 @@ pub unsafe extern "C" fn zarr_write_region_vlen(
     data_size: usize,
 ) -> zarr_status {
     guard(|| {
-        let a = unsafe { zarr_array::get(array) }?;
-        let rank = a.shape().len();
-        let start = unsafe { slice_arg(start, rank, "start") }?;
-        let count = unsafe { slice_arg(count, rank, "count") }?;
+        let (a, start, count) = unsafe { region_args(array, start, count) }?;
         let n = count.iter().try_fold(1u64, |x, &c| x.checked_mul(c));
         let n = n
             .and_then(|n| usize::try_from(n).ok())
@@ -207,11 +195,9 @@ pub unsafe extern "C" fn zarr_array_vlen_item_type(
         let DataType::VlenArray(item) = &a.metadata().data_type else {
             return Err(Error::InvalidArgument("the array is not a Zarr v2 vlen-array object array".into()));
         };
-        if !item_type.is_null() {
-            unsafe { write_out(item_type, zarr_data_type::from(item.as_ref()), "item_type") }?;
-        }
-        if !item_size.is_null() {
-            unsafe { write_out(item_size, item.size(), "item_size") }?;
+        unsafe {
+            write_opt(item_type, zarr_data_type::from(item.as_ref()));
+            write_opt(item_size, item.size());
         }
         Ok(())
     })

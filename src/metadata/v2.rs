@@ -33,14 +33,19 @@ pub(super) fn dims(v: Option<&Value>, what: &str) -> Result<Vec<u64>> {
         .collect()
 }
 
-/// Parses and validates a `.zarray` document; `attributes` come from `.zattrs`.
-pub fn parse_array(doc: &Value, attributes: Map<String, Value>) -> Result<ArrayMetadata> {
+/// The members of a v2 metadata document (`.zarray`, `.zgroup`): a JSON object with `zarr_format` 2.
+fn v2_object(doc: &Value) -> Result<&Map<String, Value>> {
     let obj = doc.as_object().ok_or_else(|| meta_err("expected a JSON object"))?;
     match obj.get("zarr_format") {
-        Some(v) if v.as_u64() == Some(2) => {}
-        Some(v) => return Err(meta_err(format!("zarr_format must be 2, got {v}"))),
-        None => return Err(meta_err("missing zarr_format")),
+        Some(v) if v.as_u64() == Some(2) => Ok(obj),
+        Some(v) => Err(meta_err(format!("zarr_format must be 2, got {v}"))),
+        None => Err(meta_err("missing zarr_format")),
     }
+}
+
+/// Parses and validates a `.zarray` document; `attributes` come from `.zattrs`.
+pub fn parse_array(doc: &Value, attributes: Map<String, Value>) -> Result<ArrayMetadata> {
+    let obj = v2_object(doc)?;
     let shape = dims(obj.get("shape"), "shape")?;
     let chunks = dims(obj.get("chunks"), "chunks")?;
     if chunks.len() != shape.len() {
@@ -272,12 +277,7 @@ fn complete(doc: &Value) -> Value {
 
 /// Parses a `.zgroup` document; `attributes` come from `.zattrs`.
 pub fn parse_group(doc: &Value, attributes: Map<String, Value>) -> Result<GroupMetadata> {
-    let obj = doc.as_object().ok_or_else(|| meta_err("expected a JSON object"))?;
-    match obj.get("zarr_format") {
-        Some(v) if v.as_u64() == Some(2) => {}
-        Some(v) => return Err(meta_err(format!("zarr_format must be 2, got {v}"))),
-        None => return Err(meta_err("missing zarr_format")),
-    }
+    v2_object(doc)?;
     Ok(GroupMetadata { zarr_format: 2, attributes, document: doc.clone() })
 }
 

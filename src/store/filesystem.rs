@@ -439,9 +439,7 @@ impl Store for FilesystemStore {
                 out.keys.push(name);
             }
         }
-        out.keys.sort();
-        out.prefixes.sort();
-        Ok(out)
+        Ok(out.sorted())
     }
 
     fn bytes_read(&self) -> u64 {

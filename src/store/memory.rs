@@ -7,7 +7,7 @@
 //! exit; handles still open on a removed store keep its data until they are closed.
 
 use super::lock::LockTable;
-use super::{validate_key, ByteSource, DirListing, LockRange, SliceSource, Store, StoreLock};
+use super::{validate_key, ByteSource, CountedSource, DirListing, LockRange, Store, StoreLock};
 use crate::error::{Error, Result};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -63,22 +63,6 @@ impl MemoryStore {
     }
 }
 
-struct ArcSource<'a> {
-    data: Arc<Vec<u8>>,
-    store: &'a MemoryStore,
-}
-
-impl ByteSource for ArcSource<'_> {
-    fn len(&self) -> u64 {
-        self.data.len() as u64
-    }
-    fn read_into(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
-        SliceSource(&self.data).read_into(offset, buf)?;
-        self.store.bytes_read.fetch_add(buf.len() as u64, Ordering::Relaxed);
-        Ok(())
-    }
-}
-
 impl Store for MemoryStore {
     fn get(&self, key: &str) -> Result<Option<Vec<u8>>> {
         validate_key(key)?;
@@ -92,7 +76,7 @@ impl Store for MemoryStore {
     fn open(&self, key: &str) -> Result<Option<Box<dyn ByteSource + '_>>> {
         validate_key(key)?;
         let data = self.map.read().unwrap().get(key).cloned();
-        Ok(data.map(|data| Box::new(ArcSource { data, store: self }) as Box<dyn ByteSource>))
+        Ok(data.map(|data| Box::new(CountedSource { data, counter: &self.bytes_read }) as Box<dyn ByteSource>))
     }
 
     fn set(&self, key: &str, value: &[u8]) -> Result<()> {

@@ -144,6 +144,30 @@ impl ByteSource for SliceSource<'_> {
     }
 }
 
+/// A byte source over a value a store holds in memory (`D`: an owned or a shared buffer), adding the
+/// bytes read to the store's `bytes_read` counter.
+pub(crate) struct CountedSource<'a, D> {
+    /// The value.
+    pub data: D,
+    /// The store's counter of bytes read.
+    pub counter: &'a std::sync::atomic::AtomicU64,
+}
+
+impl<D> ByteSource for CountedSource<'_, D>
+where
+    D: std::ops::Deref + Send + Sync,
+    D::Target: AsRef<[u8]>,
+{
+    fn len(&self) -> u64 {
+        (*self.data).as_ref().len() as u64
+    }
+    fn read_into(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
+        SliceSource((*self.data).as_ref()).read_into(offset, buf)?;
+        self.counter.fetch_add(buf.len() as u64, std::sync::atomic::Ordering::Relaxed);
+        Ok(())
+    }
+}
+
 /// The direct children of a prefix: keys (values) and sub-prefixes (without the trailing `/`).
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct DirListing {
@@ -154,6 +178,13 @@ pub struct DirListing {
 }
 
 impl DirListing {
+    /// The listing with its keys and its prefixes sorted (for stores that list in no particular order).
+    pub fn sorted(mut self) -> DirListing {
+        self.keys.sort();
+        self.prefixes.sort();
+        self
+    }
+
     /// The direct children of `prefix` among `keys`, which must be sorted (a `BTreeMap`'s keys from
     /// `prefix` on): values directly under the prefix, and each sub-prefix once. Stops at the first key
     /// past the prefix.

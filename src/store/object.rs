@@ -668,13 +668,11 @@ impl Store for ObjectStoreAdapter {
         let listed = block_on(async move { inner.list_with_delimiter(full.as_ref()).await })?
             .map_err(|e| self.io_error("LIST", prefix, e))?;
         let name = |p: &Path| p.filename().unwrap_or("").to_string();
-        let mut out = DirListing {
+        Ok(DirListing {
             keys: listed.objects.iter().map(|m| name(&m.location)).filter(|n| !n.is_empty()).collect(),
             prefixes: listed.common_prefixes.iter().map(name).filter(|n| !n.is_empty()).collect(),
-        };
-        out.keys.sort();
-        out.prefixes.sort();
-        Ok(out)
+        }
+        .sorted())
     }
 
     fn bytes_read(&self) -> u64 {

@@ -8,7 +8,7 @@
 //! open. The central directory is read once at open; a member's local header is read on its first use.
 //! Every write is [`Error::ReadOnly`].
 
-use super::{check_range, validate_key, ByteSource, DirListing, SliceSource, Store};
+use super::{check_range, validate_key, ByteSource, CountedSource, DirListing, Store};
 use crate::error::{try_alloc, Error, Result};
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -171,23 +171,6 @@ impl ByteSource for StoredSource<'_> {
     }
 }
 
-/// A deflated member, inflated whole.
-struct InflatedSource<'a> {
-    store: &'a ZipStore,
-    data: Vec<u8>,
-}
-
-impl ByteSource for InflatedSource<'_> {
-    fn len(&self) -> u64 {
-        self.data.len() as u64
-    }
-    fn read_into(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
-        SliceSource(&self.data).read_into(offset, buf)?;
-        self.store.bytes_read.fetch_add(buf.len() as u64, Ordering::Relaxed);
-        Ok(())
-    }
-}
-
 impl Store for ZipStore {
     fn ensure_writable(&self) -> Result<()> {
         Err(self.read_only(""))
@@ -214,7 +197,8 @@ impl Store for ZipStore {
         Ok(Some(if info.stored {
             Box::new(StoredSource { store: self, key: key.to_string(), start: info.data_start, len: info.size })
         } else {
-            Box::new(InflatedSource { store: self, data: self.inflate(key, m, info.size)? })
+            // A deflated member, inflated whole.
+            Box::new(CountedSource { data: self.inflate(key, m, info.size)?, counter: &self.bytes_read })
         }))
     }
 

@@ -2,8 +2,12 @@
 counts passes and collects failures (an assertion, a libzarr error or a reader's exception)."""
 
 import argparse
+import importlib
 import os
+import shutil
+import subprocess
 import sys
+import tempfile
 import traceback
 from pathlib import Path
 
@@ -17,6 +21,35 @@ def parse_args(doc):
     ap.add_argument("-v", "--verbose", action="store_true")
     ap.add_argument("-k", default="", help="run only tests whose name contains this")
     return ap.parse_args()
+
+
+def import_or_skip(*names):
+    """Imports the modules `names` and returns them in order. When one is missing the script is skipped
+    (exit 77), except under CI=true (tools/requirements-ci.txt installs them), where that is a failure."""
+    try:
+        return [importlib.import_module(n) for n in names]
+    except ImportError as e:
+        if os.environ.get("CI") == "true":
+            print(f"FAIL: {e} (required under CI=true: tools/requirements-ci.txt installs it)")
+            sys.exit(1)
+        print(f"SKIPPED: {e}")
+        sys.exit(77)
+
+
+def tool_or_skip(env_var):
+    """The command line tool named by $`env_var` (CMakeLists.txt sets it); skipped (exit 77) without it."""
+    tool = os.environ.get(env_var)
+    if not tool:
+        print(f"SKIPPED: set {env_var} to the tool (CMake does)")
+        sys.exit(77)
+    return tool
+
+
+def run_tool(*args, expect=0):
+    """Runs a command (arguments as strings), asserting its exit status is `expect`."""
+    p = subprocess.run([str(a) for a in args], capture_output=True, text=True, timeout=300)
+    assert p.returncode == expect, f"{args[0]} exit {p.returncode} (expected {expect}): {p.stderr.strip()}"
+    return p
 
 
 def load_library():
@@ -36,6 +69,19 @@ class Runner:
         self.passed = 0
         self.failed = []
         self.n = 0
+
+    @classmethod
+    def in_scratch(cls, args):
+        """A runner for parse_args()'s `args` over a new scratch directory below $ZARR_TEST_TMPDIR (else
+        the system's temporary directory); finish() removes it."""
+        tmp = Path(os.environ.get("ZARR_TEST_TMPDIR") or tempfile.mkdtemp())
+        return cls(Path(tempfile.mkdtemp(dir=tmp)), args.verbose, args.k)
+
+    def finish(self):
+        """Removes the scratch directory, prints the counts and exits: 1 when a test failed, else 0."""
+        shutil.rmtree(self.tmp, ignore_errors=True)
+        print(f"{self.passed} passed, {len(self.failed)} failed")
+        sys.exit(1 if self.failed else 0)
 
     def path(self, tag):
         """A fresh path under the scratch directory."""

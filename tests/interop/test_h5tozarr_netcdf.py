@@ -42,25 +42,15 @@ import shutil
 import struct
 import subprocess
 import sys
-import tempfile
 import warnings
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-try:
-    import h5py
-    import netCDF4
-    import numpy as np
-    import xarray as xr
-    import zarr
-except ImportError as e:
-    if os.environ.get("CI") == "true":
-        print(f"FAIL: {e} (required under CI=true)")
-        sys.exit(1)
-    print(f"SKIPPED: {e}")
-    sys.exit(77)
 import harness  # noqa: E402
+
+h5py, netCDF4, np, xr, zarr = harness.import_or_skip("h5py", "netCDF4", "numpy", "xarray", "zarr")
+from h5py_types import FLAT, INNER, write_half_color_table  # noqa: E402
 
 warnings.filterwarnings("ignore")
 
@@ -70,10 +60,7 @@ INTERNAL = {"CLASS", "NAME", "REFERENCE_LIST", "DIMENSION_LIST", "_Netcdf4Coordi
             "_NCProperties", "_nc3_strict", "_IsNetcdf4"}
 
 
-def run(*args, expect=0):
-    p = subprocess.run([str(a) for a in args], capture_output=True, text=True, timeout=300)
-    assert p.returncode == expect, f"{args[0]} exit {p.returncode} (expected {expect}): {p.stderr.strip()}"
-    return p
+run = harness.run_tool
 
 
 # ---- the netCDF-4 file -------------------------------------------------------------------------------
@@ -327,26 +314,15 @@ def t_netcdf_c(r, src, out):
 
 
 # ---- every dataset type (h5py) ----------------------------------------------------------------------
-INNER = np.dtype([("x", "<f4"), ("k", "i1")])
-FLAT = np.dtype([("id", ">i4"), ("p", INNER), ("c", "<c8"), ("ok", "?")])
 WITH_ARRAY = np.dtype([("id", "<u2"), ("v", "<f8", (3,)), ("p", INNER)])
-ENUM = h5py.enum_dtype({"RED": 0, "GREEN": 1, "BLUE": 42}, basetype="i2")
 
 
 def make_types(path):
     with h5py.File(path, "w") as f:
-        h = f.create_dataset("half", data=np.array([1.5, -2.25, np.inf, 65504, np.nan], "<f2"), fillvalue=np.float16(-1.5))
+        h = write_half_color_table(f, table_fill=np.array((-5, (0.5, 1), 2 + 3j, True), FLAT)[()])
         h.attrs["scale"] = np.float16(0.1)
         h.attrs["range"] = np.array([-1, 1e-3, 2], "f2")
         f.create_dataset("half_be", data=np.array([[0.5, 3], [-7, 1e-4]], ">f2"), chunks=(1, 2))
-        f.create_dataset("color", data=np.array([0, 42, 1, 1, 0], "i2"), dtype=ENUM, chunks=(2,))
-        a = np.zeros(7, FLAT)
-        a["id"] = np.arange(7) * 1000
-        a["p"]["x"] = np.linspace(-1, 1, 7)
-        a["p"]["k"] = -np.arange(7)
-        a["c"] = np.arange(7) + 1j
-        a["ok"] = [1, 0, 1, 0, 1, 1, 0]
-        f.create_dataset("table", data=a, chunks=(3,), fillvalue=np.array((-5, (0.5, 1), 2 + 3j, True), FLAT)[()])
 
 
 def make_array_member(path):
@@ -565,12 +541,8 @@ def t_interrupted(r):
 
 def main():
     args = harness.parse_args(__doc__)
-    if not H5TOZARR:
-        print("SKIPPED: set H5TOZARR to the tool (CMake does)")
-        sys.exit(77)
-    tmp = Path(os.environ.get("ZARR_TEST_TMPDIR") or tempfile.mkdtemp())
-    tmp = Path(tempfile.mkdtemp(dir=tmp))
-    r = harness.Runner(tmp, args.verbose, args.k)
+    harness.tool_or_skip("H5TOZARR")
+    r = harness.Runner.in_scratch(args)
     r.run("netCDF-4 -> Zarr v3: zarr-python, xarray", t_netcdf, r, 3)
     r.run("netCDF-4 -> Zarr v2: zarr-python, xarray, netCDF-C", t_netcdf, r, 2)
     r.run("float16, enum, compound -> Zarr v3", t_types, r, 3)
@@ -580,9 +552,7 @@ def main():
     r.run("opaque, reference, vlen refused by name", t_refused, r)
     r.run("bad input and existing output", t_bad_input, r)
     r.run("interrupted conversion", t_interrupted, r)
-    shutil.rmtree(tmp, ignore_errors=True)
-    print(f"{r.passed} passed, {len(r.failed)} failed")
-    sys.exit(1 if r.failed else 0)
+    r.finish()
 
 
 if __name__ == "__main__":

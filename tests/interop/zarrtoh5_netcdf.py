@@ -23,28 +23,17 @@ nested compounds -> h5tozarr -> zarrtoh5 -> h5py reads the same types and values
 """
 import json
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 import warnings
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-try:
-    import h5py
-    import netCDF4
-    import numpy as np
-    import xarray as xr
-    import zarr
-except ImportError as e:
-    if os.environ.get("CI") == "true":
-        print(f"FAIL: {e} (CI=true: tools/requirements-ci.txt installs it)")
-        sys.exit(1)
-    print(f"SKIPPED: {e}")
-    sys.exit(77)
 import harness  # noqa: E402
+
+h5py, netCDF4, np, xr, zarr = harness.import_or_skip("h5py", "netCDF4", "numpy", "xarray", "zarr")
+from h5py_types import INNER, write_half_color_table  # noqa: E402
 
 warnings.filterwarnings("ignore", message=".*does not have a Zarr V3 specification.*")
 warnings.filterwarnings("ignore", category=UserWarning)
@@ -54,10 +43,7 @@ ZARRTOH5 = os.environ.get("ZARRTOH5")
 DIM_ONLY = b"This is a netCDF dimension but not a netCDF variable."
 
 
-def run(*args, expect=0):
-    p = subprocess.run([str(a) for a in args], capture_output=True, text=True, timeout=300)
-    assert p.returncode == expect, f"{args[0]} exit {p.returncode} (expected {expect}): {p.stderr.strip()}"
-    return p
+run = harness.run_tool
 
 
 def no_leftovers(directory):
@@ -594,21 +580,10 @@ def t_h5py_types_roundtrip(r, fmt):
     zarrtoh5 -> h5py: the same types (little-endian) and values."""
     h5tozarr = os.environ.get("H5TOZARR")
     assert h5tozarr, "H5TOZARR is not set"
-    inner = np.dtype([("x", "<f4"), ("k", "i1")])
-    flat = np.dtype([("id", ">i4"), ("p", inner), ("c", "<c8"), ("ok", "?")])
-    with_array = np.dtype([("id", "<u2"), ("v", "<f8", (2, 3)), ("p", inner)])
-    enum = h5py.enum_dtype({"RED": 0, "GREEN": 1, "BLUE": 42}, basetype="i2")
+    with_array = np.dtype([("id", "<u2"), ("v", "<f8", (2, 3)), ("p", INNER)])
     src = r.path("h5types.h5")
     with h5py.File(src, "w") as f:
-        f.create_dataset("half", data=np.array([1.5, -2.25, np.inf, 65504, np.nan], "<f2"), fillvalue=np.float16(-1.5))
-        f.create_dataset("color", data=np.array([0, 42, 1, 1, 0], "i2"), dtype=enum, chunks=(2,))
-        a = np.zeros(7, flat)
-        a["id"] = np.arange(7) * 1000
-        a["p"]["x"] = np.linspace(-1, 1, 7)
-        a["p"]["k"] = -np.arange(7)
-        a["c"] = np.arange(7) + 1j
-        a["ok"] = [1, 0, 1, 0, 1, 1, 0]
-        f.create_dataset("table", data=a, chunks=(3,))
+        write_half_color_table(f)
         if fmt == 2:  # a Zarr v3 struct has no array member
             b = np.zeros(5, with_array)
             b["id"] = [5, 6, 7, 8, 9]
@@ -631,7 +606,7 @@ def t_h5py_types_roundtrip(r, fmt):
             else:
                 assert g[name].dtype.names == want.dtype.names, f"{name}: {g[name].dtype}"
                 assert got.tobytes() == want.astype(g[name].dtype).tobytes(), f"{name}: values"
-                assert g[name].dtype["p"] == inner, g[name].dtype
+                assert g[name].dtype["p"] == INNER, g[name].dtype
         assert h5py.check_enum_dtype(g["color"].dtype) == {"RED": 0, "GREEN": 1, "BLUE": 42}
         assert g["half"].fillvalue == np.float16(-1.5)
         if fmt == 2:
@@ -640,12 +615,8 @@ def t_h5py_types_roundtrip(r, fmt):
 
 def main():
     args = harness.parse_args(__doc__)
-    if not ZARRTOH5:
-        print("SKIPPED: set ZARRTOH5 to the tool (CMake does)")
-        sys.exit(77)
-    tmp = Path(os.environ.get("ZARR_TEST_TMPDIR") or tempfile.mkdtemp())
-    tmp = Path(tempfile.mkdtemp(dir=tmp))
-    r = harness.Runner(tmp, args.verbose, args.k)
+    harness.tool_or_skip("ZARRTOH5")
+    r = harness.Runner.in_scratch(args)
     r.run("CF-style v3 hierarchy -> netCDF-4", t_cf_v3, r)
     r.run("xarray to_zarr v2 -> netCDF-4", t_xarray, r, 2)
     r.run("xarray to_zarr v3 -> netCDF-4", t_xarray, r, 3)
@@ -665,9 +636,7 @@ def main():
     r.run("netCDF -> h5tozarr -> zarrtoh5 -> netCDF (v3, finite attributes)", t_netcdf_roundtrip, r, 3, False)
     r.run("netCDF -> h5tozarr --format 2 -> zarrtoh5 -> netCDF (finite attributes)", t_netcdf_roundtrip, r, 2, False)
     r.run("netCDF -> h5tozarr -> zarrtoh5 -> netCDF (v3, NaN _FillValue, Infinity)", t_netcdf_roundtrip, r, 3, True)
-    shutil.rmtree(tmp, ignore_errors=True)
-    print(f"{r.passed} passed, {len(r.failed)} failed")
-    sys.exit(1 if r.failed else 0)
+    r.finish()
 
 
 if __name__ == "__main__":
