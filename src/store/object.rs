@@ -71,6 +71,7 @@ pub struct ObjectStoreAdapter {
     /// Key prefix inside the backend (no leading or trailing `/`; empty for the root).
     prefix: String,
     multipart_threshold: usize,
+    multipart_part_size: usize,
     concurrency: usize,
     bytes_read: Arc<AtomicU64>,
     /// Whether partial chunk updates use conditional PUTs ([`Store::conditional`]): S3 with the
@@ -273,6 +274,7 @@ impl ObjectStoreAdapter {
             url: redact(url.trim_end_matches('/')),
             prefix: prefix.trim_matches('/').to_string(),
             multipart_threshold: o.multipart_threshold(),
+            multipart_part_size: o.multipart_part_size(),
             concurrency: o.max_concurrency(),
             bytes_read: Arc::new(AtomicU64::new(0)),
             conditional_put: AtomicBool::new(protocol == Protocol::S3 && o.get_bool("conditional_put").unwrap_or(true)),
@@ -347,12 +349,13 @@ impl ObjectStoreAdapter {
         let path = self.path(key)?;
         let inner = self.inner.clone();
         let r = if value.len() > self.multipart_threshold {
+            // Parts of `multipart_part_size`, uploaded in parallel: up to `max_concurrency` in flight.
             let data = value.to_vec();
-            let max = self.concurrency.max(1);
+            let (max, part) = (self.concurrency.max(1), self.multipart_part_size);
             block_on(async move {
                 let upload = inner.put_multipart(&path).await?;
-                let mut w = object_store::WriteMultipart::new_with_chunk_size(upload, 8 << 20);
-                for piece in data.chunks(8 << 20) {
+                let mut w = object_store::WriteMultipart::new_with_chunk_size(upload, part);
+                for piece in data.chunks(part) {
                     if let Err(e) = w.wait_for_capacity(max).await {
                         w.abort().await.ok();
                         return Err(e);
