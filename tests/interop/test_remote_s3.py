@@ -13,7 +13,9 @@ here), compared with zarr-python 3.1.6 talking to the same server through obstor
   `conditional_put=false` (plain PUTs: last writer wins) updates are lost, which shows the test sees
   races; an array created with zarr_create_from_spec_with_options (endpoint and credentials given as
   options) is written by libzarr and read by zarr-python;
-- a server that cannot be reached is ZARR_ERR_IO within the time limit.
+- a server that cannot be reached is ZARR_ERR_IO within the time limit;
+- on a counting S3 server (the tests' RangeHTTPServer): a write of 16 whole chunks is 16 PUTs in flight
+  at once and no other request; a partial write of 8 chunks reads and PUTs those 8.
 """
 
 import json
@@ -34,7 +36,7 @@ from zarr.storage import ObjectStore  # noqa: E402
 
 import harness  # noqa: E402
 import zarr_ctypes as zc  # noqa: E402
-from remote_servers import MotoServer, free_port  # noqa: E402
+from remote_servers import MotoServer, RangeHTTPServer, free_port  # noqa: E402
 
 
 def zp_store(s3, prefix, read_only=False):
@@ -183,6 +185,30 @@ def t_multipart_shard(r, s3):
     np.testing.assert_array_equal(zarr.open_array(store=zp_store(s3, "bigshard", True), mode="r")[...], d)
 
 
+def t_write_requests(r, tmp):
+    """Counted on a path-style S3 server that answers every request after 50 ms (the tests'
+    RangeHTTPServer, writable): a write of 16 whole chunks is 16 PUTs, all in flight at once, and no
+    other request (no re-read of zarr.json: a store without locks skips the stale-shape check); a write
+    covering part of 8 chunks GETs those 8 (with their ETags) and PUTs them (conditionally). zarr-python reads the
+    result from the server's directory."""
+    d = np.arange(64 * 64, dtype="<u2").reshape(64, 64)
+    with RangeHTTPServer(tmp, writable=True) as srv:
+        opts = zc.StoreOptions(endpoint=srv.url, anonymous=True, path_style=True, allow_http=True)
+        with zc.Spec("uint16", d.shape, chunks=(16, 16), compressor="zstd") as spec, \
+                spec.create("s3://bkt/counted", options=opts) as a:
+            srv.configure(delay=0.05)
+            srv.reset_counts()
+            a.write(d.tobytes())
+            assert srv.by_method == {"PUT": 16}, srv.by_method
+            assert srv.max_in_flight == 16, f"{srv.max_in_flight} PUTs in flight, not 16"
+            srv.reset_counts()
+            a.write(np.full((2, 64), 9, dtype="<u2").tobytes(), [15, 0], [2, 64])
+            d[15:17, :] = 9
+            assert srv.by_method == {"GET": 8, "PUT": 8}, srv.by_method
+            srv.configure()
+    np.testing.assert_array_equal(zarr.open_array(store=str(Path(tmp) / "bkt" / "counted"), mode="r")[...], d)
+
+
 WRITERS, ROUNDS = 4, 24
 
 
@@ -270,6 +296,7 @@ def main():
     with tempfile.TemporaryDirectory(prefix="zarr-remote-s3-") as tmp:
         r = harness.Runner(Path(tmp), args.verbose, args.k)
         t0 = time.monotonic()
+        r.run("write_requests_counted", t_write_requests, r, tmp)
         with MotoServer() as s3:
             r.run("zarr_python_writes_libzarr_reads", t_zarr_python_writes, r, s3)
             r.run("explicit_options_and_anonymous", t_explicit_options, r, s3)
