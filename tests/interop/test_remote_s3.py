@@ -189,8 +189,8 @@ def t_write_requests(r, tmp):
     """Counted on a path-style S3 server that answers every request after 50 ms (the tests'
     RangeHTTPServer, writable): a write of 16 whole chunks is 16 PUTs, all in flight at once, and no
     other request (no re-read of zarr.json: a store without locks skips the stale-shape check); a write
-    covering part of 8 chunks GETs those 8 (with their ETags) and PUTs them (conditionally). zarr-python reads the
-    result from the server's directory."""
+    covering part of 8 chunks GETs those 8 (with their ETags) and PUTs them (conditionally).
+    zarr-python reads the result from the server's directory."""
     d = np.arange(64 * 64, dtype="<u2").reshape(64, 64)
     with RangeHTTPServer(tmp, writable=True) as srv:
         opts = zc.StoreOptions(endpoint=srv.url, anonymous=True, path_style=True, allow_http=True)
