@@ -410,11 +410,17 @@ def t_consolidated_children(r, srv, hierarchies):
     costs its chunk GETs alone. Values as zarr-python reads them."""
     for fmt, data in hierarchies.items():
         srv.reset_counts()
-        with zc.Group.open(f"{srv.url}/cons_v{fmt}") as g:
-            # v3: zarr.json (consolidated_metadata inline); v2: zarr.json (missing), .zarray (missing),
-            # .zgroup, .zattrs, .zmetadata.
+        srv.configure(delay=0.05)  # so that requests sent together overlap at the server
+        try:
+            g = zc.Group.open(f"{srv.url}/cons_v{fmt}")
+        finally:
+            srv.configure()
+        with g:
+            # v3: zarr.json (consolidated_metadata inline); v2: zarr.json (missing), then .zarray
+            # (missing), .zgroup and .zattrs together, then .zmetadata.
             opened = srv.requests
             assert opened == (1 if fmt == 3 else 5), f"v{fmt}: opening the group took {opened} requests"
+            assert srv.max_in_flight == (1 if fmt == 3 else 3), f"v{fmt}: {srv.max_in_flight} in flight"
             assert g.children() == {"a": "array", "sub": "group"}, g.children()
             assert srv.requests == opened, f"v{fmt}: listing sent {srv.requests - opened} requests"
             for path, d in data.items():
