@@ -11,8 +11,9 @@
 //!   retries, never a mix of two versions; `open_version`: the same without the first request, for a
 //!   reader that kept the index of that ETag.
 //! - `set`: one PUT (atomic by the protocol: readers see the old or the new object); values over the
-//!   `multipart_threshold` option (default 16 MiB) go up as a multipart upload, which also becomes
-//!   visible at once when completed, and is aborted on failure (nothing changes).
+//!   `multipart_threshold` option (default 16 MiB) go up as a multipart upload in parts of
+//!   `multipart_part_size` (default 8 MiB), up to `max_concurrency` parts in flight, which also
+//!   becomes visible at once when completed, and is aborted on failure (nothing changes).
 //! - `delete`: DELETE (absent keys succeed); `list_dir`: S3 list with delimiter `/`. Plain HTTP cannot
 //!   list: [`Error::Unsupported`] (groups served over HTTP need consolidated metadata).
 //! - Every failure other than "not found" is [`Error::Io`] naming the URL of the key and, where the
