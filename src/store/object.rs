@@ -52,6 +52,8 @@ use std::sync::Arc;
 const KEPT_BODY_CAPACITY: usize = 8 << 20;
 /// The most a GET reserves for its body before the body arrives.
 const RESERVE_BOUND: u64 = 256 << 20;
+/// The most parts S3 takes in one multipart upload.
+const MAX_PARTS: usize = 10_000;
 
 /// Which protocol a remote store speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -351,8 +353,10 @@ impl ObjectStoreAdapter {
         let inner = self.inner.clone();
         let r = if value.len() > self.multipart_threshold {
             // Parts of `multipart_part_size`, uploaded in parallel: up to `max_concurrency` in flight.
+            // S3 takes at most 10000 parts: a larger value gets larger parts.
             let data = value.to_vec();
-            let (max, part) = (self.concurrency.max(1), self.multipart_part_size);
+            let part = self.multipart_part_size.max(value.len().div_ceil(MAX_PARTS));
+            let max = self.concurrency.max(1);
             block_on(async move {
                 let upload = inner.put_multipart(&path).await?;
                 let mut w = object_store::WriteMultipart::new_with_chunk_size(upload, part);

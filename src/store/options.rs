@@ -153,7 +153,8 @@ impl StoreOptions {
     }
 
     /// The size of each part of a multipart upload (the last may be smaller). S3 takes parts of
-    /// 5 MiB to 5 GiB (the last one smaller) and at most 10000 of them.
+    /// 5 MiB to 5 GiB (the last one smaller) and at most 10000 of them: a value larger than 10000
+    /// parts is uploaded in larger ones.
     pub fn multipart_part_size(&self) -> usize {
         self.get_u64("multipart_part_size").unwrap_or(8 << 20) as usize
     }
