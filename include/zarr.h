@@ -347,6 +347,8 @@ typedef struct zarr_node_list zarr_node_list;
  * - `max_concurrency` (default 64, or ZARR_REMOTE_CONCURRENCY): requests in flight at once: one
  *   pool of that many I/O threads serves every calling thread, which share it fairly.
  * - `multipart_threshold` (default 16 MiB, at least 5 MiB): larger values are uploaded in parts.
+ * - `multipart_part_size` (default 8 MiB, 5 MiB to 5 GiB): the size of those parts, all in flight at
+ *   once up to `max_concurrency`.
  * - `conditional_put` (default `true`): a write covering part of a chunk or shard on S3 stores the
  *   merged value with a conditional PUT (`If-Match` / `If-None-Match`) and redoes the merge when
  *   another writer changed the object meanwhile; `false`: plain PUTs (the last writer wins).

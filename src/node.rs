@@ -59,8 +59,13 @@ pub fn attributes_key(path: &str, zarr_format: u8) -> Option<String> {
 fn read_doc(store: &dyn Store, key: &str) -> Result<Option<Value>> {
     match store.get(key)? {
         None => Ok(None),
-        Some(bytes) => metadata::parse_json_at(&bytes, key).map(Some).map_err(|e| e.context(store.location(key))),
+        Some(bytes) => parse_doc(store, key, &bytes).map(Some),
     }
+}
+
+/// The JSON document `bytes` stored at `key`.
+fn parse_doc(store: &dyn Store, key: &str, bytes: &[u8]) -> Result<Value> {
+    metadata::parse_json_at(bytes, key).map_err(|e| e.context(store.location(key)))
 }
 
 /// The stored metadata document at `key` (e.g. to update one member under the metadata lock);
@@ -91,7 +96,12 @@ pub fn store_attributes(
 }
 
 fn read_attributes(store: &dyn Store, key: &str) -> Result<Map<String, Value>> {
-    match read_doc(store, key)? {
+    attributes_of(store, key, read_doc(store, key)?)
+}
+
+/// The attributes in `doc`, the document stored at `key` (none when absent).
+fn attributes_of(store: &dyn Store, key: &str, doc: Option<Value>) -> Result<Map<String, Value>> {
+    match doc {
         None => Ok(Map::new()),
         Some(Value::Object(m)) => Ok(m),
         Some(_) => Err(Error::Metadata(format!("{}: attributes must be a JSON object", store.location(key)))),
@@ -108,15 +118,25 @@ pub fn read_node(store: &dyn Store, path: &str) -> Result<Option<NodeMetadata>> 
             v3::NodeType::Group => NodeMetadata::Group(v3::parse_group(&doc).map_err(ctx)?),
         }));
     }
-    let k = key(path, ".zarray");
-    if let Some(doc) = read_doc(store, &k)? {
-        let attrs = read_attributes(store, &key(path, ".zattrs"))?;
-        return v2::parse_array(&doc, attrs).map(|m| Some(NodeMetadata::Array(m))).map_err(|e| e.context(store.location(&k)));
+    // v2. A remote store is asked for `.zarray`, `.zgroup` and `.zattrs` at once: one round trip
+    // instead of up to three in turn.
+    let v2_keys = [key(path, ".zarray"), key(path, ".zgroup"), key(path, ".zattrs")];
+    let prefetched: Vec<Option<Vec<u8>>> = match store.io_concurrency() {
+        0 => Vec::new(),
+        n => crate::threads::io_scope(n, || crate::threads::try_map(&v2_keys, |k| store.get(k)))?,
+    };
+    let doc = |i: usize| match prefetched.get(i) {
+        Some(bytes) => bytes.as_deref().map(|b| parse_doc(store, &v2_keys[i], b)).transpose(),
+        None => read_doc(store, &v2_keys[i]),
+    };
+    let attrs = || attributes_of(store, &v2_keys[2], doc(2)?);
+    if let Some(d) = doc(0)? {
+        let k = &v2_keys[0];
+        return v2::parse_array(&d, attrs()?).map(|m| Some(NodeMetadata::Array(m))).map_err(|e| e.context(store.location(k)));
     }
-    let k = key(path, ".zgroup");
-    if let Some(doc) = read_doc(store, &k)? {
-        let attrs = read_attributes(store, &key(path, ".zattrs"))?;
-        return v2::parse_group(&doc, attrs).map(|m| Some(NodeMetadata::Group(m))).map_err(|e| e.context(store.location(&k)));
+    if let Some(d) = doc(1)? {
+        let k = &v2_keys[1];
+        return v2::parse_group(&d, attrs()?).map(|m| Some(NodeMetadata::Group(m))).map_err(|e| e.context(store.location(k)));
     }
     let k = key(path, "meta");
     if let Some(doc) = read_doc(store, &k)? {

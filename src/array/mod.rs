@@ -23,7 +23,8 @@ use std::sync::{Arc, Mutex};
 /// concurrent writes to one chunk are applied one after the other, none lost. Metadata updates
 /// (attributes, resize) re-read the stored document under the metadata lock and change only their part.
 /// A write through a handle whose cached shape is no longer the stored one (another handle resized the
-/// array) fails with [`Error::Metadata`] and stores nothing: reopen the array.
+/// array) fails with [`Error::Metadata`] and stores nothing: reopen the array. (Remote stores take no
+/// locks and this is not checked there: writers that resize need their own coordination.)
 #[derive(Debug)]
 pub struct Array {
     store: Arc<dyn Store>,
@@ -151,9 +152,16 @@ impl Array {
     }
 
     /// Locks the stored keys at chunk-grid coordinates `chunks` for writing (and the metadata shared),
-    /// then checks that the stored shape is still the one this handle works with.
+    /// then checks that the stored shape is still the one this handle works with. On a store that
+    /// locks (filesystem, memory) the shared metadata lock keeps a resize out until the write ends, so
+    /// the check holds for the whole call. A remote store takes no lock: the array could be resized
+    /// right after any check, which would then guarantee nothing and cost a round trip (10-100 ms)
+    /// per write call, so there it is not made (docs/concurrency.md).
     fn lock_chunks<'a>(&self, chunks: impl IntoIterator<Item = &'a [u64]>) -> Result<StoreLock> {
         let lock = self.store.lock(&self.prefix, &crate::store::lock::chunk_write_ranges(chunks))?;
+        if !lock.is_held() && self.store.io_concurrency() > 0 {
+            return Ok(lock);
+        }
         let key = node::metadata_key(&self.path, self.meta.zarr_format, node::NodeKind::Array);
         let doc = node::read_document(self.store.as_ref(), &key)?;
         let stored: Option<Vec<u64>> =

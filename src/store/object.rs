@@ -11,8 +11,9 @@
 //!   retries, never a mix of two versions; `open_version`: the same without the first request, for a
 //!   reader that kept the index of that ETag.
 //! - `set`: one PUT (atomic by the protocol: readers see the old or the new object); values over the
-//!   `multipart_threshold` option (default 16 MiB) go up as a multipart upload, which also becomes
-//!   visible at once when completed, and is aborted on failure (nothing changes).
+//!   `multipart_threshold` option (default 16 MiB) go up as a multipart upload in parts of
+//!   `multipart_part_size` (default 8 MiB), up to `max_concurrency` parts in flight, which also
+//!   becomes visible at once when completed, and is aborted on failure (nothing changes).
 //! - `delete`: DELETE (absent keys succeed); `list_dir`: S3 list with delimiter `/`. Plain HTTP cannot
 //!   list: [`Error::Unsupported`] (groups served over HTTP need consolidated metadata).
 //! - Every failure other than "not found" is [`Error::Io`] naming the URL of the key and, where the
@@ -51,6 +52,8 @@ use std::sync::Arc;
 const KEPT_BODY_CAPACITY: usize = 8 << 20;
 /// The most a GET reserves for its body before the body arrives.
 const RESERVE_BOUND: u64 = 256 << 20;
+/// The most parts S3 takes in one multipart upload.
+const MAX_PARTS: usize = 10_000;
 
 /// Which protocol a remote store speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -71,6 +74,7 @@ pub struct ObjectStoreAdapter {
     /// Key prefix inside the backend (no leading or trailing `/`; empty for the root).
     prefix: String,
     multipart_threshold: usize,
+    multipart_part_size: usize,
     concurrency: usize,
     bytes_read: Arc<AtomicU64>,
     /// Whether partial chunk updates use conditional PUTs ([`Store::conditional`]): S3 with the
@@ -273,6 +277,7 @@ impl ObjectStoreAdapter {
             url: redact(url.trim_end_matches('/')),
             prefix: prefix.trim_matches('/').to_string(),
             multipart_threshold: o.multipart_threshold(),
+            multipart_part_size: o.multipart_part_size(),
             concurrency: o.max_concurrency(),
             bytes_read: Arc::new(AtomicU64::new(0)),
             conditional_put: AtomicBool::new(protocol == Protocol::S3 && o.get_bool("conditional_put").unwrap_or(true)),
@@ -347,12 +352,15 @@ impl ObjectStoreAdapter {
         let path = self.path(key)?;
         let inner = self.inner.clone();
         let r = if value.len() > self.multipart_threshold {
+            // Parts of `multipart_part_size`, uploaded in parallel: up to `max_concurrency` in flight.
+            // S3 takes at most 10000 parts: a larger value gets larger parts.
             let data = value.to_vec();
+            let part = self.multipart_part_size.max(value.len().div_ceil(MAX_PARTS));
             let max = self.concurrency.max(1);
             block_on(async move {
                 let upload = inner.put_multipart(&path).await?;
-                let mut w = object_store::WriteMultipart::new_with_chunk_size(upload, 8 << 20);
-                for piece in data.chunks(8 << 20) {
+                let mut w = object_store::WriteMultipart::new_with_chunk_size(upload, part);
+                for piece in data.chunks(part) {
                     if let Err(e) = w.wait_for_capacity(max).await {
                         w.abort().await.ok();
                         return Err(e);

@@ -23,6 +23,7 @@ pub const KEYS: &[(&str, &str)] = &[
     ("max_concurrency", "requests in flight at once, for all threads of the process together (default 64, or ZARR_REMOTE_CONCURRENCY; 1..1024)"),
     ("conditional_put", "false: writes covering part of a chunk or shard on S3 use plain PUTs (last writer wins) instead of conditional ones (If-Match / If-None-Match, retried on a lost race; default true)"),
     ("multipart_threshold", "values larger than this many bytes are uploaded in parts (default 16 MiB, >= 5 MiB)"),
+    ("multipart_part_size", "bytes per part of a multipart upload, all parts in flight at once up to max_concurrency (default 8 MiB, 5 MiB..=5 GiB)"),
 ];
 
 /// Explicit settings for remote stores, as key/value strings checked when set.
@@ -76,7 +77,7 @@ impl StoreOptions {
             "max_concurrency" => {
                 parse_uint(key, value, 1, 1024)?;
             }
-            "multipart_threshold" => {
+            "multipart_threshold" | "multipart_part_size" => {
                 parse_uint(key, value, 5 << 20, 5 << 30)?;
             }
             "secret_access_key" | "session_token" => super::redact::register_secret(value),
@@ -150,6 +151,13 @@ impl StoreOptions {
     pub fn multipart_threshold(&self) -> usize {
         self.get_u64("multipart_threshold").unwrap_or(16 << 20) as usize
     }
+
+    /// The size of each part of a multipart upload (the last may be smaller). S3 takes parts of
+    /// 5 MiB to 5 GiB (the last one smaller) and at most 10000 of them: a value larger than 10000
+    /// parts is uploaded in larger ones.
+    pub fn multipart_part_size(&self) -> usize {
+        self.get_u64("multipart_part_size").unwrap_or(8 << 20) as usize
+    }
 }
 
 #[cfg(test)]
@@ -169,6 +177,10 @@ mod tests {
         assert!(o.set("timeout_ms", "0").is_err());
         assert!(o.set("allow_http", "maybe").is_err());
         assert!(o.set("max_concurrency", "5000").is_err());
+        assert_eq!(o.multipart_part_size(), 8 << 20);
+        assert!(o.set("multipart_part_size", "4096").is_err());
+        o.set("multipart_part_size", &(5u64 << 20).to_string()).unwrap();
+        assert_eq!(o.multipart_part_size(), 5 << 20);
         o.set("retries", "").unwrap();
         assert_eq!(o.retries(), 3);
         assert_eq!(o.timeout(), Duration::from_secs(30));

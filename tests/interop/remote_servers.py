@@ -36,6 +36,9 @@ def free_port():
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    # The headers and the body go out in two writes: with Nagle's algorithm the body would wait for
+    # the client's delayed ACK of the headers (40 ms on Linux), on every answer.
+    disable_nagle_algorithm = True
 
     def log_message(self, *args):  # quiet
         pass
@@ -139,6 +142,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._answer(405)
             return
         with srv.lock:
+            gen = srv.generation
             srv.in_flight += 1
             srv.max_in_flight = max(srv.max_in_flight, srv.in_flight)
             srv.bytes_received += len(body)
@@ -163,7 +167,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._answer(200, headers=[("ETag", '"' + hashlib.md5(body).hexdigest() + '"')])
         finally:
             with srv.lock:
-                srv.in_flight -= 1
+                if gen == srv.generation:
+                    srv.in_flight -= 1
 
     def do_PUT(self):
         self._write(delete=False)
@@ -177,6 +182,7 @@ class _Handler(BaseHTTPRequestHandler):
         srv = self.server
         began = time.monotonic()
         with srv.lock:
+            gen = srv.generation
             srv.in_flight += 1
             srv.max_in_flight = max(srv.max_in_flight, srv.in_flight)
             srv.first_began = min(srv.first_began, began)
@@ -243,9 +249,10 @@ class _Handler(BaseHTTPRequestHandler):
         finally:
             ended = time.monotonic()
             with srv.lock:
-                srv.in_flight -= 1
-                srv.busy_s += ended - began
-                srv.last_ended = max(srv.last_ended, ended)
+                if gen == srv.generation:
+                    srv.in_flight -= 1
+                    srv.busy_s += ended - began
+                    srv.last_ended = max(srv.last_ended, ended)
 
     def do_GET(self):
         self._serve(head=False)
@@ -265,8 +272,10 @@ def _reset(h):
     h.by_method = {}
     # GETs and HEADs: the sum of their durations and the span from the first start to the last end.
     h.busy_s, h.first_began, h.last_ended = 0.0, float("inf"), float("-inf")
-    # Requests still being answered stay in flight (their handlers decrement it when they end).
-    h.max_in_flight = h.in_flight
+    # Only requests that begin after the reset count: one whose answer the client already has may
+    # still be ending here (its handler sees a new generation and leaves the counts alone).
+    h.generation = getattr(h, "generation", 0) + 1
+    h.in_flight = h.max_in_flight = 0
 
 
 class _Server(ThreadingHTTPServer):
@@ -290,7 +299,6 @@ class RangeHTTPServer:
         self.httpd.lock = threading.Lock()
         self.httpd.rng = random.Random(seed)
         self.configure()
-        self.httpd.in_flight = 0
         self.reset_counts()
         self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
 

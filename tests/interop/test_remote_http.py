@@ -6,6 +6,8 @@
 - arrays written by zarr-python (v3 unsharded, v3 sharded, v2) read back byte-exact over HTTP, whole
   and in regions; sharded reads are byte-range requests that fetch far less than the shard; a handle
   keeps a shard's index with its ETag (one request for the next read; a replaced shard is read afresh);
+- a group with consolidated metadata (v3 inline, v2 .zmetadata; written by zarr-python) opens and lists
+  its children, at any depth, without a request (the server counts), values equal zarr-python's;
 - many chunks are fetched concurrently (the server sees several requests in flight), bounded by
   max_concurrency;
 - whole shards are one GET each (the server counts 4 requests for 4 shards, all in flight at once); a
@@ -387,6 +389,59 @@ def t_read_only_and_no_listing(r, srv, arrays):
         assert e.name == "ZARR_ERR_NOT_FOUND", e
 
 
+def make_consolidated(root):
+    """A consolidated hierarchy per format written by zarr-python: {format: {child path: data}}."""
+    rng = np.random.default_rng(11)
+    out = {}
+    for fmt in (3, 2):
+        g = zarr.create_group(store=str(root / f"cons_v{fmt}"), zarr_format=fmt, attributes={"fmt": fmt})
+        sub = g.create_group("sub")
+        data = {"a": rng.integers(0, 60000, (40, 30), dtype="<u2"), "sub/b": rng.standard_normal((25,))}
+        g.create_array("a", shape=data["a"].shape, dtype=data["a"].dtype, chunks=(16, 16))[...] = data["a"]
+        sub.create_array("b", shape=data["sub/b"].shape, dtype=data["sub/b"].dtype, chunks=(10,))[...] = data["sub/b"]
+        zarr.consolidate_metadata(str(root / f"cons_v{fmt}"), zarr_format=fmt)
+        out[fmt] = data
+    return out
+
+
+def t_consolidated_children(r, srv, hierarchies):
+    """A group with consolidated metadata opens its children (arrays and sub-groups, at any depth) and
+    lists them without a request: opening costs the group's own documents only; reading an array then
+    costs its chunk GETs alone. Values as zarr-python reads them."""
+    for fmt, data in hierarchies.items():
+        srv.reset_counts()
+        srv.configure(delay=0.05)  # so that requests sent together overlap at the server
+        try:
+            g = zc.Group.open(f"{srv.url}/cons_v{fmt}")
+        finally:
+            srv.configure()
+        with g:
+            # v3: zarr.json (consolidated_metadata inline); v2: zarr.json (missing), then .zarray
+            # (missing), .zgroup and .zattrs together, then .zmetadata.
+            opened = srv.requests
+            assert opened == (1 if fmt == 3 else 5), f"v{fmt}: opening the group took {opened} requests"
+            assert srv.max_in_flight == (1 if fmt == 3 else 3), f"v{fmt}: {srv.max_in_flight} in flight"
+            assert g.children() == {"a": "array", "sub": "group"}, g.children()
+            assert srv.requests == opened, f"v{fmt}: listing sent {srv.requests - opened} requests"
+            for path, d in data.items():
+                srv.reset_counts()
+                with g.open_array(path) as a:
+                    assert srv.requests == 0, f"v{fmt} {path}: opening sent {srv.requests} requests"
+                    got = np.frombuffer(a.read(), dtype=d.dtype).reshape(d.shape)
+                want = zarr.open_array(store=str(srv.root / f"cons_v{fmt}" / path), mode="r")[...]
+                np.testing.assert_array_equal(want, d)
+                np.testing.assert_array_equal(got, d)
+                n_chunks = int(np.prod([-(-s // c) for s, c in zip(d.shape, (16, 16) if path == "a" else (10,))]))
+                assert srv.requests == n_chunks, f"v{fmt} {path}: {srv.requests} requests for {n_chunks} chunks"
+            srv.reset_counts()
+            with g.open_group("sub") as sub:
+                assert srv.requests == 0, f"v{fmt}: opening sub sent {srv.requests} requests"
+                assert sub.children() == {"b": "array"}, sub.children()
+                with sub.open_array("b") as b:
+                    assert srv.requests == 0, f"v{fmt}: sub/b through sub sent {srv.requests} requests"
+                    assert b.read() == data["sub/b"].tobytes()
+
+
 def main():
     args = harness.parse_args(__doc__)
     harness.load_library()
@@ -395,6 +450,7 @@ def main():
         (root / "arrays").mkdir()
         zarr.create_group(store=str(root / "arrays"), zarr_format=3)
         arrays = make_arrays(root / "arrays")
+        hierarchies = make_consolidated(root)
         (root / "fixtures").symlink_to(FIXTURES)
         r = harness.Runner(root, args.verbose, args.k)
         t0 = time.monotonic()
@@ -414,6 +470,7 @@ def main():
             r.run("failing_server_io_error", t_failing_server_is_io_error, r, srv, arrays)
             r.run("stalled_server_times_out", t_stalled_server_times_out, r, srv, arrays)
             r.run("read_only_and_no_listing", t_read_only_and_no_listing, r, srv, arrays)
+            r.run("consolidated_children_without_requests", t_consolidated_children, r, srv, hierarchies)
         print(f"{r.passed} passed, {len(r.failed)} failed ({time.monotonic() - t0:.1f} s)")
         sys.exit(1 if r.failed else 0)
 

@@ -5,14 +5,17 @@ here), compared with zarr-python 3.1.6 talking to the same server through obstor
   with the settings from the AWS_* environment and with explicit store options (endpoint,
   credentials, region, path_style) when the environment has none;
 - libzarr writes (groups and arrays, v3 sharded with partial shard updates, v2, a value large enough
-  for a multipart upload) and zarr-python reads byte-exact; the stored keys are the expected ones;
+  for a multipart upload, a 12 MiB shard uploaded in three 5 MiB parts, checked with boto3 too) and
+  zarr-python reads byte-exact; the stored keys are the expected ones;
 - group children are listed from S3; deleting chunks (all fill value) removes the objects;
 - concurrent writers: several processes (each with its own libzarr) write disjoint elements of the same
   shard at once; with conditional PUTs (the default) zarr-python finds every update, with
   `conditional_put=false` (plain PUTs: last writer wins) updates are lost, which shows the test sees
   races; an array created with zarr_create_from_spec_with_options (endpoint and credentials given as
   options) is written by libzarr and read by zarr-python;
-- a server that cannot be reached is ZARR_ERR_IO within the time limit.
+- a server that cannot be reached is ZARR_ERR_IO within the time limit;
+- on a counting S3 server (the tests' RangeHTTPServer): a write of 16 whole chunks is 16 PUTs in flight
+  at once and no other request; a partial write of 8 chunks reads and PUTs those 8.
 """
 
 import json
@@ -33,7 +36,7 @@ from zarr.storage import ObjectStore  # noqa: E402
 
 import harness  # noqa: E402
 import zarr_ctypes as zc  # noqa: E402
-from remote_servers import MotoServer, free_port  # noqa: E402
+from remote_servers import MotoServer, RangeHTTPServer, free_port  # noqa: E402
 
 
 def zp_store(s3, prefix, read_only=False):
@@ -154,6 +157,58 @@ def t_multipart(r, s3):
     np.testing.assert_array_equal(zarr.open_array(store=zp_store(s3, "big", True), mode="r")[...], d)
 
 
+def t_multipart_shard(r, s3):
+    # One 12.2 MiB shard (16 uncompressed inner chunks), in 5 MiB parts: 3 parts, sent in parallel.
+    n, inner = 1_600_000, 100_000
+    d = np.random.default_rng(6).integers(0, 2**63, (n,), dtype="<u8")
+    meta = {"zarr_format": 3, "node_type": "array", "shape": [n], "data_type": "uint64",
+            "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [n]}},
+            "chunk_key_encoding": {"name": "default"}, "fill_value": 0,
+            "codecs": [{"name": "sharding_indexed", "configuration": {
+                "chunk_shape": [inner], "codecs": [{"name": "bytes", "configuration": {"endian": "little"}}],
+                "index_codecs": [{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "crc32c"}],
+                "index_location": "end"}}]}
+    opts = zc.StoreOptions(multipart_threshold=5 << 20, multipart_part_size=5 << 20)
+    with zc.Array.create(f"s3://{s3.bucket}/bigshard", json.dumps(meta), options=opts) as a:
+        a.write(d.tobytes())
+    head = s3.client().head_object(Bucket=s3.bucket, Key="bigshard/c/0")
+    size = d.nbytes + 16 * (n // inner) + 4
+    assert head["ContentLength"] == size, (head["ContentLength"], size)
+    assert head["ETag"].strip('"').endswith("-3"), f"not a 3-part upload: ETag {head['ETag']}"
+    # boto3's bytes: the index at the end locates each inner chunk, whose bytes are the data's.
+    body = s3.client().get_object(Bucket=s3.bucket, Key="bigshard/c/0")["Body"].read()
+    assert len(body) == size
+    index = np.frombuffer(body[-(16 * (n // inner) + 4):-4], dtype="<u8").reshape(-1, 2)
+    for i, (off, nbytes) in enumerate(index):
+        assert nbytes == inner * 8, (i, nbytes)
+        assert body[off:off + nbytes] == d[i * inner:(i + 1) * inner].tobytes(), f"inner chunk {i} differs"
+    np.testing.assert_array_equal(zarr.open_array(store=zp_store(s3, "bigshard", True), mode="r")[...], d)
+
+
+def t_write_requests(r, tmp):
+    """Counted on a path-style S3 server that answers every request after 50 ms (the tests'
+    RangeHTTPServer, writable): a write of 16 whole chunks is 16 PUTs, all in flight at once, and no
+    other request (no re-read of zarr.json: a store without locks skips the stale-shape check); a write
+    covering part of 8 chunks GETs those 8 (with their ETags) and PUTs them (conditionally).
+    zarr-python reads the result from the server's directory."""
+    d = np.arange(64 * 64, dtype="<u2").reshape(64, 64)
+    with RangeHTTPServer(tmp, writable=True) as srv:
+        opts = zc.StoreOptions(endpoint=srv.url, anonymous=True, path_style=True, allow_http=True)
+        with zc.Spec("uint16", d.shape, chunks=(16, 16), compressor="zstd") as spec, \
+                spec.create("s3://bkt/counted", options=opts) as a:
+            srv.configure(delay=0.05)
+            srv.reset_counts()
+            a.write(d.tobytes())
+            assert srv.by_method == {"PUT": 16}, srv.by_method
+            assert srv.max_in_flight == 16, f"{srv.max_in_flight} PUTs in flight, not 16"
+            srv.reset_counts()
+            a.write(np.full((2, 64), 9, dtype="<u2").tobytes(), [15, 0], [2, 64])
+            d[15:17, :] = 9
+            assert srv.by_method == {"GET": 8, "PUT": 8}, srv.by_method
+            srv.configure()
+    np.testing.assert_array_equal(zarr.open_array(store=str(Path(tmp) / "bkt" / "counted"), mode="r")[...], d)
+
+
 WRITERS, ROUNDS = 4, 24
 
 
@@ -241,12 +296,14 @@ def main():
     with tempfile.TemporaryDirectory(prefix="zarr-remote-s3-") as tmp:
         r = harness.Runner(Path(tmp), args.verbose, args.k)
         t0 = time.monotonic()
+        r.run("write_requests_counted", t_write_requests, r, tmp)
         with MotoServer() as s3:
             r.run("zarr_python_writes_libzarr_reads", t_zarr_python_writes, r, s3)
             r.run("explicit_options_and_anonymous", t_explicit_options, r, s3)
             r.run("libzarr_writes_zarr_python_reads", t_libzarr_writes, r, s3)
             r.run("fill_chunks_deleted", t_fill_chunks_deleted, r, s3)
             r.run("multipart_upload", t_multipart, r, s3)
+            r.run("multipart_upload_of_a_shard", t_multipart_shard, r, s3)
             r.run("concurrent_writers_of_one_shard", t_concurrent_shard_writers, r, s3)
             r.run("create_from_spec_with_options", t_spec_with_options, r, s3)
             r.run("unreachable_endpoint_io_error", t_unreachable, r, s3)
