@@ -407,6 +407,17 @@ impl Store for FilesystemStore {
         }
     }
 
+    fn remove_empty_prefix(&self, prefix: &str) -> Result<()> {
+        let Some(p) = prefix.strip_suffix('/') else { return Ok(()) };
+        let path = self.path_of(p)?;
+        match fs::remove_dir(&path) {
+            Ok(()) => Ok(()),
+            // Absent, or not empty (a file another writer put there meanwhile): left as it is.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound || e.kind() == std::io::ErrorKind::DirectoryNotEmpty => Ok(()),
+            Err(e) => Err(Error::io(path.display(), e)),
+        }
+    }
+
     fn exists(&self, key: &str) -> Result<bool> {
         let path = self.path_of(key)?;
         Ok(path.is_file())
