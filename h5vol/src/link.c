@@ -160,7 +160,7 @@ herr_t zh5_link_specific(void *o, const H5VL_loc_params_t *loc, H5VL_link_specif
         } else {
             char what[512];
             snprintf(what, sizeof what, "cannot delete \"/%s\" of %s", path, obj->file->location);
-            zh5_zerr(H5E_LINK, H5E_CANTDELETE, st, what);
+            zh5_zerr(H5E_LINK, H5E_WRITEERROR, st, what);
         }
         break;
     }

@@ -149,6 +149,22 @@ def t_zip_read_only(r):
         assert "a/zarr.json" in z.namelist()
 
 
+def t_http_read_only(r):
+    from remote_servers import RangeHTTPServer
+
+    path = r.path("http_root")
+    write_hierarchy(str(path), 3)
+    with RangeHTTPServer(path) as srv:
+        for mode in (zc.READ, zc.READ_WRITE):
+            with zc.Group.open(srv.url, mode) as g:
+                try:
+                    g.delete_member("a")
+                    raise AssertionError("deleting over plain HTTP succeeded")
+                except zc.ZarrError as e:
+                    assert e.name == "ZARR_ERR_READ_ONLY", e
+    assert (path / "a" / "zarr.json").exists()
+
+
 def t_s3(r, s3, fmt):
     from obstore.store import S3Store
     from zarr.storage import ObjectStore
@@ -158,7 +174,6 @@ def t_s3(r, s3, fmt):
                  secret_access_key="testing", client_options={"allow_http": True}, virtual_hosted_style_request=False)
     store = ObjectStore(st)
     want = write_hierarchy(store, fmt)
-    store = ObjectStore(st, read_only=True)
     delete_and_check(f"s3://{s3.bucket}/{prefix}", store, fmt, want, lambda p: s3.keys(f"{prefix}/{p}"))
 
 
@@ -171,6 +186,7 @@ def main():
         r.run("filesystem_v3", t_filesystem, r, 3)
         r.run("filesystem_v2", t_filesystem, r, 2)
         r.run("zip_read_only", t_zip_read_only, r)
+        r.run("http_read_only", t_http_read_only, r)
         if not args.k or "s3" in args.k:
             from remote_servers import MotoServer
 
