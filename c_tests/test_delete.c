@@ -1,7 +1,7 @@
 /* zarr_group_delete_member: deleting arrays and nested groups (v3 and v2, filesystem and memory
- * stores), with their chunks and consolidated metadata entries; every refused case (bad names, the group
- * itself, absent members, read-only handles, a zip archive); an array handle opened on a node before
- * it was deleted (reads fill values, closes cleanly). */
+ * stores), with their chunks and consolidated metadata entries; every refused case (bad names, the
+ * group itself, absent members, read-only handles; zip and HTTP stores: tests/interop/test_delete.py);
+ * an array handle opened on a node before it was deleted (reads fill values, closes cleanly). */
 #include "test_util.h"
 
 #include <stdint.h>

@@ -26,7 +26,8 @@ use std::ffi::c_char;
 /// @param name   a NUL-terminated relative path below the group, e.g. "a" or "a/b"; "", ".", "..", paths
 ///               with ".." or empty segments, and absolute paths are refused. Borrowed.
 /// @returns ZARR_OK; ZARR_ERR_INVALID_HANDLE; ZARR_ERR_INVALID_ARGUMENT (NULL or invalid name, or a name
-///          that is the group itself); ZARR_ERR_NOT_FOUND (no array or group at `name`);
+///          that is the group itself); ZARR_ERR_NOT_FOUND (no array or group at `name`, neither
+///          in the store nor in the consolidated metadata the group uses);
 ///          ZARR_ERR_READ_ONLY (the group was opened read-only, or the store cannot be written: zip
 ///          archives, plain HTTP); ZARR_ERR_UNSUPPORTED (the store cannot list its keys);
 ///          ZARR_ERR_METADATA (a consolidated metadata document is malformed); ZARR_ERR_IO.

@@ -40,7 +40,15 @@ impl Group {
         self.check_writable()?;
         self.store.ensure_writable()?;
         let store = self.store.as_ref();
-        if node::node_kind(store, &path)?.is_none() {
+        // A node only the consolidated metadata still describes (its documents gone) is deleted too:
+        // its entries, and whatever keys are left below it.
+        let in_snapshot = || -> Result<bool> {
+            Ok(match self.snapshot() {
+                Some(snapshot) => snapshot.node(store, &path)?.is_some(),
+                None => false,
+            })
+        };
+        if node::node_kind(store, &path)?.is_none() && !in_snapshot()? {
             return Err(Error::NotFound(format!("no array or group at {}", node::describe(store, &path))));
         }
         self.drop_snapshot();

@@ -13,6 +13,8 @@ loopback, zarr-python through obstore):
     are deleted: zarr-python no longer finds them (walking the store, and in the consolidated
     metadata, which still lists every remaining node), the siblings read equal to what was written,
     and no key is left below a deleted node (no directory either, on the filesystem);
+  * a node whose documents are gone but which the consolidated metadata still describes is deleted
+    (entries and keys);
   * refusals: an absent member (ZARR_ERR_NOT_FOUND), "", "..", "/abs" (ZARR_ERR_INVALID_ARGUMENT), a
     group opened read-only and a zip archive (ZARR_ERR_READ_ONLY); the hierarchy is unchanged after them.
 """
@@ -125,6 +127,19 @@ def t_filesystem(r, fmt):
     delete_and_check(str(path), str(path), fmt, want, keys_below)
 
 
+def t_only_consolidated(r):
+    """A node that only the consolidated metadata still describes (its zarr.json gone) is deleted too."""
+    path = r.path("only_consolidated")
+    want = write_hierarchy(str(path), 3)
+    (path / "a" / "zarr.json").unlink()
+    assert "a" in members(zarr.open_consolidated(str(path)))
+    with zc.Group.open(str(path), zc.READ_WRITE) as g:
+        g.delete_member("a")
+    want.pop("a")
+    check_view(str(path), 3, want, ["a"])
+    assert not (path / "a").exists()
+
+
 def t_zip_read_only(r):
     path = r.path("zip_src")
     write_hierarchy(str(path), 3)
@@ -185,6 +200,7 @@ def main():
         t0 = time.monotonic()
         r.run("filesystem_v3", t_filesystem, r, 3)
         r.run("filesystem_v2", t_filesystem, r, 2)
+        r.run("only_consolidated", t_only_consolidated, r)
         r.run("zip_read_only", t_zip_read_only, r)
         r.run("http_read_only", t_http_read_only, r)
         if not args.k or "s3" in args.k:
