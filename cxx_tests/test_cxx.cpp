@@ -246,6 +246,13 @@ void test_groups_and_strings() {
     EXPECT_THROWS(ZARR_ERR_READ_ONLY, reopened.create_group("x"));
     EXPECT_THROWS(ZARR_ERR_EXISTS, root.create_group("sub"));
     EXPECT_THROWS(ZARR_ERR_NOT_FOUND, root.open_array("sub"));
+    // deleting a member: gone with what is below it; read-only handles and absent names throw
+    EXPECT_THROWS(ZARR_ERR_READ_ONLY, reopened.delete_member("sub"));
+    root.delete_member("sub");
+    EXPECT(root.children().size() == 1 && root.children()[0].name == "names");
+    EXPECT_THROWS(ZARR_ERR_NOT_FOUND, zarr::node_type_at(path("tree/sub/temp")));
+    EXPECT_THROWS(ZARR_ERR_NOT_FOUND, root.delete_member("sub"));
+    EXPECT_THROWS(ZARR_ERR_INVALID_ARGUMENT, root.delete_member(".."));
     // v2 group: arrays from a spec take its format
     zarr::Group g2 = zarr::Group::create(path("tree2"), "", 2);
     zarr::Array v2 = g2.create_array("a", zarr::ArraySpec::of<uint16_t>({5}).compressor("gzip"));

@@ -124,6 +124,7 @@ module zarr
     procedure :: open_array => zarr_group_open_array
     procedure :: open_group => zarr_group_open_group
     procedure :: create_group => zarr_group_create_group
+    procedure :: delete_member => zarr_group_delete_member
     procedure, private :: zarr_group_create_array_json
     procedure, private :: zarr_group_create_array_kw
     generic :: create_array => zarr_group_create_array_json, zarr_group_create_array_kw
@@ -359,6 +360,12 @@ module zarr
       type(c_ptr), intent(out) :: out
       integer(c_int32_t) :: st
     end function c_zarr_group_create_group
+    function c_zarr_group_delete_member(g, name) bind(C, name="zarr_group_delete_member") result(st)
+      import :: c_ptr, c_char, c_int32_t
+      type(c_ptr), value :: g
+      character(kind=c_char), intent(in) :: name(*)
+      integer(c_int32_t) :: st
+    end function c_zarr_group_delete_member
     function c_zarr_group_list(g, out) bind(C, name="zarr_group_list") result(st)
       import :: c_ptr, c_int32_t
       type(c_ptr), value :: g
@@ -1773,6 +1780,22 @@ contains
                     'create_group(' // trim(name) // ')', stat, zmsg)
     if (present(errmsg)) errmsg = zmsg
   end subroutine zarr_group_create_group
+
+  !> Deletes the array or group `name` (a relative path) below the group, with everything below it.
+  subroutine zarr_group_delete_member(self, name, stat, errmsg)
+    class(zarr_group_t), intent(inout) :: self
+    character(*), intent(in) :: name
+    integer, intent(out), optional :: stat
+    character(:), allocatable, intent(out), optional :: errmsg
+    character(:), allocatable :: zmsg
+    if (not_open(self%handle, 'delete_member(' // trim(name) // ')', stat, zmsg)) then
+      if (present(errmsg)) errmsg = zmsg
+      return
+    end if
+    call zarr_check(c_zarr_group_delete_member(self%handle, c_str(trim(name))), &
+                    'delete_member(' // trim(name) // ')', stat, zmsg)
+    if (present(errmsg)) errmsg = zmsg
+  end subroutine zarr_group_delete_member
 
   ! ---- read / write: the generated specifics (fortran/gen_zarr_module.py) ---------------------------
   include 'zarr_rw_procs.inc'

@@ -797,6 +797,9 @@ public:
         detail::check(zarr_group_create_array_from_spec(get(), name.c_str(), spec.get(), &h));
         return Array(h);
     }
+    /// Deletes the array or group `name` (a relative path) and everything below it
+    /// (zarr_group_delete_member()).
+    void delete_member(const std::string &name) { detail::check(zarr_group_delete_member(get(), name.c_str())); }
 
 private:
     zarr_group *h_ = nullptr;

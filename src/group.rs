@@ -12,6 +12,8 @@ use crate::store::{node_prefix, normalize_node_path, Store};
 use serde_json::{Map, Value};
 use std::sync::{Arc, Mutex, RwLock};
 
+mod delete;
+
 /// An open group.
 #[derive(Debug)]
 pub struct Group {

@@ -98,6 +98,7 @@ def load(path=None):
         "zarr_node_list_free": [vp],
         "zarr_node_type_at": [c, ctypes.POINTER(ctypes.c_int)],
         "zarr_group_consolidate": [vp],
+        "zarr_group_delete_member": [vp, c],
         "zarr_memory_store_remove": [c],
         "zarr_string_free": [vp],
         # selections (hyperslabs, memory types), resize, chunk-level calls
@@ -599,6 +600,10 @@ class Group:
         p = ctypes.c_void_p()
         check(lib().zarr_group_metadata(self.h, ctypes.byref(p)))
         return _take_string(p)
+
+    def delete_member(self, name):
+        """zarr_group_delete_member: deletes the array or group `name` and everything below it."""
+        check(lib().zarr_group_delete_member(self.h, None if name is None else name.encode()))
 
     def open_array(self, name):
         h = ctypes.c_void_p()

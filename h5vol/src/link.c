@@ -147,11 +147,23 @@ herr_t zh5_link_specific(void *o, const H5VL_loc_params_t *loc, H5VL_link_specif
         H5Idec_ref(gid);
         break;
     }
-    case H5VL_LINK_DELETE:
-        zh5_err(H5E_LINK, H5E_UNSUPPORTED,
-                "cannot delete \"/%s\" of %s: removing a Zarr node is not in libzarr's C API yet", path,
-                obj->file->location);
+    case H5VL_LINK_DELETE: {
+        /* H5Ldelete and H5Ldelete_by_idx (the path found by index): the node and everything below it,
+           through the root group (whose consolidated metadata libzarr keeps in step). */
+        if (!*path) {
+            zh5_err(H5E_LINK, H5E_BADVALUE, "cannot delete the root group of %s", obj->file->location);
+            break;
+        }
+        zarr_status st = zarr_group_delete_member(obj->file->root, path);
+        if (st == ZARR_OK) {
+            ret = 0;
+        } else {
+            char what[512];
+            snprintf(what, sizeof what, "cannot delete \"/%s\" of %s", path, obj->file->location);
+            zh5_zerr(H5E_LINK, H5E_WRITEERROR, st, what);
+        }
         break;
+    }
     default:
         zh5_err(H5E_LINK, H5E_UNSUPPORTED, "link operation %d on \"/%s\" is not supported by the Zarr connector",
                 (int)args->op_type, path);

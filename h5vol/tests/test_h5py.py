@@ -21,6 +21,8 @@ Covered:
     and strided writes; zarr-python then reads every value, chunk shape, fill value and attribute equal;
   * S3 (moto on loopback): h5py reads zarr-python's hierarchy (settings from the environment) and writes
     one that zarr-python reads, configured only by the connector's `store_options` setting;
+  * deleting nodes (`del f[name]`, H5Ldelete) of a consolidated hierarchy written by zarr-python: an array
+    and a nested group vanish for zarr-python (store walk and consolidated metadata), siblings unchanged;
   * refusals: a plain directory, a corrupt zarr.json, writes to a file opened read-only, a type without
     Zarr equivalent (compound), an array of a type not mapped yet (datetime64) - each an exception with the reason (a selection outside the extent: the
     C test, as h5py clips slices itself).
@@ -712,15 +714,44 @@ def t_refusals(r):
             assert "datetime64" in str(e), f"message: {e}"
         # JSON without an HDF5 equivalent reads as its JSON text
         assert json.loads(plain(f.attrs["nested"])) == {"a": [1, None]}, f.attrs["nested"]
-    # links: Zarr has none; deleting, moving and copying nodes are not in libzarr's C API: each refused by
-    # name, and zarr-python then finds the hierarchy unchanged
+    # deleting nodes (del f[name] is H5Ldelete): zarr-python then finds them gone, with everything below
+    # them, also in the consolidated metadata, and the siblings unchanged; a read-only file refuses
+    dz = r.path("delete.zarr")
+    zg = zarr.open_group(dz, mode="w")
+    zg.create_array("a", shape=(4,), dtype="i4", chunks=(2,))[...] = [1, 2, 3, 4]
+    zg.create_array("g/sub/deep", shape=(3,), dtype="f8", chunks=(2,))[...] = [0.5, 1.5, 2.5]
+    zg.create_array("g/keep", shape=(2, 2), dtype="u2", chunks=(1, 2))[...] = [[7, 8], [9, 10]]
+    zarr.consolidate_metadata(str(dz))
+    with h5py.File(dz, "r") as f:
+        try:
+            del f["a"]
+            raise AssertionError("deleted from a read-only file")
+        except (OSError, KeyError, ValueError) as e:
+            assert 'cannot delete "/a"' in str(e), f"message: {e}"
+    with h5py.File(dz, "r+") as f:
+        del f["a"]
+        del f["g/sub"]
+        # (a multi-part `in` needs the v1 API shim: ask the group)
+        assert "a" not in f and "sub" not in f["g"] and f["g/keep"][...].tolist() == [[7, 8], [9, 10]]
+        try:
+            del f["missing"]
+            raise AssertionError("deleted a missing node")
+        except (OSError, KeyError) as e:
+            assert "missing" in str(e), f"message: {e}"
+    for consolidated in (False, True):
+        zg = zarr.open_group(dz, mode="r", use_consolidated=consolidated)
+        names = sorted(k for k, _ in zg.members(max_depth=None))
+        assert names == ["g", "g/keep"], f"consolidated={consolidated}: {names}"
+        assert zg["g/keep"][...].tolist() == [[7, 8], [9, 10]]
+    assert not (dz / "a").exists() and not (dz / "g" / "sub").exists()
+    # links: Zarr has none; moving and copying nodes are not in libzarr's C API: each refused by name,
+    # and zarr-python then finds the hierarchy unchanged
     lz = r.path("links.zarr")
     zg = zarr.open_group(lz, mode="w")
     zg.create_group("a")
     zg.create_array("x", shape=(3,), dtype="i2", fill_value=0)[...] = [4, 5, 6]
     with h5py.File(lz, "r+") as f:
         for what, act, want in [
-            ("delete", lambda: f.__delitem__("x"), 'cannot delete "/x"'),
             ("move", lambda: f.move("x", "a/y"), 'cannot move (rename) "/x" to "/a/y"'),
             ("soft link", lambda: f.__setitem__("s", h5py.SoftLink("/x")), 'soft link "/s" -> "/x"'),
             ("external link", lambda: f.__setitem__("e", h5py.ExternalLink("o.h5", "/x")), 'external link "/e"'),

@@ -627,17 +627,64 @@ static void test_errors(const char *dir, const char *path)
     error_text();
     CHECK(H5Gcreate2(file, "newgroup", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT) < 0);
     error_text();
+    CHECK(H5Ldelete(file, "g/d", H5P_DEFAULT) < 0);
+    CHECK(strstr(error_text(), "cannot delete \"/g/d\"") != NULL);
     H5Sclose(sc);
     H5Sclose(ms);
     H5Sclose(fs);
     H5Dclose(ds);
     H5Fclose(file);
-    /* links: Zarr has none, and nodes cannot be deleted, moved or copied through libzarr yet: each
-       refused naming the path; the node is still there afterwards */
+    /* deleting nodes (H5Ldelete, H5Ldelete_by_idx in name order): the node and everything below it
+       are gone from the store; the root, an absent name and a read-only file (above) are refused */
     file = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
     CHECK(file >= 0);
-    CHECK(H5Ldelete(file, "g/d", H5P_DEFAULT) < 0);
-    CHECK(strstr(error_text(), "cannot delete \"/g/d\"") != NULL);
+    {
+        char where[1200];
+        struct stat st;
+        hid_t sp = H5Screate_simple(1, (hsize_t[1]){4}, NULL), gone;
+        int vals[4] = {1, 2, 3, 4};
+        hid_t lcpl = H5Pcreate(H5P_LINK_CREATE);
+        H5Pset_create_intermediate_group(lcpl, 1);
+        CHECK((gone = H5Gcreate2(file, "del/a/b", lcpl, H5P_DEFAULT, H5P_DEFAULT)) >= 0);
+        H5Gclose(gone);
+        H5Pclose(lcpl);
+        hid_t d1 = H5Dcreate2(file, "del/ds", H5T_NATIVE_INT, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+        CHECK(d1 >= 0 && H5Dwrite(d1, H5T_NATIVE_INT, H5S_ALL, H5S_ALL, H5P_DEFAULT, vals) >= 0);
+        hid_t d2 = H5Dcreate2(file, "del/keep", H5T_NATIVE_INT, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+        CHECK(d2 >= 0 && H5Dwrite(d2, H5T_NATIVE_INT, H5S_ALL, H5S_ALL, H5P_DEFAULT, vals) >= 0);
+        H5Dclose(d2);
+        CHECK(H5Ldelete(file, "del/ds", H5P_DEFAULT) >= 0);
+        CHECK(H5Lexists(file, "del/ds", H5P_DEFAULT) == 0 && H5Lexists(file, "del/keep", H5P_DEFAULT) > 0);
+        snprintf(where, sizeof where, "%s/del/ds", path);
+        CHECK(stat(where, &st) != 0);
+        /* the dataset opened before its deletion stays usable to close; reads give the fill value */
+        int back[4] = {9, 9, 9, 9};
+        CHECK(H5Dread(d1, H5T_NATIVE_INT, H5S_ALL, H5S_ALL, H5P_DEFAULT, back) >= 0 ? back[0] == 0 : 1);
+        error_text();
+        CHECK(H5Dclose(d1) >= 0);
+        /* by index: "a" is member 0 of "del" in name order */
+        CHECK(H5Ldelete_by_idx(file, "del", H5_INDEX_NAME, H5_ITER_INC, 0, H5P_DEFAULT) >= 0);
+        CHECK(H5Lexists(file, "del/a", H5P_DEFAULT) == 0);
+        snprintf(where, sizeof where, "%s/del/a", path);
+        CHECK(stat(where, &st) != 0);
+        hid_t k = H5Dopen2(file, "del/keep", H5P_DEFAULT);
+        memset(back, 0, sizeof back);
+        CHECK(k >= 0 && H5Dread(k, H5T_NATIVE_INT, H5S_ALL, H5S_ALL, H5P_DEFAULT, back) >= 0 && back[3] == 4);
+        H5Dclose(k);
+        CHECK(H5Ldelete_by_idx(file, "del", H5_INDEX_NAME, H5_ITER_INC, 5, H5P_DEFAULT) < 0);
+        error_text();
+        CHECK(H5Ldelete(file, "del", H5P_DEFAULT) >= 0);
+        CHECK(H5Lexists(file, "del", H5P_DEFAULT) == 0);
+        snprintf(where, sizeof where, "%s/del", path);
+        CHECK(stat(where, &st) != 0);
+        CHECK(H5Ldelete(file, "missing", H5P_DEFAULT) < 0);
+        CHECK(strstr(error_text(), "cannot delete \"/missing\"") != NULL);
+        CHECK(H5Ldelete(file, "/", H5P_DEFAULT) < 0);
+        error_text();
+        H5Sclose(sp);
+    }
+    /* links: Zarr has none, and nodes cannot be moved or copied through libzarr yet: each refused
+       naming the path; the node is still there afterwards */
     CHECK(H5Lmove(file, "g/d", file, "g/e", H5P_DEFAULT, H5P_DEFAULT) < 0);
     CHECK(strstr(error_text(), "cannot move (rename) \"/g/d\" to \"/g/e\"") != NULL);
     CHECK(H5Lcopy(file, "g/d", file, "g/e", H5P_DEFAULT, H5P_DEFAULT) < 0);

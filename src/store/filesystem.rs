@@ -407,6 +407,26 @@ impl Store for FilesystemStore {
         }
     }
 
+    fn remove_empty_prefix(&self, prefix: &str) -> Result<()> {
+        let Some(p) = prefix.strip_suffix('/') else { return Ok(()) };
+        let path = self.path_of(p)?;
+        // What the store itself keeps there (an array's lock file, a killed writer's temporary files)
+        // goes with the directory; it is never listed as a key.
+        if let Ok(entries) = fs::read_dir(&path) {
+            for e in entries.flatten() {
+                if e.file_name().to_str().is_some_and(is_internal_name) && e.file_type().is_ok_and(|t| t.is_file()) {
+                    let _ = fs::remove_file(e.path());
+                }
+            }
+        }
+        match fs::remove_dir(&path) {
+            Ok(()) => Ok(()),
+            // Absent, or not empty (a file another writer put there meanwhile): left as it is.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound || e.kind() == std::io::ErrorKind::DirectoryNotEmpty => Ok(()),
+            Err(e) => Err(Error::io(path.display(), e)),
+        }
+    }
+
     fn exists(&self, key: &str) -> Result<bool> {
         let path = self.path_of(key)?;
         Ok(path.is_file())

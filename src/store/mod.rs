@@ -325,6 +325,14 @@ pub trait Store: Send + Sync + std::fmt::Debug {
         Ok(())
     }
 
+    /// Removes what is left of `prefix` (ending in `/`) once every key below it was deleted, where the
+    /// store keeps something for a prefix (the filesystem store: the empty directory); a prefix that
+    /// is not empty or absent is left as it is. The default (stores of keys only) does nothing.
+    fn remove_empty_prefix(&self, prefix: &str) -> Result<()> {
+        let _ = prefix;
+        Ok(())
+    }
+
     /// Whether a value exists at `key`.
     fn exists(&self, key: &str) -> Result<bool>;
 

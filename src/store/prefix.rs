@@ -80,6 +80,9 @@ impl Store for PrefixStore {
     fn ensure_writable(&self) -> Result<()> {
         self.inner.ensure_writable()
     }
+    fn remove_empty_prefix(&self, prefix: &str) -> Result<()> {
+        self.inner.remove_empty_prefix(&format!("{}{prefix}", self.prefix))
+    }
     fn exists(&self, key: &str) -> Result<bool> {
         self.inner.exists(&self.full(key)?)
     }
