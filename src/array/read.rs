@@ -12,7 +12,7 @@ use crate::dtype::DataType;
 use crate::error::Result;
 use crate::scratch::with_encoded;
 use crate::selection::convert::Conv;
-use crate::selection::vlen::{VlenChunk, VlenData};
+use crate::selection::vlen::{VlenChunk, VlenData, VlenPiece, VlenPieces};
 use crate::selection::{for_each_pair_run, ChunkPart, Dest, Layout, Selection};
 use crate::store::OpenHint;
 
@@ -201,20 +201,27 @@ impl Array {
         offsets.try_reserve_exact(n + 1).map_err(|_| crate::Error::Internal(format!("cannot allocate {} offsets", n + 1)))?;
         offsets.resize(n + 1, 0u64);
         let parts = Selection::dense(start, count).project(self.grid());
-        let pieces: Vec<VlenChunk> = crate::threads::try_map(&parts, |part| {
+        let pieces: Vec<VlenPieces> = crate::threads::try_map(&parts, |part| {
             let key = self.chunk_key(&part.chunk);
             let ctx = |e: crate::Error| e.context(self.store.location(&key));
             let chain = self.meta.chain_for(&part.chunk)?;
-            match self.store.get(&key).map_err(ctx)? {
-                Some(bytes) => crate::codec::serialize::vlen::decode(&chain, bytes, &part.local).map_err(ctx),
-                None => VlenChunk::filled(part.local.num_elements().unwrap_or(0) as usize, &self.meta.fill_value),
-            }
+            let mut pieces = match self.store.get(&key).map_err(ctx)? {
+                Some(bytes) => crate::codec::serialize::vlen::decode(&chain, bytes, &part.local).map_err(ctx)?,
+                None => VlenPieces::one(
+                    &part.local.count,
+                    VlenChunk::filled(part.local.num_elements().unwrap_or(0) as usize, &self.meta.fill_value)?,
+                ),
+            };
+            pieces.shift(&part.out);
+            Ok(pieces)
         })?;
+        // Every decoded piece (a chunk, or an inner chunk of a shard) is placed straight into the result.
+        let pieces: Vec<VlenPiece> = pieces.into_iter().flat_map(|p| p.0).collect();
         let zeros = vec![0u64; count.len()];
-        for (part, piece) in parts.iter().zip(&pieces) {
-            for_each_pair_run(&part.out, &part.local.count, &zeros, count, |r0, k0, run| {
+        for p in &pieces {
+            for_each_pair_run(&p.out, &p.count, &zeros, count, |r0, k0, run| {
                 for j in 0..run {
-                    let (s, e) = piece.spans[k0 + j];
+                    let (s, e) = p.chunk.spans[k0 + j];
                     offsets[r0 + j + 1] = (e - s) as u64;
                 }
             });
@@ -226,25 +233,13 @@ impl Array {
         let mut data = crate::error::try_alloc(total)?;
         let dst = RawBuf::new(&mut data);
         let offsets_ref = &offsets;
-        let jobs: Vec<(&ChunkPart, &VlenChunk)> = parts.iter().zip(&pieces).collect();
-        crate::threads::try_for_each(&jobs, |(part, piece)| {
-            for_each_pair_run(&part.out, &part.local.count, &zeros, count, |r0, k0, run| {
+        crate::threads::try_for_each(&pieces, |p| {
+            for_each_pair_run(&p.out, &p.count, &zeros, count, |r0, k0, run| {
                 let lo = offsets_ref[r0] as usize;
                 // SAFETY: elements r0..r0+run of the region are written by this task only (each lies in
-                // exactly one chunk part), and lie inside `data` (their offsets sum to its size).
+                // exactly one piece), and lie inside `data` (their offsets sum to its size).
                 let out = unsafe { dst.slice_mut(lo, offsets_ref[r0 + run] as usize - lo) };
-                let spans = &piece.spans[k0..k0 + run];
-                let (mut w, mut j) = (0, 0);
-                while j < run {
-                    let (s, mut e) = spans[j];
-                    j += 1;
-                    while j < run && spans[j].0 == e {
-                        e = spans[j].1;
-                        j += 1;
-                    }
-                    out[w..w + e - s].copy_from_slice(&piece.buf[s..e]);
-                    w += e - s;
-                }
+                p.chunk.copy_run(k0, run, out);
             });
             Ok(())
         })?;

@@ -278,7 +278,7 @@ impl Array {
         let existing = match self.covers_chunk(part) {
             true => None,
             false => match self.store.get(&self.chunk_key(&part.chunk))? {
-                Some(bytes) => Some(crate::codec::serialize::vlen::decode(&chain, bytes, &Selection::dense(&vec![0; shape.len()], shape))?),
+                Some(bytes) => Some(crate::codec::serialize::vlen::decode(&chain, bytes, &Selection::dense(&vec![0; shape.len()], shape))?.into_chunk(shape)?),
                 None => None,
             },
         };

@@ -55,12 +55,15 @@ pub struct VlenChunk {
     pub buf: Vec<u8>,
     /// The byte range of each element in `buf`.
     pub spans: Vec<(usize, usize)>,
+    /// Whether the elements lie back to back in order (`spans[i].1 == spans[i + 1].0`), as a parsed
+    /// frame leaves them: a run of elements is then one run of bytes.
+    pub packed: bool,
 }
 
 impl VlenChunk {
     /// `n` elements, all equal to `fill` (stored once).
     pub fn filled(n: usize, fill: &[u8]) -> Result<VlenChunk> {
-        Ok(VlenChunk { buf: fill.to_vec(), spans: spans(n, (0, fill.len()))? })
+        Ok(VlenChunk { buf: fill.to_vec(), spans: spans(n, (0, fill.len()))?, packed: n <= 1 || fill.is_empty() })
     }
 
     /// The number of elements.
@@ -79,6 +82,27 @@ impl VlenChunk {
         &self.buf[s..e]
     }
 
+    /// Copies elements `k..k + run` back to back into `out` (exactly their total length): one copy
+    /// where the chunk is packed, else one per run of adjacent elements.
+    pub fn copy_run(&self, k: usize, run: usize, out: &mut [u8]) {
+        let spans = &self.spans[k..k + run];
+        if self.packed {
+            out.copy_from_slice(&self.buf[spans[0].0..spans[run - 1].1]);
+            return;
+        }
+        let (mut w, mut j) = (0, 0);
+        while j < run {
+            let (s, mut e) = spans[j];
+            j += 1;
+            while j < run && spans[j].0 == e {
+                e = spans[j].1;
+                j += 1;
+            }
+            out[w..w + e - s].copy_from_slice(&self.buf[s..e]);
+            w += e - s;
+        }
+    }
+
     /// The elements as slices, in order.
     pub fn elements(&self) -> Vec<&[u8]> {
         self.spans.iter().map(|&(s, e)| &self.buf[s..e]).collect()
@@ -94,7 +118,7 @@ impl VlenChunk {
         for_each_pair_run(&zeros, shape, &sel.start, &sel.count, |r0, k0, run| {
             spans[r0..r0 + run].copy_from_slice(&self.spans[k0..k0 + run])
         });
-        Ok(VlenChunk { buf: self.buf, spans })
+        Ok(VlenChunk { buf: self.buf, spans, packed: false })
     }
 
     /// Moves the elements by a permutation: element `j` of the result is element `perm[j]` of this
@@ -112,30 +136,74 @@ impl VlenChunk {
             }
         }
         self.spans = spans;
+        self.packed = false;
         Ok(())
     }
 
-    /// The box of shape `count` assembled from `pieces`, each a box of shape `piece_count` whose first
-    /// element sits at `out` in the result (together they cover it): their buffers are joined, their
-    /// spans placed.
-    pub fn assemble(count: &[u64], pieces: Vec<(Vec<u64>, Vec<u64>, VlenChunk)>) -> Result<VlenChunk> {
+    /// The box of shape `count` assembled from `pieces` (together they cover it): their buffers are
+    /// joined, their spans placed. Only an array->array codec that moves elements needs this; reads
+    /// place the pieces straight into their result ([`VlenPieces`]).
+    pub fn assemble(count: &[u64], pieces: Vec<VlenPiece>) -> Result<VlenChunk> {
         let n = count.iter().product::<u64>() as usize;
-        let total: usize = pieces.iter().map(|p| p.2.buf.len()).sum();
+        let total: usize = pieces.iter().map(|p| p.chunk.buf.len()).sum();
         let mut buf = Vec::new();
         buf.try_reserve_exact(total).map_err(|_| Error::Internal(format!("cannot allocate {total} bytes")))?;
         let mut spans = spans(n, (0, 0))?;
         let zeros = vec![0u64; count.len()];
-        for (out, piece_count, piece) in pieces {
+        for p in pieces {
             let base = buf.len();
-            buf.extend_from_slice(&piece.buf);
-            for_each_pair_run(&out, &piece_count, &zeros, count, |r0, k0, run| {
+            buf.extend_from_slice(&p.chunk.buf);
+            for_each_pair_run(&p.out, &p.count, &zeros, count, |r0, k0, run| {
                 for j in 0..run {
-                    let (s, e) = piece.spans[k0 + j];
+                    let (s, e) = p.chunk.spans[k0 + j];
                     spans[r0 + j] = (base + s, base + e);
                 }
             });
         }
-        Ok(VlenChunk { buf, spans })
+        Ok(VlenChunk { buf, spans, packed: false })
+    }
+}
+
+/// One decoded piece of a box: a C-order box of shape `count` whose first element sits at `out` in
+/// the box.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VlenPiece {
+    /// Where the piece's first element sits in the box.
+    pub out: Vec<u64>,
+    /// The piece's shape.
+    pub count: Vec<u64>,
+    /// The piece's elements.
+    pub chunk: VlenChunk,
+}
+
+/// A decoded box of variable-length elements as the pieces that cover it (a plain chunk is one piece,
+/// a shard one per inner chunk it touches, nested shards offset their inner pieces), so that a read
+/// copies each element once, from its decoded inner chunk into the result.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct VlenPieces(pub Vec<VlenPiece>);
+
+impl VlenPieces {
+    /// The box `chunk` of shape `count` as one piece.
+    pub fn one(count: &[u64], chunk: VlenChunk) -> VlenPieces {
+        VlenPieces(vec![VlenPiece { out: vec![0; count.len()], count: count.to_vec(), chunk }])
+    }
+
+    /// Moves every piece by `by` (these pieces cover a box whose first element sits at `by` in a
+    /// larger one).
+    pub fn shift(&mut self, by: &[u64]) {
+        for p in &mut self.0 {
+            for (o, b) in p.out.iter_mut().zip(by) {
+                *o += b;
+            }
+        }
+    }
+
+    /// The box of shape `count` as one chunk (pieces assembled where there are several).
+    pub fn into_chunk(mut self, count: &[u64]) -> Result<VlenChunk> {
+        if self.0.len() == 1 && self.0[0].count == count {
+            return Ok(self.0.pop().expect("one piece").chunk);
+        }
+        VlenChunk::assemble(count, self.0)
     }
 }
 
@@ -154,7 +222,7 @@ mod tests {
     fn chunk(elems: &[&str]) -> VlenChunk {
         let d = VlenData::from_elements(elems);
         let spans = d.offsets.windows(2).map(|w| (w[0] as usize, w[1] as usize)).collect();
-        VlenChunk { buf: d.data, spans }
+        VlenChunk { buf: d.data, spans, packed: true }
     }
 
     fn strs(c: &VlenChunk) -> Vec<String> {
@@ -174,8 +242,12 @@ mod tests {
         t.permute(&[0, 3, 1, 4, 2, 5], true).unwrap();
         assert_eq!(t.elements(), c.elements());
         let f = VlenChunk::filled(2, b"-").unwrap();
-        let whole = VlenChunk::assemble(&[2, 3], vec![(vec![0, 0], vec![2, 2], chunk(&["a", "b", "d", "e"])), (vec![0, 2], vec![2, 1], f)])
-            .unwrap();
+        let piece = |out: Vec<u64>, count: Vec<u64>, chunk| VlenPiece { out, count, chunk };
+        let mut pieces = VlenPieces(vec![piece(vec![0, 0], vec![2, 2], chunk(&["a", "b", "d", "e"])), piece(vec![0, 1], vec![2, 1], f)]);
+        pieces.shift(&[0, 1]);
+        assert_eq!(pieces.0[1].out, [0, 2]);
+        pieces.0[0].out = vec![0, 0];
+        let whole = pieces.into_chunk(&[2, 3]).unwrap();
         assert_eq!(strs(&whole), ["a", "b", "-", "d", "e", "-"]);
     }
 }

@@ -24,7 +24,7 @@ use crate::codec::registry::{CodecEntry, Numcodecs, Takes, V2Build};
 use crate::codec::{ArrayRepr, ArrayToArrayCodec, ArrayToBytesCodec, Codec, Config, DecodedSize};
 use crate::dtype::{DataType, Endian};
 use crate::error::{Error, Result};
-use crate::selection::vlen::VlenChunk;
+use crate::selection::vlen::{VlenChunk, VlenPieces};
 use crate::selection::Selection;
 use serde_json::{json, Map, Value};
 use std::borrow::Cow;
@@ -302,8 +302,9 @@ fn element_order(c: &dyn ArrayToArrayCodec, decoded: &ArrayRepr) -> Result<Vec<u
     Ok(order)
 }
 
-/// Decodes the box `sel` (dense, chunk-local) of the variable-length chunk `encoded` of `chain`.
-pub fn decode(chain: &CodecChain, encoded: Vec<u8>, sel: &Selection) -> Result<VlenChunk> {
+/// Decodes the box `sel` (dense, chunk-local) of the variable-length chunk `encoded` of `chain`, as the
+/// pieces that cover it (one per inner chunk of a shard; [`VlenPieces::into_chunk`] joins them).
+pub fn decode(chain: &CodecChain, encoded: Vec<u8>, sel: &Selection) -> Result<VlenPieces> {
     let max = MAX_VLEN_CHUNK_BYTES.min(crate::codec::chain::max_chunk_bytes()).min(usize::MAX as u64) as usize;
     let mut bytes = encoded;
     for c in chain.bytes_to_bytes().iter().rev() {
@@ -322,22 +323,24 @@ pub fn decode(chain: &CodecChain, encoded: Vec<u8>, sel: &Selection) -> Result<V
         &whole
     };
     let a2b = chain.array_to_bytes();
-    let mut chunk = if let Some(v) = a2b.as_vlen() {
+    let pieces = if let Some(v) = a2b.as_vlen() {
         let mut spans = Vec::new();
         v.parse_frame(&mut bytes, a2b_repr.num_elements() as usize, &mut spans)?;
-        VlenChunk { buf: bytes, spans }.select(&a2b_repr.shape, a2b_sel)?
+        VlenPieces::one(&a2b_sel.count, VlenChunk { buf: bytes, spans, packed: true }.select(&a2b_repr.shape, a2b_sel)?)
     } else if let Some(s) = a2b.as_sharding() {
         s.decode_vlen(&bytes, a2b_sel)?
     } else {
         return Err(Error::Internal("a variable-length chunk without a variable-length codec".into()));
     };
     if a2a.is_empty() {
-        return Ok(chunk);
+        return Ok(pieces);
     }
+    // Array->array codecs move elements across the whole chunk: it is assembled from its pieces first.
+    let mut chunk = pieces.into_chunk(&a2b_repr.shape)?;
     for (c, repr) in a2a.iter().zip(reprs).rev() {
         chunk.permute(&element_order(c.as_ref(), repr)?, true)?;
     }
-    chunk.select(&chain.decoded_repr().shape, sel)
+    Ok(VlenPieces::one(&sel.count, chunk.select(&chain.decoded_repr().shape, sel)?))
 }
 
 /// Encodes a chunk of `chain` whose elements (C order, native-endian, already checked with

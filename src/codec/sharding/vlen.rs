@@ -6,26 +6,27 @@
 use super::ShardingCodec;
 use crate::codec::serialize::vlen::{decode, encode};
 use crate::error::Result;
-use crate::selection::vlen::VlenChunk;
+use crate::selection::vlen::{VlenChunk, VlenPieces};
 use crate::selection::{for_each_index, for_each_pair_run, Selection};
 use crate::store::SliceSource;
 
 impl ShardingCodec {
-    /// Decodes the box `sel` (dense, shard-local) of the shard `bytes` of variable-length elements.
-    pub(crate) fn decode_vlen(&self, bytes: &[u8], sel: &Selection) -> Result<VlenChunk> {
+    /// Decodes the box `sel` (dense, shard-local) of the shard `bytes` of variable-length elements, as
+    /// the decoded pieces of the inner chunks it touches (placed in the box, not assembled).
+    pub(crate) fn decode_vlen(&self, bytes: &[u8], sel: &Selection) -> Result<VlenPieces> {
         let entries = self.read_index(&SliceSource(bytes))?;
         let parts = sel.project(&self.inner_grid);
         let fill = &self.inner.decoded_repr().fill_value;
         let pieces = crate::threads::try_map(&parts, |part| {
-            let n = part.local.count.iter().product::<u64>() as usize;
-            let chunk = match entries[self.linear(&part.chunk)] {
-                None => VlenChunk::filled(n, fill)?,
+            let mut pieces = match entries[self.linear(&part.chunk)] {
+                None => VlenPieces::one(&part.local.count, VlenChunk::filled(part.local.num_elements().unwrap_or(0) as usize, fill)?),
                 Some((o, len)) => decode(&self.inner, bytes[o as usize..(o + len) as usize].to_vec(), &part.local)
                     .map_err(|e| e.context(format!("inner chunk {:?}", part.chunk)))?,
             };
-            Ok((part.out.clone(), part.local.count.clone(), chunk))
+            pieces.shift(&part.out);
+            Ok(pieces)
         })?;
-        VlenChunk::assemble(&sel.count, pieces)
+        Ok(VlenPieces(pieces.into_iter().flat_map(|p| p.0).collect()))
     }
 
     /// Encodes a shard of `shape` whose elements (C order) are `elems`.
