@@ -148,6 +148,9 @@ fn transpose_moves_elements() {
         (vec![7u64, 9], vec![3u64, 4], json!([transpose(&[1, 0]), "vlen-utf8", {"name": "zstd", "configuration": {"level": 1}}])),
         (vec![5, 4, 6], vec![2, 3, 4], json!([transpose(&[2, 0, 1]), "vlen-utf8"])),
         (vec![5, 4, 6], vec![2, 3, 4], json!([{"name": "reshape", "configuration": {"shape": [6, 4]}}, transpose(&[1, 0]), "vlen-utf8"])),
+        // a transpose outside sharding: the shard's decoded inner chunks are assembled before it is undone
+        (vec![7, 9], vec![4, 6], json!([transpose(&[1, 0]), sharding(&[3, 2], json!(["vlen-utf8"]))])),
+        (vec![7, 9], vec![4, 6], json!([transpose(&[1, 0]), sharding(&[6, 2], json!([sharding(&[3, 1], json!(["vlen-utf8"]))]))])),
     ] {
         let store = Arc::new(MemoryStore::new());
         let a = Array::create(store, "t", &v3_array(&shape, &chunks, "string", json!("-"), codecs)).unwrap();
