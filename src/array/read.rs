@@ -188,8 +188,9 @@ impl Array {
     /// vlen-array element is the bytes of its native-endian items). Missing chunks read as the fill
     /// value. The region is cut along the grid like any other ([`Selection::project`]); each touched
     /// chunk is decoded by its chain ([`crate::codec::serialize::vlen::decode`]: only the touched inner chunks of
-    /// a shard) in parallel, then the element lengths are summed into the offsets and every chunk
-    /// copies its elements into the one data buffer in parallel, adjacent elements in one copy.
+    /// a shard, each kept as its own piece) in parallel, then the element lengths are summed into the
+    /// offsets and every decoded piece copies its elements into the one data buffer in parallel,
+    /// adjacent elements in one copy.
     pub fn read_region_vlen(&self, start: &[u64], count: &[u64]) -> Result<VlenData> {
         self.check_vlen_region(start, count)?;
         let n = count.iter().try_fold(1u64, |a, &c| a.checked_mul(c));

@@ -5,7 +5,10 @@
 //! - [`VlenChunk`]: a decoded chunk (or a box of one) as the codec chain hands it over: one buffer and
 //!   the byte span of each element in it, in C order. Spans may share bytes (a fill value stored
 //!   once) and need not be in buffer order (after a transpose), so moving elements (selecting a box,
-//!   permuting, assembling a shard from its inner chunks) moves spans, never bytes.
+//!   permuting) moves spans, never bytes.
+//! - [`VlenPieces`]: a decoded box as the chunks that cover it, each with its place (a shard's inner
+//!   chunks): a read copies each piece's elements straight into its [`VlenData`]; only a chain that
+//!   permutes the whole chunk (transpose) assembles the pieces into one [`VlenChunk`] first.
 
 use super::{for_each_pair_run, Selection};
 use crate::error::{Error, Result};
