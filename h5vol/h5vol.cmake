@@ -80,7 +80,39 @@ zarr_add_test(NAME h5vol.h5py LABEL interop ENV ${ZARR_PY_ENV} ${ZARR_H5VOL_ENV}
   COMMAND "${ZARR_PYTHON3}" "${CMAKE_CURRENT_LIST_DIR}/tests/test_h5py.py")
 set_tests_properties(h5vol.h5py PROPERTIES TIMEOUT 600)
 list(APPEND ZARR_PY_TESTS h5vol.h5py)
-set_tests_properties(h5vol.c h5vol.c_v1api h5vol.h5py PROPERTIES LABELS "interop;h5vol")
+# The same test under h5py 3.16.0, whose wheel carries HDF5 2.0.0: the connector and the v1-call shim,
+# built against the 1.14 headers, serve HDF5 2.x unchanged (docs/h5vol.md). It runs in the venv
+# <build>/venv-h5py316 (tools/requirements-h5py316.txt: requirements-ci.txt's pins with h5py 3.16.0),
+# which the test build.python_h5py316_env makes; -DZARR_H5VOL_PYTHON_HDF5V2=<python> names another
+# interpreter instead. ZARR_H5VOL_WANT_HDF5=2: the script fails when h5py's HDF5 is not 2.x.
+set(_h5vol_py2_status "")
+if(ZARR_TEST_VENV AND ZARR_PYTHON3_BASE)
+  set(_h5vol_py2_default "${CMAKE_BINARY_DIR}/venv-h5py316/bin/python")
+else()
+  set(_h5vol_py2_default "${ZARR_PYTHON3}")
+endif()
+set(ZARR_H5VOL_PYTHON_HDF5V2 "${_h5vol_py2_default}" CACHE FILEPATH
+    "Python with h5py 3.16 (HDF5 2.x), zarr-python, moto and obstore for h5vol.h5py_hdf5v2")
+if(ZARR_H5VOL_PYTHON_HDF5V2 STREQUAL "${CMAKE_BINARY_DIR}/venv-h5py316/bin/python")
+  add_test(NAME build.python_h5py316_env
+    COMMAND "${CMAKE_COMMAND}" "-DVENV=${CMAKE_BINARY_DIR}/venv-h5py316" "-DPYTHON=${ZARR_PYTHON3_BASE}"
+            "-DREQUIREMENTS=${CMAKE_SOURCE_DIR}/tools/requirements-h5py316.txt" -P "${CMAKE_SOURCE_DIR}/cmake/python_env.cmake")
+  set_tests_properties(build.python_h5py316_env PROPERTIES FIXTURES_SETUP zarr_python_h5py316 LABELS "interop;h5vol"
+                       TIMEOUT 1800)
+  set(_h5vol_py2_status ":${CMAKE_BINARY_DIR}/venv-h5py316/zarr-env-status.txt")
+endif()
+zarr_add_test(NAME h5vol.h5py_hdf5v2 LABEL interop ENV ${ZARR_PY_ENV} ${ZARR_H5VOL_ENV}
+    "ZARR_PYTHON_ENV_STATUS=${ZARR_PY_STATUS}${_h5vol_py2_status}" "ZARR_H5VOL_WANT_HDF5=2"
+    "ZARR_H5VOL_V1API=$<TARGET_FILE:zarr_h5vol_v1api>"
+    "$<$<TARGET_EXISTS:h5tozarr>:H5TOZARR=$<TARGET_FILE:h5tozarr>>"
+    "$<$<TARGET_EXISTS:zarrtoh5>:ZARRTOH5=$<TARGET_FILE:zarrtoh5>>"
+  COMMAND "${ZARR_H5VOL_PYTHON_HDF5V2}" "${CMAKE_CURRENT_LIST_DIR}/tests/test_h5py.py")
+set_tests_properties(h5vol.h5py_hdf5v2 PROPERTIES TIMEOUT 600)
+if(_h5vol_py2_status)
+  set_property(TEST h5vol.h5py_hdf5v2 APPEND PROPERTY FIXTURES_REQUIRED zarr_python_h5py316)
+endif()
+list(APPEND ZARR_PY_TESTS h5vol.h5py_hdf5v2)
+set_tests_properties(h5vol.c h5vol.c_v1api h5vol.h5py h5vol.h5py_hdf5v2 PROPERTIES LABELS "interop;h5vol")
 # The installed, relocated connector: found by find_package(zarr COMPONENTS h5vol), loaded by HDF5.
 zarr_add_test(NAME h5vol.install LABEL install
   COMMAND "${CMAKE_COMMAND}" "-DBUILD_DIR=${CMAKE_BINARY_DIR}" "-DSOURCE_DIR=${CMAKE_CURRENT_LIST_DIR}/tests/downstream"

@@ -49,7 +49,7 @@ herr_t H5open(void)
 }
 
 /* HDF5's flag macros (H5F_ACC_RDWR, ...) call H5check_version with the headers' version. The connector
-   is meant to run inside other 1.14 releases than its headers' (h5py's wheel carries its own), whose
+   is meant to run inside other releases (1.14.x, 2.x) than its headers' (h5py's wheel carries its own), whose
    H5check_version would abort on the mismatch: the compatibility that matters, the VOL interface
    version, HDF5 checks itself when it registers the connector. */
 herr_t H5check_version(unsigned majnum, unsigned minnum, unsigned relnum)

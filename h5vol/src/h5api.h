@@ -10,8 +10,10 @@
 #include <H5VLconnector.h>
 #include <H5VLnative.h>
 
-#if H5_VERS_MAJOR != 1 || H5_VERS_MINOR < 14
-#error "the Zarr VOL connector needs the headers of HDF5 1.14 (VOL interface version 3)"
+/* The VOL interface version 3 (H5VL_VERSION): HDF5 1.14 and 2.x. The structures, callbacks and functions the
+   connector uses are the same in both (docs/h5vol.md lists what 2.x changed), so one build serves both. */
+#if (H5_VERS_MAJOR == 1 && H5_VERS_MINOR < 14) || H5VL_VERSION != 3
+#error "the Zarr VOL connector needs the headers of HDF5 1.14 or 2.x (VOL interface version 3)"
 #endif
 
 /* X(return type, name, (parameters), (arguments)) */

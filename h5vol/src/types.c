@@ -2,11 +2,16 @@
  * hold native-endian elements; the stored byte order is the HDF5 type's. */
 #include "zvol.h"
 
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
+
+/* HDF5 2.x's class of complex number types (H5T_COMPLEX), which the 1.14 headers lack. */
+#define ZH5_T_COMPLEX 11
 
 static const char *class_name(H5T_class_t c)
 {
-    switch (c) {
+    switch ((int)c) {
     case H5T_INTEGER: return "H5T_INTEGER";
     case H5T_FLOAT: return "H5T_FLOAT";
     case H5T_TIME: return "H5T_TIME";
@@ -18,6 +23,7 @@ static const char *class_name(H5T_class_t c)
     case H5T_ENUM: return "H5T_ENUM";
     case H5T_VLEN: return "H5T_VLEN";
     case H5T_ARRAY: return "H5T_ARRAY";
+    case ZH5_T_COMPLEX: return "H5T_COMPLEX";
     default: return "an unknown class";
     }
 }
@@ -65,6 +71,21 @@ static size_t ieee_float(hid_t type)
     if (size == 8 && esize == 11 && msize == 52 && H5Tget_ebias(type) == 1023)
         return 8;
     return 0;
+}
+
+/* HDF5 2.x's complex number types (H5T_COMPLEX, class 11: H5T_NATIVE_FLOAT_COMPLEX, H5Tcomplex_create; h5py
+   3.16 itself still writes its compound): the size of their IEEE float parts (4 or 8) and its byte order, 0
+   when the type is not one. */
+static size_t native_complex_parts(hid_t type, int *big_endian)
+{
+    size_t part = 0;
+    hid_t base;
+    if ((int)H5Tget_class(type) != ZH5_T_COMPLEX || (base = H5Tget_super(type)) < 0)
+        return 0;
+    part = ieee_float(base);
+    *big_endian = H5Tget_order(base) == H5T_ORDER_BE;
+    H5Tclose(base);
+    return part && H5Tget_size(type) == 2 * part ? part : 0;
 }
 
 /* h5py's complex numbers: a compound of two IEEE floats of one size named r and i (or real and imag),
@@ -136,6 +157,9 @@ int zh5_type_to_zarr(hid_t type, zarr_data_type *ztype, int *big_endian)
     } else if (cls == H5T_COMPOUND && complex_parts(type, big_endian)) {
         *ztype = complex_parts(type, big_endian) == 4 ? ZARR_COMPLEX64 : ZARR_COMPLEX128;
         return 0;
+    } else if ((int)cls == ZH5_T_COMPLEX && native_complex_parts(type, big_endian)) {
+        *ztype = native_complex_parts(type, big_endian) == 4 ? ZARR_COMPLEX64 : ZARR_COMPLEX128;
+        return 0;
     } else if (cls == H5T_STRING && H5Tis_variable_str(type) > 0) {
         *ztype = ZARR_STRING;
         return 0;
@@ -180,7 +204,8 @@ hid_t zh5_type_from_zarr(zarr_data_type ztype, size_t esize, int big_endian)
         return t;
     case ZARR_COMPLEX64:
     case ZARR_COMPLEX128: {
-        /* h5py's layout: a packed compound of the real and imaginary parts, named r and i */
+        /* h5py's layout, a packed compound of the real and imaginary parts named r and i: what h5py writes
+           under HDF5 1.14 and 2.x alike (HDF5 2.x's own complex types are taken on creation) */
         size_t part = ztype == ZARR_COMPLEX64 ? 4 : 8;
         hid_t ft = H5Tcopy(part == 4 ? H5T_IEEE_F32LE : H5T_IEEE_F64LE);
         t = ft >= 0 ? H5Tcreate(H5T_COMPOUND, 2 * part) : H5I_INVALID_HID;
@@ -238,9 +263,22 @@ hid_t zh5_type_native(zarr_data_type ztype, size_t esize)
 
 herr_t zh5_convert(hid_t src, hid_t dst, size_t n, void *buf)
 {
+    void *bkg = NULL;
+    herr_t ret;
     if (n == 0 || H5Tequal(src, dst) > 0)
         return 0;
-    if (H5Tconvert(src, dst, n, buf, NULL, H5P_DEFAULT) < 0) {
+    /* HDF5 converts compound types (complex numbers of another byte order or size, records) member by
+       member into a background buffer of n destination elements, which it refuses to go without. */
+    if (H5Tget_class(src) == H5T_COMPOUND || H5Tget_class(dst) == H5T_COMPOUND) {
+        size_t dsize = H5Tget_size(dst);
+        if (dsize == 0 || n > SIZE_MAX / dsize || !(bkg = calloc(n, dsize))) {
+            zh5_err(H5E_DATATYPE, H5E_CANTALLOC, "no memory for the conversion's background buffer (%zu elements)", n);
+            return -1;
+        }
+    }
+    ret = H5Tconvert(src, dst, n, buf, bkg, H5P_DEFAULT);
+    free(bkg);
+    if (ret < 0) {
         zh5_err(H5E_DATATYPE, H5E_CANTCONVERT, "cannot convert between the memory and the stored datatype");
         return -1;
     }
