@@ -1,6 +1,7 @@
-# The HDF5 (>= 1.14, < 2) that the VOL connector is compiled against and its C test is linked with.
+# The HDF5 (1.14 or 2.x: both have the VOL interface version 3, docs/h5vol.md) that the VOL connector is
+# compiled against and its C test is linked with.
 #
-# 1. An installed HDF5 1.14 found through its CMake package (hdf5-config.cmake; pass
+# 1. An installed HDF5 1.14 or 2.x found through its CMake package (hdf5-config.cmake; pass
 #    -DZARR_H5VOL_HDF5_DIR=<prefix>/cmake or set CMAKE_PREFIX_PATH to pick one).
 # 2. Otherwise HDF5's C library is built from the sources of the crate hdf5-metno-src 0.9.5 (HDF5
 #    1.14.6), pinned with its checksum by h5vol/hdf5-src/Cargo.lock and fetched by cargo from crates.io
@@ -14,14 +15,16 @@
 # ZARR_H5VOL_HDF5_VERSION, ZARR_H5VOL_HDF5_ORIGIN ("installed" or "built"). The connector itself uses
 # only the headers: it calls the functions of the HDF5 library that loads it (h5vol/src/h5api.c).
 
-set(ZARR_H5VOL_HDF5_DIR "" CACHE PATH "directory holding an installed HDF5 1.14's hdf5-config.cmake (empty: search)")
+set(ZARR_H5VOL_HDF5_DIR "" CACHE PATH "directory holding an installed HDF5 1.14's or 2.x's hdf5-config.cmake (empty: search)")
 set(_h5vol_hints)
 if(ZARR_H5VOL_HDF5_DIR)
   set(_h5vol_hints HINTS "${ZARR_H5VOL_HDF5_DIR}" NO_DEFAULT_PATH)
 endif()
-# HDF5's own CMake package (Debian's 1.10 ships none); 1.14 only: 2.x changed the VOL interface.
-find_package(hdf5 1.14 CONFIG QUIET NAMES hdf5 ${_h5vol_hints})
-if(hdf5_FOUND AND hdf5_VERSION VERSION_LESS 2 AND (TARGET hdf5::hdf5-shared OR TARGET hdf5-shared))
+# HDF5's own CMake package (Debian's 1.10 ships none), 1.14 or 2.x. The request names no version: 2.x's
+# hdf5-config-version.cmake accepts requests for its own major version only.
+find_package(hdf5 CONFIG QUIET NAMES hdf5 ${_h5vol_hints})
+if(hdf5_FOUND AND hdf5_VERSION VERSION_GREATER_EQUAL 1.14 AND hdf5_VERSION VERSION_LESS 3
+   AND (TARGET hdf5::hdf5-shared OR TARGET hdf5-shared))
   if(TARGET hdf5::hdf5-shared)
     set(_h5vol_target hdf5::hdf5-shared)
   else()
@@ -58,7 +61,7 @@ if(NOT _h5vol_crate)
     RESULT_VARIABLE _h5vol_rc ERROR_VARIABLE _h5vol_err OUTPUT_QUIET)
   if(NOT _h5vol_rc EQUAL 0)
     message(FATAL_ERROR "h5vol: `cargo fetch` of the HDF5 sources (${_h5vol_manifest}) failed:\n${_h5vol_err}\n"
-                        "Install HDF5 1.14 and pass -DZARR_H5VOL_HDF5_DIR, or configure with -DZARR_H5VOL=OFF.")
+                        "Install HDF5 1.14 or 2.x and pass -DZARR_H5VOL_HDF5_DIR, or configure with -DZARR_H5VOL=OFF.")
   endif()
   _h5vol_locate(_h5vol_crate)
   if(NOT _h5vol_crate)
