@@ -34,6 +34,14 @@ static struct {
 #define ZH5_DEFINE_VAR(name) hid_t name;
 ZH5_VARS(ZH5_DEFINE_VAR)
 
+#if H5_VERS_MAJOR >= 2
+/* HDF5 2.x's H5OPEN (in front of every global identifier's macro) calls H5open() only while the library
+   flags itself uninitialised: these local flags stay false, so it always calls the H5open() below, which
+   refreshes the local copies, as 1.14's H5OPEN does. */
+bool H5_libinit_g = false;
+bool H5_libterm_g = false;
+#endif
+
 static int resolved;
 
 #define ZH5_DEFINE_FORWARDER(ret, name, params, args)                                                  \
