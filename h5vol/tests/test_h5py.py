@@ -222,6 +222,14 @@ def t_read_zarr_python(r):
             check_array(f[path], a, path)
         assert f["v3/gzip"].compression == "gzip" and f["v3/gzip"].compression_opts == 4
         assert f["v3/gzip"].maxshape == (None, None)
+        # zstd as HDF5's filter 32015, with its level; h5py reports a plugin filter's name as None (3.12) or
+        # "unknown" (3.16), as for a native file, and (3.16) its number in filter_ids
+        zd = f["v3/zstd"]
+        pl = zd.id.get_create_plist()
+        assert [pl.get_filter(i)[0] for i in range(pl.get_nfilters())] == [32015], zd._filters
+        assert zd.compression == (None if h5py.version.version_tuple < (3, 16) else "unknown"), zd.compression
+        if h5py.version.version_tuple >= (3, 16):
+            assert zd.filter_ids == (32015,), zd.filter_ids
         assert f["v3/flags"].dtype == np.bool_
         assert f["v3/bigendian"].dtype == np.dtype(">i8")
         assert f.filename == str(root) and f["v3/gzip"].file == f and f["v3/gzip"].name == "/v3/gzip"
@@ -229,6 +237,8 @@ def t_read_zarr_python(r):
     with h5py.File(str(root) + "_v2", "r") as f:
         assert f.attrs["format"] == "v2"
         check_array(f["blosc"], g2["blosc"], "v2 blosc")
+        pl = f["blosc"].id.get_create_plist()
+        assert [pl.get_filter(i)[0] for i in range(pl.get_nfilters())] == [32001], f["blosc"]._filters
         check_array(f["sub/zlib"], g2["sub/zlib"], "v2 zlib+shuffle")
         assert f["sub/zlib"].compression == "gzip" and f["sub/zlib"].shuffle
         assert list(f["names"].asstr()[...]) == ["x", "yy", "\u00e9", ""], f["names"].asstr()[...]
