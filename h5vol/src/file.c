@@ -3,6 +3,7 @@
 #define _XOPEN_SOURCE 700
 #include "zvol.h"
 
+#include <errno.h>
 #include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -136,7 +137,14 @@ static void *file_from(const char *name, int creating, unsigned intent, zarr_sta
                        zarr_store_options *options)
 {
     zh5_file *file = NULL;
-    if (st != ZARR_OK) {
+    const char *dir = local_path(name);
+    struct stat sb;
+    if (st == ZARR_ERR_NOT_FOUND && !creating && dir && stat(dir, &sb) != 0 && errno == ENOENT) {
+        /* Nothing at a local path: said with the errno, as HDF5's file drivers say it, which h5py turns into
+           FileNotFoundError (h5py.File(name, "a") then creates the hierarchy). */
+        zh5_err(H5E_FILE, H5E_CANTOPENFILE, "cannot open %s: there is no such file or directory (errno = %d)", name,
+                ENOENT);
+    } else if (st != ZARR_OK) {
         char what[4200];
         if (creating)
             snprintf(what, sizeof what, "cannot create the Zarr hierarchy %s", name);

@@ -746,6 +746,36 @@ def t_hdf5v2_complex(r):
         eq(a[...], got, f"{name} by zarr-python")
 
 
+def t_append_mode(r):
+    """h5py.File(name, "a") (open read-write, else create): a missing local path is FileNotFoundError for
+    "r" (the errno h5py reads from the message), so "a" creates the hierarchy, and a second "a" extends it;
+    zarr-python reads both arrays. A plain directory is not taken for a missing file: "a" refuses it and
+    leaves it as it was."""
+    root = r.path("append.zarr")
+    try:
+        h5py.File(root, "r")
+        raise AssertionError("a missing path opened")
+    except FileNotFoundError as e:
+        assert e.errno == 2 and str(root) in str(e), e
+    with h5py.File(root, "a") as f:
+        f.create_dataset("x", data=np.arange(4, dtype="i2"), chunks=(2,))
+    with h5py.File(root, "a") as f:
+        assert list(f["x"][...]) == [0, 1, 2, 3]
+        f.create_dataset("y", data=np.float32(2.5))
+    g = zarr.open_group(root, mode="r")
+    eq(g["x"][...], np.arange(4, dtype="i2"), "x")
+    eq(g["y"][...], np.asarray(np.float32(2.5)), "y")
+    plain_dir = r.path("plain_a")
+    plain_dir.mkdir()
+    (plain_dir / "keep.txt").write_text("kept")
+    try:
+        h5py.File(plain_dir, "a")
+        raise AssertionError("mode 'a' took a plain directory")
+    except OSError as e:
+        assert not isinstance(e, FileNotFoundError) and str(plain_dir) in str(e), e
+    assert sorted(p.name for p in plain_dir.iterdir()) == ["keep.txt"], list(plain_dir.iterdir())
+
+
 def t_refusals(r):
     plain_dir = r.path("plain")
     plain_dir.mkdir()
@@ -866,6 +896,7 @@ def main():
     r.run("enums (connector, zarr-python, h5tozarr, zarrtoh5)", t_enums, r)
     if h5py.version.hdf5_version_tuple >= (2,):   # HDF5 1.14 has no complex number types
         r.run("HDF5 2.x complex number types (H5T_COMPLEX)", t_hdf5v2_complex, r)
+    r.run("mode 'a': a missing path is created, an existing hierarchy extended", t_append_mode, r)
     r.run("refusals", t_refusals, r)
     print(f"{r.passed} passed, {len(r.failed)} failed")
     sys.exit(1 if r.failed else 0)
