@@ -286,13 +286,8 @@ void *zh5_dataset_create(void *o, const H5VL_loc_params_t *loc, const char *name
     (void)dapl;
     (void)dxpl;
     (void)req;
-    if (!name) {   /* H5Dcreate_anon, and h5py's group[name] = data (then H5Olink) */
-        zh5_err(H5E_DATASET, H5E_UNSUPPORTED,
-                "anonymous datasets (H5Dcreate_anon; h5py's group[name] = data) are not supported in %s: a Zarr "
-                "array exists only at its path; create it by name (H5Dcreate; h5py's group.create_dataset(name, "
-                "data=...))", obj->file->location);
-        return NULL;
-    }
+    if (!name)   /* H5Dcreate_anon, and h5py's group[name] = data (then H5Olink) */
+        return zh5_dataset_create_anon(obj, lcpl, type, space, dcpl, dxpl, req);
     if (!(path = zh5_member_path(obj, loc, name)))
         return NULL;
     /* an HDF5 enum is stored as its base integers, its members recorded beside them (enum.c) */

@@ -24,7 +24,7 @@ void zh5_file_release(zh5_file *file)
     free(file);
 }
 
-static zh5_file *file_new(const char *name, unsigned intent, zarr_group *root)
+zh5_file *zh5_file_new(const char *name, unsigned intent, zarr_group *root)
 {
     zh5_file *file = calloc(1, sizeof *file);
     if (!file || !(file->location = strdup(name))) {
@@ -151,7 +151,7 @@ static void *file_from(const char *name, int creating, unsigned intent, zarr_sta
         else
             snprintf(what, sizeof what, "cannot open %s as a Zarr hierarchy", name);
         zh5_zerr(H5E_FILE, creating ? H5E_CANTCREATE : H5E_CANTOPENFILE, st, what);
-    } else if (!(file = file_new(name, intent, root))) {
+    } else if (!(file = zh5_file_new(name, intent, root))) {
         zarr_group_close(root);
     }
     if (!file) {

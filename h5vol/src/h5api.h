@@ -23,6 +23,7 @@
     X(herr_t, H5Pget_vol_info, (hid_t a, void **b), (a, b))                                                           \
     X(hid_t, H5Pcreate, (hid_t a), (a))                                                                \
     X(herr_t, H5Pclose, (hid_t a), (a))                                                                \
+    X(hid_t, H5Pcopy, (hid_t a), (a))                                                                  \
     X(int, H5Pget_chunk, (hid_t a, int b, hsize_t *c), (a, b, c))                                      \
     X(herr_t, H5Pset_chunk, (hid_t a, int b, const hsize_t *c), (a, b, c))                             \
     X(H5D_layout_t, H5Pget_layout, (hid_t a), (a))                                                     \

@@ -173,7 +173,8 @@ herr_t zh5_link_specific(void *o, const H5VL_loc_params_t *loc, H5VL_link_specif
 }
 
 /* Zarr has no links: a node has one name, its path. Creating a soft, external, user-defined or second
-   hard link, and copying or moving (renaming) one, are refused naming what was asked. */
+   hard link, and copying or moving (renaming) one, are refused naming what was asked. A hard link to an
+   anonymous dataset gives it its one name (anon.c). */
 herr_t zh5_link_create(H5VL_link_create_args_t *args, void *o, const H5VL_loc_params_t *loc, hid_t lcpl,
                        hid_t lapl, hid_t dxpl, void **req)
 {
@@ -191,6 +192,10 @@ herr_t zh5_link_create(H5VL_link_create_args_t *args, void *o, const H5VL_loc_pa
                 args->args.soft.target ? args->args.soft.target : "", where);
         break;
     case H5VL_LINK_CREATE_HARD:
+        if (args->args.hard.curr_obj && ((zh5_obj *)args->args.hard.curr_obj)->anon && o) {
+            free(path);   /* naming an anonymous dataset (anon.c) */
+            return zh5_dataset_link_anon(args->args.hard.curr_obj, o, loc, lcpl, dxpl, req);
+        }
         zh5_err(H5E_LINK, H5E_UNSUPPORTED,
                 "cannot create the hard link \"/%s\" in %s: a Zarr node has exactly one name (its path)", name,
                 where);

@@ -26,6 +26,7 @@ void zh5_obj_free(zh5_obj *obj)
 {
     if (!obj)
         return;
+    zh5_anon_drop(obj);
     if (obj->group)
         zarr_group_close(obj->group);
     if (obj->array)

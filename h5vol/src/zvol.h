@@ -56,6 +56,8 @@ typedef struct zh5_obj {
     char *attr_name;
     zh5_kind owner_kind;
     hid_t attr_type, attr_space;
+    /* ZH5_DATASET made by H5Dcreate_anon and not linked yet (anon.c), else NULL */
+    struct zh5_anon *anon;
 } zh5_obj;
 
 /* error.c: pushes an entry onto HDF5's default error stack; zh5_zerr adds libzarr's message. */
@@ -84,6 +86,16 @@ zarr_array *zh5_open_array(zh5_file *file, const char *path);   /* NULL: error p
 /* The sorted child names of the group at `path` (with their kinds); -1 on error (pushed). */
 int zh5_list(zh5_file *file, const char *path, char ***names, zarr_node_type **kinds, size_t *count);
 void zh5_list_free(char **names, zarr_node_type *kinds, size_t count);
+/* anon.c: anonymous datasets (H5Dcreate_anon), kept in a scratch hierarchy in memory until a hard link
+   names them: then created at the link's path with the values copied, the object moved onto it. */
+void *zh5_dataset_create_anon(zh5_obj *obj, hid_t lcpl, hid_t type, hid_t space, hid_t dcpl, hid_t dxpl, void **req);
+herr_t zh5_dataset_link_anon(zh5_obj *ds, zh5_obj *at, const H5VL_loc_params_t *loc, hid_t lcpl, hid_t dxpl,
+                             void **req);
+/* Deletes the scratch node of a dataset never linked (zh5_obj_free). */
+void zh5_anon_drop(zh5_obj *ds);
+/* file.c: a file record for the hierarchy `root` at `name` (no references yet), NULL (pushed). */
+zh5_file *zh5_file_new(const char *name, unsigned intent, zarr_group *root);
+
 /* link.c: the token standing for the node at path; an identifier for a new group object at path. */
 void zh5_token(const char *path, H5O_token_t *token);
 hid_t zh5_register_group(zh5_file *file, const char *path);

@@ -827,6 +827,54 @@ static void test_v1_calls(const char *path)
     H5Fclose(file);
 }
 
+/* Anonymous datasets: written before H5Olink names them (what h5py's group[name] = data does), then
+   read under that name; one closed without a name leaves nothing. */
+static void test_anonymous(const char *scratch)
+{
+    char path[1100];
+    snprintf(path, sizeof path, "%s/c_anonymous.zarr", scratch);
+    hid_t file = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    CHECK(file >= 0);
+    hsize_t dims[1] = {6}, chunk[1] = {4};
+    int v[6] = {3, 1, 4, 1, 5, 9}, back[6] = {0}, fill = -2;
+    hid_t space = H5Screate_simple(1, dims, NULL), dcpl = H5Pcreate(H5P_DATASET_CREATE);
+    CHECK(H5Pset_chunk(dcpl, 1, chunk) >= 0 && H5Pset_fill_value(dcpl, H5T_NATIVE_INT, &fill) >= 0);
+    hid_t ds = H5Dcreate_anon(file, H5T_STD_I32BE, space, dcpl, H5P_DEFAULT);
+    CHECK(ds >= 0);
+    CHECK(H5Dwrite(ds, H5T_NATIVE_INT, H5S_ALL, H5S_ALL, H5P_DEFAULT, v) >= 0);
+    CHECK(H5Lexists(file, "anon_named", H5P_DEFAULT) == 0);
+    CHECK(H5Olink(ds, file, "anon_named", H5P_DEFAULT, H5P_DEFAULT) >= 0);
+    v[5] = 2;
+    CHECK(H5Dwrite(ds, H5T_NATIVE_INT, H5S_ALL, H5S_ALL, H5P_DEFAULT, v) >= 0);   /* now the named array */
+    CHECK(H5Dclose(ds) >= 0);
+    hid_t named = H5Dopen2(file, "anon_named", H5P_DEFAULT);
+    CHECK(named >= 0 && H5Dread(named, H5T_NATIVE_INT, H5S_ALL, H5S_ALL, H5P_DEFAULT, back) >= 0);
+    CHECK(memcmp(back, v, sizeof v) == 0);
+    hid_t t = H5Dget_type(named), plist = H5Dget_create_plist(named);
+    int f2 = 0;
+    CHECK(H5Tequal(t, H5T_STD_I32BE) > 0);
+    CHECK(H5Pget_fill_value(plist, H5T_NATIVE_INT, &f2) >= 0 && f2 == fill);
+    H5Tclose(t);
+    H5Pclose(plist);
+    H5Dclose(named);
+    hid_t lost = H5Dcreate_anon(file, H5T_NATIVE_INT, space, H5P_DEFAULT, H5P_DEFAULT);
+    CHECK(lost >= 0 && H5Dwrite(lost, H5T_NATIVE_INT, H5S_ALL, H5S_ALL, H5P_DEFAULT, v) >= 0);
+    CHECK(H5Dclose(lost) >= 0);
+    H5G_info_t info;
+    CHECK(H5Gget_info(file, &info) >= 0);
+    hsize_t before = info.nlinks;
+    H5Pclose(dcpl);
+    H5Sclose(space);
+    /* linking under an existing name fails, and the anonymous dataset stays unnamed */
+    space = H5Screate_simple(1, dims, NULL);
+    ds = H5Dcreate_anon(file, H5T_NATIVE_INT, space, H5P_DEFAULT, H5P_DEFAULT);
+    H5E_BEGIN_TRY { CHECK(H5Olink(ds, file, "anon_named", H5P_DEFAULT, H5P_DEFAULT) < 0); } H5E_END_TRY
+    CHECK(H5Dclose(ds) >= 0);
+    CHECK(H5Gget_info(file, &info) >= 0 && info.nlinks == before && before == 1);
+    H5Sclose(space);
+    CHECK(H5Fclose(file) >= 0);
+}
+
 int main(int argc, char **argv)
 {
     char path[1024];
@@ -867,6 +915,7 @@ int main(int argc, char **argv)
     test_settings(scratch);
     test_errors(scratch, path);
     test_v1_calls(path);
+    test_anonymous(scratch);
     if (failures) {
         fprintf(stderr, "%d check(s) failed\n", failures);
         return 1;
