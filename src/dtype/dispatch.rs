@@ -57,6 +57,14 @@ macro_rules! with_data_type {
 }
 pub(crate) use with_data_type;
 
+/// The `numeric_bool` set as values, for tests that go over every type (checked against the macro
+/// by this module's tests).
+#[cfg(test)]
+pub(crate) const NUMERIC_BOOL: [crate::dtype::DataType; 12] = {
+    use crate::dtype::DataType::*;
+    [Bool, Int8, Int16, Int32, Int64, UInt8, UInt16, UInt32, UInt64, Float16, Float32, Float64]
+};
+
 #[cfg(test)]
 mod tests {
     use crate::dtype::DataType;
@@ -79,6 +87,10 @@ mod tests {
             assert_eq!(size_and_name(&dt), Some((size, name)), "{dt}");
             assert_eq!(size, dt.size(), "{dt}");
         }
+        // NUMERIC_BOOL is the macro's set: each member dispatches, to a distinct Rust type
+        let names: std::collections::HashSet<_> =
+            super::NUMERIC_BOOL.iter().map(|dt| size_and_name(dt).expect("in the set").1).collect();
+        assert_eq!(names.len(), super::NUMERIC_BOOL.len());
         assert_eq!(size_and_name(&DataType::Complex64), None);
         assert_eq!(size_and_name(&DataType::Raw(2)), None);
         // the numeric set leaves bool out; a list picks exactly its members

@@ -158,17 +158,12 @@ impl CategorizeCodec {
 
 /// numpy's conversion of the python int `i` to `kind` (wrapping never happens: too large is refused).
 fn code_value(kind: Kind, i: usize) -> Canon {
-    fn conv<T: Num>(i: usize) -> Canon {
-        T::from_canon(Canon::Int(i as i128)).canon()
-    }
-    use half::f16;
-    match kind {
-        Kind::Bool => conv::<bool>(i),
-        Kind::F16 => conv::<f16>(i),
-        Kind::F32 => conv::<f32>(i),
-        Kind::F64 => conv::<f64>(i),
-        _ => Canon::Int(i as i128),
-    }
+    crate::dtype::dispatch::with_data_type!(
+        kind.data_type(),
+        [Bool Float16 Float32 Float64],
+        T => <T as Num>::from_canon(Canon::Int(i as i128)).canon(),
+        _ => Canon::Int(i as i128)
+    )
 }
 
 /// Writes `v` as one element of `t`.
