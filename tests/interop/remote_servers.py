@@ -109,6 +109,9 @@ class _Handler(BaseHTTPRequestHandler):
             with srv.lock:
                 stats = {k: getattr(srv, k) for k in COUNTS}
             stats["by_method"] = dict(srv.by_method)
+            # Waves of requests: with every answer delayed, those begun more than half the delay after
+            # the one before were sent after an answer.
+            stats["round_trips"] = _waves(srv.starts, srv.delay / 2) if srv.delay else None
             stats["cpu_s"] = time.process_time()
             body = json.dumps(stats).encode()
         self.send_response(200)
@@ -275,6 +278,12 @@ COUNTS = ("requests", "range_requests", "faults", "slowed", "bytes_sent", "bytes
           "precondition_failures")
 
 
+def _waves(starts, gap):
+    """Runs of the times `starts` in which each begins less than `gap` after the one before."""
+    starts = sorted(starts)
+    return sum(1 for i, t in enumerate(starts) if i == 0 or t - starts[i - 1] >= gap)
+
+
 def _reset(h):
     """Zeroes the counts of server `h` (its lock held)."""
     h.requests = h.range_requests = h.faults = h.slowed = h.bytes_sent = h.bytes_received = 0
@@ -346,8 +355,8 @@ class RangeHTTPServer:
         """Waves of GETs and HEADs since the counts were reset: runs of requests that began less than
         `gap` seconds after the one before (with every answer delayed by more than `gap`, a request
         sent after another's answer begins a new wave)."""
-        starts = sorted(self.httpd.starts)
-        return sum(1 for i, t in enumerate(starts) if i == 0 or t - starts[i - 1] >= gap)
+        with self.httpd.lock:
+            return _waves(self.httpd.starts, gap)
 
     @property
     def root(self):
