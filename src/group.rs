@@ -203,7 +203,7 @@ impl Group {
             return snapshot.children(&self.path);
         }
         let listing = self.store.list_dir(&node_prefix(&self.path))?;
-        let mut out = Vec::new();
+        let mut candidates = Vec::new();
         for name in listing.prefixes {
             if name.starts_with("__") {
                 continue;
@@ -212,11 +212,14 @@ impl Group {
             if crate::store::validate_key(&child).is_err() {
                 continue;
             }
-            if let Some((kind, _)) = node::node_kind(self.store.as_ref(), &child)? {
-                out.push((name, kind));
-            }
+            candidates.push((name, child));
         }
-        Ok(out)
+        // On a remote store every child is looked at at once (one round trip for all of them).
+        let store = self.store.as_ref();
+        let kinds = crate::threads::io_scope(store.io_concurrency(), || {
+            crate::threads::try_map(&candidates, |(_, child)| node::node_kind(store, child))
+        })?;
+        Ok(candidates.into_iter().zip(kinds).filter_map(|((name, _), kind)| kind.map(|(k, _)| (name, k))).collect())
     }
 
     /// Opens the array `name` (a relative path) below this group, with this group's access mode.

@@ -224,16 +224,26 @@ pub fn open_node(store: &dyn Store, path: &str, want: Option<Want>, format: Opti
 /// The kind and format of the node at `path` (metadata not fully parsed); `None` when there is none.
 pub fn node_kind(store: &dyn Store, path: &str) -> Result<Option<(NodeKind, u8)>> {
     let k = v3_key(path);
-    if let Some(doc) = read_doc(store, &k)? {
+    let (zarray, zgroup) = (key(path, ".zarray"), key(path, ".zgroup"));
+    // A remote store is asked for the three documents at once (one round trip); a local one in turn.
+    let mut pf = Prefetch::default();
+    pf.fetch(store, &[k.clone(), zarray.clone(), zgroup.clone()])?;
+    if let Some(doc) = pf.doc(store, &k)? {
         return Ok(Some(match v3::node_type(&doc).map_err(|e| e.context(store.location(&k)))? {
             v3::NodeType::Array => (NodeKind::Array, 3),
             v3::NodeType::Group => (NodeKind::Group, 3),
         }));
     }
-    if store.exists(&key(path, ".zarray"))? {
+    let present = |pf: &mut Prefetch, key: &str| -> Result<bool> {
+        if pf.has(key) {
+            return Ok(pf.take(store, key)?.is_some());
+        }
+        store.exists(key)
+    };
+    if present(&mut pf, &zarray)? {
         return Ok(Some((NodeKind::Array, 2)));
     }
-    if store.exists(&key(path, ".zgroup"))? {
+    if present(&mut pf, &zgroup)? {
         return Ok(Some((NodeKind::Group, 2)));
     }
     if store.exists(&key(path, "meta"))? {
