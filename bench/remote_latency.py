@@ -26,7 +26,10 @@ and 2 decoding threads, each implementation in its own process; values are check
 Beside each median time: the requests the server counted, the bytes it sent (reads) or received
 (writes), the most requests it saw in flight at once, the client's CPU seconds (all its threads) and
 the server's own CPU seconds during the cell (so that one sees whether CPU, not latency, set the time).
-Opening is timed apart (not in the cells): one GET of zarr.json for libzarr. The latency floor of a cell is the round trips its selection
+Opening is timed apart (not in the cells), with its requests and round trips as the server counted
+them: libzarr asks zarr.json, .zarray and .zattrs together (one round trip, so that a v2 array opens
+as fast). A delay of 0 (`--delays-ms 0,20,100`) measures what the server and the client spend on
+the requests themselves on this machine. The latency floor of a cell is the round trips its selection
 needs at a concurrency limit of 64, times the delay: W plain 4 (256 GETs), W sharded 1 (4 whole
 shards), V plain 1 (16 GETs), V sharded 2 (the shard index, then the data, as one shard of 64 is
 mostly not read), T plain 4 (224 GETs), T sharded 1 (each shard is mostly read: whole), P plain 4

@@ -112,6 +112,10 @@ class _Handler(BaseHTTPRequestHandler):
             # Waves of requests: with every answer delayed, those begun more than half the delay after
             # the one before were sent after an answer.
             stats["round_trips"] = _waves(srv.starts, srv.delay / 2) if srv.delay else None
+            # From the first GET's start to the last one's end, and the mean in flight over it.
+            span = srv.last_ended - srv.first_began
+            stats["span_s"] = span if span > 0 else 0.0
+            stats["mean_in_flight"] = srv.busy_s / span if span > 0 else 0.0
             stats["cpu_s"] = time.process_time()
             body = json.dumps(stats).encode()
         self.send_response(200)
