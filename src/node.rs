@@ -122,7 +122,7 @@ pub enum Want {
 /// taken at most once; one that was not asked is read from the store when taken. An error answer
 /// counts only when its document is needed (a bucket without list permission answers 403 for the
 /// absent v2 documents of a v3 node, which must not fail the open).
-#[derive(Default)]
+#[derive(Debug, Default)]
 pub struct Prefetch(Vec<(String, Result<Option<Vec<u8>>>)>);
 
 impl Prefetch {
@@ -294,4 +294,130 @@ pub fn ensure_parents(store: &dyn Store, path: &str, zarr_format: u8) -> Result<
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::memory::MemoryStore;
+    use crate::store::{ByteSource, DirListing};
+    use std::sync::Mutex;
+
+    /// A store that behaves as a remote one (`io_concurrency` > 0), records the keys it is asked for
+    /// and refuses some (as a bucket without list permission answers 403 for absent keys).
+    #[derive(Debug, Default)]
+    struct Remote {
+        inner: MemoryStore,
+        asked: Mutex<Vec<String>>,
+        refused: Vec<&'static str>,
+    }
+
+    impl Remote {
+        fn ask(&self, key: &str) -> Result<()> {
+            self.asked.lock().unwrap().push(key.to_string());
+            if self.refused.iter().any(|r| key.ends_with(r)) {
+                return Err(Error::Io(format!("GET {key}: 403 Forbidden")));
+            }
+            Ok(())
+        }
+        fn taken(&self) -> Vec<String> {
+            let mut v = std::mem::take(&mut *self.asked.lock().unwrap());
+            v.sort();
+            v
+        }
+    }
+
+    impl Store for Remote {
+        fn get(&self, key: &str) -> Result<Option<Vec<u8>>> {
+            self.ask(key)?;
+            self.inner.get(key)
+        }
+        fn open(&self, key: &str) -> Result<Option<Box<dyn ByteSource + '_>>> {
+            self.ask(key)?;
+            self.inner.open(key)
+        }
+        fn set(&self, key: &str, value: &[u8]) -> Result<()> {
+            self.inner.set(key, value)
+        }
+        fn delete(&self, key: &str) -> Result<()> {
+            self.inner.delete(key)
+        }
+        fn exists(&self, key: &str) -> Result<bool> {
+            self.ask(key)?;
+            self.inner.exists(key)
+        }
+        fn list_dir(&self, prefix: &str) -> Result<DirListing> {
+            self.inner.list_dir(prefix)
+        }
+        fn bytes_read(&self) -> u64 {
+            0
+        }
+        fn io_concurrency(&self) -> usize {
+            4
+        }
+    }
+
+    const V3_ARRAY: &str = r#"{"zarr_format": 3, "node_type": "array", "shape": [4], "data_type": "uint8",
+        "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [4]}},
+        "chunk_key_encoding": {"name": "default"}, "fill_value": 0, "codecs": [{"name": "bytes"}]}"#;
+    const V2_ARRAY: &str = r#"{"zarr_format": 2, "shape": [4], "chunks": [4], "dtype": "|u1", "compressor": null,
+        "fill_value": 0, "order": "C", "filters": null}"#;
+
+    fn keys(names: &[&str]) -> Vec<String> {
+        let mut v: Vec<String> = names.iter().map(|n| n.to_string()).collect();
+        v.sort();
+        v
+    }
+
+    #[test]
+    fn one_wave_of_documents_per_open() {
+        let s = Remote::default();
+        s.set("a/zarr.json", V3_ARRAY.as_bytes()).unwrap();
+        s.set("b/.zarray", V2_ARRAY.as_bytes()).unwrap();
+        s.set("b/.zattrs", br#"{"x": 1}"#).unwrap();
+        s.set("g/.zgroup", br#"{"zarr_format": 2}"#).unwrap();
+        s.set("g/.zmetadata", br#"{"metadata": {}, "zarr_consolidated_format": 1}"#).unwrap();
+        // Without a known format: zarr.json and the wanted kind's v2 documents, nothing after.
+        assert!(matches!(open_node(&s, "a", Some(Want::Array), None).unwrap().0, Some(NodeMetadata::Array(_))));
+        assert_eq!(s.taken(), keys(&["a/.zarray", "a/.zattrs", "a/zarr.json"]));
+        match open_node(&s, "b", Some(Want::Array), None).unwrap().0 {
+            Some(NodeMetadata::Array(m)) => assert_eq!((m.zarr_format, m.attributes["x"].as_u64()), (2, Some(1))),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(s.taken(), keys(&["b/.zarray", "b/.zattrs", "b/zarr.json"]));
+        // A v2 group: its .zmetadata came in the same wave and is handed over, not asked again.
+        let (meta, mut pf) = open_node(&s, "g", Some(Want::Group), None).unwrap();
+        assert!(matches!(meta, Some(NodeMetadata::Group(_))));
+        assert!(pf.take(&s, "g/.zmetadata").unwrap().is_some());
+        assert_eq!(s.taken(), keys(&["g/.zattrs", "g/.zgroup", "g/.zmetadata", "g/zarr.json"]));
+        // Expected v3 (opened through a v3 group): zarr.json alone; a v2 node then costs a second wave.
+        open_node(&s, "a", Some(Want::Array), Some(3)).unwrap();
+        assert_eq!(s.taken(), keys(&["a/zarr.json"]));
+        open_node(&s, "b", Some(Want::Array), Some(3)).unwrap();
+        assert_eq!(s.taken(), keys(&["b/.zarray", "b/.zattrs", "b/zarr.json"]));
+        // A group asked where an array is: the other document only then, for the message.
+        assert!(matches!(open_node(&s, "b", Some(Want::Group), None).unwrap().0, Some(NodeMetadata::Array(_))));
+        // Nothing there: the v1 document is looked for last.
+        assert!(open_node(&s, "none", Some(Want::Array), None).unwrap().0.is_none());
+        // The kind of a node (listing children): the three documents at once.
+        s.taken();
+        assert_eq!(node_kind(&s, "g").unwrap(), Some((NodeKind::Group, 2)));
+        assert_eq!(s.taken(), keys(&["g/.zarray", "g/.zgroup", "g/zarr.json"]));
+    }
+
+    #[test]
+    fn refused_speculative_documents_cost_nothing() {
+        // The v2 documents of a v3 node answer 403: the open still succeeds from zarr.json.
+        let s = Remote { refused: vec![".zarray", ".zattrs", ".zgroup", ".zmetadata"], ..Default::default() };
+        s.set("a/zarr.json", V3_ARRAY.as_bytes()).unwrap();
+        assert!(matches!(open_node(&s, "a", Some(Want::Array), None).unwrap().0, Some(NodeMetadata::Array(_))));
+        assert_eq!(node_kind(&s, "a").unwrap(), Some((NodeKind::Array, 3)));
+        // Without zarr.json the refusal is the answer: an I/O error naming the document.
+        let e = open_node(&s, "b", Some(Want::Array), None).unwrap_err();
+        assert!(matches!(e, Error::Io(ref m) if m.contains("b/.zarray")), "{e:?}");
+        // A refused zarr.json fails the open even when the v2 documents are there.
+        let s = Remote { refused: vec!["zarr.json"], ..Default::default() };
+        s.set("b/.zarray", V2_ARRAY.as_bytes()).unwrap();
+        assert!(open_node(&s, "b", Some(Want::Array), None).is_err());
+    }
 }
