@@ -12,7 +12,9 @@ ranges (bounded, open, suffix), ETags and If-Match, and unless --read-only PUT a
 also serves as a path-style S3 endpoint without signature checks (`s3://BUCKET/key` is the file
 ROOT/BUCKET/key). It prints its URL on the first line of stdout and serves until stdin closes or it is
 terminated. `GET /__control/stats` answers the requests (by method), bytes sent and received, the most
-requests in flight at once and the server's own CPU seconds (JSON, at once, not counted);
+requests in flight at once, the round trips (runs of requests begun less than half the delay apart),
+the span from the first GET's start to the last one's end with the mean in flight over it, and the
+server's own CPU seconds (JSON, at once, not counted);
 `GET /__control/reset` zeroes the counts. bench/remote_latency.py drives it.
 """
 import argparse

@@ -26,7 +26,10 @@ and 2 decoding threads, each implementation in its own process; values are check
 Beside each median time: the requests the server counted, the bytes it sent (reads) or received
 (writes), the most requests it saw in flight at once, the client's CPU seconds (all its threads) and
 the server's own CPU seconds during the cell (so that one sees whether CPU, not latency, set the time).
-Opening is timed apart (not in the cells): one GET of zarr.json for libzarr. The latency floor of a cell is the round trips its selection
+Opening is timed apart (not in the cells), with its requests and round trips as the server counted
+them: libzarr asks zarr.json, .zarray and .zattrs together (one round trip, so that a v2 array opens
+as fast). A delay of 0 (`--delays-ms 0,20,100`) measures what the server and the client spend on
+the requests themselves on this machine. The latency floor of a cell is the round trips its selection
 needs at a concurrency limit of 64, times the delay: W plain 4 (256 GETs), W sharded 1 (4 whole
 shards), V plain 1 (16 GETs), V sharded 2 (the shard index, then the data, as one shard of 64 is
 mostly not read), T plain 4 (224 GETs), T sharded 1 (each shard is mostly read: whole), P plain 4
@@ -211,6 +214,7 @@ def worker(impl, server, layouts, cells, reps):
                 elif not np.array_equal(np.asarray(got), values[selection(cell)]):
                     raise SystemExit(f"{impl} {layout} {cell}: wrong values")
                 runs.append({"t": dt, "cpu": cpu, "open_t": t_open, "open_requests": opened["requests"],
+                             "open_trips": opened.get("round_trips"), "trips": st.get("round_trips"),
                              "requests": st["requests"], "by_method": st["by_method"],
                              "bytes": st["bytes_received"] if cell == "P" else st["bytes_sent"],
                              "in_flight": st["max_in_flight"], "server_cpu": st["cpu_s"] - opened["cpu_s"]})
@@ -218,7 +222,9 @@ def worker(impl, server, layouts, cells, reps):
                     h.close()
             out[f"{layout}/{cell}"] = runs
             med = statistics.median(r["t"] for r in runs)
-            log(f"  {impl} {layout} {cell}: {med:.3f} s, {runs[-1]['requests']} requests, "
+            each = ", ".join(f"{r['t']:.3f}" for r in runs)
+            log(f"  {impl} {layout} {cell}: {med:.3f} s ({each}), "
+                f"{runs[-1]['requests']} requests in {runs[-1]['trips']} round trips, "
                 f"{runs[-1]['bytes']} bytes, {runs[-1]['in_flight']} in flight")
     print(json.dumps(out))
 
@@ -265,9 +271,10 @@ def main():
                 for impl in impls:
                     cmd = [a.python, __file__, "--worker", impl, url, "--layouts", a.layouts, "--cells", a.cells,
                            "--reps", str(a.reps)]
-                    p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=1800)
+                    # The worker's log (each cell's times and round trips) goes to this stderr.
+                    p = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, text=True, timeout=1800)
                     if p.returncode != 0:
-                        log(f"{impl}: ERR {p.stderr.strip().splitlines()[-3:]}")
+                        log(f"{impl}: ERR (exit {p.returncode})")
                         continue
                     for k, runs in json.loads(p.stdout.strip().splitlines()[-1]).items():
                         results[(delay, impl, *k.split("/"))] = runs
@@ -299,9 +306,25 @@ def print_table(results, delays, impls, layouts, cells):
                     row.append(f"{med[impl]:.3f} ({r['requests']}, {r['bytes'] / 1e6:.2f}, {r['in_flight']}, "
                                f"{r['cpu']:.2f}, {r['server_cpu']:.2f})")
                 ts_ratio = f"{med['tensorstore'] / med['libzarr']:.2f}" if "tensorstore" in med and "libzarr" in med else "n/a"
-                fl = f"{med['libzarr'] / floor:.2f}" if "libzarr" in med else "n/a"
+                fl = f"{med['libzarr'] / floor:.2f}" if "libzarr" in med and floor > 0 else "n/a"
                 print(f"| {delay:g} ms | {layout} | {names[cell]} | {floor:.2f} | " + " | ".join(row)
                       + f" | {ts_ratio} | {fl} |")
+
+    # Opening (not in the cells): requests and round trips as the server counted them, median time.
+    print()
+    print("| delay | layout | " + " | ".join(f"{i}: open s (requests, round trips)" for i in impls) + " |")
+    print("|---" * (len(impls) + 2) + "|")
+    for delay in delays:
+        for layout in layouts:
+            row = []
+            for impl in impls:
+                runs = [r for cell in cells if cell != "P" for r in results.get((delay, impl, layout, cell), [])]
+                if not runs:
+                    row.append("n/a")
+                    continue
+                r = runs[-1]
+                row.append(f"{statistics.median(x['open_t'] for x in runs):.3f} ({r['open_requests']}, {r.get('open_trips')})")
+            print(f"| {delay:g} ms | {layout} | " + " | ".join(row) + " |")
 
 
 if __name__ == "__main__":

@@ -32,8 +32,17 @@ pub struct Group {
 impl Group {
     /// Opens the group at node `path` of `store`.
     pub fn open(store: Arc<dyn Store>, path: &str, writable: bool) -> Result<Group> {
+        Group::open_expecting(store, path, writable, None)
+    }
+
+    /// Opens the group at node `path` of `store`, expected to be of Zarr `format` when known (the
+    /// format of the group it is opened through: a remote store is then asked only for that format's
+    /// documents first). On a remote store a v2 group's `.zmetadata` is asked for together with its
+    /// `.zgroup` and `.zattrs` (and `zarr.json`): one round trip.
+    fn open_expecting(store: Arc<dyn Store>, path: &str, writable: bool, format: Option<u8>) -> Result<Group> {
         let path = normalize_node_path(path)?;
-        let meta = match node::read_node(store.as_ref(), &path)? {
+        let (meta, mut prefetched) = node::open_node(store.as_ref(), &path, Some(node::Want::Group), format)?;
+        let meta = match meta {
             Some(NodeMetadata::Group(g)) => g,
             Some(NodeMetadata::Array(_)) => {
                 return Err(Error::NotFound(format!("{} is an array, not a group", node::describe(store.as_ref(), &path))))
@@ -46,7 +55,7 @@ impl Group {
             3 => Consolidated::from_v3(&path, &meta.document).map_err(|e| e.context(store.location(&node::v3_key(&path))))?,
             _ => {
                 let key = node::key(&path, ".zmetadata");
-                match store.get(&key)? {
+                match prefetched.take(store.as_ref(), &key)? {
                     None => None,
                     Some(bytes) => {
                         let ctx = |e: Error| e.context(store.location(&key));
@@ -194,7 +203,7 @@ impl Group {
             return snapshot.children(&self.path);
         }
         let listing = self.store.list_dir(&node_prefix(&self.path))?;
-        let mut out = Vec::new();
+        let mut candidates = Vec::new();
         for name in listing.prefixes {
             if name.starts_with("__") {
                 continue;
@@ -203,11 +212,14 @@ impl Group {
             if crate::store::validate_key(&child).is_err() {
                 continue;
             }
-            if let Some((kind, _)) = node::node_kind(self.store.as_ref(), &child)? {
-                out.push((name, kind));
-            }
+            candidates.push((name, child));
         }
-        Ok(out)
+        // On a remote store every child is looked at at once (one round trip for all of them).
+        let store = self.store.as_ref();
+        let kinds = crate::threads::io_scope(store.io_concurrency(), || {
+            crate::threads::try_map(&candidates, |(_, child)| node::node_kind(store, child))
+        })?;
+        Ok(candidates.into_iter().zip(kinds).filter_map(|((name, _), kind)| kind.map(|(k, _)| (name, k))).collect())
     }
 
     /// Opens the array `name` (a relative path) below this group, with this group's access mode.
@@ -222,7 +234,7 @@ impl Group {
                 None => {} // not consolidated (added later?): look in the store
             }
         }
-        Array::open(self.store.clone(), &path, self.writable)
+        Array::open_expecting(self.store.clone(), &path, self.writable, Some(self.zarr_format))
     }
 
     /// Opens the group `name` (a relative path) below this group, with this group's access mode.
@@ -239,7 +251,7 @@ impl Group {
                 None => {}
             }
         }
-        Group::open(self.store.clone(), &path, self.writable)
+        Group::open_expecting(self.store.clone(), &path, self.writable, Some(self.zarr_format))
     }
 
     /// Creates the array `name` below this group from a complete metadata document.

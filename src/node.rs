@@ -108,59 +108,142 @@ fn attributes_of(store: &dyn Store, key: &str, doc: Option<Value>) -> Result<Map
     }
 }
 
+/// What a caller opens at a path: decides which documents a remote store is asked for in the first
+/// round trip (the others only when the node turns out to be something else, for the message).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Want {
+    /// An array (`zarr.json`, v2 `.zarray` and `.zattrs`).
+    Array,
+    /// A group (`zarr.json`, v2 `.zgroup`, `.zattrs` and `.zmetadata`).
+    Group,
+}
+
+/// Documents a remote store was asked for together, by key, with what each answer was. A key is
+/// taken at most once; one that was not asked is read from the store when taken. An error answer
+/// counts only when its document is needed (a bucket without list permission answers 403 for the
+/// absent v2 documents of a v3 node, which must not fail the open).
+#[derive(Debug, Default)]
+pub struct Prefetch(Vec<(String, Result<Option<Vec<u8>>>)>);
+
+impl Prefetch {
+    /// Asks `store` for every key in `keys` at once (one round trip); nothing on a local store
+    /// (`io_concurrency` 0), whose documents are read one by one when taken.
+    fn fetch(&mut self, store: &dyn Store, keys: &[String]) -> Result<()> {
+        let n = store.io_concurrency();
+        if n == 0 || keys.is_empty() {
+            return Ok(());
+        }
+        let got = crate::threads::io_scope(n, || crate::threads::try_map(keys, |k| Ok(store.get(k))))?;
+        self.0.extend(keys.iter().cloned().zip(got));
+        Ok(())
+    }
+
+    fn has(&self, key: &str) -> bool {
+        self.0.iter().any(|(k, _)| k == key)
+    }
+
+    /// The document at `key`: the answer asked for ahead, or a GET now.
+    pub fn take(&mut self, store: &dyn Store, key: &str) -> Result<Option<Vec<u8>>> {
+        match self.0.iter().position(|(k, _)| k == key) {
+            Some(i) => self.0.swap_remove(i).1,
+            None => store.get(key),
+        }
+    }
+
+    fn doc(&mut self, store: &dyn Store, key: &str) -> Result<Option<Value>> {
+        self.take(store, key)?.map(|b| parse_doc(store, key, &b)).transpose()
+    }
+}
+
 /// Reads and parses the metadata of the node at `path`; `None` when there is no node.
 pub fn read_node(store: &dyn Store, path: &str) -> Result<Option<NodeMetadata>> {
-    let k = v3_key(path);
-    if let Some(doc) = read_doc(store, &k)? {
-        let ctx = |e: Error| e.context(store.location(&k));
-        return Ok(Some(match v3::node_type(&doc).map_err(ctx)? {
+    Ok(open_node(store, path, None, None)?.0)
+}
+
+/// Reads and parses the metadata of the node at `path` for a caller that wants `want` (`None`:
+/// either), with `format` the Zarr format the node is expected to have (that of the group it is
+/// opened through) if known. Returns the metadata (`None` when there is no node) and what else was
+/// fetched on the way (a v2 group's `.zmetadata`).
+///
+/// On a remote store the documents the node may have go out together: without a known format
+/// `zarr.json` and the v2 documents (for a group also `.zmetadata`), so that a node of either format
+/// (a consolidated v2 group included) is open after one round trip; expected v3, `zarr.json` alone
+/// (the v2 documents follow only when it is absent); expected v2, `zarr.json` with the v2 documents
+/// (v3 wins when both exist). On a local store each document is read in turn, as needed.
+pub fn open_node(store: &dyn Store, path: &str, want: Option<Want>, format: Option<u8>) -> Result<(Option<NodeMetadata>, Prefetch)> {
+    let k3 = v3_key(path);
+    let (zarray, zgroup, zattrs, zmeta) = (key(path, ".zarray"), key(path, ".zgroup"), key(path, ".zattrs"), key(path, ".zmetadata"));
+    let v2_keys: Vec<String> = match want {
+        Some(Want::Array) => vec![zarray.clone(), zattrs.clone()],
+        Some(Want::Group) => vec![zgroup.clone(), zattrs.clone(), zmeta],
+        None => vec![zarray.clone(), zgroup.clone(), zattrs.clone()],
+    };
+    let mut pf = Prefetch::default();
+    let mut first = vec![k3.clone()];
+    if format != Some(3) {
+        first.extend(v2_keys.iter().cloned());
+    }
+    pf.fetch(store, &first)?;
+    if let Some(doc) = pf.doc(store, &k3)? {
+        let ctx = |e: Error| e.context(store.location(&k3));
+        let meta = match v3::node_type(&doc).map_err(ctx)? {
             v3::NodeType::Array => NodeMetadata::Array(v3::parse_array(&doc).map_err(ctx)?),
             v3::NodeType::Group => NodeMetadata::Group(v3::parse_group(&doc).map_err(ctx)?),
-        }));
+        };
+        return Ok((Some(meta), pf));
     }
-    // v2. A remote store is asked for `.zarray`, `.zgroup` and `.zattrs` at once: one round trip
-    // instead of up to three in turn.
-    let v2_keys = [key(path, ".zarray"), key(path, ".zgroup"), key(path, ".zattrs")];
-    let prefetched: Vec<Option<Vec<u8>>> = match store.io_concurrency() {
-        0 => Vec::new(),
-        n => crate::threads::io_scope(n, || crate::threads::try_map(&v2_keys, |k| store.get(k)))?,
-    };
-    let doc = |i: usize| match prefetched.get(i) {
-        Some(bytes) => bytes.as_deref().map(|b| parse_doc(store, &v2_keys[i], b)).transpose(),
-        None => read_doc(store, &v2_keys[i]),
-    };
-    let attrs = || attributes_of(store, &v2_keys[2], doc(2)?);
-    if let Some(d) = doc(0)? {
-        let k = &v2_keys[0];
-        return v2::parse_array(&d, attrs()?).map(|m| Some(NodeMetadata::Array(m))).map_err(|e| e.context(store.location(k)));
+    // v2 (asked in the first round trip unless the node was expected to be v3).
+    if !pf.has(&zattrs) {
+        pf.fetch(store, &v2_keys)?;
     }
-    if let Some(d) = doc(1)? {
-        let k = &v2_keys[1];
-        return v2::parse_group(&d, attrs()?).map(|m| Some(NodeMetadata::Group(m))).map_err(|e| e.context(store.location(k)));
+    // The document the caller wants first: its answer is at hand; the other one is read only when
+    // that is absent (the node is then not what the caller wants, or a v1 array).
+    let order = if want == Some(Want::Group) { [&zgroup, &zarray] } else { [&zarray, &zgroup] };
+    for k in order {
+        if let Some(d) = pf.doc(store, k)? {
+            let attrs = attributes_of(store, &zattrs, pf.doc(store, &zattrs)?)?;
+            let meta = if k == &zarray {
+                v2::parse_array(&d, attrs).map(NodeMetadata::Array)
+            } else {
+                v2::parse_group(&d, attrs).map(NodeMetadata::Group)
+            };
+            return Ok((Some(meta.map_err(|e| e.context(store.location(k)))?), pf));
+        }
     }
     let k = key(path, "meta");
     if let Some(doc) = read_doc(store, &k)? {
         if doc.get("zarr_format").and_then(Value::as_u64) == Some(1) {
             let attrs = read_attributes(store, &key(path, "attrs"))?;
-            return v1::parse_array(&doc, attrs).map(|m| Some(NodeMetadata::Array(m))).map_err(|e| e.context(store.location(&k)));
+            let meta = v1::parse_array(&doc, attrs).map_err(|e| e.context(store.location(&k)))?;
+            return Ok((Some(NodeMetadata::Array(meta)), pf));
         }
     }
-    Ok(None)
+    Ok((None, pf))
 }
 
 /// The kind and format of the node at `path` (metadata not fully parsed); `None` when there is none.
 pub fn node_kind(store: &dyn Store, path: &str) -> Result<Option<(NodeKind, u8)>> {
     let k = v3_key(path);
-    if let Some(doc) = read_doc(store, &k)? {
+    let (zarray, zgroup) = (key(path, ".zarray"), key(path, ".zgroup"));
+    // A remote store is asked for the three documents at once (one round trip); a local one in turn.
+    let mut pf = Prefetch::default();
+    pf.fetch(store, &[k.clone(), zarray.clone(), zgroup.clone()])?;
+    if let Some(doc) = pf.doc(store, &k)? {
         return Ok(Some(match v3::node_type(&doc).map_err(|e| e.context(store.location(&k)))? {
             v3::NodeType::Array => (NodeKind::Array, 3),
             v3::NodeType::Group => (NodeKind::Group, 3),
         }));
     }
-    if store.exists(&key(path, ".zarray"))? {
+    let present = |pf: &mut Prefetch, key: &str| -> Result<bool> {
+        if pf.has(key) {
+            return Ok(pf.take(store, key)?.is_some());
+        }
+        store.exists(key)
+    };
+    if present(&mut pf, &zarray)? {
         return Ok(Some((NodeKind::Array, 2)));
     }
-    if store.exists(&key(path, ".zgroup"))? {
+    if present(&mut pf, &zgroup)? {
         return Ok(Some((NodeKind::Group, 2)));
     }
     if store.exists(&key(path, "meta"))? {
@@ -211,4 +294,130 @@ pub fn ensure_parents(store: &dyn Store, path: &str, zarr_format: u8) -> Result<
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::memory::MemoryStore;
+    use crate::store::{ByteSource, DirListing};
+    use std::sync::Mutex;
+
+    /// A store that behaves as a remote one (`io_concurrency` > 0), records the keys it is asked for
+    /// and refuses some (as a bucket without list permission answers 403 for absent keys).
+    #[derive(Debug, Default)]
+    struct Remote {
+        inner: MemoryStore,
+        asked: Mutex<Vec<String>>,
+        refused: Vec<&'static str>,
+    }
+
+    impl Remote {
+        fn ask(&self, key: &str) -> Result<()> {
+            self.asked.lock().unwrap().push(key.to_string());
+            if self.refused.iter().any(|r| key.ends_with(r)) {
+                return Err(Error::Io(format!("GET {key}: 403 Forbidden")));
+            }
+            Ok(())
+        }
+        fn taken(&self) -> Vec<String> {
+            let mut v = std::mem::take(&mut *self.asked.lock().unwrap());
+            v.sort();
+            v
+        }
+    }
+
+    impl Store for Remote {
+        fn get(&self, key: &str) -> Result<Option<Vec<u8>>> {
+            self.ask(key)?;
+            self.inner.get(key)
+        }
+        fn open(&self, key: &str) -> Result<Option<Box<dyn ByteSource + '_>>> {
+            self.ask(key)?;
+            self.inner.open(key)
+        }
+        fn set(&self, key: &str, value: &[u8]) -> Result<()> {
+            self.inner.set(key, value)
+        }
+        fn delete(&self, key: &str) -> Result<()> {
+            self.inner.delete(key)
+        }
+        fn exists(&self, key: &str) -> Result<bool> {
+            self.ask(key)?;
+            self.inner.exists(key)
+        }
+        fn list_dir(&self, prefix: &str) -> Result<DirListing> {
+            self.inner.list_dir(prefix)
+        }
+        fn bytes_read(&self) -> u64 {
+            0
+        }
+        fn io_concurrency(&self) -> usize {
+            4
+        }
+    }
+
+    const V3_ARRAY: &str = r#"{"zarr_format": 3, "node_type": "array", "shape": [4], "data_type": "uint8",
+        "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [4]}},
+        "chunk_key_encoding": {"name": "default"}, "fill_value": 0, "codecs": [{"name": "bytes"}]}"#;
+    const V2_ARRAY: &str = r#"{"zarr_format": 2, "shape": [4], "chunks": [4], "dtype": "|u1", "compressor": null,
+        "fill_value": 0, "order": "C", "filters": null}"#;
+
+    fn keys(names: &[&str]) -> Vec<String> {
+        let mut v: Vec<String> = names.iter().map(|n| n.to_string()).collect();
+        v.sort();
+        v
+    }
+
+    #[test]
+    fn one_wave_of_documents_per_open() {
+        let s = Remote::default();
+        s.set("a/zarr.json", V3_ARRAY.as_bytes()).unwrap();
+        s.set("b/.zarray", V2_ARRAY.as_bytes()).unwrap();
+        s.set("b/.zattrs", br#"{"x": 1}"#).unwrap();
+        s.set("g/.zgroup", br#"{"zarr_format": 2}"#).unwrap();
+        s.set("g/.zmetadata", br#"{"metadata": {}, "zarr_consolidated_format": 1}"#).unwrap();
+        // Without a known format: zarr.json and the wanted kind's v2 documents, nothing after.
+        assert!(matches!(open_node(&s, "a", Some(Want::Array), None).unwrap().0, Some(NodeMetadata::Array(_))));
+        assert_eq!(s.taken(), keys(&["a/.zarray", "a/.zattrs", "a/zarr.json"]));
+        match open_node(&s, "b", Some(Want::Array), None).unwrap().0 {
+            Some(NodeMetadata::Array(m)) => assert_eq!((m.zarr_format, m.attributes["x"].as_u64()), (2, Some(1))),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(s.taken(), keys(&["b/.zarray", "b/.zattrs", "b/zarr.json"]));
+        // A v2 group: its .zmetadata came in the same wave and is handed over, not asked again.
+        let (meta, mut pf) = open_node(&s, "g", Some(Want::Group), None).unwrap();
+        assert!(matches!(meta, Some(NodeMetadata::Group(_))));
+        assert!(pf.take(&s, "g/.zmetadata").unwrap().is_some());
+        assert_eq!(s.taken(), keys(&["g/.zattrs", "g/.zgroup", "g/.zmetadata", "g/zarr.json"]));
+        // Expected v3 (opened through a v3 group): zarr.json alone; a v2 node then costs a second wave.
+        open_node(&s, "a", Some(Want::Array), Some(3)).unwrap();
+        assert_eq!(s.taken(), keys(&["a/zarr.json"]));
+        open_node(&s, "b", Some(Want::Array), Some(3)).unwrap();
+        assert_eq!(s.taken(), keys(&["b/.zarray", "b/.zattrs", "b/zarr.json"]));
+        // A group asked where an array is: the other document only then, for the message.
+        assert!(matches!(open_node(&s, "b", Some(Want::Group), None).unwrap().0, Some(NodeMetadata::Array(_))));
+        // Nothing there: the v1 document is looked for last.
+        assert!(open_node(&s, "none", Some(Want::Array), None).unwrap().0.is_none());
+        // The kind of a node (listing children): the three documents at once.
+        s.taken();
+        assert_eq!(node_kind(&s, "g").unwrap(), Some((NodeKind::Group, 2)));
+        assert_eq!(s.taken(), keys(&["g/.zarray", "g/.zgroup", "g/zarr.json"]));
+    }
+
+    #[test]
+    fn refused_speculative_documents_cost_nothing() {
+        // The v2 documents of a v3 node answer 403: the open still succeeds from zarr.json.
+        let s = Remote { refused: vec![".zarray", ".zattrs", ".zgroup", ".zmetadata"], ..Default::default() };
+        s.set("a/zarr.json", V3_ARRAY.as_bytes()).unwrap();
+        assert!(matches!(open_node(&s, "a", Some(Want::Array), None).unwrap().0, Some(NodeMetadata::Array(_))));
+        assert_eq!(node_kind(&s, "a").unwrap(), Some((NodeKind::Array, 3)));
+        // Without zarr.json the refusal is the answer: an I/O error naming the document.
+        let e = open_node(&s, "b", Some(Want::Array), None).unwrap_err();
+        assert!(matches!(e, Error::Io(ref m) if m.contains("b/.zarray")), "{e:?}");
+        // A refused zarr.json fails the open even when the v2 documents are there.
+        let s = Remote { refused: vec!["zarr.json"], ..Default::default() };
+        s.set("b/.zarray", V2_ARRAY.as_bytes()).unwrap();
+        assert!(open_node(&s, "b", Some(Want::Array), None).is_err());
+    }
 }

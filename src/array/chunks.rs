@@ -109,7 +109,7 @@ impl Array {
     pub fn resize(&mut self, shape: &[u64]) -> Result<()> {
         self.check_writable()?;
         let lock = self.lock_metadata()?;
-        let stored = match node::read_node(self.store.as_ref(), &self.path)? {
+        let stored = match node::open_node(self.store.as_ref(), &self.path, Some(node::Want::Array), Some(self.meta.zarr_format))?.0 {
             Some(node::NodeMetadata::Array(m)) => m,
             _ => return Err(Error::NotFound(format!("no array at {} any more", node::describe(self.store.as_ref(), &self.path)))),
         };

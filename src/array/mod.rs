@@ -40,8 +40,15 @@ pub struct Array {
 impl Array {
     /// Opens the array at node `path` of `store`.
     pub fn open(store: Arc<dyn Store>, path: &str, writable: bool) -> Result<Array> {
+        Array::open_expecting(store, path, writable, None)
+    }
+
+    /// Opens the array at node `path` of `store`, expected to be of Zarr `format` when known (that of
+    /// the group it is opened through: a remote store is then asked for that format's documents
+    /// first; without it `zarr.json`, `.zarray` and `.zattrs` go out together, one round trip).
+    pub(crate) fn open_expecting(store: Arc<dyn Store>, path: &str, writable: bool, format: Option<u8>) -> Result<Array> {
         let path = normalize_node_path(path)?;
-        let meta = match node::read_node(store.as_ref(), &path)? {
+        let meta = match node::open_node(store.as_ref(), &path, Some(node::Want::Array), format)?.0 {
             Some(NodeMetadata::Array(m)) if m.zarr_format == 1 && writable => {
                 return Err(Error::Unsupported(format!(
                     "{} is a Zarr v1 array: v1 arrays can only be opened for reading",

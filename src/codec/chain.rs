@@ -281,6 +281,17 @@ impl CodecChain {
         if let Some(out) = dest.direct(&repr.shape, sel) {
             return self.decode_chunk(encoded, out);
         }
+        // `bytes` alone: the stored bytes are the chunk (in the codec's byte order), so the selection
+        // is copied from them as they are, without a decoded copy of the chunk (a remote read holds
+        // one buffer per request in flight, not two). A body of the wrong size is decoded below, which
+        // names the fault.
+        if let (true, true, Some(swap)) =
+            (self.array_to_array.is_empty(), self.bytes_to_bytes.is_empty(), self.array_to_bytes.element_bytes(repr))
+        {
+            if encoded.len() == repr.nbytes() {
+                return dest.copy_from(encoded, 0, &repr.shape, sel, &swap);
+            }
+        }
         with_decoded(repr.nbytes(), |chunk| {
             if let (true, [b2b], Some(swap)) = (
                 self.array_to_array.is_empty(),

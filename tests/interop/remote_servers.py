@@ -109,6 +109,13 @@ class _Handler(BaseHTTPRequestHandler):
             with srv.lock:
                 stats = {k: getattr(srv, k) for k in COUNTS}
             stats["by_method"] = dict(srv.by_method)
+            # Waves of requests: with every answer delayed, those begun more than half the delay after
+            # the one before were sent after an answer.
+            stats["round_trips"] = _waves(srv.starts, srv.delay / 2) if srv.delay else None
+            # From the first GET's start to the last one's end, and the mean in flight over it.
+            span = srv.last_ended - srv.first_began
+            stats["span_s"] = span if span > 0 else 0.0
+            stats["mean_in_flight"] = srv.busy_s / span if span > 0 else 0.0
             stats["cpu_s"] = time.process_time()
             body = json.dumps(stats).encode()
         self.send_response(200)
@@ -186,6 +193,7 @@ class _Handler(BaseHTTPRequestHandler):
             srv.in_flight += 1
             srv.max_in_flight = max(srv.max_in_flight, srv.in_flight)
             srv.first_began = min(srv.first_began, began)
+            srv.starts.append(began)
         try:
             if self._fault():
                 return
@@ -245,7 +253,16 @@ class _Handler(BaseHTTPRequestHandler):
                 # at once, and a count added after the write would land in the next tally.
                 with srv.lock:
                     srv.bytes_sent += len(body)
-                self.wfile.write(body)
+                if srv.trickle:
+                    # The body in `pieces` parts, `pause` seconds apart (a slow link).
+                    pieces, pause = srv.trickle
+                    step = -(-len(body) // pieces) or 1
+                    for i in range(0, len(body), step):
+                        self.wfile.write(body[i:i + step])
+                        self.wfile.flush()
+                        time.sleep(pause)
+                else:
+                    self.wfile.write(body)
         finally:
             ended = time.monotonic()
             with srv.lock:
@@ -265,6 +282,12 @@ COUNTS = ("requests", "range_requests", "faults", "slowed", "bytes_sent", "bytes
           "precondition_failures")
 
 
+def _waves(starts, gap):
+    """Runs of the times `starts` in which each begins less than `gap` after the one before."""
+    starts = sorted(starts)
+    return sum(1 for i, t in enumerate(starts) if i == 0 or t - starts[i - 1] >= gap)
+
+
 def _reset(h):
     """Zeroes the counts of server `h` (its lock held)."""
     h.requests = h.range_requests = h.faults = h.slowed = h.bytes_sent = h.bytes_received = 0
@@ -272,6 +295,9 @@ def _reset(h):
     h.by_method = {}
     # GETs and HEADs: the sum of their durations and the span from the first start to the last end.
     h.busy_s, h.first_began, h.last_ended = 0.0, float("inf"), float("-inf")
+    # When each GET and HEAD began (server clock): round trips are the runs of them apart by less
+    # than a delay.
+    h.starts = []
     # Only requests that begin after the reset count: one whose answer the client already has may
     # still be ending here (its handler sees a new generation and leaves the counts alone).
     h.generation = getattr(h, "generation", 0) + 1
@@ -302,13 +328,15 @@ class RangeHTTPServer:
         self.reset_counts()
         self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
 
-    def configure(self, fail_rate=0.0, fail_kinds=(500, 503, "drop"), stall=0.0, delay=0.0, slow_rate=0.0, slow=0.0):
+    def configure(self, fail_rate=0.0, fail_kinds=(500, 503, "drop"), stall=0.0, delay=0.0, slow_rate=0.0, slow=0.0,
+                  trickle=None):
         """Fault plan: answer a `fail_rate` fraction of requests with one of `fail_kinds` (an HTTP
         status, "drop" or "truncate"), hold every request `stall` seconds and then drop it, delay every
-        answer by `delay` seconds, and a `slow_rate` fraction of them by `slow` seconds more."""
+        answer by `delay` seconds, and a `slow_rate` fraction of them by `slow` seconds more;
+        `trickle=(pieces, pause)` sends every GET's body in that many parts, `pause` seconds apart."""
         h = self.httpd
         h.fail_rate, h.fail_kinds, h.stall, h.delay = fail_rate, list(fail_kinds), stall, delay
-        h.slow_rate, h.slow = slow_rate, slow
+        h.slow_rate, h.slow, h.trickle = slow_rate, slow, trickle
 
     def reset_counts(self):
         with self.httpd.lock:
@@ -326,6 +354,13 @@ class RangeHTTPServer:
         h = self.httpd
         span = h.last_ended - h.first_began
         return h.busy_s / span if span > 0 else 0.0
+
+    def round_trips(self, gap):
+        """Waves of GETs and HEADs since the counts were reset: runs of requests that began less than
+        `gap` seconds after the one before (with every answer delayed by more than `gap`, a request
+        sent after another's answer begins a new wave)."""
+        with self.httpd.lock:
+            return _waves(self.httpd.starts, gap)
 
     @property
     def root(self):

@@ -404,23 +404,88 @@ def make_consolidated(root):
     return out
 
 
+# Every answer is delayed by DELAY in the round-trip counts: requests that begin more than GAP apart
+# were sent after an answer (a new round trip), those sent together begin within a few ms.
+DELAY, GAP = 0.25, 0.12
+
+
+def t_open_round_trips(r, srv, arrays, hierarchies):
+    """Opening costs one round trip, counted on the server (requests and their waves), for arrays and
+    groups of either format written by zarr-python: without a known format zarr.json and the v2
+    documents (a group's .zmetadata too) go out together; through an open group its format's
+    documents (v3: zarr.json alone). What the handles read equals zarr-python's values."""
+    d2 = dict(arrays)["v2_blosc"]
+    d3 = dict(arrays)["v3_plain"]
+    srv.configure(delay=DELAY)
+    try:
+        for name, d, want in (("v2_blosc", d2, 3), ("v3_plain", d3, 3)):
+            srv.reset_counts()
+            with zc.Array.open(f"{srv.url}/arrays/{name}") as a:
+                assert (srv.requests, srv.round_trips(GAP)) == (want, 1), \
+                    f"{name}: opening took {srv.requests} requests in {srv.round_trips(GAP)} round trips"
+                srv.configure()
+                assert a.read() == d.tobytes(), name
+                srv.configure(delay=DELAY)
+        # Through the (v3, not consolidated) group "arrays": zarr.json alone.
+        with zc.Group.open(f"{srv.url}/arrays") as g:
+            srv.reset_counts()
+            with g.open_array("v3_plain") as a:
+                assert (srv.requests, srv.round_trips(GAP)) == (1, 1), (srv.requests, srv.round_trips(GAP))
+                srv.configure()
+                assert a.read() == d3.tobytes()
+                srv.configure(delay=DELAY)
+            # A v2 array below a v3 group: zarr.json, then .zarray and .zattrs (2 round trips).
+            srv.reset_counts()
+            with g.open_array("v2_blosc") as a:
+                assert (srv.requests, srv.round_trips(GAP)) == (3, 2), (srv.requests, srv.round_trips(GAP))
+        # A consolidated v2 group, its sub-group and arrays: one round trip in all.
+        for fmt in (2, 3):
+            srv.reset_counts()
+            t0 = time.monotonic()
+            with zc.Group.open(f"{srv.url}/cons_v{fmt}") as g, g.open_group("sub") as sub, \
+                    sub.open_array("b") as b, g.open_array("a") as a:
+                dt = time.monotonic() - t0
+                assert (srv.requests, srv.round_trips(GAP)) == (4, 1), \
+                    f"v{fmt}: {srv.requests} requests in {srv.round_trips(GAP)} round trips"
+                assert dt < 3 * DELAY, f"v{fmt}: opening took {dt:.2f} s, a round trip is {DELAY} s"
+                srv.configure()
+                for path, arr in (("a", a), ("sub/b", b)):
+                    want = zarr.open_array(store=str(srv.root / f"cons_v{fmt}" / path), mode="r")[...]
+                    got = np.frombuffer(arr.read(), dtype=want.dtype).reshape(want.shape)
+                    np.testing.assert_array_equal(got, want)
+                srv.configure(delay=DELAY)
+        # A v2 group without .zmetadata (the v2 arrays' parent is v3; make one): still one round trip.
+        plain = srv.root / "plain_v2"
+        if not plain.exists():
+            zarr.create_group(store=str(plain), zarr_format=2).create_array("x", shape=(4,), dtype="u1", chunks=(4,))
+        srv.reset_counts()
+        with zc.Group.open(f"{srv.url}/plain_v2") as g:
+            assert (srv.requests, srv.round_trips(GAP)) == (4, 1), (srv.requests, srv.round_trips(GAP))
+            # Its child through it: zarr.json, .zarray, .zattrs together.
+            srv.reset_counts()
+            with g.open_array("x") as x:
+                assert (srv.requests, srv.round_trips(GAP)) == (3, 1), (srv.requests, srv.round_trips(GAP))
+    finally:
+        srv.configure()
+
+
 def t_consolidated_children(r, srv, hierarchies):
     """A group with consolidated metadata opens its children (arrays and sub-groups, at any depth) and
     lists them without a request: opening costs the group's own documents only; reading an array then
     costs its chunk GETs alone. Values as zarr-python reads them."""
     for fmt, data in hierarchies.items():
         srv.reset_counts()
-        srv.configure(delay=0.05)  # so that requests sent together overlap at the server
+        srv.configure(delay=DELAY)  # so that requests sent together overlap at the server
         try:
             g = zc.Group.open(f"{srv.url}/cons_v{fmt}")
         finally:
             srv.configure()
         with g:
-            # v3: zarr.json (consolidated_metadata inline); v2: zarr.json (missing), then .zarray
-            # (missing), .zgroup and .zattrs together, then .zmetadata.
+            # zarr.json, .zgroup, .zattrs and .zmetadata, all in one round trip, for either format.
             opened = srv.requests
-            assert opened == (1 if fmt == 3 else 5), f"v{fmt}: opening the group took {opened} requests"
-            assert srv.max_in_flight == (1 if fmt == 3 else 3), f"v{fmt}: {srv.max_in_flight} in flight"
+            assert opened == 4, f"v{fmt}: opening the group took {opened} requests"
+            assert srv.round_trips(GAP) == 1 and srv.max_in_flight == 4, \
+                f"v{fmt}: {srv.round_trips(GAP)} round trips, {srv.max_in_flight} in flight"
             assert g.children() == {"a": "array", "sub": "group"}, g.children()
             assert srv.requests == opened, f"v{fmt}: listing sent {srv.requests - opened} requests"
             for path, d in data.items():
@@ -471,6 +536,7 @@ def main():
             r.run("stalled_server_times_out", t_stalled_server_times_out, r, srv, arrays)
             r.run("read_only_and_no_listing", t_read_only_and_no_listing, r, srv, arrays)
             r.run("consolidated_children_without_requests", t_consolidated_children, r, srv, hierarchies)
+            r.run("open_in_one_round_trip", t_open_round_trips, r, srv, arrays, hierarchies)
         print(f"{r.passed} passed, {len(r.failed)} failed ({time.monotonic() - t0:.1f} s)")
         sys.exit(1 if r.failed else 0)
 
