@@ -184,6 +184,21 @@ def build_bench(args):
     return exe, info
 
 
+def snapshot_h5vol(args):
+    """Copies libzarr_h5vol.so into <out>/h5vol-plugin (as the library is snapshotted), so that a rebuild of
+    the connector during the run changes nothing; returns (plugin dir, info). Without the plugin, the
+    directory given: the h5py-vol cells then report it as n/a."""
+    src = os.path.join(os.path.abspath(args.h5vol_plugin_dir), "libzarr_h5vol.so")
+    if not os.path.exists(src):
+        log(f"run_all: no {src}: the {H5VOL} cells will be n/a")
+        return os.path.dirname(src), None
+    snap = os.path.join(args.out, "h5vol-plugin")
+    os.makedirs(snap, exist_ok=True)
+    shutil.copyfile(src, os.path.join(snap, "libzarr_h5vol.so.tmp"))
+    os.replace(os.path.join(snap, "libzarr_h5vol.so.tmp"), os.path.join(snap, "libzarr_h5vol.so"))
+    return snap, {"path": os.path.realpath(src), "sha256": sha256_file(src)}
+
+
 def run_cell(cmd, env, timeout):
     """Runs one benchmark process and returns its JSON result (status ok/unsupported/error/timeout)."""
     t0 = time.time()
@@ -647,6 +662,7 @@ def main():
     exe, libinfo = build_bench(args) if "libzarr" in impls else (None, None)
     # the library the connector uses: bench_libzarr's snapshot, else the one in --lib-dir
     h5vol_lib = os.path.join(args.out, "lib", "libzarr.so.0") if exe else find_library(args.lib_dir)
+    h5vol_dir, h5vol_info = snapshot_h5vol(args) if H5VOL in impls else (None, None)
 
     datas, data_shas = {L: vol for L in layouts}, {L: data_sha for L in layouts}
     if SMALL in layouts and any(op in PLAN[SMALL] for op in ops):
@@ -667,7 +683,7 @@ def main():
     meta = {"started": datetime.datetime.now().isoformat(timespec="seconds"), "host": platform.node(),
             "cpus": os.cpu_count(), "threads": args.threads, "python": platform.python_version(),
             "library": libinfo, "data_sha256": data_sha, "perf_dir": args.perf_dir, "target": args.target,
-            "codec_speed": speeds, **machine()}
+            "codec_speed": speeds, "h5vol_plugin": h5vol_info, **machine()}
 
     def save():
         with open(out_json + ".tmp", "w") as f:
@@ -718,7 +734,7 @@ def main():
                     cmd = [exe, *common, "--threads", n]
                 elif impl == H5VOL:
                     cmd = [sys.executable, os.path.join(HERE, "peers.py"), "--impl", impl, *common, "--threads", n,
-                           "--h5vol-plugin-dir", os.path.abspath(args.h5vol_plugin_dir)]
+                           "--h5vol-plugin-dir", h5vol_dir]
                     cmd += ["--lib", h5vol_lib] if h5vol_lib else []
                 else:
                     cmd = [sys.executable, os.path.join(HERE, "peers.py"), "--impl", impl, *common, "--threads", n]
