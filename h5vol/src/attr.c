@@ -326,6 +326,7 @@ void *zh5_attr_open(void *o, const H5VL_loc_params_t *loc, const char *name, hid
     free(names);
     zj_free(attrs);
     free(owner);
+    zh5_record_flush(attr == NULL);
     return attr;
 }
 
@@ -479,8 +480,10 @@ void *zh5_attr_create(void *o, const H5VL_loc_params_t *loc, const char *name, h
     (void)aapl;
     (void)dxpl;
     (void)req;
-    if (check_type(type, name) < 0)
+    if (check_type(type, name) < 0) {
+        zh5_record_flush(1);
         return NULL;
+    }
     if (strcmp(name, ZH5_RESERVED_ATTR) == 0) {
         zh5_err(H5E_ATTR, H5E_BADVALUE,
                 "the attribute name \"%s\" is reserved: it records the HDF5 types of the other attributes", name);
@@ -541,6 +544,7 @@ void *zh5_attr_create(void *o, const H5VL_loc_params_t *loc, const char *name, h
 done:
     zj_free(attrs);
     free(owner);
+    zh5_record_flush(attr == NULL);
     return attr;
 }
 
@@ -555,11 +559,14 @@ herr_t zh5_attr_write(void *a, hid_t mem_type, const void *buf, hid_t dxpl, void
     char where[400];
     snprintf(where, sizeof where, "attribute \"%s\"", attr->attr_name);
     zj *rec = zh5_is_struct_type(attr->attr_type) ? zh5_struct_record(attr->attr_type, where) : NULL;
-    if (zh5_is_struct_type(attr->attr_type) && !rec)
+    if (zh5_is_struct_type(attr->attr_type) && !rec) {
+        zh5_record_flush(1);
         return -1;
+    }
     hid_t vt = rec ? zh5_record_native_type(rec, where) : value_type(attr->attr_type);
     if (vt < 0 || n < 0) {
         zj_free(rec);
+        zh5_record_flush(1);
         return -1;
     }
     size_t msize = H5Tget_size(mem_type), vsize = H5Tget_size(vt), big = msize > vsize ? msize : vsize;
@@ -601,6 +608,7 @@ done:
     free(tmp);
     if (vt >= 0)
         H5Tclose(vt);
+    zh5_record_flush(ret < 0);
     return ret;
 }
 
@@ -644,6 +652,7 @@ herr_t zh5_attr_read(void *a, hid_t mem_type, void *buf, hid_t dxpl, void **req)
         if (nt >= 0)
             H5Tclose(nt);
         zj_free(attrs);
+        zh5_record_flush(ret < 0);
         return ret;
     }
     enum leaf leaf = shape_of(value, &rank, dims);

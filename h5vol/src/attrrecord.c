@@ -10,9 +10,31 @@
 #include "zvol.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* The first reason of a failure, pushed onto HDF5's error stack only by zh5_record_flush: every HDF5 call
+   made after a push (closing the types built on the way) clears the stack again. */
+static _Thread_local char deferred[1024];
+
+static void fail(const char *fmt, ...)
+{
+    if (deferred[0])
+        return;   /* the innermost reason counts */
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(deferred, sizeof deferred, fmt, ap);
+    va_end(ap);
+}
+
+void zh5_record_flush(int failed)
+{
+    if (failed && deferred[0])
+        zh5_err(H5E_ATTR, H5E_BADVALUE, "%s", deferred);
+    deferred[0] = '\0';
+}
 
 int zh5_is_struct_type(hid_t type)
 {
@@ -29,7 +51,7 @@ static zj *field_record(hid_t type, const char *where)
     if (cls == H5T_INTEGER || cls == H5T_FLOAT || (cls == H5T_ENUM && zh5_is_h5py_bool(type))) {
         const char *name = zh5_attr_type_name(type);
         if (!name || zh5_type_to_zarr(type, &zt, &big) < 0) {
-            zh5_err(H5E_ATTR, H5E_UNSUPPORTED, "%s: the number type (%zu bytes) has no recorded name", where,
+            fail("%s: the number type (%zu bytes) has no recorded name", where,
                     H5Tget_size(type));
             return NULL;
         }
@@ -37,9 +59,11 @@ static zj *field_record(hid_t type, const char *where)
     }
     if (zh5_is_struct_type(type))
         return zh5_struct_record(type, where);
-    zh5_err(H5E_ATTR, H5E_UNSUPPORTED,
-            "%s: a compound field of HDF5 type class %d cannot be an attribute field (numbers, booleans, enums "
-            "and compounds of them can)", where, (int)cls);
+    static const char *const classes[] = {"H5T_INTEGER", "H5T_FLOAT", "H5T_TIME", "H5T_STRING", "H5T_BITFIELD",
+                                          "H5T_OPAQUE", "H5T_COMPOUND", "H5T_REFERENCE", "H5T_ENUM", "H5T_VLEN",
+                                          "H5T_ARRAY"};
+    fail("%s: of HDF5 type class %s, which a compound attribute cannot hold (numbers, booleans, enums and "
+         "compounds of them it can)", where, cls >= 0 && cls <= H5T_ARRAY ? classes[cls] : "unknown");
     return NULL;
 }
 
@@ -55,7 +79,7 @@ zj *zh5_struct_record(hid_t type, const char *where)
         if (base >= 0)
             H5Tclose(base);
         if (!ok) {
-            zh5_err(H5E_ATTR, H5E_UNSUPPORTED, "%s: the enum's base type has no Zarr equivalent", where);
+            fail("%s: the enum's base type has no Zarr equivalent", where);
             zj_free(rec);
             return NULL;
         }
@@ -70,7 +94,7 @@ zj *zh5_struct_record(hid_t type, const char *where)
     int n = H5Tget_nmembers(type);
     if (n <= 0 || !(body = zj_new(ZJ_ARRAY)) || zj_set(rec, "compound", body) < 0) {
         if (n <= 0)
-            zh5_err(H5E_ATTR, H5E_UNSUPPORTED, "%s: a compound without fields", where);
+            fail("%s: a compound without fields", where);
         zj_free(rec);
         return NULL;
     }
@@ -113,7 +137,7 @@ hid_t zh5_record_native_type(const zj *rec, const char *where)
             return zh5_type_native(ZARR_BOOL, 1);
         if (zh5_attr_numeric_type(rec->text, &zt, &size))
             return zh5_type_native(zt, size);
-        zh5_err(H5E_ATTR, H5E_BADVALUE, "%s: \"%s\" is not a type a compound field or enum base can have", where,
+        fail("%s: \"%s\" is not a type a compound field or enum base can have", where,
                 rec->text);
         return H5I_INVALID_HID;
     }
@@ -124,7 +148,7 @@ hid_t zh5_record_native_type(const zj *rec, const char *where)
         if (!base || base->kind != ZJ_STRING || !zh5_attr_numeric_type(base->text, &zt, &size) ||
             zt == ZARR_FLOAT16 || zt == ZARR_FLOAT32 || zt == ZARR_FLOAT64 || !members || members->kind != ZJ_OBJECT ||
             members->count == 0) {
-            zh5_err(H5E_ATTR, H5E_BADVALUE, "%s: the enum record needs an integer \"base\" and \"members\"", where);
+            fail("%s: the enum record needs an integer \"base\" and \"members\"", where);
             return H5I_INVALID_HID;
         }
         hid_t b = zh5_type_native(zt, size);
@@ -134,7 +158,7 @@ hid_t zh5_record_native_type(const zj *rec, const char *where)
         return t;
     }
     if (!fields || fields->kind != ZJ_ARRAY || fields->count == 0) {
-        zh5_err(H5E_ATTR, H5E_BADVALUE, "%s: the recorded type is neither a type name, an enum nor a compound record",
+        fail("%s: the recorded type is neither a type name, an enum nor a compound record",
                 where);
         return H5I_INVALID_HID;
     }
@@ -147,7 +171,7 @@ hid_t zh5_record_native_type(const zj *rec, const char *where)
     for (; k < fields->count; k++) {
         const zj *f = fields->items[k];
         if (f->kind != ZJ_ARRAY || f->count != 2 || f->items[0]->kind != ZJ_STRING) {
-            zh5_err(H5E_ATTR, H5E_BADVALUE, "%s: compound field %zu is not [name, type]", where, k);
+            fail("%s: compound field %zu is not [name, type]", where, k);
             break;
         }
         char sub[600];
@@ -160,7 +184,7 @@ hid_t zh5_record_native_type(const zj *rec, const char *where)
         size_t off = 0;
         for (size_t i = 0; i < fields->count && out >= 0; i++) {
             if (H5Tinsert(out, fields->items[i]->items[0]->text, off, types[i]) < 0) {
-                zh5_err(H5E_ATTR, H5E_BADVALUE, "%s: the compound field \"%s\" cannot be added (a repeated name?)",
+                fail("%s: the compound field \"%s\" cannot be added (a repeated name?)",
                         where, fields->items[i]->items[0]->text);
                 H5Tclose(out);
                 out = H5I_INVALID_HID;
@@ -260,7 +284,7 @@ static herr_t number_from_json(hid_t t, const zj *v, unsigned char *elem, const 
     unsigned char tmp[16] = {0};
     hid_t src;
     if (v->kind != ZJ_NUMBER || (H5Tget_class(t) != H5T_FLOAT && !zj_is_integer(v))) {
-        zh5_err(H5E_ATTR, H5E_BADVALUE, "%s: expected %s, found JSON of kind %d", where,
+        fail("%s: expected %s, found JSON of kind %d", where,
                 H5Tget_class(t) == H5T_FLOAT ? "a number" : "an integer", (int)v->kind);
         return -1;
     }
@@ -290,7 +314,7 @@ static herr_t decode(const zj *rec, hid_t t, const zj *v, unsigned char *elem, c
     H5T_class_t cls = H5Tget_class(t);
     if (cls == H5T_ENUM && rec->kind == ZJ_STRING) {   /* bool */
         if (v->kind != ZJ_BOOL && v->kind != ZJ_NUMBER) {
-            zh5_err(H5E_ATTR, H5E_BADVALUE, "%s: expected true or false", where);
+            fail("%s: expected true or false", where);
             return -1;
         }
         elem[0] = (unsigned char)(v->kind == ZJ_BOOL ? v->boolean != 0 : zj_number(v) != 0);
@@ -307,7 +331,7 @@ static herr_t decode(const zj *rec, hid_t t, const zj *v, unsigned char *elem, c
         return number_from_json(t, v, elem, where);
     const zj *fields = zj_get(rec, "compound");
     if (v->kind != ZJ_OBJECT) {
-        zh5_err(H5E_ATTR, H5E_BADVALUE, "%s: a compound value must be a JSON object", where);
+        fail("%s: a compound value must be a JSON object", where);
         return -1;
     }
     for (unsigned i = 0; i < fields->count; i++) {
@@ -316,7 +340,7 @@ static herr_t decode(const zj *rec, hid_t t, const zj *v, unsigned char *elem, c
         char sub[600];
         snprintf(sub, sizeof sub, "%s, field \"%s\"", where, name);
         if (!fv) {
-            zh5_err(H5E_ATTR, H5E_BADVALUE, "%s: missing", sub);
+            fail("%s: missing", sub);
             return -1;
         }
         hid_t mt = H5Tget_member_type(t, i);

@@ -2,6 +2,7 @@
  * hold native-endian elements; the stored byte order is the HDF5 type's. */
 #include "zvol.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 static const char *class_name(H5T_class_t c)
@@ -240,7 +241,19 @@ herr_t zh5_convert(hid_t src, hid_t dst, size_t n, void *buf)
 {
     if (n == 0 || H5Tequal(src, dst) > 0)
         return 0;
-    if (H5Tconvert(src, dst, n, buf, NULL, H5P_DEFAULT) < 0) {
+    /* compounds whose members need a conversion of their own (an enum, another compound) need a
+       background buffer of the destination's size */
+    void *bkg = NULL;
+    if (H5Tget_class(src) == H5T_COMPOUND || H5Tget_class(dst) == H5T_COMPOUND) {
+        size_t a = H5Tget_size(src), b = H5Tget_size(dst);
+        if (!(bkg = calloc(n, a > b ? a : b))) {
+            zh5_err(H5E_DATATYPE, H5E_CANTALLOC, "out of memory for a conversion of %zu elements", n);
+            return -1;
+        }
+    }
+    herr_t st = H5Tconvert(src, dst, n, buf, bkg, H5P_DEFAULT);
+    free(bkg);
+    if (st < 0) {
         zh5_err(H5E_DATATYPE, H5E_CANTCONVERT, "cannot convert between the memory and the stored datatype");
         return -1;
     }

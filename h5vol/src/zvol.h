@@ -210,6 +210,9 @@ int zh5_attr_record(zj *attrs, const char *name, zj *rec);
 /* Moves the record of attribute `from` to `to` (nothing when there is none); 0, or -1. */
 int zh5_attr_rename_record(zj *attrs, const char *from, const char *to);
 /* attrrecord.c: enum and compound attributes (attribute_types entries {"enum": ...}, {"compound": ...}) */
+/* Their failures keep their reason until this pushes it (failed != 0) onto HDF5's error stack, after the
+   caller's last HDF5 call (each clears the stack); it forgets the reason either way. */
+void zh5_record_flush(int failed);
 /* Whether the type is recorded as such a record: a compound, or an enum other than h5py's booleans. */
 int zh5_is_struct_type(hid_t type);
 /* The record of such a type; NULL (error pushed, naming `where`) when a field has no JSON equivalent. */
