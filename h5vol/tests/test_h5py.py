@@ -695,8 +695,42 @@ STRUCT_ATTRS = {   # name: (value, dtype)
     "none_i64": (h5py.Empty("i8"), np.dtype("i8")),
     "none_point": (h5py.Empty(POINT), POINT),
 }
+
+
+# attribute `name` as h5py reads it equals the value written, with the same dtype (enum members included,
+# in fields too: the attribute's HDF5 type as h5py maps it)
+def same_struct_attr(attrs, name, value, dt, what):
+    got, htype = attrs[name], attrs.get_id(name).dtype
+    assert htype == dt, f"{what}: dtype {htype} != {dt}"
+    enums = [h5py.check_enum_dtype(t) for t in ([htype[n] for n in htype.names] if htype.names else [htype])]
+    assert enums == [h5py.check_enum_dtype(t) for t in ([dt[n] for n in dt.names] if dt.names else [dt])], \\
+        f"{what}: enum members {enums}"
+    if isinstance(value, h5py.Empty):
+        assert isinstance(got, h5py.Empty) and got.dtype == dt, f"{what}: {got!r} is not Empty({dt})"
+        return
+    got = np.asarray(got)
+    want = np.asarray(value, dtype=dt)
+    assert got.shape == want.shape, f"{what}: shape {got.shape} != {want.shape}"
+    if dt.names:
+        for n in dt.names:
+            assert np.array_equal(got[n], want[n], equal_nan=want[n].dtype.kind == "f"), f"{what}.{n}: {got!r}"
+    else:
+        assert np.array_equal(got, want), f"{what}: {got!r} != {want!r}"
 """
 exec(STRUCT_ATTRS_SRC)
+NATIVE_STRUCTS = "import sys, h5py, numpy as np\n" + STRUCT_ATTRS_SRC + """
+mode, path = sys.argv[1], sys.argv[2]
+with h5py.File(path, "w" if mode == "write" else "r") as f:
+    d = f.create_dataset("d", data=np.arange(3, dtype="i2")) if mode == "write" else f["d"]
+    for o in (f, d):
+        for k, (v, dt) in STRUCT_ATTRS.items():
+            if mode == "write":
+                o.attrs.create(k, v, dtype=dt) if not isinstance(v, h5py.Empty) else o.attrs.__setitem__(k, v)
+            else:
+                same_struct_attr(o.attrs, k, v, dt, f"native {o.name} attribute {k}")
+if mode == "read":
+    print("{}")
+"""
 POINT_REC = {"compound": [["x", "int32"], ["y", "float64"], ["ok", "bool"]]}
 COLOUR_REC = {"enum": {"base": "int16", "members": {"RED": 0, "GREEN": 1, "BLUE": 42}}}
 STRUCT_RECORDS = {
@@ -715,27 +749,6 @@ STRUCT_JSON = {   # what zarr-python finds (NaN compared apart)
     "z64": {"r": 1.5, "i": -2.0}, "z128": [{"r": 1.0, "i": 2.0}, {"r": -3.25, "i": 0.5}],
     "none_f4": None, "none_i64": None, "none_point": None,
 }
-
-
-def same_struct_attr(attrs, name, value, dt, what):
-    """Attribute `name` as h5py reads it equals the value written, with the same dtype (enum members
-    included, in fields too: the attribute's HDF5 type as h5py maps it)."""
-    got, htype = attrs[name], attrs.get_id(name).dtype
-    assert htype == dt, f"{what}: dtype {htype} != {dt}"
-    enums = [h5py.check_enum_dtype(t) for t in ([htype[n] for n in htype.names] if htype.names else [htype])]
-    assert enums == [h5py.check_enum_dtype(t) for t in ([dt[n] for n in dt.names] if dt.names else [dt])], \
-        f"{what}: enum members {enums}"
-    if isinstance(value, h5py.Empty):
-        assert isinstance(got, h5py.Empty) and got.dtype == dt, f"{what}: {got!r} is not Empty({dt})"
-        return
-    got = np.asarray(got)
-    want = np.asarray(value, dtype=dt)
-    assert got.shape == want.shape, f"{what}: shape {got.shape} != {want.shape}"
-    if dt.names:
-        for n in dt.names:
-            assert np.array_equal(got[n], want[n], equal_nan=want[n].dtype.kind == "f"), f"{what}.{n}: {got!r}"
-    else:
-        assert np.array_equal(got, want), f"{what}: {got!r} != {want!r}"
 
 
 def same_json(got, want, what):
@@ -785,6 +798,14 @@ def t_struct_attributes(r):
         assert sorted(a) == sorted(STRUCT_JSON), sorted(a)
         for k, want in STRUCT_JSON.items():
             same_json(a[k], want, f"zarr-python {node.path or '/'} {k}")
+    z, _ = through_tools(r, "structs", NATIVE_STRUCTS, root)   # the child checks zarrtoh5's file itself
+    if z is not None:
+        with h5py.File(z, "r") as f:   # h5tozarr's records read through the connector
+            for o in (f, f["d"]):
+                for k, (v, dt) in STRUCT_ATTRS.items():
+                    same_struct_attr(o.attrs, k, v, dt, f"h5tozarr {o.name} attribute {k}")
+        zt = zarr.open_group(z, mode="r")
+        assert zt.attrs["_libzarr_hdf5"]["attribute_types"] == STRUCT_RECORDS, zt.attrs["_libzarr_hdf5"]
     # a bad record: a compound value that lacks a field is refused naming the attribute and the field
     g = zarr.open_group(root, mode="r+")
     bad = dict(g.attrs)
@@ -916,7 +937,7 @@ def main():
     r.run("h5py's v1 calls (list, visit, multi-part 'in') with libzarr_h5vol_v1api", t_v1_calls, r)
     r.run("typed attributes (connector, zarr-python, h5tozarr, zarrtoh5)", t_typed_attributes, r)
     r.run("enums (connector, zarr-python, h5tozarr, zarrtoh5)", t_enums, r)
-    r.run("compound, enum and Empty attributes (connector, zarr-python)", t_struct_attributes, r)
+    r.run("compound, enum and Empty attributes (connector, zarr-python, h5tozarr, zarrtoh5)", t_struct_attributes, r)
     r.run("refusals", t_refusals, r)
     print(f"{r.passed} passed, {len(r.failed)} failed")
     sys.exit(1 if r.failed else 0)
