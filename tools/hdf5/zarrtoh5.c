@@ -26,7 +26,9 @@ static const char *USAGE =
     "                      without it such an array is an error (exit status 2) and nothing is written\n"
     "  -q, --quiet         no progress line (it is shown only when stderr is a terminal)\n"
     "  -h, --help          this text\n"
-    "\n"
+    "\n";
+/* The second half of the usage text (one literal would pass the 4095 characters C99 compilers must take). */
+static const char *USAGE_CONVERTED =
     "What is converted (docs/hdf5-netcdf.md has the conventions):\n"
     "  arrays      bool (as h5py's boolean enum), int8..int64, uint8..uint64, float16, float32, float64,\n"
     "              stored little-endian; complex64 / complex128 (as h5py's compound {r, i}); structured\n"
@@ -49,7 +51,9 @@ static const char *USAGE =
     "              array uses keeps its recorded size. `_libzarr_hdf5.unlimited_dimensions` makes the\n"
     "              dimension unlimited (maximum size H5S_UNLIMITED) in every dataset that uses it.\n"
     "  attributes  with `_libzarr_hdf5.attribute_types`: that type (int16 stays int16, float32 stays\n"
-    "              float32; \"char\" -> a fixed-length string, \"string\" -> variable-length). Without it:\n"
+    "              float32; \"char\" -> a fixed-length string, \"string\" -> variable-length; an\n"
+    "              {\"enum\": ...} record -> that enum; a {\"compound\": ...} record -> that compound, each\n"
+    "              element a JSON object by field). Without it:\n"
     "              JSON integers -> int64 (uint64 above its range); other numbers (also NaN, Infinity)\n"
     "              -> float64; strings -> UTF-8 variable-length strings; true/false -> h5py's boolean enum;\n"
     "              an array's _FillValue -> the array's data type (xarray's base64 form of a float fill\n"
@@ -1270,7 +1274,7 @@ int main(int argc, char **argv) {
     int npos = 0, overwrite = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) { fputs(USAGE, stdout); return 0; }
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) { fputs(USAGE, stdout); fputs(USAGE_CONVERTED, stdout); return 0; }
         else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) g_quiet = 1;
         else if (!strcmp(a, "--overwrite")) overwrite = 1;
         else if (!strcmp(a, "--skip-unsupported")) g_skip_unsupported = 1;
@@ -1278,7 +1282,7 @@ int main(int argc, char **argv) {
         else if (npos < 2) pos[npos++] = a;
         else die("too many arguments (see --help)");
     }
-    if (npos != 2) { fputs(USAGE, stderr); return 1; }
+    if (npos != 2) { fputs(USAGE, stderr); fputs(USAGE_CONVERTED, stderr); return 1; }
     const char *in = pos[0], *out = pos[1];
     struct stat st;
     if (stat(in, &st) != 0) die("%s: no such Zarr array or group (%s)", in, strerror(errno));
