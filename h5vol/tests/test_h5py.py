@@ -183,6 +183,13 @@ def check_array(d, a, path):
         eq(d[3:9, 2:5], whole[3:9, 2:5], f"{path} block")
     if a.dtype.kind in "iuf" and a.dtype.itemsize < 8:
         eq(d.astype("f8")[()], whole.astype("f8"), f"{path} as float64")
+    if a.dtype.kind in "iu" and a.dtype.itemsize <= 2 and a.ndim >= 1:   # converted by libzarr (lossless)
+        eq(d.astype("f4")[::2], whole[::2].astype("f4"), f"{path} [::2] as float32")
+        eq(d.astype("i8")[1::3], whole[1::3].astype("i8"), f"{path} [1::3] as int64")
+    if a.dtype.kind == "f" and a.ndim >= 1:   # converted by HDF5 (may lose: float to int16)
+        lo, hi = np.nanmin(whole), np.nanmax(whole)
+        if np.isfinite(lo) and np.isfinite(hi) and -30000 < lo and hi < 30000:
+            eq(d.astype("i2")[::2], whole[::2].astype("i2"), f"{path} [::2] as int16")
     assert {k: plain(v) for k, v in d.attrs.items()} == dict(a.attrs), \
         f"{path}: attributes {dict(d.attrs)} != {dict(a.attrs)}"
 
