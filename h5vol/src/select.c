@@ -2,7 +2,8 @@
  *
  * The file selection: everything, or a regular hyperslab whose blocks line up into one strided
  * selection (block 1, a single block, or blocks that touch) goes to zarr_read_hyperslab /
- * zarr_write_hyperslab directly; points are read or written one by one; any other selection (unions
+ * zarr_write_hyperslab directly (a box, steps all 1: zarr_read_region / zarr_write_region, as libzarr's own
+ * whole reads); points are read or written one by one; any other selection (unions
  * of hyperslabs, irregular blocks) through its bounding box, gathered and scattered by HDF5 in the
  * selection's order. The memory side: a memory space selecting all of it, in the stored type's
  * native twin, gets libzarr's bytes directly; other memory types are converted by H5Tconvert (HDF5's
@@ -165,6 +166,14 @@ done:
     return ret;
 }
 
+static int unit_steps(const slab *s, int rank)
+{
+    for (int d = 0; d < rank; d++)
+        if (s->step[d] != 1)
+            return 0;
+    return 1;
+}
+
 /* Reads (write = 0) or writes (write = 1) the file selection's elements, packed in selection order, in
    the native type, from or into `packed`. */
 static herr_t file_io(zh5_obj *ds, hid_t fspace, const uint64_t *shape, size_t npoints, void *packed, int write)
@@ -178,6 +187,9 @@ static herr_t file_io(zh5_obj *ds, hid_t fspace, const uint64_t *shape, size_t n
     if (rank == 0) {
         st = write ? zarr_write_region(ds->array, s.start, s.count, packed, ds->esize)
                    : zarr_read_region(ds->array, s.start, s.count, packed, ds->esize);
+    } else if (kind == 1 && unit_steps(&s, rank)) {   /* a box (the whole array too): libzarr's region calls */
+        st = write ? zarr_write_region(ds->array, s.start, s.count, packed, npoints * ds->esize)
+                   : zarr_read_region(ds->array, s.start, s.count, packed, npoints * ds->esize);
     } else if (kind == 1) {
         st = write ? zarr_write_hyperslab(ds->array, s.start, s.count, s.step, NULL, ds->ztype, packed,
                                           npoints * ds->esize)

@@ -23,6 +23,9 @@ Covered:
     one that zarr-python reads, configured only by the connector's `store_options` setting;
   * deleting nodes (`del f[name]`, H5Ldelete) of a consolidated hierarchy written by zarr-python: an array
     and a nested group vanish for zarr-python (store walk and consolidated metadata), siblings unchanged;
+  * compound (complex numbers too), enum and null-dataspace (Empty) attributes: written by h5py through the
+    connector, their records and JSON values read by zarr-python, their types and values read back by h5py,
+    and the same through h5tozarr and zarrtoh5;
   * refusals: a plain directory, a corrupt zarr.json, writes to a file opened read-only, a type without
     Zarr equivalent (compound), an array of a type not mapped yet (datetime64) - each an exception with the reason (a selection outside the extent: the
     C test, as h5py clips slices itself).
