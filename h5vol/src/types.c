@@ -2,6 +2,7 @@
  * hold native-endian elements; the stored byte order is the HDF5 type's. */
 #include "zvol.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -239,21 +240,22 @@ hid_t zh5_type_native(zarr_data_type ztype, size_t esize)
 
 herr_t zh5_convert(hid_t src, hid_t dst, size_t n, void *buf)
 {
+    void *bkg = NULL;
+    herr_t ret;
     if (n == 0 || H5Tequal(src, dst) > 0)
         return 0;
-    /* compounds whose members need a conversion of their own (an enum, another compound) need a
-       background buffer of the destination's size */
-    void *bkg = NULL;
+    /* HDF5 converts compound types (complex numbers of another byte order or size, records) member by
+       member into a background buffer of n destination elements, which it refuses to go without. */
     if (H5Tget_class(src) == H5T_COMPOUND || H5Tget_class(dst) == H5T_COMPOUND) {
-        size_t a = H5Tget_size(src), b = H5Tget_size(dst);
-        if (!(bkg = calloc(n, a > b ? a : b))) {
-            zh5_err(H5E_DATATYPE, H5E_CANTALLOC, "out of memory for a conversion of %zu elements", n);
+        size_t dsize = H5Tget_size(dst);
+        if (dsize == 0 || n > SIZE_MAX / dsize || !(bkg = calloc(n, dsize))) {
+            zh5_err(H5E_DATATYPE, H5E_CANTALLOC, "no memory for the conversion's background buffer (%zu elements)", n);
             return -1;
         }
     }
-    herr_t st = H5Tconvert(src, dst, n, buf, bkg, H5P_DEFAULT);
+    ret = H5Tconvert(src, dst, n, buf, bkg, H5P_DEFAULT);
     free(bkg);
-    if (st < 0) {
+    if (ret < 0) {
         zh5_err(H5E_DATATYPE, H5E_CANTCONVERT, "cannot convert between the memory and the stored datatype");
         return -1;
     }
