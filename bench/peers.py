@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 """Peer side of the libzarr benchmark: the workloads of bench_libzarr.c with tensorstore, zarr-python
-and zarrs (the zarrs-python codec pipeline for zarr-python), each limited to 2 threads.
+and zarrs (the zarrs-python codec pipeline for zarr-python), each limited to 2 threads; and h5py-vol,
+h5py reading and writing through libzarr's HDF5 VOL connector (H5pyVolImpl below: libzarr underneath,
+so not a peer but the connector's overhead over libzarr's C API).
 
-    python3 bench/peers.py --impl tensorstore|zarr-python|zarrs --op W|R|Rinto|S|P \
+    python3 bench/peers.py --impl tensorstore|zarr-python|zarrs|h5py-vol --op W|R|Rinto|S|P \
         --layout LAYOUT.json --array DIR --data volume_u16_512.bin [--regions regions_16.txt] \
-        [--reps N] [--threads 2] [--name LABEL]
+        [--reps N] [--threads 2] [--name LABEL] [--h5vol-plugin-dir DIR --lib libzarr.so.0]
 
 prints one JSON line, with the same keys as bench_libzarr. `--op prepare` (zarr-python only) writes
 the reference copy that every implementation's R/Rinto/S/P reads: the array DIR with LAYOUT.json as
@@ -256,6 +258,103 @@ class ZarrPythonImpl:
         pass
 
 
+class H5pyVolImpl:
+    """h5py through libzarr's HDF5 VOL connector (h5vol/, docs/h5vol.md): HDF5_VOL_CONNECTOR=zarr and
+    HDF5_PLUGIN_PATH=--h5vol-plugin-dir, set before h5py (and with it HDF5) is imported. Not a peer:
+    libzarr underneath, so the column measures the connector's and h5py's overhead over libzarr's C API.
+    --lib (the libzarr that bench_libzarr links, run_all's snapshot) is loaded first, so the plugin's
+    libzarr.so.0 is that very library (checked in /proc/self/maps). A Zarr array is a dataset inside an
+    HDF5 "file", the root group of a hierarchy: ARRAY is read as the member `v` of the group ARRAY.h5vol
+    (a zarr.json and a symbolic link v -> ARRAY, made once, untimed), so every column reads the same
+    chunk files."""
+    name = "h5py-vol"
+
+    def __init__(self, threads, plugin_dir, lib):
+        plugin_dir = os.path.abspath(plugin_dir)
+        if not os.path.exists(os.path.join(plugin_dir, "libzarr_h5vol.so")):
+            raise Unsupported(f"no libzarr_h5vol.so in {plugin_dir} (configure with -DZARR_H5VOL=ON and build "
+                              "the target zarr_h5vol, or pass --h5vol-plugin-dir)")
+        os.environ["HDF5_PLUGIN_PATH"] = plugin_dir
+        os.environ["HDF5_VOL_CONNECTOR"] = "zarr"
+        self.lib = None
+        if lib:
+            import ctypes
+            self.lib = os.path.realpath(lib)
+            ctypes.CDLL(self.lib, mode=ctypes.RTLD_GLOBAL)
+        try:
+            import h5py
+        except ImportError as e:
+            raise Unsupported(f"h5py is not installed for {sys.executable}: {e}") from e
+        self.h5py = h5py
+        self.version = (f"h5py {h5py.__version__}, HDF5 {h5py.version.hdf5_version}, "
+                        f"connector {os.path.join(plugin_dir, 'libzarr_h5vol.so')}")
+        self.files = {}
+
+    def _check_library(self):
+        """The libzarr files mapped into this process: exactly --lib when given."""
+        with open("/proc/self/maps") as f:
+            libs = {ln.split(None, 5)[5].strip() for ln in f if "libzarr.so" in ln and len(ln.split(None, 5)) == 6}
+        if self.lib and libs != {self.lib}:
+            raise BenchError(f"the connector loaded libzarr {sorted(libs)}, not --lib {self.lib}")
+        if len(libs) != 1:
+            raise BenchError(f"the process maps {len(libs)} libzarr files: {sorted(libs)}")
+
+    def open(self, path, write=False):
+        path = os.path.abspath(path)
+        root = path + ".h5vol"
+        if not os.path.exists(os.path.join(root, "zarr.json")):
+            os.makedirs(root, exist_ok=True)
+            with open(os.path.join(root, "zarr.json"), "w") as f:
+                json.dump({"zarr_format": 3, "node_type": "group", "attributes": {}}, f)
+        link = os.path.join(root, "v")
+        if not (os.path.islink(link) and os.readlink(link) == path):
+            if os.path.lexists(link):
+                os.remove(link)
+            os.symlink(path, link)
+        f = self.h5py.File(root, "r+" if write else "r")
+        self._check_library()
+        d = f["v"]
+        self.files[id(d)] = f
+        return d
+
+    def read_all(self, a):
+        return a[...]
+
+    def read_into(self, a, buf):
+        a.read_direct(buf)
+
+    def read_box(self, a, z, y, x):
+        return a[z:z + BOX, y:y + BOX, x:x + BOX]
+
+    def read_plane(self, a):
+        return a[:, :, PLANE_X]
+
+    def read_box2(self, a, y, x, b):
+        raise Unsupported("h5py-vol: layout V (strings) is not measured")
+
+    def write_all(self, a, vol):
+        a[...] = vol
+
+    def read_strided(self, a, order, dtype):
+        if order != "C":
+            raise Unsupported("h5py reads into C-contiguous arrays only (Dataset.read_direct refuses others)")
+        sel = (slice(None, None, 2),) * 3
+        if dtype == np.uint16:
+            return a[sel]
+        # another memory type: HDF5's H5Dread with a float32 memory type, converted by H5Tconvert
+        out = np.empty(tuple((n + 1) // 2 for n in a.shape), dtype=dtype)
+        a.read_direct(out, source_sel=sel)
+        return out
+
+    def write_box(self, a, z, y, x, box):
+        a[z:z + BOX, y:y + BOX, x:x + BOX] = box
+
+    def close(self, a):
+        f = self.files.pop(id(a), None)
+        if f is not None:
+            f.close()
+
+
 def make_impl(args):
     if args.impl == "tensorstore":
         return TensorStoreImpl(args.threads, args.ts_file_io_sync)
@@ -263,6 +362,8 @@ def make_impl(args):
         return ZarrPythonImpl(args.threads, async_concurrency=args.zarr_async_concurrency)
     if args.impl == "zarrs":
         return ZarrPythonImpl(args.threads, zarrs=True, async_concurrency=args.zarr_async_concurrency)
+    if args.impl == "h5py-vol":
+        return H5pyVolImpl(args.threads, args.h5vol_plugin_dir, args.lib)
     raise BenchError(f"unknown implementation {args.impl}")
 
 
@@ -640,7 +741,7 @@ def run(args, impl, vol):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--impl", required=True, choices=["tensorstore", "zarr-python", "zarrs"])
+    ap.add_argument("--impl", required=True, choices=["tensorstore", "zarr-python", "zarrs", "h5py-vol"])
     ap.add_argument("--op", required=True,
                     choices=["W", "R", "Rinto", "S", "P", "Rs", "RsF", "Rs32", "Wbox", "prepare", "gen-small",
                              "gen-strings"])
@@ -659,6 +760,12 @@ def main():
     ap.add_argument("--name", help="layout label in the output (default: the layout file's base name)")
     ap.add_argument("--ts-file-io-sync", action="store_true",
                     help="tensorstore: keep its default fsync on write (off by default here)")
+    ap.add_argument("--h5vol-plugin-dir", default=os.environ.get("HDF5_PLUGIN_PATH") or
+                    os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "build", "h5vol", "plugin"),
+                    help="h5py-vol: the directory holding libzarr_h5vol.so (default $HDF5_PLUGIN_PATH, else "
+                         "build/h5vol/plugin)")
+    ap.add_argument("--lib", help="h5py-vol: the libzarr.so.0 the connector must use (loaded first; default: "
+                                  "the one the plugin's run path finds)")
     ap.add_argument("--zarr-async-concurrency", type=int, default=None,
                     help="zarr-python/zarrs: async.concurrency (default: zarr's own, 10)")
     args = ap.parse_args()
@@ -686,6 +793,8 @@ def main():
         if args.small:
             times, nbytes = run_small(args, impl)
         elif args.strings:
+            if impl.name == "h5py-vol":
+                raise Unsupported("h5py-vol: the string layouts are not measured (h5py returns bytes objects)")
             times, nbytes = run_strings(args, impl)
         else:
             if os.path.getsize(args.data) != VOL_BYTES:

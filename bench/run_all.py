@@ -2,8 +2,8 @@
 """Runs the whole libzarr benchmark (bench/README.md) and prints one markdown table.
 
     python3 bench/run_all.py [--perf-dir ../shared/perf] [--layouts A,B,C,D,E,N,V] [--ops W,R,Rinto,S,P]
-                             [--impls libzarr,tensorstore,zarrs,zarr-python] [--reps N] [--quick]
-                             [--results FILE.json] [--plot FILE.svg]
+                             [--impls libzarr,tensorstore,zarrs,zarr-python[,h5py-vol]] [--reps N] [--quick]
+                             [--results FILE.json] [--plot FILE.svg] [--h5vol-plugin-dir build/h5vol/plugin]
     python3 bench/run_all.py --table-only --results FILE.json [--plot FILE.svg]   # nothing is run
 
 1. dataset: <perf-dir>/gen_data.py --datadir <data-dir> (kept when present), SHA-256 checked;
@@ -16,6 +16,8 @@
 5. the table on stdout (medians in seconds; ratio = best peer median / libzarr median) and the raw
    results in <out>/results.json (or --results FILE.json). A cell that fails or is unsupported shows n/a
    or ERR; the run goes on. With --plot FILE.svg, the ratios also as a bar chart (bench/plot.py).
+   With h5py-vol in --impls (h5py through libzarr's HDF5 VOL connector; not a peer), also the connector's
+   overhead over libzarr's C API per cell, in wall-clock and CPU time.
 """
 import argparse
 import datetime
@@ -52,8 +54,12 @@ SMALL_VERSION = 1  # bump when gen_small's formula changes
 STRINGS = ("V", "VS")  # layouts whose data is the strings file (peers.py gen_strings)
 STRINGS_VERSION = 1  # bump when gen_strings's formula changes
 LOCAL_LAYOUTS = (SMALL,) + STRINGS  # in bench/layouts/ (the shared perf directory has A-E)
-ALL_IMPLS = ["libzarr", "tensorstore", "zarrs", "zarr-python"]
+ALL_IMPLS = ["libzarr", "tensorstore", "zarrs", "zarr-python"]  # the default --impls
 PEERS = ["tensorstore", "zarrs", "zarr-python"]
+# h5py through libzarr's HDF5 VOL connector (peers.py H5pyVolImpl): libzarr underneath, so not a peer (never
+# the "best peer") but the connector's overhead over libzarr's C API (h5vol_table); only when named in --impls
+H5VOL = "h5py-vol"
+KNOWN_IMPLS = ALL_IMPLS + [H5VOL]
 # the cells examples/read_floor can run (whole reads of the uint16 volume's layouts; D shard by shard)
 FLOOR_OPS = ["R", "Rinto", "Rs", "RsF", "Rs32"]
 FLOOR_LAYOUTS = ["A", "B", "C", "D", "E"]
@@ -176,6 +182,21 @@ def build_bench(args):
     except OSError:
         pass
     return exe, info
+
+
+def snapshot_h5vol(args):
+    """Copies libzarr_h5vol.so into <out>/h5vol-plugin (as the library is snapshotted), so that a rebuild of
+    the connector during the run changes nothing; returns (plugin dir, info). Without the plugin, the
+    directory given: the h5py-vol cells then report it as n/a."""
+    src = os.path.join(os.path.abspath(args.h5vol_plugin_dir), "libzarr_h5vol.so")
+    if not os.path.exists(src):
+        log(f"run_all: no {src}: the {H5VOL} cells will be n/a")
+        return os.path.dirname(src), None
+    snap = os.path.join(args.out, "h5vol-plugin")
+    os.makedirs(snap, exist_ok=True)
+    shutil.copyfile(src, os.path.join(snap, "libzarr_h5vol.so.tmp"))
+    os.replace(os.path.join(snap, "libzarr_h5vol.so.tmp"), os.path.join(snap, "libzarr_h5vol.so"))
+    return snap, {"path": os.path.realpath(src), "sha256": sha256_file(src)}
 
 
 def run_cell(cmd, env, timeout):
@@ -461,7 +482,7 @@ def write_plot(path, results, meta, layouts, ops, impls, target, key):
 
 
 def make_table(results, layouts, ops, impls, target, key="median_s"):
-    cols = [i for i in ALL_IMPLS if i in impls]
+    cols = [i for i in KNOWN_IMPLS if i in impls]
     head = ["layout", "op"] + cols + ["best peer", "ratio"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     notes = []
@@ -501,6 +522,30 @@ def make_table(results, layouts, ops, impls, target, key="median_s"):
     return "\n".join(lines), notes
 
 
+def h5vol_table(results, layouts, ops, metric="median_s"):
+    """The h5py-vol cells beside libzarr's C API (and zarr-python): the connector's overhead, h5py-vol / libzarr - 1,
+    in median wall-clock and median CPU seconds (user + system, all threads)."""
+    lines = ["| layout | op | libzarr s | h5py-vol s | overhead | libzarr CPU s | h5py-vol CPU s | CPU overhead | "
+             "zarr-python s |", "|" + "---|" * 9]
+    for L in layouts:
+        for op in ops:
+            if op not in PLAN.get(L, []):
+                continue
+            lz, hv, zp = (results.get(f"{L}/{op}/{i}") for i in ("libzarr", H5VOL, "zarr-python"))
+            if not hv:
+                continue
+            ok = lambda r: r is not None and r.get("status") == "ok"  # noqa: E731
+
+            def pair(k):
+                if not (ok(lz) and ok(hv)) or k not in lz or k not in hv:
+                    return f"{lz[k]:.4f}" if ok(lz) and k in lz else "-", fmt_time(hv, k), "-"
+                return f"{lz[k]:.4f}", f"{hv[k]:.4f}", f"{100 * (hv[k] / lz[k] - 1):+.1f} %"
+            w, c = pair("median_s"), pair("cpu_median_s")
+            lines.append(f"| {L} | {op} | {w[0]} | {w[1]} | {w[2]} | {c[0]} | {c[1]} | {c[2]} | "
+                         f"{fmt_time(zp, metric) if zp else '-'} |")
+    return "\n".join(lines)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--perf-dir", default=os.path.join(REPO, "..", "shared", "perf"),
@@ -513,7 +558,12 @@ def main():
     ap.add_argument("--cc", default=os.environ.get("CC", "cc"))
     ap.add_argument("--layouts", default=",".join(ALL_LAYOUTS))
     ap.add_argument("--ops", default=",".join(ALL_OPS))
-    ap.add_argument("--impls", default=",".join(ALL_IMPLS))
+    ap.add_argument("--impls", default=",".join(ALL_IMPLS),
+                    help=f"implementations (default {','.join(ALL_IMPLS)}; also {H5VOL}: h5py through libzarr's "
+                         "HDF5 VOL connector, docs/h5vol.md)")
+    ap.add_argument("--h5vol-plugin-dir", default=os.path.join(REPO, "build", "h5vol", "plugin"),
+                    help=f"{H5VOL}: the directory holding libzarr_h5vol.so (default build/h5vol/plugin); the "
+                         "connector is made to use the library bench_libzarr links (the snapshot in <out>/lib)")
     ap.add_argument("--reps", type=int, default=0, help="repetitions per cell (default 5, P 10)")
     ap.add_argument("--reps-for", default="",
                     help="per-cell repetitions, e.g. 'Wbox=3,N=2,C/Rs=5' (op, layout or layout/op; first match wins)")
@@ -557,8 +607,8 @@ def main():
         if x not in ALL_OPS:
             ap.error(f"unknown op {x} (choose from {','.join(ALL_OPS)})")
     for x in impls:
-        if x not in ALL_IMPLS:
-            ap.error(f"unknown implementation {x} (choose from {','.join(ALL_IMPLS)})")
+        if x not in KNOWN_IMPLS:
+            ap.error(f"unknown implementation {x} (choose from {','.join(KNOWN_IMPLS)})")
     key = "median_s" if args.metric == "wall" else "cpu_median_s"
     out_json = os.path.abspath(args.results or os.path.join(args.out, "results.json"))
     regions = os.path.join(args.perf_dir, "regions_16.txt")
@@ -580,6 +630,9 @@ def main():
         if any(c.endswith("/floor") for c in saved["results"]):
             print()
             print(floor_table(saved["results"], layouts, ops, key))
+        if H5VOL in impls and any(c.endswith("/" + H5VOL) for c in saved["results"]):
+            print()
+            print(h5vol_table(saved["results"], layouts, ops, key))
         if args.plot:
             write_plot(args.plot, saved["results"], saved["meta"], layouts, ops, impls, args.target, key)
         return 0
@@ -607,6 +660,9 @@ def main():
         remove_small_copies(args.out)
     vol, data_sha = prepare_dataset(args.perf_dir, data_dir) if needs_volume else (None, None)
     exe, libinfo = build_bench(args) if "libzarr" in impls else (None, None)
+    # the library the connector uses: bench_libzarr's snapshot, else the one in --lib-dir
+    h5vol_lib = os.path.join(args.out, "lib", "libzarr.so.0") if exe else find_library(args.lib_dir)
+    h5vol_dir, h5vol_info = snapshot_h5vol(args) if H5VOL in impls else (None, None)
 
     datas, data_shas = {L: vol for L in layouts}, {L: data_sha for L in layouts}
     if SMALL in layouts and any(op in PLAN[SMALL] for op in ops):
@@ -627,7 +683,7 @@ def main():
     meta = {"started": datetime.datetime.now().isoformat(timespec="seconds"), "host": platform.node(),
             "cpus": os.cpu_count(), "threads": args.threads, "python": platform.python_version(),
             "library": libinfo, "data_sha256": data_sha, "perf_dir": args.perf_dir, "target": args.target,
-            "codec_speed": speeds, **machine()}
+            "codec_speed": speeds, "h5vol_plugin": h5vol_info, **machine()}
 
     def save():
         with open(out_json + ".tmp", "w") as f:
@@ -676,6 +732,10 @@ def main():
                     cmd = [floor_exe, layout_paths[L], array, op, str(reps), n, datas[L]]
                 elif impl == "libzarr":
                     cmd = [exe, *common, "--threads", n]
+                elif impl == H5VOL:
+                    cmd = [sys.executable, os.path.join(HERE, "peers.py"), "--impl", impl, *common, "--threads", n,
+                           "--h5vol-plugin-dir", h5vol_dir]
+                    cmd += ["--lib", h5vol_lib] if h5vol_lib else []
                 else:
                     cmd = [sys.executable, os.path.join(HERE, "peers.py"), "--impl", impl, *common, "--threads", n]
                 # Untimed: the previous cell's dirty pages (5 GB after the N/W cells) are written back
@@ -722,6 +782,12 @@ def main():
               "the floor's median")
         print()
         print(floor_table(results, layouts, ops, key))
+    if H5VOL in impls:
+        print()
+        print(f"{H5VOL}: h5py + libzarr's HDF5 VOL connector against libzarr's C API (overhead = {H5VOL} / "
+              "libzarr - 1; target on whole reads: at most 10 %)")
+        print()
+        print(h5vol_table(results, layouts, ops, key))
     if args.plot:
         write_plot(args.plot, results, meta, layouts, ops, impls, args.target, key)
     print()

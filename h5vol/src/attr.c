@@ -208,6 +208,28 @@ static herr_t describe(zh5_obj *attr, const zj *attrs, const zj *value)
     zarr_data_type zt;
     size_t zsize;
     const char *tname = zh5_attr_recorded_type(attrs, attr->attr_name);
+    const zj *rec = zh5_attr_recorded(attrs, attr->attr_name);
+    char where[400];
+    snprintf(where, sizeof where, "attribute \"%s\" of \"/%s\"", attr->attr_name, attr->path);
+    if (value->kind == ZJ_NULL) {   /* a null dataspace of the recorded type (float64 without one) */
+        if (tname && strcmp(tname, "string") == 0)
+            attr->attr_type = string_type();
+        else if (tname && strcmp(tname, "char") == 0)
+            attr->attr_type = H5Tcopy(H5T_C_S1);
+        else
+            attr->attr_type = rec ? zh5_record_native_type(rec, where) : H5Tcopy(H5T_NATIVE_DOUBLE);
+        attr->attr_space = H5Screate(H5S_NULL);
+        return attr->attr_type < 0 || attr->attr_space < 0 ? -1 : 0;
+    }
+    if (rec && rec->kind == ZJ_OBJECT) {   /* an enum or a compound */
+        if (zh5_record_shape(value, &rank, dims) < 0) {
+            zh5_err(H5E_ATTR, H5E_BADVALUE, "%s: the value is not a rectangular nest of arrays", where);
+            return -1;
+        }
+        attr->attr_type = zh5_record_native_type(rec, where);
+        attr->attr_space = rank == 0 ? H5Screate(H5S_SCALAR) : H5Screate_simple(rank, dims, NULL);
+        return attr->attr_type < 0 || attr->attr_space < 0 ? -1 : 0;
+    }
     enum leaf kind = shape_of(value, &rank, dims);
     if (kind == LEAF_JSON)
         rank = 0;
@@ -304,6 +326,7 @@ void *zh5_attr_open(void *o, const H5VL_loc_params_t *loc, const char *name, hid
     free(names);
     zj_free(attrs);
     free(owner);
+    zh5_record_flush(attr == NULL);
     return attr;
 }
 
@@ -426,12 +449,19 @@ static hid_t value_type(hid_t attr_type)
     return zh5_type_native(zt, H5Tget_size(attr_type));
 }
 
-static herr_t check_type(hid_t type)
+static herr_t check_type(hid_t type, const char *name)
 {
     zarr_data_type zt;
     int big;
     if (H5Tget_class(type) == H5T_STRING)
         return 0;
+    if (zh5_is_struct_type(type)) {   /* compounds (complex numbers too) and enums: a record (attrrecord.c) */
+        char where[400];
+        snprintf(where, sizeof where, "attribute \"%s\"", name);
+        zj *rec = zh5_struct_record(type, where);
+        zj_free(rec);
+        return rec ? 0 : -1;
+    }
     if (zh5_type_to_zarr(type, &zt, &big) < 0)
         return -1;
     if (zt == ZARR_COMPLEX64 || zt == ZARR_COMPLEX128) {
@@ -450,16 +480,13 @@ void *zh5_attr_create(void *o, const H5VL_loc_params_t *loc, const char *name, h
     (void)aapl;
     (void)dxpl;
     (void)req;
-    if (check_type(type) < 0)
+    if (check_type(type, name) < 0) {
+        zh5_record_flush(1);
         return NULL;
+    }
     if (strcmp(name, ZH5_RESERVED_ATTR) == 0) {
         zh5_err(H5E_ATTR, H5E_BADVALUE,
                 "the attribute name \"%s\" is reserved: it records the HDF5 types of the other attributes", name);
-        return NULL;
-    }
-    if (H5Sget_simple_extent_type(space) == H5S_NULL) {
-        zh5_err(H5E_ATTR, H5E_UNSUPPORTED, "attribute \"%s\": a null dataspace (h5py's Empty) has no JSON equivalent",
-                name);
         return NULL;
     }
     int kind = owner_of(obj, loc, &owner);
@@ -476,9 +503,16 @@ void *zh5_attr_create(void *o, const H5VL_loc_params_t *loc, const char *name, h
         goto done;
     attr->attr_type = H5Tcopy(type);
     attr->attr_space = H5Scopy(space);
-    /* the value until the first write: zeros (empty strings) */
+    /* the value until the first write: zeros (empty strings); null for a null dataspace, as h5tozarr
+       writes it, with the type recorded */
+    char where[400];
+    snprintf(where, sizeof where, "attribute \"%s\"", name);
+    zj *rec = zh5_is_struct_type(type) ? zh5_struct_record(type, where) : NULL;
+    const char *tname = rec ? NULL : zh5_attr_type_name(type);
+    if (!rec && tname)
+        rec = zj_new_string(tname, strlen(tname));
     hssize_t n = H5Sget_simple_extent_npoints(space);
-    hid_t vt = value_type(type);
+    hid_t vt = rec && rec->kind == ZJ_OBJECT ? zh5_record_native_type(rec, where) : value_type(type);
     size_t vsize = vt >= 0 ? H5Tget_size(vt) : 0;
     unsigned char *zeros = calloc(n > 0 ? (size_t)n : 1, vsize ? vsize : 1);
     if (H5Tget_class(type) == H5T_STRING && H5Tis_variable_str(type) > 0) {
@@ -488,18 +522,29 @@ void *zh5_attr_create(void *o, const H5VL_loc_params_t *loc, const char *name, h
             memcpy(zeros + (size_t)i * sizeof(char *), &p, sizeof p);
         }
     }
-    zj *value = zeros && vt >= 0 ? nest(vt, space, zeros) : NULL;
+    zj *value = H5Sget_simple_extent_type(space) == H5S_NULL ? zj_new(ZJ_NULL)
+                : !zeros || vt < 0 ? NULL
+                : rec && rec->kind == ZJ_OBJECT ? zh5_record_nest(rec, vt, space, zeros)
+                                                 : nest(vt, space, zeros);
     free(zeros);
     if (vt >= 0)
         H5Tclose(vt);
-    if (!value || zj_set(attrs, name, value) < 0 || zh5_attr_record_type(attrs, name, zh5_attr_type_name(type)) < 0 ||
-        store_attrs(obj->file, owner, kind, attrs) < 0) {
+    int set = value && zj_set(attrs, name, value) == 0;
+    if (!set)
+        zj_free(value);
+    int recorded = set && zh5_attr_record(attrs, name, rec) == 0;
+    if (!set)
+        zj_free(rec);
+    rec = NULL;
+    if (!recorded || store_attrs(obj->file, owner, kind, attrs) < 0) {
         zh5_obj_free(attr);
         attr = NULL;
     }
+    zj_free(rec);
 done:
     zj_free(attrs);
     free(owner);
+    zh5_record_flush(attr == NULL);
     return attr;
 }
 
@@ -509,9 +554,21 @@ herr_t zh5_attr_write(void *a, hid_t mem_type, const void *buf, hid_t dxpl, void
     (void)dxpl;
     (void)req;
     hssize_t n = H5Sget_simple_extent_npoints(attr->attr_space);
-    hid_t vt = value_type(attr->attr_type);
-    if (vt < 0 || n < 0)
+    if (n == 0 || H5Sget_simple_extent_type(attr->attr_space) == H5S_NULL)
+        return 0;   /* nothing to store: the value stays as it is (null for a null dataspace) */
+    char where[400];
+    snprintf(where, sizeof where, "attribute \"%s\"", attr->attr_name);
+    zj *rec = zh5_is_struct_type(attr->attr_type) ? zh5_struct_record(attr->attr_type, where) : NULL;
+    if (zh5_is_struct_type(attr->attr_type) && !rec) {
+        zh5_record_flush(1);
         return -1;
+    }
+    hid_t vt = rec ? zh5_record_native_type(rec, where) : value_type(attr->attr_type);
+    if (vt < 0 || n < 0) {
+        zj_free(rec);
+        zh5_record_flush(1);
+        return -1;
+    }
     size_t msize = H5Tget_size(mem_type), vsize = H5Tget_size(vt), big = msize > vsize ? msize : vsize;
     unsigned char *tmp = malloc((n ? (size_t)n : 1) * big);
     herr_t ret = -1;
@@ -519,7 +576,10 @@ herr_t zh5_attr_write(void *a, hid_t mem_type, const void *buf, hid_t dxpl, void
     if (!tmp)
         goto done;
     memcpy(tmp, buf, (size_t)n * msize);
-    if (H5Tget_class(vt) == H5T_STRING) {
+    if (rec) {
+        if (zh5_convert(mem_type, vt, (size_t)n, tmp) < 0)
+            goto done;
+    } else if (H5Tget_class(vt) == H5T_STRING) {
         if (H5Tget_class(mem_type) != H5T_STRING) {
             zh5_err(H5E_ATTR, H5E_BADTYPE, "attribute \"%s\" holds strings: the memory type must be a string type",
                     attr->attr_name);
@@ -531,7 +591,7 @@ herr_t zh5_attr_write(void *a, hid_t mem_type, const void *buf, hid_t dxpl, void
         goto done;
     }
     int kind = attr->owner_kind == ZH5_DATASET ? ZARR_NODE_ARRAY : ZARR_NODE_GROUP;
-    if (!(value = nest(vt, attr->attr_space, tmp))) {
+    if (!(value = rec ? zh5_record_nest(rec, vt, attr->attr_space, tmp) : nest(vt, attr->attr_space, tmp))) {
         zh5_err(H5E_ATTR, H5E_CANTCONVERT, "cannot encode attribute \"%s\" as JSON", attr->attr_name);
         goto done;
     }
@@ -542,11 +602,13 @@ herr_t zh5_attr_write(void *a, hid_t mem_type, const void *buf, hid_t dxpl, void
         ret = store_attrs(attr->file, attr->path, kind, attrs);
     }
 done:
+    zj_free(rec);
     zj_free(value);
     zj_free(attrs);
     free(tmp);
     if (vt >= 0)
         H5Tclose(vt);
+    zh5_record_flush(ret < 0);
     return ret;
 }
 
@@ -567,6 +629,32 @@ herr_t zh5_attr_read(void *a, hid_t mem_type, void *buf, hid_t dxpl, void **req)
     }
     hsize_t dims[ZH5_MAX_RANK];
     int rank;
+    const zj *rec = zh5_attr_recorded(attrs, attr->attr_name);
+    if (value->kind == ZJ_NULL) {   /* a null dataspace: no elements */
+        zj_free(attrs);
+        return 0;
+    }
+    if (rec && rec->kind == ZJ_OBJECT) {   /* an enum or a compound: its native type, then HDF5's conversion */
+        char where[400];
+        snprintf(where, sizeof where, "attribute \"%s\" of \"/%s\"", attr->attr_name, attr->path);
+        hid_t nt = zh5_record_shape(value, &rank, dims) == 0 ? zh5_record_native_type(rec, where) : H5I_INVALID_HID;
+        size_t count = 1;
+        for (int d = 0; d < rank; d++)
+            count *= dims[d];
+        size_t nsize = nt >= 0 ? H5Tget_size(nt) : 0, msz = H5Tget_size(mem_type);
+        unsigned char *tmp = nt >= 0 ? calloc(count ? count : 1, nsize > msz ? nsize : msz) : NULL;
+        if (nt >= 0 && tmp && zh5_record_unnest(rec, nt, value, rank, dims, tmp, where) == 0 &&
+            zh5_convert(nt, mem_type, count, tmp) == 0) {
+            memcpy(buf, tmp, count * msz);
+            ret = 0;
+        }
+        free(tmp);
+        if (nt >= 0)
+            H5Tclose(nt);
+        zj_free(attrs);
+        zh5_record_flush(ret < 0);
+        return ret;
+    }
     enum leaf leaf = shape_of(value, &rank, dims);
     size_t total = 1;
     if (leaf == LEAF_JSON)
@@ -795,29 +883,25 @@ herr_t zh5_attr_specific(void *o, const H5VL_loc_params_t *loc, H5VL_attr_specif
     case H5VL_ATTR_RENAME: {
         const char *from = args->args.rename.old_name, *to = args->args.rename.new_name;
         const zj *value = attr_value(attrs, from);
-        const char *recorded = zh5_attr_recorded_type(attrs, from);
-        char *tname = recorded ? strdup(recorded) : NULL;
         if (!value) {
             zh5_err(H5E_ATTR, H5E_NOTFOUND, "\"/%s\" has no attribute \"%s\"", owner, from);
         } else if (strcmp(to, ZH5_RESERVED_ATTR) == 0) {
             zh5_err(H5E_ATTR, H5E_BADVALUE, "the attribute name \"%s\" is reserved", to);
         } else if (zj_get(attrs, to)) {
             zh5_err(H5E_ATTR, H5E_EXISTS, "\"/%s\" already has an attribute \"%s\"", owner, to);
-        } else if (!recorded || tname) {
+        } else {
             for (size_t i = 0; i < attrs->count; i++)
                 if (strcmp(attrs->keys[i], from) == 0) {
                     char *k = strdup(to);
                     if (k) {
                         free(attrs->keys[i]);
                         attrs->keys[i] = k;
-                        if (zh5_attr_record_type(attrs, from, NULL) == 0 &&
-                            (!tname || zh5_attr_record_type(attrs, to, tname) == 0))
+                        if (zh5_attr_rename_record(attrs, from, to) == 0)   /* its type goes with it */
                             ret = store_attrs(obj->file, owner, kind, attrs);
                     }
                     break;
                 }
         }
-        free(tname);
         break;
     }
     case H5VL_ATTR_ITER: {

@@ -1,7 +1,7 @@
 /* The HDF5 types of attributes, kept as the project's tools keep them: the reserved attribute
  * `_libzarr_hdf5` of a node holds `attribute_types`, {"<attribute>": "<type>"} with a Zarr v3 data type
  * name (int8 ... uint64, float16/32/64, bool), "string" (variable-length) or "char" (fixed-length
- * string); see docs/hdf5-netcdf.md. h5tozarr writes it, zarrtoh5 and the connector read it back, so
+ * string), or for enums and compounds a record object (attrrecord.c); see docs/hdf5-netcdf.md. h5tozarr writes it, zarrtoh5 and the connector read it back, so
  * an int16 attribute stays int16 whichever way it travels. The reserved attribute itself is not an
  * HDF5 attribute. */
 #define _POSIX_C_SOURCE 200809L
@@ -65,10 +65,44 @@ const char *zh5_attr_recorded_type(const zj *attrs, const char *name)
     return t && t->kind == ZJ_STRING ? t->text : NULL;
 }
 
+const zj *zh5_attr_recorded(const zj *attrs, const char *name)
+{
+    return types_of(attrs) ? zj_get(types_of(attrs), name) : NULL;
+}
+
+int zh5_attr_rename_record(zj *attrs, const char *from, const char *to)
+{
+    zj *types = types_of(attrs);
+    for (size_t i = 0; types && i < types->count; i++)
+        if (strcmp(types->keys[i], from) == 0) {
+            char *k = strdup(to);
+            if (!k)
+                return -1;
+            zj_remove(types, to);
+            for (size_t j = 0; j < types->count; j++)   /* zj_remove may have moved it */
+                if (strcmp(types->keys[j], from) == 0) {
+                    free(types->keys[j]);
+                    types->keys[j] = k;
+                    return 0;
+                }
+            free(k);
+            return -1;
+        }
+    return zh5_attr_record(attrs, to, NULL);
+}
+
 int zh5_attr_record_type(zj *attrs, const char *name, const char *tname)
 {
+    zj *rec = tname ? zj_new_string(tname, strlen(tname)) : NULL;
+    if (tname && !rec)
+        return -1;
+    return zh5_attr_record(attrs, name, rec);
+}
+
+int zh5_attr_record(zj *attrs, const char *name, zj *rec)
+{
     zj *reserved = zj_get(attrs, ZH5_RESERVED_ATTR), *types;
-    if (!tname) {   /* forget the name's type; drop what is left empty */
+    if (!rec) {   /* forget the name's type; drop what is left empty */
         if (!(types = types_of(attrs)))
             return 0;
         zj_remove(types, name);
@@ -78,23 +112,26 @@ int zh5_attr_record_type(zj *attrs, const char *name, const char *tname)
             zj_remove(attrs, ZH5_RESERVED_ATTR);
         return 0;
     }
-    if (reserved && reserved->kind != ZJ_OBJECT)
+    if (reserved && reserved->kind != ZJ_OBJECT) {
+        zj_free(rec);
         return 0;   /* not the project's record: left alone */
+    }
     if (!reserved) {
         if (!(reserved = zj_new(ZJ_OBJECT)) || zj_set(attrs, ZH5_RESERVED_ATTR, reserved) < 0) {
             zj_free(reserved);
+            zj_free(rec);
             return -1;
         }
     }
     if (!(types = types_of(attrs))) {
         if (!(types = zj_new(ZJ_OBJECT)) || zj_set(reserved, "attribute_types", types) < 0) {
             zj_free(types);
+            zj_free(rec);
             return -1;
         }
     }
-    zj *value = zj_new_string(tname, strlen(tname));
-    if (!value || zj_set(types, name, value) < 0) {
-        zj_free(value);
+    if (zj_set(types, name, rec) < 0) {
+        zj_free(rec);
         return -1;
     }
     return 0;

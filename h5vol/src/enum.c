@@ -56,8 +56,7 @@ hid_t zh5_enum_rebase(hid_t en, hid_t base)
     return out;
 }
 
-/* `_libzarr_hdf5.enum` of the enum type `en`: {"base": ..., "members": {...}}; NULL on error. */
-static zj *enum_record(hid_t en)
+zj *zh5_enum_record(hid_t en)
 {
     hid_t base = H5Tget_super(en);
     const char *base_name = base >= 0 ? zh5_attr_type_name(base) : NULL;
@@ -111,7 +110,7 @@ herr_t zh5_enum_record_on(zarr_array *array, hid_t en, const char *path)
             goto done;
         }
     }
-    if (reserved->kind != ZJ_OBJECT || !(rec = enum_record(en)) || zj_set(reserved, "enum", rec) < 0) {
+    if (reserved->kind != ZJ_OBJECT || !(rec = zh5_enum_record(en)) || zj_set(reserved, "enum", rec) < 0) {
         zj_free(rec);
         goto done;
     }
@@ -128,8 +127,7 @@ done:
     return ret;
 }
 
-/* An enum over `base` from a record's members; -1 (error pushed) when the record is not usable. */
-static hid_t enum_from_members(const zj *members, hid_t base, const char *path)
+hid_t zh5_enum_from_members(const zj *members, hid_t base, const char *path)
 {
     int is_signed = H5Tget_sign(base) == H5T_SGN_2;
     hid_t out = H5Tenum_create(base), wide = zh5_type_native(is_signed ? ZARR_INT64 : ZARR_UINT64, 8);
@@ -180,8 +178,8 @@ herr_t zh5_enum_apply(zh5_obj *ds)
         zh5_err(H5E_DATATYPE, H5E_BADVALUE, "\"/%s\": _libzarr_hdf5.enum has no \"members\" object", ds->path);
         ret = -1;
     } else if (members) {
-        hid_t file_enum = enum_from_members(members, ds->file_type, ds->path);
-        hid_t mem_enum = file_enum >= 0 ? enum_from_members(members, ds->mem_native, ds->path) : H5I_INVALID_HID;
+        hid_t file_enum = zh5_enum_from_members(members, ds->file_type, ds->path);
+        hid_t mem_enum = file_enum >= 0 ? zh5_enum_from_members(members, ds->mem_native, ds->path) : H5I_INVALID_HID;
         if (mem_enum < 0) {
             if (file_enum >= 0)
                 H5Tclose(file_enum);

@@ -2,7 +2,8 @@
  *
  * The file selection: everything, or a regular hyperslab whose blocks line up into one strided
  * selection (block 1, a single block, or blocks that touch) goes to zarr_read_hyperslab /
- * zarr_write_hyperslab directly; points are read or written one by one; any other selection (unions
+ * zarr_write_hyperslab directly (a box, steps all 1: zarr_read_region / zarr_write_region, as libzarr's own
+ * whole reads); points are read or written one by one; any other selection (unions
  * of hyperslabs, irregular blocks) through its bounding box, gathered and scattered by HDF5 in the
  * selection's order. The memory side: a memory space selecting all of it, in the stored type's
  * native twin, gets libzarr's bytes directly; other memory types are converted by H5Tconvert (HDF5's
@@ -165,6 +166,14 @@ done:
     return ret;
 }
 
+static int unit_steps(const slab *s, int rank)
+{
+    for (int d = 0; d < rank; d++)
+        if (s->step[d] != 1)
+            return 0;
+    return 1;
+}
+
 /* Reads (write = 0) or writes (write = 1) the file selection's elements, packed in selection order, in
    the native type, from or into `packed`. */
 static herr_t file_io(zh5_obj *ds, hid_t fspace, const uint64_t *shape, size_t npoints, void *packed, int write)
@@ -178,6 +187,9 @@ static herr_t file_io(zh5_obj *ds, hid_t fspace, const uint64_t *shape, size_t n
     if (rank == 0) {
         st = write ? zarr_write_region(ds->array, s.start, s.count, packed, ds->esize)
                    : zarr_read_region(ds->array, s.start, s.count, packed, ds->esize);
+    } else if (kind == 1 && unit_steps(&s, rank)) {   /* a box (the whole array too): libzarr's region calls */
+        st = write ? zarr_write_region(ds->array, s.start, s.count, packed, npoints * ds->esize)
+                   : zarr_read_region(ds->array, s.start, s.count, packed, npoints * ds->esize);
     } else if (kind == 1) {
         st = write ? zarr_write_hyperslab(ds->array, s.start, s.count, s.step, NULL, ds->ztype, packed,
                                           npoints * ds->esize)
@@ -286,6 +298,42 @@ static herr_t plan(zh5_obj *ds, hid_t mspace, hid_t *fspace, uint64_t *shape, si
     return 0;
 }
 
+/* Whether libzarr may convert the stored values to the memory type `mtype` itself: a native-order integer or
+   float type that holds every value of the stored type exactly (a wider integer of a sign that fits, float32
+   for integers of up to 16 bits, float64 for up to 32, a wider float), so that its conversion and HDF5's
+   give the same values. The memory type's Zarr type in *mz. */
+static int lossless_read_type(const zh5_obj *ds, hid_t mtype, zarr_data_type *mz)
+{
+    H5T_class_t cls = H5Tget_class(mtype);
+    int big;
+    if ((cls != H5T_INTEGER && cls != H5T_FLOAT) || H5Tget_order(mtype) != H5Tget_order(H5T_NATIVE_INT))
+        return 0;
+    if (zh5_type_to_zarr(mtype, mz, &big) < 0)
+        return 0;   /* its error entry goes with the next HDF5 call (H5Tconvert's path is taken) */
+    static const struct { zarr_data_type t; int is_float, is_signed, bits; } info[] = {
+        {ZARR_INT8, 0, 1, 8},    {ZARR_INT16, 0, 1, 16},  {ZARR_INT32, 0, 1, 32},  {ZARR_INT64, 0, 1, 64},
+        {ZARR_UINT8, 0, 0, 8},   {ZARR_UINT16, 0, 0, 16}, {ZARR_UINT32, 0, 0, 32}, {ZARR_UINT64, 0, 0, 64},
+        {ZARR_FLOAT16, 1, 1, 16}, {ZARR_FLOAT32, 1, 1, 32}, {ZARR_FLOAT64, 1, 1, 64},
+    };
+    int s = -1, m = -1;
+    for (int i = 0; i < (int)(sizeof info / sizeof *info); i++) {
+        if (info[i].t == ds->ztype)
+            s = i;
+        if (info[i].t == *mz)
+            m = i;
+    }
+    if (s < 0 || m < 0 || s == m)
+        return 0;
+    if (info[m].is_float && info[s].is_float)
+        return info[m].bits > info[s].bits;
+    if (info[m].is_float)   /* mantissas of 11, 24 and 53 bits */
+        return info[s].bits <= (info[m].bits == 16 ? 8 : info[m].bits == 32 ? 16 : 32);
+    if (info[s].is_float)
+        return 0;
+    return info[m].is_signed == info[s].is_signed ? info[m].bits > info[s].bits
+                                                  : info[m].is_signed && info[m].bits > info[s].bits;
+}
+
 /* One dataset's read (writing 0) or write (1). Straight between buf and libzarr when the memory
    selection is packed and the memory type is the stored one; otherwise through a packed buffer that
    HDF5 converts and scatters (read), or gathers and converts (write). A write only reads buf. */
@@ -311,6 +359,21 @@ static herr_t transfer(zh5_obj *ds, hid_t mtype, hid_t mspace, hid_t fspace, voi
     int same = H5Tequal(mtype, ds->mem_native) > 0;
     if (packed && same)
         return file_io(ds, fspace, shape, n, buf, writing);
+    /* a read of one strided selection into a memory type libzarr converts to without loss: straight into
+       buf, converted by libzarr while it copies out of the chunks (no staging buffer, no H5Tconvert) */
+    zarr_data_type mz;
+    slab s;
+    if (!writing && packed && ds->rank > 0 && lossless_read_type(ds, mtype, &mz) &&
+        zh5_file_slab(fspace, ds->rank, shape, &s) == 1) {
+        zarr_status st = zarr_read_hyperslab(ds->array, s.start, s.count, s.step, NULL, mz, buf, n * msize);
+        if (st != ZARR_OK) {
+            char what[1200];
+            snprintf(what, sizeof what, "reading the dataset \"/%s\" of %s", ds->path, ds->file->location);
+            zh5_zerr(H5E_DATASET, H5E_READERROR, st, what);
+            return -1;
+        }
+        return 0;
+    }
     void *tmp = malloc(n * big);
     if (!tmp) {
         zh5_err(H5E_DATASET, H5E_CANTALLOC, "out of memory for %zu elements", n);

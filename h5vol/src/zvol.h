@@ -119,6 +119,10 @@ hid_t zh5_enum_rebase(hid_t en, hid_t base);
 herr_t zh5_enum_record_on(zarr_array *array, hid_t en, const char *path);
 /* Makes a dataset's integer types the recorded enum, when its array has the record; <0 on a bad record. */
 herr_t zh5_enum_apply(zh5_obj *ds);
+/* The record {"base": "<integer type>", "members": {"<name>": value, ...}} of the enum `en`; NULL on error. */
+zj *zh5_enum_record(hid_t en);
+/* An enum over `base` from a record's members; -1 (error pushed naming `path`) when they are not usable. */
+hid_t zh5_enum_from_members(const zj *members, hid_t base, const char *path);
 
 /* select.c: selections */
 #define ZH5_MAX_RANK 32
@@ -211,6 +215,29 @@ int zh5_attr_numeric_type(const char *tname, zarr_data_type *type, size_t *size)
 const char *zh5_attr_recorded_type(const zj *attrs, const char *name);
 /* Records tname for `name` (NULL: forgets it); 0, or -1 when out of memory. */
 int zh5_attr_record_type(zj *attrs, const char *name, const char *tname);
+/* The record of attribute `name` (a type name or an enum/compound record, attrrecord.c), or NULL. */
+const zj *zh5_attr_recorded(const zj *attrs, const char *name);
+/* Records `rec` (taken over; NULL: forgets the name's record); 0, or -1 when out of memory. */
+int zh5_attr_record(zj *attrs, const char *name, zj *rec);
+/* Moves the record of attribute `from` to `to` (nothing when there is none); 0, or -1. */
+int zh5_attr_rename_record(zj *attrs, const char *from, const char *to);
+/* attrrecord.c: enum and compound attributes (attribute_types entries {"enum": ...}, {"compound": ...}) */
+/* Their failures keep their reason until this pushes it (failed != 0) onto HDF5's error stack, after the
+   caller's last HDF5 call (each clears the stack); it forgets the reason either way. */
+void zh5_record_flush(int failed);
+/* Whether the type is recorded as such a record: a compound, or an enum other than h5py's booleans. */
+int zh5_is_struct_type(hid_t type);
+/* The record of such a type; NULL (error pushed, naming `where`) when a field has no JSON equivalent. */
+zj *zh5_struct_record(hid_t type, const char *where);
+/* The packed native HDF5 type a record (a number/bool name or an enum/compound record) describes; -1. */
+hid_t zh5_record_native_type(const zj *rec, const char *where);
+/* The shape of a nest of JSON arrays whose leaves are not arrays; -1 when not rectangular. */
+int zh5_record_shape(const zj *value, int *rank, hsize_t *dims);
+/* The elements of buf (native type described by rec) as nested JSON arrays of the space's shape. */
+zj *zh5_record_nest(const zj *rec, hid_t native, hid_t space, const unsigned char *buf);
+/* The leaves of `value` (of shape rank/dims) into buf in the native type; <0 (error pushed). */
+herr_t zh5_record_unnest(const zj *rec, hid_t native, const zj *value, int rank, const hsize_t *dims,
+                         unsigned char *buf, const char *where);
 /* attr.c: the number of attributes of the node at path (kind: its kind); -1 on error. */
 int zh5_attr_count(zh5_file *file, const char *path, zarr_node_type kind);
 

@@ -23,6 +23,9 @@ Covered:
     one that zarr-python reads, configured only by the connector's `store_options` setting;
   * deleting nodes (`del f[name]`, H5Ldelete) of a consolidated hierarchy written by zarr-python: an array
     and a nested group vanish for zarr-python (store walk and consolidated metadata), siblings unchanged;
+  * compound (complex numbers too), enum and null-dataspace (Empty) attributes: written by h5py through the
+    connector, their records and JSON values read by zarr-python, their types and values read back by h5py,
+    and the same through h5tozarr and zarrtoh5;
   * refusals: a plain directory, a corrupt zarr.json, writes to a file opened read-only, a type without
     Zarr equivalent (compound), an array of a type not mapped yet (datetime64) - each an exception with the reason (a selection outside the extent: the
     C test, as h5py clips slices itself).
@@ -192,6 +195,13 @@ def check_array(d, a, path):
         eq(d[3:9, 2:5], whole[3:9, 2:5], f"{path} block")
     if a.dtype.kind in "iuf" and a.dtype.itemsize < 8:
         eq(d.astype("f8")[()], whole.astype("f8"), f"{path} as float64")
+    if a.dtype.kind in "iu" and a.dtype.itemsize <= 2 and a.ndim >= 1:   # converted by libzarr (lossless)
+        eq(d.astype("f4")[::2], whole[::2].astype("f4"), f"{path} [::2] as float32")
+        eq(d.astype("i8")[1::3], whole[1::3].astype("i8"), f"{path} [1::3] as int64")
+    if a.dtype.kind == "f" and a.ndim >= 1:   # converted by HDF5 (may lose: float to int16)
+        lo, hi = np.nanmin(whole), np.nanmax(whole)
+        if np.isfinite(lo) and np.isfinite(hi) and -30000 < lo and hi < 30000:
+            eq(d.astype("i2")[::2], whole[::2].astype("i2"), f"{path} [::2] as int16")
     assert {k: plain(v) for k, v in d.attrs.items()} == dict(a.attrs), \
         f"{path}: attributes {dict(d.attrs)} != {dict(a.attrs)}"
 
@@ -673,6 +683,149 @@ def t_typed_attributes(r):
                 same_attr(np.asarray(val, dtype=want.dtype), v, f"zarrtoh5 /{where} {k}")
 
 
+STRUCT_ATTRS_SRC = """
+POINT = np.dtype([("x", "<i4"), ("y", "<f8"), ("ok", "?")])
+COLOURS = {"RED": 0, "GREEN": 1, "BLUE": 42}
+COLOUR = h5py.enum_dtype(COLOURS, basetype="i2")
+LEVEL = h5py.enum_dtype({"LOW": 3, "HIGH": 250}, basetype="u1")
+# a compound with an enum field
+TAGGED = np.dtype([("n", "<u2"), ("c", COLOUR)])
+STRUCT_ATTRS = {   # name: (value, dtype)
+    "point": (np.array((1, 2.5, True), POINT), POINT),
+    "points": (np.array([(1, 0.1, False), (-2, np.nan, True), (3, -np.inf, False)], POINT), POINT),
+    "colour": (np.int16(42), COLOUR),
+    "levels": (np.array([[3, 250, 3], [250, 250, 3]], "u1"), LEVEL),
+    "tagged": (np.array([(7, 1), (65535, 42)], TAGGED), TAGGED),
+    "z64": (np.complex64(1.5 - 2j), np.dtype("c8")),
+    "z128": (np.array([1 + 2j, -3.25 + 0.5j]), np.dtype("c16")),
+    "none_f4": (h5py.Empty("f4"), np.dtype("f4")),
+    "none_i64": (h5py.Empty("i8"), np.dtype("i8")),
+    "none_point": (h5py.Empty(POINT), POINT),
+}
+
+
+# attribute `name` as h5py reads it equals the value written, with the same dtype (enum members included,
+# in fields too: the attribute's HDF5 type as h5py maps it)
+def same_struct_attr(attrs, name, value, dt, what):
+    got, htype = attrs[name], attrs.get_id(name).dtype
+    assert htype == dt, f"{what}: dtype {htype} != {dt}"
+    enums = [h5py.check_enum_dtype(t) for t in ([htype[n] for n in htype.names] if htype.names else [htype])]
+    assert enums == [h5py.check_enum_dtype(t) for t in ([dt[n] for n in dt.names] if dt.names else [dt])], \\
+        f"{what}: enum members {enums}"
+    if isinstance(value, h5py.Empty):
+        assert isinstance(got, h5py.Empty) and got.dtype == dt, f"{what}: {got!r} is not Empty({dt})"
+        return
+    got = np.asarray(got)
+    want = np.asarray(value, dtype=dt)
+    assert got.shape == want.shape, f"{what}: shape {got.shape} != {want.shape}"
+    if dt.names:
+        for n in dt.names:
+            assert np.array_equal(got[n], want[n], equal_nan=want[n].dtype.kind == "f"), f"{what}.{n}: {got!r}"
+    else:
+        assert np.array_equal(got, want), f"{what}: {got!r} != {want!r}"
+"""
+exec(STRUCT_ATTRS_SRC)
+NATIVE_STRUCTS = "import sys, h5py, numpy as np\n" + STRUCT_ATTRS_SRC + """
+mode, path = sys.argv[1], sys.argv[2]
+with h5py.File(path, "w" if mode == "write" else "r") as f:
+    d = f.create_dataset("d", data=np.arange(3, dtype="i2")) if mode == "write" else f["d"]
+    for o in (f, d):
+        for k, (v, dt) in STRUCT_ATTRS.items():
+            if mode == "write":
+                o.attrs.create(k, v, dtype=dt) if not isinstance(v, h5py.Empty) else o.attrs.__setitem__(k, v)
+            else:
+                same_struct_attr(o.attrs, k, v, dt, f"native {o.name} attribute {k}")
+if mode == "read":
+    print("{}")
+"""
+POINT_REC = {"compound": [["x", "int32"], ["y", "float64"], ["ok", "bool"]]}
+COLOUR_REC = {"enum": {"base": "int16", "members": {"RED": 0, "GREEN": 1, "BLUE": 42}}}
+STRUCT_RECORDS = {
+    "point": POINT_REC, "points": POINT_REC, "colour": COLOUR_REC,
+    "levels": {"enum": {"base": "uint8", "members": {"LOW": 3, "HIGH": 250}}},
+    "tagged": {"compound": [["n", "uint16"], ["c", COLOUR_REC]]},
+    "z64": {"compound": [["r", "float32"], ["i", "float32"]]},
+    "z128": {"compound": [["r", "float64"], ["i", "float64"]]},
+    "none_f4": "float32", "none_i64": "int64", "none_point": POINT_REC,
+}
+STRUCT_JSON = {   # what zarr-python finds (NaN compared apart)
+    "point": {"x": 1, "y": 2.5, "ok": True},
+    "points": [{"x": 1, "y": 0.1, "ok": False}, {"x": -2, "y": "nan", "ok": True}, {"x": 3, "y": -np.inf, "ok": False}],
+    "colour": 42, "levels": [[3, 250, 3], [250, 250, 3]],
+    "tagged": [{"n": 7, "c": 1}, {"n": 65535, "c": 42}],
+    "z64": {"r": 1.5, "i": -2.0}, "z128": [{"r": 1.0, "i": 2.0}, {"r": -3.25, "i": 0.5}],
+    "none_f4": None, "none_i64": None, "none_point": None,
+}
+
+
+def same_json(got, want, what):
+    if isinstance(want, dict):
+        assert isinstance(got, dict) and list(got) == list(want), f"{what}: {got!r}"
+        for k in want:
+            same_json(got[k], want[k], f"{what}.{k}")
+    elif isinstance(want, list):
+        assert isinstance(got, list) and len(got) == len(want), f"{what}: {got!r}"
+        for i, (g, w) in enumerate(zip(got, want)):
+            same_json(g, w, f"{what}[{i}]")
+    elif want == "nan":
+        assert isinstance(got, float) and np.isnan(got), f"{what}: {got!r}"
+    else:
+        assert got == want and type(got) is type(want) or (isinstance(want, float) and got == want), \
+            f"{what}: {got!r} != {want!r}"
+
+
+def t_struct_attributes(r):
+    """Compound (complex numbers too), enum and null-dataspace (h5py's Empty) attributes through the
+    connector: recorded in _libzarr_hdf5.attribute_types ({"compound": ...}, {"enum": ...}; an Empty's
+    type by name, its value null), read by zarr-python as JSON objects, integers and None, and by h5py
+    with their types again, also after being overwritten (h5py writes a temporary attribute and renames
+    it) and beside a deleted one."""
+    root = r.path("struct_attrs.zarr")
+    with h5py.File(root, "w") as f:
+        d = f.create_dataset("d", data=np.arange(3, dtype="i2"))
+        for o in (f, d):
+            for k, (v, dt) in STRUCT_ATTRS.items():
+                if isinstance(v, h5py.Empty):
+                    o.attrs[k] = v
+                else:
+                    o.attrs.create(k, v, dtype=dt)
+            o.attrs.create("gone", np.array((5, 1.0, False), POINT))
+            del o.attrs["gone"]
+            o.attrs.create("point", np.array((0, 0.0, False), POINT))   # overwritten by a rename
+            o.attrs.create("point", STRUCT_ATTRS["point"][0])
+    with h5py.File(root, "r") as f:
+        for o in (f, f["d"]):
+            assert sorted(o.attrs) == sorted(STRUCT_ATTRS), sorted(o.attrs)
+            for k, (v, dt) in STRUCT_ATTRS.items():
+                same_struct_attr(o.attrs, k, v, dt, f"{o.name} attribute {k}")
+    zg = zarr.open_group(root, mode="r")
+    for node in (zg, zg["d"]):
+        a = dict(node.attrs)
+        assert a.pop("_libzarr_hdf5") == {"attribute_types": STRUCT_RECORDS}, node.attrs["_libzarr_hdf5"]
+        assert sorted(a) == sorted(STRUCT_JSON), sorted(a)
+        for k, want in STRUCT_JSON.items():
+            same_json(a[k], want, f"zarr-python {node.path or '/'} {k}")
+    z, _ = through_tools(r, "structs", NATIVE_STRUCTS, root)   # the child checks zarrtoh5's file itself
+    if z is not None:
+        with h5py.File(z, "r") as f:   # h5tozarr's records read through the connector
+            for o in (f, f["d"]):
+                for k, (v, dt) in STRUCT_ATTRS.items():
+                    same_struct_attr(o.attrs, k, v, dt, f"h5tozarr {o.name} attribute {k}")
+        zt = zarr.open_group(z, mode="r")
+        assert zt.attrs["_libzarr_hdf5"]["attribute_types"] == STRUCT_RECORDS, zt.attrs["_libzarr_hdf5"]
+    # a bad record: a compound value that lacks a field is refused naming the attribute and the field
+    g = zarr.open_group(root, mode="r+")
+    bad = dict(g.attrs)
+    bad["point"] = {"x": 1, "ok": True}
+    g.attrs.put(bad)
+    with h5py.File(root, "r") as f:
+        try:
+            f.attrs["point"]
+            raise AssertionError("a compound attribute without its field y was read")
+        except OSError as e:
+            assert "point" in str(e) and '"y"' in str(e), str(e)
+
+
 NATIVE_ENUMS = r"""
 import sys, json, h5py, numpy as np
 mode, path = sys.argv[1], sys.argv[2]
@@ -936,6 +1089,7 @@ def main():
     r.run("S3 both ways (moto)", t_s3, r)
     r.run("zip:// and http:// locations", t_zip_http, r)
     r.run("h5py's v1 calls (list, visit, multi-part 'in') with libzarr_h5vol_v1api", t_v1_calls, r)
+    r.run("compound, enum and Empty attributes (connector, zarr-python, h5tozarr, zarrtoh5)", t_struct_attributes, r)
     r.run("typed attributes (connector, zarr-python, h5tozarr, zarrtoh5)", t_typed_attributes, r)
     r.run("enums (connector, zarr-python, h5tozarr, zarrtoh5)", t_enums, r)
     if h5py.version.hdf5_version_tuple >= (2,):   # HDF5 1.14 has no complex number types

@@ -53,7 +53,9 @@ static const char *USAGE_TAIL =
     "             dimensions and each group's dimensions are recorded in the attribute _libzarr_hdf5.\n"
     "  attributes as JSON with their HDF5 types recorded in _libzarr_hdf5.attribute_types: integers,\n"
     "             floats (NaN and infinities as the bare tokens NaN, Infinity, -Infinity), strings (fixed or\n"
-    "             variable length), booleans; a scalar as a JSON scalar, an array as (nested) JSON arrays\n"
+    "             variable length), booleans, enums (their base integers; the members recorded) and\n"
+    "             compounds of these (JSON objects by field; h5py's complex numbers too); a scalar as a JSON\n"
+    "             scalar, an array as (nested) JSON arrays\n"
     "             (in a netCDF-4 file a one-element attribute is a scalar); an empty (null-space) attribute\n"
     "             as null. netCDF's and HDF5's internal attributes (CLASS, NAME, REFERENCE_LIST,\n"
     "             DIMENSION_LIST, _Netcdf4Coordinates, _Netcdf4Dimid, _NCProperties, _nc3_strict,\n"
@@ -276,6 +278,115 @@ static void emit_fstr(sbuf *b, const void *buf, size_t k) {
     sb_json_str(b, s, n);
 }
 
+/* The attribute_types record of an enum (not h5py's boolean) or compound attribute type, as the connector
+ * writes it (docs/hdf5-netcdf.md): {"enum": {"base": "<integer type>", "members": {...}}} or
+ * {"compound": [["<field>", <type name or record>], ...]}. 0 with the reason in msg when a field has no
+ * such form. */
+static int record_json(sbuf *b, hid_t t, char *msg, size_t msz) {
+    H5T_class_t cls = H5Tget_class(t);
+    if ((cls == H5T_INTEGER || cls == H5T_FLOAT) && number_type_name(t)) {
+        sb_printf(b, "\"%s\"", number_type_name(t));
+        return 1;
+    }
+    if (cls == H5T_ENUM && is_h5py_bool(t)) {
+        sb_puts(b, "\"bool\"");
+        return 1;
+    }
+    if (cls == H5T_ENUM) {
+        hid_t base = H5Tget_super(t);
+        const char *bname = number_type_name(base);
+        int sgn = H5Tget_sign(base) == H5T_SGN_2, n = H5Tget_nmembers(t), ok = bname != NULL;
+        if (ok) sb_printf(b, "{\"enum\":{\"base\":\"%s\",\"members\":{", bname);
+        for (int i = 0; ok && i < n; i++) {
+            unsigned char raw[16] = {0};
+            char *mname = H5Tget_member_name(t, (unsigned)i);
+            ok = mname && H5Tget_member_value(t, (unsigned)i, raw) >= 0 &&
+                 H5Tconvert(base, sgn ? H5T_NATIVE_LLONG : H5T_NATIVE_ULLONG, 1, raw, NULL, H5P_DEFAULT) >= 0;
+            if (ok) {
+                if (i) sb_puts(b, ",");
+                sb_json_str(b, mname, strlen(mname));
+                if (sgn) sb_printf(b, ":%lld", *(long long *)raw);
+                else sb_printf(b, ":%llu", *(unsigned long long *)raw);
+            }
+            H5free_memory(mname);
+        }
+        H5Tclose(base);
+        if (ok) sb_puts(b, "}}}");
+        else snprintf(msg, msz, "an enum whose base type is not an integer type of 8-64 bits");
+        return ok;
+    }
+    if (cls == H5T_COMPOUND && H5Tget_nmembers(t) > 0) {
+        int n = H5Tget_nmembers(t), ok = 1;
+        sb_puts(b, "{\"compound\":[");
+        for (int i = 0; ok && i < n; i++) {
+            char *mname = H5Tget_member_name(t, (unsigned)i);
+            hid_t mt = H5Tget_member_type(t, (unsigned)i);
+            if (i) sb_puts(b, ",");
+            sb_puts(b, "[");
+            sb_json_str(b, mname, strlen(mname));
+            sb_puts(b, ",");
+            ok = record_json(b, mt, msg, msz);
+            sb_puts(b, "]");
+            H5free_memory(mname);
+            H5Tclose(mt);
+        }
+        sb_puts(b, "]}");
+        return ok;
+    }
+    snprintf(msg, msz, "a field of type %s (%zu bytes), which an attribute record cannot describe", class_name(t),
+             H5Tget_size(t));
+    return 0;
+}
+
+/* One element of the native type `t` (H5Tget_native_type of an enum or compound attribute type) as JSON:
+ * numbers, true/false for h5py's booleans, an enum's base integer, a compound as an object by field. */
+static void record_value(sbuf *b, hid_t t, const unsigned char *p) {
+    H5T_class_t cls = H5Tget_class(t);
+    size_t size = H5Tget_size(t);
+    if (cls == H5T_COMPOUND) {
+        int n = H5Tget_nmembers(t);
+        sb_puts(b, "{");
+        for (int i = 0; i < n; i++) {
+            char *mname = H5Tget_member_name(t, (unsigned)i);
+            hid_t mt = H5Tget_member_type(t, (unsigned)i);
+            if (i) sb_puts(b, ",");
+            sb_json_str(b, mname, strlen(mname));
+            sb_puts(b, ":");
+            record_value(b, mt, p + H5Tget_member_offset(t, (unsigned)i));
+            H5free_memory(mname);
+            H5Tclose(mt);
+        }
+        sb_puts(b, "}");
+    } else if (cls == H5T_ENUM && is_h5py_bool(t)) {
+        sb_puts(b, p[0] ? "true" : "false");
+    } else if (cls == H5T_ENUM) {
+        hid_t base = H5Tget_super(t);
+        record_value(b, base, p);
+        H5Tclose(base);
+    } else if (cls == H5T_FLOAT) {
+        double d = 0;
+        if (size == sizeof(float)) { float f; memcpy(&f, p, sizeof f); d = f; }
+        else memcpy(&d, p, sizeof d);
+        sb_attr_double(b, d, size == sizeof(float) ? 32 : 64);
+    } else if (H5Tget_sign(t) == H5T_SGN_2) {
+        long long v = size == 1 ? *(const signed char *)p : 0;
+        if (size == 2) { int16_t x; memcpy(&x, p, 2); v = x; }
+        if (size == 4) { int32_t x; memcpy(&x, p, 4); v = x; }
+        if (size == 8) { int64_t x; memcpy(&x, p, 8); v = x; }
+        sb_printf(b, "%lld", v);
+    } else {
+        unsigned long long v = size == 1 ? *p : 0;
+        if (size == 2) { uint16_t x; memcpy(&x, p, 2); v = x; }
+        if (size == 4) { uint32_t x; memcpy(&x, p, 4); v = x; }
+        if (size == 8) { uint64_t x; memcpy(&x, p, 8); v = x; }
+        sb_printf(b, "%llu", v);
+    }
+}
+static hid_t g_rec_type;
+static void emit_rec(sbuf *b, const void *buf, size_t k) {
+    record_value(b, g_rec_type, (const unsigned char *)buf + k * H5Tget_size(g_rec_type));
+}
+
 static herr_t attr_cb(hid_t loc, const char *name, const H5A_info_t *info, void *data) {
     (void)info;
     attr_ctx *c = data;
@@ -299,11 +410,19 @@ static herr_t attr_cb(hid_t loc, const char *name, const H5A_info_t *info, void 
     H5T_class_t cls = H5Tget_class(t);
     sbuf v = {0};
     const char *tname = NULL;
+    sbuf rec = {0};   /* the record of an enum or compound type */
     int bad = 0;
     if (cls == H5T_INTEGER || cls == H5T_FLOAT) tname = number_type_name(t);
     else if (is_h5py_bool(t)) tname = "bool";
     else if (cls == H5T_STRING) tname = H5Tis_variable_str(t) > 0 ? "string" : "char";
-    if (!tname) {
+    else if (cls == H5T_ENUM || cls == H5T_COMPOUND) {
+        char why[400];
+        if (record_json(&rec, t, why, sizeof why)) tname = rec.p;
+        else snprintf(msg, sizeof msg, "attribute '%s': %s", name, why);
+    }
+    if (!tname && rec.n) {
+        unsupported(c->path, msg);
+    } else if (!tname) {
         snprintf(msg, sizeof msg, "attribute '%s' of type %s (%zu bytes) is not supported", name, class_name(t), H5Tget_size(t));
         unsupported(c->path, msg);
     } else if (scls == H5S_NULL) {
@@ -330,6 +449,14 @@ static herr_t attr_cb(hid_t loc, const char *name, const H5A_info_t *info, void 
             void *buf = xmalloc((size_t)n * 8);
             if (H5Aread(a, H5T_NATIVE_DOUBLE, buf) < 0) bad = 1;
             if (!bad) nested(&v, rank, dims, buf, &k, H5Tget_size(t) == 8 ? emit_f64 : emit_f32);
+            free(buf);
+        } else if (rec.n) {
+            hid_t mt = H5Tget_native_type(t, H5T_DIR_ASCEND);
+            void *buf = xmalloc((size_t)n * H5Tget_size(mt) + 1);
+            if (H5Aread(a, mt, buf) < 0) bad = 1;
+            g_rec_type = mt;
+            if (!bad) nested(&v, rank, dims, buf, &k, emit_rec);
+            H5Tclose(mt);
             free(buf);
         } else if (cls == H5T_ENUM) {
             hid_t mt = H5Tget_native_type(t, H5T_DIR_ASCEND);
@@ -366,8 +493,14 @@ static herr_t attr_cb(hid_t loc, const char *name, const H5A_info_t *info, void 
         sb_puts(c->out, v.p);
         if (c->types->n) sb_puts(c->types, ",");
         sb_json_str(c->types, name, strlen(name));
-        sb_printf(c->types, ":\"%s\"", tname);
+        if (rec.n) {
+            sb_puts(c->types, ":");
+            sb_puts(c->types, rec.p);
+        } else {
+            sb_printf(c->types, ":\"%s\"", tname);
+        }
     }
+    free(rec.p);
     free(v.p);
     H5Sclose(sp);
     H5Tclose(t);

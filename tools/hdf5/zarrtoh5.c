@@ -26,7 +26,9 @@ static const char *USAGE =
     "                      without it such an array is an error (exit status 2) and nothing is written\n"
     "  -q, --quiet         no progress line (it is shown only when stderr is a terminal)\n"
     "  -h, --help          this text\n"
-    "\n"
+    "\n";
+/* The second half of the usage text (one literal would pass the 4095 characters C99 compilers must take). */
+static const char *USAGE_CONVERTED =
     "What is converted (docs/hdf5-netcdf.md has the conventions):\n"
     "  arrays      bool (as h5py's boolean enum), int8..int64, uint8..uint64, float16, float32, float64,\n"
     "              stored little-endian; complex64 / complex128 (as h5py's compound {r, i}); structured\n"
@@ -49,7 +51,9 @@ static const char *USAGE =
     "              array uses keeps its recorded size. `_libzarr_hdf5.unlimited_dimensions` makes the\n"
     "              dimension unlimited (maximum size H5S_UNLIMITED) in every dataset that uses it.\n"
     "  attributes  with `_libzarr_hdf5.attribute_types`: that type (int16 stays int16, float32 stays\n"
-    "              float32; \"char\" -> a fixed-length string, \"string\" -> variable-length). Without it:\n"
+    "              float32; \"char\" -> a fixed-length string, \"string\" -> variable-length; an\n"
+    "              {\"enum\": ...} record -> that enum; a {\"compound\": ...} record -> that compound, each\n"
+    "              element a JSON object by field). Without it:\n"
     "              JSON integers -> int64 (uint64 above its range); other numbers (also NaN, Infinity)\n"
     "              -> float64; strings -> UTF-8 variable-length strings; true/false -> h5py's boolean enum;\n"
     "              an array's _FillValue -> the array's data type (xarray's base64 form of a float fill\n"
@@ -252,6 +256,189 @@ static int xarray_fill(const char *s, double *d) {
     return 1;
 }
 
+/* The native HDF5 type of an attribute_types record of an enum or compound attribute (as h5tozarr and the
+ * connector write them, docs/hdf5-netcdf.md): {"enum": {"base": "<integer type>", "members": {...}}} or
+ * {"compound": [["<field>", <type name or record>], ...]} (packed); a field's type may also be a number
+ * or "bool" name. -1 with the reason in msg when the record is not one of these. */
+static hid_t record_type(const jv *rec, char *msg, size_t msz) {
+    hid_t ft, mt;
+    if (rec->t == J_STR) {
+        int zt = numeric_type_by_name(rec->s);
+        if (zt < 0 || !plain_types((zarr_data_type)zt, &ft, &mt)) {
+            snprintf(msg, msz, "\"%s\" is not a number or bool type", rec->s);
+            return -1;
+        }
+        H5Tclose(ft);
+        return mt;
+    }
+    const jv *en = jv_get(rec, "enum"), *fields = jv_get(rec, "compound");
+    if (rec->t == J_OBJ && en) {
+        const jv *base = jv_get(en, "base"), *members = jv_get(en, "members");
+        int zt = base && base->t == J_STR ? numeric_type_by_name(base->s) : -1;
+        if (zt < 0 || !is_integer((zarr_data_type)zt) || !members || members->t != J_OBJ || !members->n) {
+            snprintf(msg, msz, "an enum record needs an integer \"base\" and \"members\"");
+            return -1;
+        }
+        plain_types((zarr_data_type)zt, &ft, &mt);
+        hid_t out = H5Tenum_create(mt);
+        H5Tclose(ft);
+        H5Tclose(mt);
+        for (size_t k = 0; k < members->n; k++) {
+            const jv *val = &members->items[k];
+            int64_t value[2] = {0, 0};
+            if (val->t != J_NUM || !(val->is_int || val->is_uint)) {
+                snprintf(msg, msz, "enum member '%s' has no integer value", members->keys[k]);
+                H5Tclose(out);
+                return -1;
+            }
+            store_int(value, (zarr_data_type)zt, val->is_int ? val->i : (int64_t)val->u);
+            if (H5Tenum_insert(out, members->keys[k], value) < 0) {
+                snprintf(msg, msz, "enum member '%s' could not be added (a repeated name or value?)", members->keys[k]);
+                H5Tclose(out);
+                return -1;
+            }
+        }
+        return out;
+    }
+    if (rec->t != J_OBJ || !fields || fields->t != J_ARR || !fields->n) {
+        snprintf(msg, msz, "the record is neither a type name, an enum nor a compound record");
+        return -1;
+    }
+    hid_t *types = xmalloc(fields->n * sizeof *types);
+    size_t total = 0, k;
+    for (k = 0; k < fields->n; k++) {
+        const jv *f = &fields->items[k];
+        if (f->t != J_ARR || f->n != 2 || f->items[0].t != J_STR) {
+            snprintf(msg, msz, "compound field %zu is not [name, type]", k);
+            break;
+        }
+        if ((types[k] = record_type(&f->items[1], msg, msz)) < 0) break;
+        total += H5Tget_size(types[k]);
+    }
+    hid_t out = -1;
+    if (k == fields->n) {
+        out = H5Tcreate(H5T_COMPOUND, total);
+        size_t off = 0;
+        for (size_t i = 0; i < fields->n && out >= 0; i++) {
+            if (H5Tinsert(out, fields->items[i].items[0].s, off, types[i]) < 0) {
+                snprintf(msg, msz, "compound field '%s' could not be added (a repeated name?)", fields->items[i].items[0].s);
+                H5Tclose(out);
+                out = -1;
+            }
+            off += H5Tget_size(types[i]);
+        }
+    }
+    for (size_t i = 0; i < k; i++) H5Tclose(types[i]);
+    free(types);
+    return out;
+}
+
+/* The JSON value `v` as one element of the native type `t` (record_type) at p; 0 when it does not fit. */
+static int record_value(hid_t t, const jv *v, unsigned char *p) {
+    H5T_class_t cls = H5Tget_class(t);
+    if (cls == H5T_COMPOUND) {
+        if (v->t != J_OBJ) return 0;
+        int n = H5Tget_nmembers(t), ok = 1;
+        for (int i = 0; ok && i < n; i++) {
+            char *mname = H5Tget_member_name(t, (unsigned)i);
+            hid_t mt = H5Tget_member_type(t, (unsigned)i);
+            const jv *fv = jv_get(v, mname);
+            ok = fv && record_value(mt, fv, p + H5Tget_member_offset(t, (unsigned)i));
+            H5free_memory(mname);
+            H5Tclose(mt);
+        }
+        return ok;
+    }
+    if (cls == H5T_ENUM && H5Tget_size(t) == 1 && v->t == J_BOOL) { /* h5py's boolean */
+        p[0] = (unsigned char)(v->i != 0);
+        return 1;
+    }
+    hid_t num = cls == H5T_ENUM ? H5Tget_super(t) : H5Tcopy(t);
+    unsigned char tmp[16] = {0};
+    hid_t src;
+    double d;
+    if (v->t == J_NUM && H5Tget_class(num) == H5T_FLOAT) {
+        memcpy(tmp, &v->d, sizeof v->d);
+        src = H5T_NATIVE_DOUBLE;
+    } else if (v->t == J_STR && H5Tget_class(num) == H5T_FLOAT && nonfinite_str(v, &d)) {
+        memcpy(tmp, &d, sizeof d);
+        src = H5T_NATIVE_DOUBLE;
+    } else if (v->t == J_NUM && v->is_int) {
+        memcpy(tmp, &v->i, 8);
+        src = H5T_NATIVE_INT64;
+    } else if (v->t == J_NUM && v->is_uint) {
+        memcpy(tmp, &v->u, 8);
+        src = H5T_NATIVE_UINT64;
+    } else {
+        H5Tclose(num);
+        return 0;
+    }
+    int ok = H5Tconvert(src, num, 1, tmp, NULL, H5P_DEFAULT) >= 0;
+    if (ok) memcpy(p, tmp, H5Tget_size(num));
+    H5Tclose(num);
+    return ok;
+}
+
+/* The leaves of a rectangular nest of arrays (leaves may be objects), in order, and its shape (`set`:
+ * which dims are known); 0 when it is not rectangular. `leaves` NULL: only counted. */
+static int record_leaves(const jv *v, int depth, int *rank, hsize_t *dims, int *set, const jv **leaves, size_t *n) {
+    if (v->t == J_ARR) {
+        if (depth >= 32 || (*rank >= 0 && depth >= *rank)) return 0;
+        if (set[depth] && dims[depth] != v->n) return 0;
+        dims[depth] = v->n;
+        set[depth] = 1;
+        if (v->n == 0) {
+            if (*rank < 0) *rank = depth + 1;
+            return *rank == depth + 1;
+        }
+        for (size_t k = 0; k < v->n; k++)
+            if (!record_leaves(&v->items[k], depth + 1, rank, dims, set, leaves, n)) return 0;
+        return 1;
+    }
+    if (*rank < 0) *rank = depth;
+    if (*rank != depth) return 0;
+    if (leaves) leaves[*n] = v;
+    (*n)++;
+    return 1;
+}
+
+/* Writes an enum or compound attribute `name` = `v` of the record `rec`. */
+static void write_record_attr(hid_t obj, const char *name, const jv *v, const jv *rec, const char *path) {
+    char msg[512];
+    hid_t t = record_type(rec, msg, sizeof msg);
+    if (t < 0) die("%s: attribute '%s': its record in _libzarr_hdf5.attribute_types: %s", path, name, msg);
+    hid_t sp;
+    unsigned char *buf = NULL;
+    if (v->t == J_NULL) {
+        sp = H5Screate(H5S_NULL);
+    } else {
+        int rank = -1, set[32] = {0};
+        hsize_t dims[32] = {0};
+        size_t n = 0;
+        if (!record_leaves(v, 0, &rank, dims, set, NULL, &n))
+            die("%s: attribute '%s' is not a rectangular nest of arrays", path, name);
+        const jv **leaves = xmalloc((n ? n : 1) * sizeof *leaves);
+        size_t m = 0;
+        rank = -1;
+        memset(set, 0, sizeof set);
+        record_leaves(v, 0, &rank, dims, set, leaves, &m);
+        size_t es = H5Tget_size(t);
+        buf = xmalloc((n ? n : 1) * es);
+        memset(buf, 0, (n ? n : 1) * es);
+        for (size_t i = 0; i < n; i++)
+            if (!record_value(t, leaves[i], buf + i * es))
+                die("%s: attribute '%s': element %zu does not match its recorded type", path, name, i);
+        free(leaves);
+        sp = rank ? H5Screate_simple(rank, dims, NULL) : H5Screate(H5S_SCALAR);
+    }
+    hid_t a = H5Acreate2(obj, name, t, sp, H5P_DEFAULT, H5P_DEFAULT);
+    if (a < 0 || (buf && H5Awrite(a, t, buf) < 0)) die("%s: attribute '%s' could not be written to HDF5", path, name);
+    H5Aclose(a);
+    H5Sclose(sp);
+    H5Tclose(t);
+    free(buf);
+}
+
 /* Writes attribute `name` = `v`; `tname` is its type from attribute_types (NULL: none). */
 static void write_attr(hid_t obj, const char *name, const jv *v, const char *tname, const char *path) {
     int rank = -1, kind = K_NONE, dims_set[32] = {0};
@@ -360,7 +547,8 @@ static void write_attrs(hid_t obj, const jv *o, const char *path, int fill_type,
                 v = &fill;
             }
         }
-        write_attr(obj, name, v, tname, path);
+        if (t && t->t == J_OBJ) write_record_attr(obj, name, v, t, path);
+        else write_attr(obj, name, v, tname, path);
     }
 }
 
@@ -1086,7 +1274,7 @@ int main(int argc, char **argv) {
     int npos = 0, overwrite = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) { fputs(USAGE, stdout); return 0; }
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) { fputs(USAGE, stdout); fputs(USAGE_CONVERTED, stdout); return 0; }
         else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) g_quiet = 1;
         else if (!strcmp(a, "--overwrite")) overwrite = 1;
         else if (!strcmp(a, "--skip-unsupported")) g_skip_unsupported = 1;
@@ -1094,7 +1282,7 @@ int main(int argc, char **argv) {
         else if (npos < 2) pos[npos++] = a;
         else die("too many arguments (see --help)");
     }
-    if (npos != 2) { fputs(USAGE, stderr); return 1; }
+    if (npos != 2) { fputs(USAGE, stderr); fputs(USAGE_CONVERTED, stderr); return 1; }
     const char *in = pos[0], *out = pos[1];
     struct stat st;
     if (stat(in, &st) != 0) die("%s: no such Zarr array or group (%s)", in, strerror(errno));
