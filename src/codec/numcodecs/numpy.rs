@@ -841,4 +841,33 @@ mod tests {
         assert!(!scalar_assign_ok(Canon::Float(f64::NAN), Kind::I64));
         assert!(scalar_assign_ok(Canon::Float(f64::NAN), Kind::U16));
     }
+
+    /// Speed probe, run by hand under callgrind (`--ignored numpy::tests::round_trip_probe`): a round
+    /// trip of 1 Mi elements through each numcodecs filter that computes with this model.
+    #[test]
+    #[ignore]
+    fn round_trip_probe() {
+        use crate::codec::filter::test_filter;
+        use serde_json::json;
+        let n = 1 << 20;
+        let f8: Vec<u8> = (0..n).flat_map(|i| (1000.0 + (i % 977) as f64 * 0.37).to_le_bytes()).collect();
+        let i4: Vec<u8> = (0..n).flat_map(|i| ((i as i32 / 3) ^ 0x55).to_le_bytes()).collect();
+        let cases = [
+            (json!({"id": "delta", "dtype": "<i4", "astype": "<i2"}), "<i4", &i4),
+            (json!({"id": "delta", "dtype": "<f8"}), "<f8", &f8),
+            (json!({"id": "fixedscaleoffset", "offset": 1000, "scale": 10, "dtype": "<f8", "astype": "<u2"}), "<f8", &f8),
+            (json!({"id": "quantize", "digits": 3, "dtype": "<f8", "astype": "<f4"}), "<f8", &f8),
+            (json!({"id": "astype", "encode_dtype": "<f4", "decode_dtype": "<f8"}), "<f8", &f8),
+            (json!({"id": "astype", "encode_dtype": ">i8", "decode_dtype": "<i4"}), "<i4", &i4),
+        ];
+        let mut sum = 0u64;
+        for (cfg, input, data) in cases {
+            let c = test_filter(cfg, input);
+            let e = c.encode(data).unwrap();
+            let mut out = vec![0; data.len()];
+            c.decode_into(&e, &mut out).unwrap();
+            sum = sum.wrapping_add(out.iter().map(|&b| b as u64).sum::<u64>());
+        }
+        assert_ne!(sum, 0);
+    }
 }
