@@ -1,4 +1,5 @@
-//! The small numpy model the numcodecs filters share: element kinds, numpy type promotion, numpy
+//! The small numpy model the numcodecs filters share: arrays of the numeric and bool data types (their
+//! Rust element types come from `with_data_type!`, the one typed dispatch), numpy type promotion, numpy
 //! `astype` casts, and element-wise arithmetic in a given type, so that every filter computes exactly
 //! what numcodecs (numpy >= 2, NEP 50 scalar rules) computes, bit for bit.
 //!
@@ -30,11 +31,6 @@ use std::any::Any;
 /// Whether `t` is a numeric or bool type this model computes with (`numpy` kinds `b`, `i`, `u`, `f`).
 pub fn is_num(t: &DataType) -> bool {
     with_data_type!(t, numeric_bool, T => true, _ => false)
-}
-
-/// Whether `t` is an integer type (signed or unsigned; not bool).
-pub fn is_int(t: &DataType) -> bool {
-    int_range(t).is_some()
 }
 
 /// Whether `t` is a signed integer type.
@@ -756,6 +752,26 @@ mod tests {
         assert!(!scalar_assign_ok(Canon::Float(-129.0), &DataType::Int8));
         assert!(!scalar_assign_ok(Canon::Float(f64::NAN), &DataType::Int64));
         assert!(scalar_assign_ok(Canon::Float(f64::NAN), &DataType::UInt16));
+    }
+
+    #[test]
+    #[should_panic(expected = "values are not of data type int32")]
+    fn values_must_be_of_the_element_type() {
+        Arr::new(DataType::Int32, vec![1u32]);
+    }
+
+    #[test]
+    fn each_data_type_holds_its_element_type() {
+        // every numeric or bool type loads, casts, compares and stores through with_data_type!
+        for dt in crate::dtype::dispatch::NUMERIC_BOOL {
+            let t = NumType { data_type: dt.clone(), big: true };
+            let bytes: Vec<u8> = (0..3 * dt.size()).map(|i| if dt == DataType::Bool { (i % 2) as u8 } else { i as u8 }).collect();
+            let a = Arr::load(&bytes, &t);
+            assert_eq!((a.data_type(), a.len()), (&dt, 3));
+            assert_eq!(a.to_bytes(true), bytes, "{dt}");
+            let wide = if dt.is_float() { DataType::Float64 } else { DataType::Int64 };
+            assert_eq!(a.clone().cast(&wide).cast(&dt), a, "{dt}");
+        }
     }
 
     /// Speed probe, run by hand under callgrind (`--ignored numpy::tests::round_trip_probe`): a round
