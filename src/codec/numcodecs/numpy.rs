@@ -802,4 +802,34 @@ mod tests {
         }
         assert_ne!(sum, 0);
     }
+
+    /// Speed probe for categorize (its decode reads every code through this model), run by hand
+    /// under callgrind like `round_trip_probe`.
+    #[test]
+    #[ignore]
+    fn categorize_probe() {
+        use crate::codec::numcodecs::{filter, V2Elem};
+        use serde_json::json;
+        let labels = ["red", "green", "blue", "cyan"];
+        let data: Vec<u8> = (0..1usize << 20)
+            .flat_map(|i| {
+                let mut cell = [0u8; 20];
+                for (k, ch) in labels[i % 4].chars().enumerate() {
+                    cell[4 * k..4 * k + 4].copy_from_slice(&(ch as u32).to_le_bytes());
+                }
+                cell
+            })
+            .collect();
+        let input = V2Elem { data_type: DataType::Raw(20), byte_order: None };
+        let mut sum = 0u64;
+        for astype in ["|u1", "<f4"] {
+            let cfg = json!({"id": "categorize", "labels": ["red", "green", "blue"], "dtype": "<U5", "astype": astype});
+            let c = filter(&cfg, &input).unwrap().0;
+            let e = c.encode(&data).unwrap();
+            let mut out = vec![0; data.len()];
+            c.decode_into(&e, &mut out).unwrap();
+            sum = sum.wrapping_add(out.iter().map(|&b| b as u64).sum::<u64>());
+        }
+        assert_ne!(sum, 0);
+    }
 }
