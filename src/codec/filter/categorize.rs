@@ -204,13 +204,14 @@ impl BytesToBytesCodec for CategorizeCodec {
     fn decode_into(&self, encoded: &[u8], out: &mut [u8]) -> Result<()> {
         let n = count(encoded.len(), self.astype.size(), "categorize", "encoded data")?;
         check_out(out, n.saturating_mul(4 * self.chars), "categorize")?;
-        let e = Arr::load(encoded, &self.astype);
-        for (i, o) in out.chunks_exact_mut(4 * self.chars).enumerate() {
-            match self.label_of(e.get(i)) {
+        let mut cells = out.chunks_exact_mut(4 * self.chars);
+        Arr::load(encoded, &self.astype).for_each(|v| {
+            let o = cells.next().expect("one output cell per code");
+            match self.label_of(v) {
                 Some(k) => o.copy_from_slice(&self.label_values[k - 1]),
                 None => o.fill(0),
             }
-        }
+        });
         Ok(())
     }
 

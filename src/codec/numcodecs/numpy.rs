@@ -534,6 +534,11 @@ impl Arr {
         with_values!(ref self, T, v => v[i].canon())
     }
 
+    /// Calls `f` with each element in canonical form, in order (one dispatch for the whole array).
+    pub fn for_each(&self, mut f: impl FnMut(Canon)) {
+        with_values!(ref self, T, v => v.iter().for_each(|x| f(x.canon())))
+    }
+
     /// Writes the elements into `out` (exactly `len * size` bytes) in byte order `big`.
     pub fn store_into(&self, out: &mut [u8], big: bool) {
         debug_assert_eq!(out.len(), self.len() * self.data_type.size());
