@@ -233,6 +233,20 @@ def main():
     add_decode("categorize_decode_f4", C(labels=["x", "y"], dtype="<U2", astype="<f4"),
                np.array([2.0, 1.5, np.nan, 1.0, 0.0, 3.0], dtype="<f4").tobytes(), "<U2")
 
+    # ---- the remaining data types of delta, fixedscaleoffset and categorize (fixed values, in range:
+    # numpy's out-of-range float -> int casts are undefined)
+    add("delta_u4", D(dtype="<u4"), np.array([4000000000, 3, 2**32 - 1, 0, 17], dtype="<u4"))
+    add("delta_be_u4_i4", D(dtype=">u4", astype="<i4"), np.array([1, 5, 4000000000, 2], dtype=">u4"))
+    add("fso_i1", F(offset=-3, scale=2, dtype="|i1", astype="|i1"), np.array([1, -5, 60, -60, 0], dtype="|i1"))
+    add("fso_f8_i1", F(offset=0, scale=10, dtype="<f8", astype="|i1"), np.array([-12.7, 0.05, 3.14, 12.7, -1.0], dtype="<f8"))
+    add("fso_f8_u4", F(offset=100, scale=10**6, dtype="<f8", astype="<u4"), np.array([100.0, 101.5, 4000.123456, 100.000001], dtype="<f8"))
+    add("fso_u4_u8", F(offset=7, scale=3, dtype="<u4", astype="<u8"), np.array([7, 10, 4000000000, 8], dtype="<u4"))
+    add("fso_u8_f8", F(offset=2**40, scale=0.5, dtype="<u8", astype="<f8"), np.array([2**40, 2**41, 2**63 + 2**12, 5], dtype="<u8"))
+    add("fso_f4_u8", F(offset=0, scale=4, dtype="<f4", astype="<u8"), np.array([1.25, 1e10, 0.0, 3.5], dtype="<f4"))
+    for t in ["|b1", "|i1", "<i4", ">i8", "<u4", ">u8", "<f2", ">f8"]:
+        add("categorize_" + t[1:] + ("_be" if t[0] == ">" else ""), C(labels=["p", "q", "r"], dtype="<U1", astype=t),
+            np.array(["q", "p", "", "r", "s", "p"], dtype="<U1"))
+
     # ---- whole v2 chunks: filters chained (each receiving what the previous one produces) + compressor
     add_chunk("chunk_be_i4_delta_shuffle", zarray(">i4", [4, 5], [
         {"id": "delta", "dtype": ">i4", "astype": "<i2"}, {"id": "shuffle", "elementsize": 2}]),

@@ -41,17 +41,18 @@ impl AsTypeCodec {
     pub fn from_config(c: &V2Config, input: &V2Elem) -> Result<(AsTypeCodec, V2Elem)> {
         let encode_dtype = num_type(c, "encode_dtype", None)?;
         let decode_dtype = num_type(c, "decode_dtype", NumType::from_elem(input))?;
-        check_input(c, "decode_dtype", decode_dtype, input)?;
-        Ok((AsTypeCodec::new(encode_dtype, decode_dtype), encode_dtype.elem()))
+        check_input(c, "decode_dtype", &decode_dtype, input)?;
+        let out = encode_dtype.elem();
+        Ok((AsTypeCodec::new(encode_dtype, decode_dtype), out))
     }
 }
 
 /// Casts `data` (elements of `from`) into `out` (elements of `to`).
-fn convert(data: &[u8], from: NumType, to: NumType, out: &mut [u8]) {
+fn convert(data: &[u8], from: &NumType, to: &NumType, out: &mut [u8]) {
     if from == to {
         out.copy_from_slice(data);
     } else {
-        Arr::load(data, from).cast(to.kind).store_into(out, to.big);
+        Arr::load(data, from).cast(&to.data_type).store_into(out, to.big);
     }
 }
 
@@ -59,7 +60,7 @@ impl BytesToBytesCodec for AsTypeCodec {
     fn encode(&self, data: &[u8]) -> Result<Vec<u8>> {
         let n = count(data.len(), self.decode_dtype.size(), "astype", "input")?;
         let mut out = vec![0; n * self.encode_dtype.size()];
-        convert(data, self.decode_dtype, self.encode_dtype, &mut out);
+        convert(data, &self.decode_dtype, &self.encode_dtype, &mut out);
         Ok(out)
     }
 
@@ -74,7 +75,7 @@ impl BytesToBytesCodec for AsTypeCodec {
 
     fn decode_into(&self, encoded: &[u8], out: &mut [u8]) -> Result<()> {
         check_decode(encoded, out, self.encode_dtype.size(), self.decode_dtype.size(), "astype")?;
-        convert(encoded, self.encode_dtype, self.decode_dtype, out);
+        convert(encoded, &self.encode_dtype, &self.decode_dtype, out);
         Ok(())
     }
 

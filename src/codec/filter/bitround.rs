@@ -86,6 +86,8 @@ fn round(b: u64, bits: u32, mantissa: Option<u32>, keepbits: u32) -> u64 {
 /// as for [`round`].
 pub fn round_in_place(data: &mut [u8], size: usize, mantissa: Option<u32>, keepbits: u32, big: bool) {
     let bits = 8 * size as u32;
+    // A loop per word width and byte order (bitround works on bit patterns), not a data type -> element
+    // type dispatch: that mapping is `with_data_type!`'s alone.
     macro_rules! each {
         ($t:ty, $from:ident, $to:ident) => {
             for e in data.chunks_exact_mut(size) {

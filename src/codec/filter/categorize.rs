@@ -19,7 +19,8 @@
 //! type (numbers compare after numpy's conversion of `i + 1` to it).
 
 use super::{check_out, count, num_type};
-use crate::codec::numcodecs::numpy::{Arr, Canon, Kind, Num, NumType};
+use crate::codec::numcodecs::numpy::{int_range, Arr, Canon, Num, NumType};
+use crate::dtype::DataType;
 use crate::codec::numcodecs::{V2Config, V2Elem};
 use crate::codec::{BytesToBytesCodec, DecodedSize};
 use crate::error::{Error, Result};
@@ -100,8 +101,8 @@ impl CategorizeCodec {
             Some(v) => return Err(c.invalid("labels", &format!("expected a list of strings, got {v}"))),
             None => return Err(c.invalid("labels", "required")),
         };
-        let astype = num_type(c, "astype", Some(NumType { kind: Kind::U8, big: false }))?;
-        Ok((CategorizeCodec::new(labels, dtype.to_string(), chars, big, astype), astype.elem()))
+        let astype = num_type(c, "astype", Some(NumType { data_type: DataType::UInt8, big: false }))?;
+        Ok((CategorizeCodec::new(labels, dtype.to_string(), chars, big, astype.clone()), astype.elem()))
     }
 
     fn new(labels: Vec<String>, dtype: String, chars: usize, big: bool, astype: NumType) -> CategorizeCodec {
@@ -125,7 +126,7 @@ impl CategorizeCodec {
         let mut float_codes = HashMap::new();
         let mut encode_error = None;
         for i in 1..=labels.len() {
-            if let Some((_, hi)) = astype.kind.int_range() {
+            if let Some((_, hi)) = int_range(&astype.data_type) {
                 if i as i128 > hi && encode_error.is_none() {
                     encode_error = Some(format!(
                         "label number {i} does not fit astype {} (numpy raises OverflowError)",
@@ -134,8 +135,8 @@ impl CategorizeCodec {
                 }
             }
             let mut bytes = vec![0u8; astype.size()];
-            let value = code_value(astype.kind, i);
-            store_canon(astype, value, &mut bytes);
+            let value = code_value(&astype.data_type, i);
+            store_canon(&astype, value, &mut bytes);
             if let Canon::Float(f) = value {
                 if !f.is_nan() {
                     float_codes.insert(f.to_bits(), i);
@@ -157,9 +158,9 @@ impl CategorizeCodec {
 }
 
 /// numpy's conversion of the python int `i` to `kind` (wrapping never happens: too large is refused).
-fn code_value(kind: Kind, i: usize) -> Canon {
+fn code_value(data_type: &DataType, i: usize) -> Canon {
     crate::dtype::dispatch::with_data_type!(
-        kind.data_type(),
+        data_type,
         [Bool Float16 Float32 Float64],
         T => <T as Num>::from_canon(Canon::Int(i as i128)).canon(),
         _ => Canon::Int(i as i128)
@@ -167,12 +168,12 @@ fn code_value(kind: Kind, i: usize) -> Canon {
 }
 
 /// Writes `v` as one element of `t`.
-fn store_canon(t: NumType, v: Canon, out: &mut [u8]) {
+fn store_canon(t: &NumType, v: Canon, out: &mut [u8]) {
     let a = match v {
-        Canon::Int(i) => Arr::I64(vec![i.clamp(i64::MIN as i128, i64::MAX as i128) as i64]),
-        Canon::Float(f) => Arr::F64(vec![f]),
+        Canon::Int(i) => Arr::new(DataType::Int64, vec![i.clamp(i64::MIN as i128, i64::MAX as i128) as i64]),
+        Canon::Float(f) => Arr::new(DataType::Float64, vec![f]),
     };
-    a.cast(t.kind).store_into(out, t.big);
+    a.cast(&t.data_type).store_into(out, t.big);
 }
 
 impl BytesToBytesCodec for CategorizeCodec {
@@ -203,13 +204,14 @@ impl BytesToBytesCodec for CategorizeCodec {
     fn decode_into(&self, encoded: &[u8], out: &mut [u8]) -> Result<()> {
         let n = count(encoded.len(), self.astype.size(), "categorize", "encoded data")?;
         check_out(out, n.saturating_mul(4 * self.chars), "categorize")?;
-        let e = Arr::load(encoded, self.astype);
-        for (i, o) in out.chunks_exact_mut(4 * self.chars).enumerate() {
-            match self.label_of(e.get(i)) {
+        let mut cells = out.chunks_exact_mut(4 * self.chars);
+        Arr::load(encoded, &self.astype).for_each(|v| {
+            let o = cells.next().expect("one output cell per code");
+            match self.label_of(v) {
                 Some(k) => o.copy_from_slice(&self.label_values[k - 1]),
                 None => o.fill(0),
             }
-        }
+        });
         Ok(())
     }
 

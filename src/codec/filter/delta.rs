@@ -15,7 +15,8 @@
 //! integer `astype`, NaN or infinity into one), encoding fails with `Error::Value`.
 
 use super::{check_decode, check_input, count, decode_new, num_type, ratio_size};
-use crate::codec::numcodecs::numpy::{scalar_assign_ok, Arr, Kind, NumType};
+use crate::codec::numcodecs::numpy::{promote, scalar_assign_ok, Arr, NumType};
+use crate::dtype::DataType;
 use crate::codec::numcodecs::{V2Config, V2Elem};
 use crate::codec::{BytesToBytesCodec, DecodedSize};
 use crate::error::{Error, Result};
@@ -37,8 +38,8 @@ pub struct DeltaCodec {
 impl DeltaCodec {
     /// A codec storing the differences of `dtype` elements as `astype`.
     pub fn new(dtype: NumType, astype: NumType) -> Result<DeltaCodec> {
-        for t in [dtype, astype] {
-            if t.kind == Kind::Bool {
+        for t in [&dtype, &astype] {
+            if t.data_type == DataType::Bool {
                 return Err(Error::Unsupported(format!("numcodecs 'delta': bool dtype '{}' is not supported", t.typestr())));
             }
         }
@@ -48,27 +49,28 @@ impl DeltaCodec {
     /// Builds the filter from its configuration for `input` elements; returns what it produces.
     pub fn from_config(c: &V2Config, input: &V2Elem) -> Result<(DeltaCodec, V2Elem)> {
         let dtype = num_type(c, "dtype", NumType::from_elem(input))?;
-        check_input(c, "dtype", dtype, input)?;
-        let astype = num_type(c, "astype", Some(dtype))?;
-        Ok((DeltaCodec::new(dtype, astype)?, astype.elem()))
+        check_input(c, "dtype", &dtype, input)?;
+        let astype = num_type(c, "astype", Some(dtype.clone()))?;
+        let out = astype.elem();
+        Ok((DeltaCodec::new(dtype, astype)?, out))
     }
 }
 
 impl BytesToBytesCodec for DeltaCodec {
     fn encode(&self, data: &[u8]) -> Result<Vec<u8>> {
         count(data.len(), self.dtype.size(), "delta", "input")?;
-        let x = Arr::load(data, self.dtype);
+        let x = Arr::load(data, &self.dtype);
         if x.is_empty() {
             return Ok(Vec::new());
         }
-        if !scalar_assign_ok(x.get(0), self.astype.kind) {
+        if !scalar_assign_ok(x.get(0), &self.astype.data_type) {
             return Err(Error::Value(format!(
                 "delta: the first element {:?} does not fit astype {} (numcodecs raises here)",
                 x.get(0),
                 self.astype.typestr()
             )));
         }
-        Ok(x.first_and_diff().cast(self.astype.kind).to_bytes(self.astype.big))
+        Ok(x.first_and_diff().cast(&self.astype.data_type).to_bytes(self.astype.big))
     }
 
     fn decode<'a>(&self, encoded: &'a [u8], size: DecodedSize) -> Result<Cow<'a, [u8]>> {
@@ -77,8 +79,8 @@ impl BytesToBytesCodec for DeltaCodec {
 
     fn decode_into(&self, encoded: &[u8], out: &mut [u8]) -> Result<()> {
         check_decode(encoded, out, self.astype.size(), self.dtype.size(), "delta")?;
-        let acc = Kind::promote(self.dtype.kind, self.astype.kind);
-        Arr::load(encoded, self.astype).cast(acc).cumsum().cast(self.dtype.kind).store_into(out, self.dtype.big);
+        let acc = promote(&self.dtype.data_type, &self.astype.data_type);
+        Arr::load(encoded, &self.astype).cast(&acc).cumsum().cast(&self.dtype.data_type).store_into(out, self.dtype.big);
         Ok(())
     }
 

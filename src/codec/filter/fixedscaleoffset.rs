@@ -19,7 +19,8 @@
 //! refused. Integers in `offset`/`scale` beyond 128 bits are refused.
 
 use super::{check_decode, check_input, count, decode_new, num_type, py_number, ratio_size};
-use crate::codec::numcodecs::numpy::{Arr, Canon, Kind, NumType, Op};
+use crate::codec::numcodecs::numpy::{Arr, Canon, NumType, Op};
+use crate::dtype::DataType;
 use crate::codec::numcodecs::{V2Config, V2Elem};
 use crate::codec::{BytesToBytesCodec, DecodedSize};
 use crate::error::{Error, Result};
@@ -47,10 +48,10 @@ impl FixedScaleOffsetCodec {
         let offset = py_number(c, "offset")?;
         let scale = py_number(c, "scale")?;
         let dtype = num_type(c, "dtype", NumType::from_elem(input))?;
-        check_input(c, "dtype", dtype, input)?;
-        let astype = num_type(c, "astype", Some(dtype))?;
-        for t in [dtype, astype] {
-            if t.kind == Kind::Bool {
+        check_input(c, "dtype", &dtype, input)?;
+        let astype = num_type(c, "astype", Some(dtype.clone()))?;
+        for t in [&dtype, &astype] {
+            if t.data_type == DataType::Bool {
                 return Err(Error::Unsupported(format!(
                     "numcodecs 'fixedscaleoffset': bool dtype '{}' is not supported",
                     t.typestr()
@@ -64,7 +65,8 @@ impl FixedScaleOffsetCodec {
             "dtype": dtype.typestr(),
             "astype": astype.typestr(),
         });
-        Ok((FixedScaleOffsetCodec { offset, scale, dtype, astype, json }, astype.elem()))
+        let out = astype.elem();
+        Ok((FixedScaleOffsetCodec { offset, scale, dtype, astype, json }, out))
     }
 }
 
@@ -75,10 +77,10 @@ fn overflow(msg: String) -> Error {
 impl BytesToBytesCodec for FixedScaleOffsetCodec {
     fn encode(&self, data: &[u8]) -> Result<Vec<u8>> {
         count(data.len(), self.dtype.size(), "fixedscaleoffset", "input")?;
-        let x = Arr::load(data, self.dtype);
+        let x = Arr::load(data, &self.dtype);
         let y = x.op_py(Op::Sub, self.offset).map_err(overflow)?;
         let y = y.op_py(Op::Mul, self.scale).map_err(overflow)?;
-        Ok(y.rint().cast(self.astype.kind).to_bytes(self.astype.big))
+        Ok(y.rint().cast(&self.astype.data_type).to_bytes(self.astype.big))
     }
 
     fn decode<'a>(&self, encoded: &'a [u8], size: DecodedSize) -> Result<Cow<'a, [u8]>> {
@@ -87,11 +89,11 @@ impl BytesToBytesCodec for FixedScaleOffsetCodec {
 
     fn decode_into(&self, encoded: &[u8], out: &mut [u8]) -> Result<()> {
         check_decode(encoded, out, self.astype.size(), self.dtype.size(), "fixedscaleoffset")?;
-        let e = Arr::load(encoded, self.astype);
+        let e = Arr::load(encoded, &self.astype);
         // true division never fails (integers become float64); `+ offset` is then on floats
         let y = e.op_py(Op::Div, self.scale).map_err(Error::Internal)?;
         let y = y.op_py(Op::Add, self.offset).map_err(Error::Internal)?;
-        y.cast(self.dtype.kind).store_into(out, self.dtype.big);
+        y.cast(&self.dtype.data_type).store_into(out, self.dtype.big);
         Ok(())
     }
 

@@ -48,7 +48,7 @@ pub fn num_type(c: &V2Config, key: &str, default: Option<NumType>) -> Result<Num
 }
 
 /// Fails unless the configured `t` (member `key`) has the size of the elements the filter receives.
-pub fn check_input(c: &V2Config, key: &str, t: NumType, input: &V2Elem) -> Result<()> {
+pub fn check_input(c: &V2Config, key: &str, t: &NumType, input: &V2Elem) -> Result<()> {
     if t.size() != input.data_type.size() {
         return Err(Error::Metadata(format!(
             "numcodecs '{}': {key} '{}' has {}-byte elements but the filter receives {} ({} bytes)",

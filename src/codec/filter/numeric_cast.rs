@@ -107,6 +107,8 @@ pub struct FloatFormat {
 }
 
 /// The numeric family of a data type.
+/// (Kept beside `with_data_type!`: the format parameters the exact conversion computes with, not a
+/// choice of Rust element type; elements are read and written through [`with_elem`].)
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
     /// Two's-complement (signed) or unsigned integer of `bits` bits.
@@ -351,6 +353,8 @@ pub trait Elem {
     fn write(bits: u64, out: &mut [u8]);
 }
 
+// Per-type `Elem` impls (the arithmetic of each element type), not a dispatch: the element type of a
+// data type is chosen by `with_data_type!` in [`with_elem`].
 macro_rules! int_elem {
     ($t:ty, $u:ty) => {
         impl Elem for $t {

@@ -58,16 +58,17 @@ impl QuantizeCodec {
     pub fn from_config(c: &V2Config, input: &V2Elem) -> Result<(QuantizeCodec, V2Elem)> {
         let digits = py_number(c, "digits")?.to_f64();
         let dtype = num_type(c, "dtype", NumType::from_elem(input)).map_err(float_only)?;
-        check_input(c, "dtype", dtype, input)?;
-        let astype = num_type(c, "astype", Some(dtype)).map_err(float_only)?;
-        for t in [dtype, astype] {
-            if !t.kind.is_float() {
+        check_input(c, "dtype", &dtype, input)?;
+        let astype = num_type(c, "astype", Some(dtype.clone())).map_err(float_only)?;
+        for t in [&dtype, &astype] {
+            if !t.data_type.is_float() {
                 return Err(float_only(Error::Metadata(format!("'{}'", t.typestr()))));
             }
         }
         let scale = scale_for(digits).ok_or_else(|| c.invalid("digits", "numcodecs cannot compute a scale for it"))?;
         let digits = c.get("digits").cloned().unwrap_or(Value::Null);
-        Ok((QuantizeCodec { digits, scale, dtype, astype }, astype.elem()))
+        let out = astype.elem();
+        Ok((QuantizeCodec { digits, scale, dtype, astype }, out))
     }
 }
 
@@ -83,8 +84,8 @@ fn float_only(e: Error) -> Error {
 impl BytesToBytesCodec for QuantizeCodec {
     fn encode(&self, data: &[u8]) -> Result<Vec<u8>> {
         count(data.len(), self.dtype.size(), "quantize", "input")?;
-        let x = Arr::load(data, self.dtype);
-        Ok(x.quantize(self.scale).cast(self.astype.kind).to_bytes(self.astype.big))
+        let x = Arr::load(data, &self.dtype);
+        Ok(x.quantize(self.scale).cast(&self.astype.data_type).to_bytes(self.astype.big))
     }
 
     fn decode<'a>(&self, encoded: &'a [u8], size: DecodedSize) -> Result<Cow<'a, [u8]>> {
@@ -93,7 +94,7 @@ impl BytesToBytesCodec for QuantizeCodec {
 
     fn decode_into(&self, encoded: &[u8], out: &mut [u8]) -> Result<()> {
         check_decode(encoded, out, self.astype.size(), self.dtype.size(), "quantize")?;
-        Arr::load(encoded, self.astype).cast(self.dtype.kind).store_into(out, self.dtype.big);
+        Arr::load(encoded, &self.astype).cast(&self.dtype.data_type).store_into(out, self.dtype.big);
         Ok(())
     }
 

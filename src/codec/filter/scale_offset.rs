@@ -50,6 +50,8 @@ trait Arith: Copy {
     fn show(self) -> String;
 }
 
+// Per-type `Arith` impls (the arithmetic of each element type), not a dispatch: the element type of
+// a data type is chosen by `with_data_type!` (see `dispatch!`).
 macro_rules! int_arith {
     ($($t:ty),*) => {$(
         impl Arith for $t {
@@ -82,6 +84,7 @@ macro_rules! int_arith {
 }
 int_arith!(i8, i16, i32, i64, u8, u16, u32, u64);
 
+// Per-type `Arith` impls for the float types (see `int_arith!`).
 macro_rules! float_arith {
     ($($t:ty),*) => {$(
         impl Arith for $t {
@@ -137,7 +140,8 @@ impl Arith for f16 {
     }
 }
 
-/// Calls `$f::<T>(args)` with `T` the element type of the numeric data type `$dt`.
+/// Calls `$f::<T>(args)` with `T` the element type of the numeric data type `$dt`: a call form of
+/// `with_data_type!`, which alone maps data types to element types.
 macro_rules! dispatch {
     ($dt:expr, $f:ident($($a:expr),*)) => {
         crate::dtype::dispatch::with_data_type!($dt, numeric, T => $f::<T>($($a),*), _ => Err(Error::Internal(format!("scale_offset on {}", $dt))))

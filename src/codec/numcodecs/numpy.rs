@@ -1,4 +1,5 @@
-//! The small numpy model the numcodecs filters share: element kinds, numpy type promotion, numpy
+//! The small numpy model the numcodecs filters share: arrays of the numeric and bool data types (their
+//! Rust element types come from `with_data_type!`, the one typed dispatch), numpy type promotion, numpy
 //! `astype` casts, and element-wise arithmetic in a given type, so that every filter computes exactly
 //! what numcodecs (numpy >= 2, NEP 50 scalar rules) computes, bit for bit.
 //!
@@ -22,195 +23,109 @@
 //!   operation `float64`; any python number with a float array is converted to the array's type.
 
 use super::V2Elem;
+use crate::dtype::dispatch::with_data_type;
 use crate::dtype::{DataType, Endian};
 use half::f16;
+use std::any::Any;
 
-/// A numeric element kind (numpy dtype kinds `b`, `i`, `u`, `f`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Kind {
-    /// `bool`
-    Bool,
-    /// `int8`
-    I8,
-    /// `int16`
-    I16,
-    /// `int32`
-    I32,
-    /// `int64`
-    I64,
-    /// `uint8`
-    U8,
-    /// `uint16`
-    U16,
-    /// `uint32`
-    U32,
-    /// `uint64`
-    U64,
-    /// `float16`
-    F16,
-    /// `float32`
-    F32,
-    /// `float64`
-    F64,
+/// Whether `t` is a numeric or bool type this model computes with (`numpy` kinds `b`, `i`, `u`, `f`).
+pub fn is_num(t: &DataType) -> bool {
+    with_data_type!(t, numeric_bool, T => true, _ => false)
 }
 
-impl Kind {
-    /// The data type of this kind.
-    pub fn data_type(self) -> DataType {
-        match self {
-            Kind::Bool => DataType::Bool,
-            Kind::I8 => DataType::Int8,
-            Kind::I16 => DataType::Int16,
-            Kind::I32 => DataType::Int32,
-            Kind::I64 => DataType::Int64,
-            Kind::U8 => DataType::UInt8,
-            Kind::U16 => DataType::UInt16,
-            Kind::U32 => DataType::UInt32,
-            Kind::U64 => DataType::UInt64,
-            Kind::F16 => DataType::Float16,
-            Kind::F32 => DataType::Float32,
-            Kind::F64 => DataType::Float64,
+/// Whether `t` is a signed integer type.
+pub fn is_signed_int(t: &DataType) -> bool {
+    int_range(t).is_some_and(|(lo, _)| lo < 0)
+}
+
+/// The range of an integer type.
+pub fn int_range(t: &DataType) -> Option<(i128, i128)> {
+    with_data_type!(t, [Int8 Int16 Int32 Int64 UInt8 UInt16 UInt32 UInt64], T => Some((T::MIN as i128, T::MAX as i128)), _ => None)
+}
+
+/// The signed integer type of `size` bytes (1, 2, 4, otherwise 8).
+fn signed(size: usize) -> DataType {
+    match size {
+        1 => DataType::Int8,
+        2 => DataType::Int16,
+        4 => DataType::Int32,
+        _ => DataType::Int64,
+    }
+}
+
+/// The float type of `size` bytes (2, 4, otherwise 8).
+fn float(size: usize) -> DataType {
+    match size {
+        2 => DataType::Float16,
+        4 => DataType::Float32,
+        _ => DataType::Float64,
+    }
+}
+
+/// `numpy.promote_types(a, b)` for numeric or bool types `a` and `b` (see [`is_num`]).
+pub fn promote(a: &DataType, b: &DataType) -> DataType {
+    debug_assert!(is_num(a) && is_num(b), "{a} {b}");
+    if a == b {
+        return a.clone();
+    }
+    match (a, b) {
+        (DataType::Bool, k) | (k, DataType::Bool) => k.clone(),
+        (x, y) if x.is_float() && y.is_float() => float(x.size().max(y.size())),
+        (f, i) | (i, f) if f.is_float() => {
+            // the smallest float holding every value of the integer type, then the wider float
+            let need = match i.size() {
+                1 => 2,
+                2 => 4,
+                _ => 8,
+            };
+            float(need.max(f.size()))
         }
-    }
-
-    /// Bytes per element.
-    pub fn size(self) -> usize {
-        match self {
-            Kind::Bool | Kind::I8 | Kind::U8 => 1,
-            Kind::I16 | Kind::U16 | Kind::F16 => 2,
-            Kind::I32 | Kind::U32 | Kind::F32 => 4,
-            Kind::I64 | Kind::U64 | Kind::F64 => 8,
-        }
-    }
-
-    /// Whether this is a float kind.
-    pub fn is_float(self) -> bool {
-        matches!(self, Kind::F16 | Kind::F32 | Kind::F64)
-    }
-
-    /// Whether this is an integer kind (signed or unsigned; not bool).
-    pub fn is_int(self) -> bool {
-        !self.is_float() && self != Kind::Bool
-    }
-
-    /// Whether this is a signed integer kind.
-    pub fn is_signed_int(self) -> bool {
-        matches!(self, Kind::I8 | Kind::I16 | Kind::I32 | Kind::I64)
-    }
-
-    /// The range of an integer kind.
-    pub fn int_range(self) -> Option<(i128, i128)> {
-        Some(match self {
-            Kind::I8 => (i8::MIN.into(), i8::MAX.into()),
-            Kind::I16 => (i16::MIN.into(), i16::MAX.into()),
-            Kind::I32 => (i32::MIN.into(), i32::MAX.into()),
-            Kind::I64 => (i64::MIN.into(), i64::MAX.into()),
-            Kind::U8 => (0, u8::MAX.into()),
-            Kind::U16 => (0, u16::MAX.into()),
-            Kind::U32 => (0, u32::MAX.into()),
-            Kind::U64 => (0, u64::MAX.into()),
-            _ => return None,
-        })
-    }
-
-    /// numpy's name of the kind.
-    pub fn name(self) -> &'static str {
-        match self {
-            Kind::Bool => "bool",
-            Kind::I8 => "int8",
-            Kind::I16 => "int16",
-            Kind::I32 => "int32",
-            Kind::I64 => "int64",
-            Kind::U8 => "uint8",
-            Kind::U16 => "uint16",
-            Kind::U32 => "uint32",
-            Kind::U64 => "uint64",
-            Kind::F16 => "float16",
-            Kind::F32 => "float32",
-            Kind::F64 => "float64",
-        }
-    }
-
-    fn signed(size: usize) -> Kind {
-        match size {
-            1 => Kind::I8,
-            2 => Kind::I16,
-            4 => Kind::I32,
-            _ => Kind::I64,
-        }
-    }
-
-    fn float(size: usize) -> Kind {
-        match size {
-            2 => Kind::F16,
-            4 => Kind::F32,
-            _ => Kind::F64,
-        }
-    }
-
-    /// `numpy.promote_types(a, b)`.
-    pub fn promote(a: Kind, b: Kind) -> Kind {
-        use Kind::*;
-        if a == b {
-            return a;
-        }
-        match (a, b) {
-            (Bool, k) | (k, Bool) => k,
-            (x, y) if x.is_float() && y.is_float() => Kind::float(x.size().max(y.size())),
-            (f, i) | (i, f) if f.is_float() => {
-                // the smallest float holding every value of the integer type, then the wider float
-                let need = match i.size() {
-                    1 => 2,
-                    2 => 4,
-                    _ => 8,
-                };
-                Kind::float(need.max(f.size()))
+        (x, y) if is_signed_int(x) == is_signed_int(y) => if x.size() >= y.size() { x.clone() } else { y.clone() },
+        (s, u) | (u, s) if is_signed_int(s) => {
+            if s.size() > u.size() {
+                s.clone()
+            } else if u.size() < 8 {
+                signed(2 * u.size())
+            } else {
+                DataType::Float64
             }
-            (x, y) if x.is_signed_int() == y.is_signed_int() => if x.size() >= y.size() { x } else { y },
-            (s, u) | (u, s) if s.is_signed_int() => {
-                if s.size() > u.size() {
-                    s
-                } else if u.size() < 8 {
-                    Kind::signed(2 * u.size())
-                } else {
-                    F64
-                }
-            }
-            _ => unreachable!("all kind pairs are covered"),
         }
+        _ => unreachable!("all pairs of numeric types are covered"),
     }
 }
 
 /// A numeric element type with its stored byte order.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NumType {
-    /// The kind.
-    pub kind: Kind,
-    /// Whether elements are stored big-endian (irrelevant for 1-byte kinds).
+    /// The data type: one of the numeric or bool types (see [`is_num`]).
+    pub data_type: DataType,
+    /// Whether elements are stored big-endian (irrelevant for 1-byte types).
     pub big: bool,
 }
 
 impl NumType {
     /// The numeric type of an element description (`None` for complex, raw, structured types).
     pub fn from_elem(e: &V2Elem) -> Option<NumType> {
-        let kind = crate::dtype::dispatch::with_data_type!(&e.data_type, numeric_bool, T => <T as Num>::KIND, _ => return None);
-        Some(NumType { kind, big: e.byte_order == Some(Endian::Big) && kind.size() > 1 })
+        if !is_num(&e.data_type) {
+            return None;
+        }
+        let big = e.byte_order == Some(Endian::Big) && e.data_type.size() > 1;
+        Some(NumType { data_type: e.data_type.clone(), big })
     }
 
     /// The element description of this type.
-    pub fn elem(self) -> V2Elem {
-        let data_type = self.kind.data_type();
-        let byte_order = (self.kind.size() > 1).then_some(if self.big { Endian::Big } else { Endian::Little });
-        V2Elem { data_type, byte_order }
+    pub fn elem(&self) -> V2Elem {
+        let byte_order = (self.size() > 1).then_some(if self.big { Endian::Big } else { Endian::Little });
+        V2Elem { data_type: self.data_type.clone(), byte_order }
     }
 
     /// Bytes per element.
-    pub fn size(self) -> usize {
-        self.kind.size()
+    pub fn size(&self) -> usize {
+        self.data_type.size()
     }
 
     /// The numpy dtype string (e.g. `"<i4"`, `"|u1"`).
-    pub fn typestr(self) -> String {
+    pub fn typestr(&self) -> String {
         let e = self.elem();
         crate::dtype::v2::typestr(&e.data_type, e.byte_order.unwrap_or(Endian::Little)).unwrap_or_default()
     }
@@ -257,9 +172,7 @@ fn cvt64(f: f64) -> i64 {
 }
 
 /// An element type the filters compute with.
-pub trait Num: Copy + PartialEq + Send + Sync + 'static {
-    /// Its kind.
-    const KIND: Kind;
+pub trait Num: Copy + PartialEq + std::fmt::Debug + Send + Sync + 'static {
     /// Reads one element from `b` (exactly its size).
     fn load(b: &[u8], big: bool) -> Self;
     /// Writes one element into `b` (exactly its size).
@@ -278,14 +191,13 @@ pub trait Num: Copy + PartialEq + Send + Sync + 'static {
     fn div(self, o: Self) -> Self;
     /// `numpy.rint` (identity for integers).
     fn rint(self) -> Self;
-    /// Wraps a vector as an [`Arr`].
-    fn wrap(v: Vec<Self>) -> Arr;
 }
 
+// The arithmetic of each element type (numpy's loops), not a dispatch: which type a data type
+// uses is decided by `with_data_type!` alone.
 macro_rules! int_num {
-    ($t:ty, $kind:ident, $cvt:expr) => {
+    ($t:ty, $cvt:expr) => {
         impl Num for $t {
-            const KIND: Kind = Kind::$kind;
             #[inline]
             fn load(b: &[u8], big: bool) -> Self {
                 let a = b.try_into().unwrap();
@@ -326,32 +238,28 @@ macro_rules! int_num {
             fn rint(self) -> Self {
                 self
             }
-            fn wrap(v: Vec<Self>) -> Arr {
-                Arr::$kind(v)
-            }
         }
     };
 }
 
-int_num!(i8, I8, |f| cvt32(f) as i8);
-int_num!(i16, I16, |f| cvt32(f) as i16);
-int_num!(i32, I32, cvt32);
-int_num!(i64, I64, cvt64);
-int_num!(u8, U8, |f| cvt32(f) as u8);
-int_num!(u16, U16, |f| cvt32(f) as u16);
-int_num!(u32, U32, |f: f64| if f >= 2147483648.0 {
+int_num!(i8, |f| cvt32(f) as i8);
+int_num!(i16, |f| cvt32(f) as i16);
+int_num!(i32, cvt32);
+int_num!(i64, cvt64);
+int_num!(u8, |f| cvt32(f) as u8);
+int_num!(u16, |f| cvt32(f) as u16);
+int_num!(u32, |f: f64| if f >= 2147483648.0 {
     (cvt32(f - 2147483648.0) as u32) ^ (1 << 31)
 } else {
     cvt32(f) as u32
 });
-int_num!(u64, U64, |f: f64| if f >= 9223372036854775808.0 {
+int_num!(u64, |f: f64| if f >= 9223372036854775808.0 {
     (cvt64(f - 9223372036854775808.0) as u64) ^ (1 << 63)
 } else {
     cvt64(f) as u64
 });
 
 impl Num for bool {
-    const KIND: Kind = Kind::Bool;
     #[inline]
     fn load(b: &[u8], _big: bool) -> Self {
         b[0] != 0
@@ -388,15 +296,11 @@ impl Num for bool {
     fn rint(self) -> Self {
         self
     }
-    fn wrap(v: Vec<Self>) -> Arr {
-        Arr::Bool(v)
-    }
 }
 
 macro_rules! float_num {
-    ($t:ty, $kind:ident, $bits:ty) => {
+    ($t:ty, $bits:ty) => {
         impl Num for $t {
-            const KIND: Kind = Kind::$kind;
             #[inline]
             fn load(b: &[u8], big: bool) -> Self {
                 let a = b.try_into().unwrap();
@@ -438,15 +342,12 @@ macro_rules! float_num {
             fn rint(self) -> Self {
                 self.round_ties_even()
             }
-            fn wrap(v: Vec<Self>) -> Arr {
-                Arr::$kind(v)
-            }
         }
     };
 }
 
-float_num!(f32, F32, u32);
-float_num!(f64, F64, u64);
+float_num!(f32, u32);
+float_num!(f64, u64);
 
 /// One float16 operation: computed in float32 (exact for these inputs' products, sums, quotients up
 /// to one rounding) and rounded to float16, as numpy's half loops do.
@@ -456,7 +357,6 @@ fn h(x: f32) -> f16 {
 }
 
 impl Num for f16 {
-    const KIND: Kind = Kind::F16;
     #[inline]
     fn load(b: &[u8], big: bool) -> Self {
         let a = [b[0], b[1]];
@@ -500,55 +400,50 @@ impl Num for f16 {
     fn rint(self) -> Self {
         h(self.to_f32().round_ties_even())
     }
-    fn wrap(v: Vec<Self>) -> Arr {
-        Arr::F16(v)
+}
+
+/// A one-dimensional numpy-like array: native values of one numeric or bool data type, held as the
+/// `Vec<T>` of the Rust element type that [`with_data_type!`] gives that data type.
+pub struct Arr {
+    data_type: DataType,
+    values: Box<dyn Any + Send + Sync>,
+}
+
+/// Runs `$e` with the type alias `$t` set to the element type of array `$a` and `$v` bound to its
+/// values: `&Vec<$t>` for `ref` (`$a` a reference), `Vec<$t>` for `move` (`$a` consumed).
+macro_rules! with_values {
+    (ref $a:expr, $t:ident, $v:ident => $e:expr) => {{
+        let a: &Arr = $a;
+        with_data_type!(&a.data_type, numeric_bool, $t => {
+            let $v: &Vec<$t> = a.values.downcast_ref().expect("an array holds values of its data type");
+            $e
+        }, _ => unreachable!("an array has a numeric or bool data type"))
+    }};
+    (move $a:expr, $t:ident, $v:ident => $e:expr) => {{
+        let a: Arr = $a;
+        with_data_type!(&a.data_type, numeric_bool, $t => {
+            let $v: Vec<$t> = *a.values.downcast().expect("an array holds values of its data type");
+            $e
+        }, _ => unreachable!("an array has a numeric or bool data type"))
+    }};
+}
+
+impl Clone for Arr {
+    fn clone(&self) -> Arr {
+        with_values!(ref self, T, v => Arr::new(self.data_type.clone(), v.clone()))
     }
 }
 
-/// A one-dimensional numpy-like array of one numeric kind (native values).
-#[derive(Debug, Clone, PartialEq)]
-#[allow(missing_docs)]
-pub enum Arr {
-    Bool(Vec<bool>),
-    I8(Vec<i8>),
-    I16(Vec<i16>),
-    I32(Vec<i32>),
-    I64(Vec<i64>),
-    U8(Vec<u8>),
-    U16(Vec<u16>),
-    U32(Vec<u32>),
-    U64(Vec<u64>),
-    F16(Vec<f16>),
-    F32(Vec<f32>),
-    F64(Vec<f64>),
+impl PartialEq for Arr {
+    fn eq(&self, o: &Arr) -> bool {
+        self.data_type == o.data_type && with_values!(ref self, T, v => o.values.downcast_ref::<Vec<T>>() == Some(v))
+    }
 }
 
-/// Runs `$e` with `$v` bound to the vector inside an [`Arr`] (by the same binding mode as `$a`).
-macro_rules! with_arr {
-    ($a:expr, $v:ident => $e:expr) => {
-        match $a {
-            Arr::Bool($v) => $e,
-            Arr::I8($v) => $e,
-            Arr::I16($v) => $e,
-            Arr::I32($v) => $e,
-            Arr::I64($v) => $e,
-            Arr::U8($v) => $e,
-            Arr::U16($v) => $e,
-            Arr::U32($v) => $e,
-            Arr::U64($v) => $e,
-            Arr::F16($v) => $e,
-            Arr::F32($v) => $e,
-            Arr::F64($v) => $e,
-        }
-    };
-}
-
-/// Runs `$e` with the type alias `$t` set to the Rust type of kind `$k` (through the one typed
-/// dispatch, [`crate::dtype::dispatch`]).
-macro_rules! with_kind {
-    ($k:expr, $t:ident => $e:expr) => {
-        crate::dtype::dispatch::with_data_type!($k.data_type(), numeric_bool, $t => $e, _ => unreachable!("every kind is a numeric or bool data type"))
-    };
+impl std::fmt::Debug for Arr {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        with_values!(ref self, T, v => f.debug_struct("Arr").field("data_type", &self.data_type).field("values", v).finish())
+    }
 }
 
 fn load_vec<T: Num>(bytes: &[u8], big: bool) -> Vec<T> {
@@ -591,33 +486,42 @@ impl Op {
     }
 }
 
-fn op_scalar<T: Num>(v: &[T], op: Op, s: T) -> Arr {
-    T::wrap(match op {
+fn op_scalar<T: Num>(v: &[T], op: Op, s: T) -> Vec<T> {
+    match op {
         Op::Add => v.iter().map(|&x| x.add(s)).collect(),
         Op::Sub => v.iter().map(|&x| x.sub(s)).collect(),
         Op::Mul => v.iter().map(|&x| x.mul(s)).collect(),
         Op::Div => v.iter().map(|&x| x.div(s)).collect(),
-    })
+    }
 }
 
 impl Arr {
-    /// Reads `bytes` (a whole number of elements of `t`).
-    pub fn load(bytes: &[u8], t: NumType) -> Arr {
-        debug_assert_eq!(bytes.len() % t.size(), 0);
-        with_kind!(t.kind, T => T::wrap(load_vec::<T>(bytes, t.big)))
+    /// An array of `data_type` holding `values`. Panics unless `T` is the element type of
+    /// `data_type` (a numeric or bool type).
+    pub fn new<T: Num>(data_type: DataType, values: Vec<T>) -> Arr {
+        let values: Box<dyn Any + Send + Sync> = Box::new(values);
+        assert!(
+            with_data_type!(&data_type, numeric_bool, U => values.is::<Vec<U>>(), _ => false),
+            "{} values are not of data type {data_type}",
+            std::any::type_name::<T>()
+        );
+        Arr { data_type, values }
     }
 
-    /// The kind of the elements.
-    pub fn kind(&self) -> Kind {
-        fn k<T: Num>(_: &[T]) -> Kind {
-            T::KIND
-        }
-        with_arr!(self, v => k(v))
+    /// Reads `bytes` (a whole number of elements of `t`).
+    pub fn load(bytes: &[u8], t: &NumType) -> Arr {
+        debug_assert_eq!(bytes.len() % t.size(), 0);
+        with_data_type!(&t.data_type, numeric_bool, T => Arr::new(t.data_type.clone(), load_vec::<T>(bytes, t.big)), _ => unreachable!("a NumType is numeric or bool"))
+    }
+
+    /// The data type of the elements.
+    pub fn data_type(&self) -> &DataType {
+        &self.data_type
     }
 
     /// Number of elements.
     pub fn len(&self) -> usize {
-        with_arr!(self, v => v.len())
+        with_values!(ref self, T, v => v.len())
     }
 
     /// Whether there are no elements.
@@ -627,84 +531,86 @@ impl Arr {
 
     /// Element `i` in canonical form.
     pub fn get(&self, i: usize) -> Canon {
-        with_arr!(self, v => v[i].canon())
+        with_values!(ref self, T, v => v[i].canon())
+    }
+
+    /// Calls `f` with each element in canonical form, in order (one dispatch for the whole array).
+    pub fn for_each(&self, mut f: impl FnMut(Canon)) {
+        with_values!(ref self, T, v => v.iter().for_each(|x| f(x.canon())))
     }
 
     /// Writes the elements into `out` (exactly `len * size` bytes) in byte order `big`.
     pub fn store_into(&self, out: &mut [u8], big: bool) {
-        debug_assert_eq!(out.len(), self.len() * self.kind().size());
-        with_arr!(self, v => store_slice(v, out, big))
+        debug_assert_eq!(out.len(), self.len() * self.data_type.size());
+        with_values!(ref self, T, v => store_slice(v, out, big))
     }
 
     /// The elements as bytes in byte order `big`.
     pub fn to_bytes(&self, big: bool) -> Vec<u8> {
-        let mut out = vec![0; self.len() * self.kind().size()];
+        let mut out = vec![0; self.len() * self.data_type.size()];
         self.store_into(&mut out, big);
         out
     }
 
-    /// numpy `astype(to)` (unsafe casting).
-    pub fn cast(self, to: Kind) -> Arr {
-        if self.kind() == to {
+    /// numpy `astype(to)` (unsafe casting); `to` is a numeric or bool type.
+    pub fn cast(self, to: &DataType) -> Arr {
+        if self.data_type == *to {
             return self;
         }
-        with_arr!(&self, v => with_kind!(to, T => T::wrap(cast_vec::<_, T>(v))))
+        with_values!(ref &self, S, v => with_data_type!(to, numeric_bool, T => Arr::new(to.clone(), cast_vec::<S, T>(v)), _ => unreachable!("cast to {to}, not a numeric or bool type")))
     }
 
     /// `numpy.around(a)` (decimals 0): `rint` for floats (ties to even), the identity for integers.
     pub fn rint(self) -> Arr {
-        if !self.kind().is_float() {
+        if !self.data_type.is_float() {
             return self;
         }
-        fn r<T: Num>(v: Vec<T>) -> Arr {
-            T::wrap(v.into_iter().map(T::rint).collect())
-        }
-        with_arr!(self, v => r(v))
+        let dt = self.data_type.clone();
+        with_values!(move self, T, v => Arr::new(dt, v.into_iter().map(T::rint).collect::<Vec<T>>()))
     }
 
     /// The first element followed by the differences of neighbours (`numpy.diff`), in this type.
     pub fn first_and_diff(&self) -> Arr {
-        fn d<T: Num>(v: &[T]) -> Arr {
+        fn d<T: Num>(v: &[T]) -> Vec<T> {
             let mut out = Vec::with_capacity(v.len());
             if let Some(&first) = v.first() {
                 out.push(first);
                 out.extend(v.windows(2).map(|w| w[1].sub(w[0])));
             }
-            T::wrap(out)
+            out
         }
-        with_arr!(self, v => d(v))
+        with_values!(ref self, T, v => Arr::new(self.data_type.clone(), d(v)))
     }
 
     /// Running sums (`numpy.cumsum`, sequential), in this type.
     pub fn cumsum(self) -> Arr {
-        fn c<T: Num>(mut v: Vec<T>) -> Arr {
+        fn c<T: Num>(mut v: Vec<T>) -> Vec<T> {
             for i in 1..v.len() {
                 v[i] = v[i - 1].add(v[i]);
             }
-            T::wrap(v)
+            v
         }
-        with_arr!(self, v => c(v))
+        let dt = self.data_type.clone();
+        with_values!(move self, T, v => Arr::new(dt, c(v)))
     }
 
     /// `a <op> s` with python scalar `s`, typed by numpy's NEP 50 rules (see the module documentation).
     /// Fails where numpy raises: a python int that does not fit an integer array's type.
     pub fn op_py(self, op: Op, s: Canon) -> std::result::Result<Arr, String> {
-        let k = self.kind();
+        let k = self.data_type.clone();
         let floaty = matches!(s, Canon::Float(_)) || op == Op::Div;
         if !k.is_float() && floaty {
             // integer (or bool) array with a python float, or true division: float64
-            return self.cast(Kind::F64).op_py(op, s);
+            return self.cast(&DataType::Float64).op_py(op, s);
         }
         let s = if k.is_float() {
             Canon::Float(s.to_f64())
         } else {
             let Canon::Int(i) = s else { unreachable!() };
-            match k.int_range() {
+            match int_range(&k) {
                 Some((lo, hi)) if i < lo || i > hi => {
                     return Err(format!(
-                        "python integer {i} is out of bounds for {} in `{} {} {i}` (numpy raises OverflowError)",
-                        k.name(),
-                        k.name(),
+                        "python integer {i} is out of bounds for {k} in `{k} {} {i}` (numpy raises OverflowError)",
                         op.symbol()
                     ))
                 }
@@ -712,24 +618,25 @@ impl Arr {
                 None => return Err(format!("numpy does not compute `bool {} int` in bool", op.symbol())),
             }
         };
-        Ok(with_arr!(self, v => op_scalar(&v, op, Num::from_canon(s))))
+        Ok(with_values!(ref &self, T, v => Arr::new(k, op_scalar::<T>(v, op, T::from_canon(s)))))
     }
 
     /// `scale * a` then `rint`, then `/ scale`, all in this (float) type (numcodecs' quantize).
     pub fn quantize(self, scale: f64) -> Arr {
-        fn q<T: Num>(v: Vec<T>, scale: f64) -> Arr {
+        fn q<T: Num>(v: Vec<T>, scale: f64) -> Vec<T> {
             let s = T::from_canon(Canon::Float(scale));
-            T::wrap(v.into_iter().map(|x| s.mul(x).rint().div(s)).collect())
+            v.into_iter().map(|x| s.mul(x).rint().div(s)).collect()
         }
-        with_arr!(self, v => q(v, scale))
+        let dt = self.data_type.clone();
+        with_values!(move self, T, v => Arr::new(dt, q(v, scale)))
     }
 }
 
 /// Whether numpy's scalar assignment `arr[i] = value` (a numpy scalar `value`, an array of `to`)
 /// succeeds: signed integer targets convert through a python int and reject what does not fit
 /// (`OverflowError`) and NaN or infinities (`ValueError`/`OverflowError`); other targets cast.
-pub fn scalar_assign_ok(value: Canon, to: Kind) -> bool {
-    let Some((lo, hi)) = to.int_range().filter(|_| to.is_signed_int()) else { return true };
+pub fn scalar_assign_ok(value: Canon, to: &DataType) -> bool {
+    let Some((lo, hi)) = int_range(to).filter(|_| is_signed_int(to)) else { return true };
     let i = match value {
         Canon::Int(i) => i,
         Canon::Float(f) if f.is_finite() => {
@@ -748,29 +655,39 @@ pub fn scalar_assign_ok(value: Canon, to: Kind) -> bool {
 mod tests {
     use super::*;
 
+    /// An array of the named data type from values written as literals of its element type.
+    macro_rules! arr {
+        ($dt:ident, $v:expr) => {
+            Arr::new(DataType::$dt, {
+                let v: Vec<crate::dtype::dispatch::rust_type!($dt)> = $v;
+                v
+            })
+        };
+    }
+
     #[test]
     fn promotion() {
-        use Kind::*;
+        use DataType::*;
         let cases = [
-            (I8, I16, I16),
-            (U8, I8, I16),
-            (U16, I16, I32),
-            (U32, I64, I64),
-            (U64, I64, F64),
-            (U64, I8, F64),
-            (I8, F16, F16),
-            (U8, F16, F16),
-            (I16, F16, F32),
-            (I32, F32, F64),
-            (I64, F16, F64),
-            (F16, F32, F32),
-            (Bool, I8, I8),
-            (Bool, F16, F16),
-            (U8, U32, U32),
+            (Int8, Int16, Int16),
+            (UInt8, Int8, Int16),
+            (UInt16, Int16, Int32),
+            (UInt32, Int64, Int64),
+            (UInt64, Int64, Float64),
+            (UInt64, Int8, Float64),
+            (Int8, Float16, Float16),
+            (UInt8, Float16, Float16),
+            (Int16, Float16, Float32),
+            (Int32, Float32, Float64),
+            (Int64, Float16, Float64),
+            (Float16, Float32, Float32),
+            (Bool, Int8, Int8),
+            (Bool, Float16, Float16),
+            (UInt8, UInt32, UInt32),
         ];
         for (a, b, r) in cases {
-            assert_eq!(Kind::promote(a, b), r, "{a:?} {b:?}");
-            assert_eq!(Kind::promote(b, a), r, "{b:?} {a:?}");
+            assert_eq!(promote(&a, &b), r, "{a:?} {b:?}");
+            assert_eq!(promote(&b, &a), r, "{b:?} {a:?}");
         }
     }
 
@@ -806,39 +723,118 @@ mod tests {
 
     #[test]
     fn casts() {
-        let f = Arr::F64(vec![f64::NAN, 1e10, -1.5, 300.7, -300.7, 40000.5, 2f64.powi(63), -1e10, 2f64.powi(64)]);
-        assert_eq!(f.clone().cast(Kind::I8), Arr::I8(vec![0, 0, -1, 44, -44, 64, 0, 0, 0]));
-        assert_eq!(f.clone().cast(Kind::U8), Arr::U8(vec![0, 0, 255, 44, 212, 64, 0, 0, 0]));
-        assert_eq!(f.clone().cast(Kind::I16), Arr::I16(vec![0, 0, -1, 300, -300, -25536, 0, 0, 0]));
+        let f = arr!(Float64, vec![f64::NAN, 1e10, -1.5, 300.7, -300.7, 40000.5, 2f64.powi(63), -1e10, 2f64.powi(64)]);
+        assert_eq!(f.clone().cast(&DataType::Int8), arr!(Int8, vec![0, 0, -1, 44, -44, 64, 0, 0, 0]));
+        assert_eq!(f.clone().cast(&DataType::UInt8), arr!(UInt8, vec![0, 0, 255, 44, 212, 64, 0, 0, 0]));
+        assert_eq!(f.clone().cast(&DataType::Int16), arr!(Int16, vec![0, 0, -1, 300, -300, -25536, 0, 0, 0]));
         let m = i64::MIN;
-        assert_eq!(f.clone().cast(Kind::I64), Arr::I64(vec![m, 10000000000, -1, 300, -300, 40000, m, -10000000000, m]));
+        assert_eq!(f.clone().cast(&DataType::Int64), arr!(Int64, vec![m, 10000000000, -1, 300, -300, 40000, m, -10000000000, m]));
         let big = 1u64 << 63;
         assert_eq!(
-            f.clone().cast(Kind::U64),
-            Arr::U64(vec![big, 10000000000, u64::MAX, 300, 0u64.wrapping_sub(300), 40000, big, 0u64.wrapping_sub(10000000000), 0])
+            f.clone().cast(&DataType::UInt64),
+            arr!(UInt64, vec![big, 10000000000, u64::MAX, 300, 0u64.wrapping_sub(300), 40000, big, 0u64.wrapping_sub(10000000000), 0])
         );
-        assert_eq!(f.clone().cast(Kind::Bool), Arr::Bool(vec![true, true, true, true, true, true, true, true, true]));
-        assert_eq!(Arr::I32(vec![300, -1, 70000]).cast(Kind::U8), Arr::U8(vec![44, 255, 112]));
-        assert_eq!(Arr::I64(vec![(1 << 60) + (1 << 36) + 1]).cast(Kind::F32), Arr::F32(vec![((1u64 << 60) + (1 << 37)) as f32]));
-        assert_eq!(Arr::I32(vec![65519, 65520, 2049]).cast(Kind::F16), Arr::F16(vec![f16::from_bits(0x7bff), f16::INFINITY, f16::from_f32(2048.0)]));
-        assert_eq!(Arr::Bool(vec![true, false]).cast(Kind::F32), Arr::F32(vec![1.0, 0.0]));
+        assert_eq!(f.clone().cast(&DataType::Bool), arr!(Bool, vec![true, true, true, true, true, true, true, true, true]));
+        assert_eq!(arr!(Int32, vec![300, -1, 70000]).cast(&DataType::UInt8), arr!(UInt8, vec![44, 255, 112]));
+        assert_eq!(arr!(Int64, vec![(1 << 60) + (1 << 36) + 1]).cast(&DataType::Float32), arr!(Float32, vec![((1u64 << 60) + (1 << 37)) as f32]));
+        assert_eq!(arr!(Int32, vec![65519, 65520, 2049]).cast(&DataType::Float16), arr!(Float16, vec![f16::from_bits(0x7bff), f16::INFINITY, f16::from_f32(2048.0)]));
+        assert_eq!(arr!(Bool, vec![true, false]).cast(&DataType::Float32), arr!(Float32, vec![1.0, 0.0]));
     }
 
     #[test]
     fn scalar_ops() {
-        let a = Arr::I16(vec![3, -32768]);
-        assert_eq!(a.clone().op_py(Op::Sub, Canon::Int(10)).unwrap(), Arr::I16(vec![-7, 32758]));
+        let a = arr!(Int16, vec![3, -32768]);
+        assert_eq!(a.clone().op_py(Op::Sub, Canon::Int(10)).unwrap(), arr!(Int16, vec![-7, 32758]));
         assert!(a.clone().op_py(Op::Sub, Canon::Int(40000)).is_err());
-        assert_eq!(a.clone().op_py(Op::Sub, Canon::Float(0.5)).unwrap(), Arr::F64(vec![2.5, -32768.5]));
-        assert_eq!(a.op_py(Op::Div, Canon::Int(2)).unwrap(), Arr::F64(vec![1.5, -16384.0]));
-        assert!(Arr::U8(vec![1]).op_py(Op::Sub, Canon::Int(-3)).is_err());
-        let f = Arr::F32(vec![0.1]);
-        assert_eq!(f.op_py(Op::Mul, Canon::Float(0.1)).unwrap(), Arr::F32(vec![0.1f32 * 0.1f32]));
-        assert!(scalar_assign_ok(Canon::Int(-5), Kind::U8));
-        assert!(!scalar_assign_ok(Canon::Int(300), Kind::I8));
-        assert!(scalar_assign_ok(Canon::Float(-128.9), Kind::I8));
-        assert!(!scalar_assign_ok(Canon::Float(-129.0), Kind::I8));
-        assert!(!scalar_assign_ok(Canon::Float(f64::NAN), Kind::I64));
-        assert!(scalar_assign_ok(Canon::Float(f64::NAN), Kind::U16));
+        assert_eq!(a.clone().op_py(Op::Sub, Canon::Float(0.5)).unwrap(), arr!(Float64, vec![2.5, -32768.5]));
+        assert_eq!(a.op_py(Op::Div, Canon::Int(2)).unwrap(), arr!(Float64, vec![1.5, -16384.0]));
+        assert!(arr!(UInt8, vec![1]).op_py(Op::Sub, Canon::Int(-3)).is_err());
+        let f = arr!(Float32, vec![0.1]);
+        assert_eq!(f.op_py(Op::Mul, Canon::Float(0.1)).unwrap(), arr!(Float32, vec![0.1f32 * 0.1f32]));
+        assert!(scalar_assign_ok(Canon::Int(-5), &DataType::UInt8));
+        assert!(!scalar_assign_ok(Canon::Int(300), &DataType::Int8));
+        assert!(scalar_assign_ok(Canon::Float(-128.9), &DataType::Int8));
+        assert!(!scalar_assign_ok(Canon::Float(-129.0), &DataType::Int8));
+        assert!(!scalar_assign_ok(Canon::Float(f64::NAN), &DataType::Int64));
+        assert!(scalar_assign_ok(Canon::Float(f64::NAN), &DataType::UInt16));
+    }
+
+    #[test]
+    #[should_panic(expected = "values are not of data type int32")]
+    fn values_must_be_of_the_element_type() {
+        Arr::new(DataType::Int32, vec![1u32]);
+    }
+
+    #[test]
+    fn each_data_type_holds_its_element_type() {
+        // every numeric or bool type loads, casts, compares and stores through with_data_type!
+        for dt in crate::dtype::dispatch::NUMERIC_BOOL {
+            let t = NumType { data_type: dt.clone(), big: true };
+            let bytes: Vec<u8> = (0..3 * dt.size()).map(|i| if dt == DataType::Bool { (i % 2) as u8 } else { i as u8 }).collect();
+            let a = Arr::load(&bytes, &t);
+            assert_eq!((a.data_type(), a.len()), (&dt, 3));
+            assert_eq!(a.to_bytes(true), bytes, "{dt}");
+            let wide = if dt.is_float() { DataType::Float64 } else { DataType::Int64 };
+            assert_eq!(a.clone().cast(&wide).cast(&dt), a, "{dt}");
+        }
+    }
+
+    /// Speed probe, run by hand under callgrind (`--ignored numpy::tests::round_trip_probe`): a round
+    /// trip of 1 Mi elements through each numcodecs filter that computes with this model.
+    #[test]
+    #[ignore]
+    fn round_trip_probe() {
+        use crate::codec::filter::test_filter;
+        use serde_json::json;
+        let n = 1 << 20;
+        let f8: Vec<u8> = (0..n).flat_map(|i| (1000.0 + (i % 977) as f64 * 0.37).to_le_bytes()).collect();
+        let i4: Vec<u8> = (0..n).flat_map(|i| ((i as i32 / 3) ^ 0x55).to_le_bytes()).collect();
+        let cases = [
+            (json!({"id": "delta", "dtype": "<i4", "astype": "<i2"}), "<i4", &i4),
+            (json!({"id": "delta", "dtype": "<f8"}), "<f8", &f8),
+            (json!({"id": "fixedscaleoffset", "offset": 1000, "scale": 10, "dtype": "<f8", "astype": "<u2"}), "<f8", &f8),
+            (json!({"id": "quantize", "digits": 3, "dtype": "<f8", "astype": "<f4"}), "<f8", &f8),
+            (json!({"id": "astype", "encode_dtype": "<f4", "decode_dtype": "<f8"}), "<f8", &f8),
+            (json!({"id": "astype", "encode_dtype": ">i8", "decode_dtype": "<i4"}), "<i4", &i4),
+        ];
+        let mut sum = 0u64;
+        for (cfg, input, data) in cases {
+            let c = test_filter(cfg, input);
+            let e = c.encode(data).unwrap();
+            let mut out = vec![0; data.len()];
+            c.decode_into(&e, &mut out).unwrap();
+            sum = sum.wrapping_add(out.iter().map(|&b| b as u64).sum::<u64>());
+        }
+        assert_ne!(sum, 0);
+    }
+
+    /// Speed probe for categorize (its decode reads every code through this model), run by hand
+    /// under callgrind like `round_trip_probe`.
+    #[test]
+    #[ignore]
+    fn categorize_probe() {
+        use crate::codec::numcodecs::{filter, V2Elem};
+        use serde_json::json;
+        let labels = ["red", "green", "blue", "cyan"];
+        let data: Vec<u8> = (0..1usize << 20)
+            .flat_map(|i| {
+                let mut cell = [0u8; 20];
+                for (k, ch) in labels[i % 4].chars().enumerate() {
+                    cell[4 * k..4 * k + 4].copy_from_slice(&(ch as u32).to_le_bytes());
+                }
+                cell
+            })
+            .collect();
+        let input = V2Elem { data_type: DataType::Raw(20), byte_order: None };
+        let mut sum = 0u64;
+        for astype in ["|u1", "<f4"] {
+            let cfg = json!({"id": "categorize", "labels": ["red", "green", "blue"], "dtype": "<U5", "astype": astype});
+            let c = filter(&cfg, &input).unwrap().0;
+            let e = c.encode(&data).unwrap();
+            let mut out = vec![0; data.len()];
+            c.decode_into(&e, &mut out).unwrap();
+            sum = sum.wrapping_add(out.iter().map(|&b| b as u64).sum::<u64>());
+        }
+        assert_ne!(sum, 0);
     }
 }

@@ -38,7 +38,8 @@ pub static CODEC: CodecEntry = CodecEntry {
 };
 
 /// Runs `$body` with `$t` the Rust type of `$dt` when it is one of the number types pco handles here,
-/// `$other` otherwise.
+/// `$other` otherwise: `with_data_type!` with pcodec's set of data types named once (no mapping of
+/// its own).
 macro_rules! with_pco_type {
     ($dt:expr, $t:ident => $body:expr, _ => $other:expr) => {
         crate::dtype::dispatch::with_data_type!($dt, [Int16 Int32 Int64 UInt16 UInt32 UInt64 Float16 Float32 Float64], $t => $body, _ => $other)
