@@ -179,6 +179,25 @@ fn read_json(store: &dyn Store, key: &str) -> Result<Option<Value>> {
     }
 }
 
+/// The consolidated entry of the node at `node_path` when it is a node of `zarr_format`.
+fn node_entry(store: &dyn Store, node_path: &str, zarr_format: u8) -> Result<Option<Entry>> {
+    if zarr_format == 3 {
+        let Some(mut doc) = read_json(store, &node::v3_key(node_path))? else { return Ok(None) };
+        let kind = v3::node_type(&doc).map_err(|e| e.context(store.location(&node::v3_key(node_path))))?;
+        if kind == v3::NodeType::Group {
+            // As zarr-python writes it: sub-groups carry an empty consolidated_metadata.
+            doc = with_consolidated(&doc, Map::new());
+        }
+        return Ok(Some(Entry::V3(doc)));
+    }
+    let attrs = read_json(store, &node::key(node_path, ".zattrs"))?;
+    Ok(if let Some(doc) = read_json(store, &node::key(node_path, ".zarray"))? {
+        Some(Entry::V2 { kind: NodeKind::Array, doc, attrs })
+    } else {
+        read_json(store, &node::key(node_path, ".zgroup"))?.map(|doc| Entry::V2 { kind: NodeKind::Group, doc, attrs })
+    })
+}
+
 /// Collects the documents of every node of `zarr_format` below the group at `path` (walking the store,
 /// which must be able to list), keyed by path relative to the group.
 fn collect(store: &dyn Store, path: &str, rel: &str, zarr_format: u8, out: &mut BTreeMap<String, Entry>) -> Result<()> {
@@ -188,33 +207,52 @@ fn collect(store: &dyn Store, path: &str, rel: &str, zarr_format: u8, out: &mut 
             continue;
         }
         let child_rel = join(rel, &name);
-        let child = join(path, &child_rel);
-        let recurse = if zarr_format == 3 {
-            let Some(mut doc) = read_json(store, &node::v3_key(&child))? else { continue };
-            let kind = v3::node_type(&doc).map_err(|e| e.context(store.location(&node::v3_key(&child))))?;
-            if kind == v3::NodeType::Group {
-                // As zarr-python writes it: sub-groups carry an empty consolidated_metadata.
-                doc = with_consolidated(&doc, Map::new());
-            }
-            out.insert(child_rel.clone(), Entry::V3(doc));
-            kind == v3::NodeType::Group
-        } else {
-            let attrs = read_json(store, &node::key(&child, ".zattrs"))?;
-            if let Some(doc) = read_json(store, &node::key(&child, ".zarray"))? {
-                out.insert(child_rel.clone(), Entry::V2 { kind: NodeKind::Array, doc, attrs });
-                false
-            } else if let Some(doc) = read_json(store, &node::key(&child, ".zgroup"))? {
-                out.insert(child_rel.clone(), Entry::V2 { kind: NodeKind::Group, doc, attrs });
-                true
-            } else {
-                false
-            }
-        };
+        let Some(entry) = node_entry(store, &join(path, &child_rel), zarr_format)? else { continue };
+        let recurse = entry.kind()? == NodeKind::Group;
+        out.insert(child_rel.clone(), entry);
         if recurse {
             collect(store, path, &child_rel, zarr_format, out)?;
         }
     }
     Ok(())
+}
+
+/// Entries as a v2 `.zmetadata` stores them: `rel/.zarray` or `rel/.zgroup`, and `rel/.zattrs`.
+fn v2_entries(entries: BTreeMap<String, Entry>, docs: &mut Map<String, Value>) {
+    for (rel, e) in entries {
+        if let Entry::V2 { kind, doc, attrs } = e {
+            let name = if kind == NodeKind::Array { ".zarray" } else { ".zgroup" };
+            docs.insert(format!("{rel}/{name}"), doc);
+            if let Some(attrs) = attrs {
+                docs.insert(format!("{rel}/.zattrs"), attrs);
+            }
+        }
+    }
+}
+
+/// The consolidated metadata entries, keyed as the group at `path` stores them, of the node `rel`
+/// below it and of every node below that one (walking the store): v3 `rel` and `rel/...` to their
+/// documents; v2 `rel/.zarray` or `rel/.zgroup` and `rel/.zattrs` (and those below). Empty when
+/// there is no node of `zarr_format` at `rel`.
+pub fn subtree_entries(store: &dyn Store, path: &str, rel: &str, zarr_format: u8) -> Result<Map<String, Value>> {
+    let mut entries = BTreeMap::new();
+    if let Some(entry) = node_entry(store, &join(path, rel), zarr_format)? {
+        let group = entry.kind()? == NodeKind::Group;
+        entries.insert(rel.to_string(), entry);
+        if group {
+            collect(store, path, rel, zarr_format, &mut entries)?;
+        }
+    }
+    let mut out = Map::new();
+    if zarr_format == 3 {
+        out.extend(entries.into_iter().filter_map(|(rel, e)| match e {
+            Entry::V3(doc) => Some((rel, doc)),
+            Entry::V2 { .. } => None,
+        }));
+    } else {
+        v2_entries(entries, &mut out);
+    }
+    Ok(out)
 }
 
 /// `doc` (a v3 group document) with an inline `consolidated_metadata` of `entries`, placed where
@@ -269,15 +307,7 @@ pub fn write(store: &dyn Store, path: &str, zarr_format: u8, group_doc: &Value) 
             if let Some(attrs) = read_json(store, &node::key(path, ".zattrs"))? {
                 docs.insert(".zattrs".into(), attrs);
             }
-            for (rel, e) in entries {
-                if let Entry::V2 { kind, doc, attrs } = e {
-                    let name = if kind == NodeKind::Array { ".zarray" } else { ".zgroup" };
-                    docs.insert(format!("{rel}/{name}"), doc);
-                    if let Some(attrs) = attrs {
-                        docs.insert(format!("{rel}/.zattrs"), attrs);
-                    }
-                }
-            }
+            v2_entries(entries, &mut docs);
             let mut zmeta = serde_json::json!({"metadata": {}, "zarr_consolidated_format": 1});
             zmeta["metadata"] = Value::Object(docs); // not through `json!` (bare NaN attributes)
             store.set(&node::key(path, ".zmetadata"), &metadata::to_bytes(&zmeta))?;

@@ -13,6 +13,7 @@ use serde_json::{Map, Value};
 use std::sync::{Arc, Mutex, RwLock};
 
 mod delete;
+mod moving;
 
 /// An open group.
 #[derive(Debug)]

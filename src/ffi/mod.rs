@@ -9,6 +9,7 @@ pub mod array;
 pub mod chunks;
 pub mod group;
 pub mod group_delete;
+pub mod group_move;
 pub mod handle;
 pub mod hyperslab;
 pub mod index_order;

@@ -71,7 +71,7 @@ impl Group {
 /// Removes the entries of node `rel` (relative to the group at `group_path`) and of every node below
 /// it from that group's consolidated metadata, if it has any that names them. Returns the group's new
 /// v3 document when it was rewritten.
-fn drop_from_consolidated(store: &dyn Store, group_path: &str, rel: &str) -> Result<Option<Value>> {
+pub(super) fn drop_from_consolidated(store: &dyn Store, group_path: &str, rel: &str) -> Result<Option<Value>> {
     let doc_key = node::v3_key(group_path);
     if let Some(bytes) = store.get(&doc_key)? {
         let parsed = metadata::parse_json_at(&bytes, &doc_key).map_err(|e| e.context(store.location(&doc_key)))?;
@@ -111,7 +111,7 @@ fn names_in_v3(doc: &Value, rel: &str) -> bool {
 /// Removes `rel` and the nodes below it from the consolidated metadata of the v3 group document
 /// `doc` (also from the consolidated metadata nested in the entries of groups above `rel`, where a
 /// writer put some); whether anything was removed.
-fn prune_v3(doc: &mut Value, rel: &str) -> bool {
+pub(super) fn prune_v3(doc: &mut Value, rel: &str) -> bool {
     let Some(entries) = doc.get_mut("consolidated_metadata").and_then(|cm| cm.get_mut("metadata")).and_then(Value::as_object_mut)
     else {
         return false;
@@ -129,7 +129,7 @@ fn prune_v3(doc: &mut Value, rel: &str) -> bool {
 }
 
 /// Deletes every key below `prefix` (ending in `/`), each level's node documents first.
-fn delete_subtree(store: &dyn Store, prefix: &str) -> Result<()> {
+pub(super) fn delete_subtree(store: &dyn Store, prefix: &str) -> Result<()> {
     let listing = store.list_dir(prefix)?;
     for doc in DOCUMENTS {
         if listing.keys.iter().any(|k| k == doc) {

@@ -407,6 +407,16 @@ impl Store for FilesystemStore {
         }
     }
 
+    fn rename_prefix(&self, from: &str, to: &str) -> Result<bool> {
+        let (Some(f), Some(t)) = (from.strip_suffix('/'), to.strip_suffix('/')) else {
+            return Err(Error::InvalidArgument(format!("cannot rename the store root ('{from}' to '{to}')")));
+        };
+        let (src, dst) = (self.path_of(f)?, self.path_of(t)?);
+        // One rename(2) of the node's directory: atomic within the filesystem.
+        fs::rename(&src, &dst).map_err(|e| Error::io(format!("renaming {} to {}", src.display(), dst.display()), e))?;
+        Ok(true)
+    }
+
     fn remove_empty_prefix(&self, prefix: &str) -> Result<()> {
         let Some(p) = prefix.strip_suffix('/') else { return Ok(()) };
         let path = self.path_of(p)?;

@@ -91,6 +91,16 @@ impl Store for MemoryStore {
         Ok(())
     }
 
+    fn rename_prefix(&self, from: &str, to: &str) -> Result<bool> {
+        let mut map = self.map.write().unwrap();
+        let moved: Vec<String> = map.range(from.to_string()..).map(|(k, _)| k).take_while(|k| k.starts_with(from)).cloned().collect();
+        for key in moved {
+            let value = map.remove(&key).expect("listed above");
+            map.insert(format!("{to}{}", &key[from.len()..]), value);
+        }
+        Ok(true)
+    }
+
     fn lock(&self, node_prefix: &str, ranges: &[LockRange]) -> Result<StoreLock> {
         self.locks.acquire(node_prefix, ranges)
     }

@@ -333,6 +333,16 @@ pub trait Store: Send + Sync + std::fmt::Debug {
         Ok(())
     }
 
+    /// Moves every key below `from` to the same name below `to` (both node prefixes ending in `/`) in
+    /// one atomic step, where the store can (the filesystem store renames the directory; the memory
+    /// store moves the keys under its map lock). `Ok(false)`: the store cannot, nothing was done, and
+    /// the caller copies the keys and deletes the sources instead (the default, e.g. object stores).
+    /// The caller has checked that nothing is stored below `to`.
+    fn rename_prefix(&self, from: &str, to: &str) -> Result<bool> {
+        let _ = (from, to);
+        Ok(false)
+    }
+
     /// Whether a value exists at `key`.
     fn exists(&self, key: &str) -> Result<bool>;
 

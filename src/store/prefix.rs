@@ -83,6 +83,9 @@ impl Store for PrefixStore {
     fn remove_empty_prefix(&self, prefix: &str) -> Result<()> {
         self.inner.remove_empty_prefix(&format!("{}{prefix}", self.prefix))
     }
+    fn rename_prefix(&self, from: &str, to: &str) -> Result<bool> {
+        self.inner.rename_prefix(&format!("{}{from}", self.prefix), &format!("{}{to}", self.prefix))
+    }
     fn exists(&self, key: &str) -> Result<bool> {
         self.inner.exists(&self.full(key)?)
     }
