@@ -1249,6 +1249,46 @@ zarr_status zarr_group_delete_member(struct zarr_group *group,
                                      const char *name);
 
 /**
+ * Moves (renames) the array or group `src_name` below the group to `dst_name`, with every key below
+ * it (its chunks, and for a group all its descendants), within the same store.
+ *
+ * A filesystem store renames the node's directory (one atomic rename within the filesystem); the
+ * memory store moves the keys at once. Object stores (S3) cannot rename: every key is copied to the
+ * destination first, then consolidated metadata is rewritten, then the source keys are deleted (its
+ * metadata documents first), so the move is not atomic there: a failure midway (ZARR_ERR_IO) leaves
+ * the source readable, and possibly a partial copy at the destination. Consolidated metadata of every
+ * ancestor of the source and of the destination (v3 `consolidated_metadata` in `zarr.json`, v2
+ * `.zmetadata`) that names the moved nodes is rewritten with the entries renamed (an ancestor of the
+ * destination only gets the moved nodes' documents added). Handles still open on the moved node or
+ * its descendants stay valid to close, but keep the old path: reading through them gives fill values
+ * or ZARR_ERR_NOT_FOUND; reopen the node at its new path. Other group handles opened with consolidated
+ * metadata before the move keep their snapshot: reopen them.
+ *
+ * @param group     a group opened for writing; this handle stops using consolidated metadata (like
+ *                  after zarr_group_create_group())
+ * @param src_name  a NUL-terminated relative path below the group of an existing array or group, e.g.
+ *                  "a" or "a/b"; "", ".", "..", paths with ".." or empty segments, and absolute paths
+ *                  are refused. Borrowed.
+ * @param dst_name  a NUL-terminated relative path below the group, same rules, where nothing is stored
+ *                  yet and whose parent group exists. Borrowed.
+ * @returns ZARR_OK; ZARR_ERR_INVALID_HANDLE; ZARR_ERR_INVALID_ARGUMENT (NULL or invalid name, a name
+ *          that is the group itself, or `dst_name` equal to `src_name` or below it);
+ *          ZARR_ERR_NOT_FOUND (no array or group at `src_name`, or no group at the parent of
+ *          `dst_name`); ZARR_ERR_EXISTS (an array or group, or other keys, at `dst_name`);
+ *          ZARR_ERR_READ_ONLY (the group was opened read-only, or the store cannot be written: zip
+ *          archives, plain HTTP); ZARR_ERR_UNSUPPORTED (the store cannot list its keys);
+ *          ZARR_ERR_METADATA (a consolidated metadata document is malformed); ZARR_ERR_IO.
+ * Not safe while other threads or processes read or write the moved node or its destination or
+ * change the consolidated metadata of their ancestors; safe beside work on other nodes. Since: 0.3.
+ *
+ * # Safety
+ * `group` is an open handle; `src_name` and `dst_name` are NULL or NUL-terminated strings.
+ */
+zarr_status zarr_group_move_member(struct zarr_group *group,
+                                   const char *src_name,
+                                   const char *dst_name);
+
+/**
  * Reads a strided selection (a hyperslab) into a buffer of any layout and numeric type.
  *
  * Along dimension `d` the elements `start[d] + k * step[d]` for `k < count[d]` are read. Selected
