@@ -1257,7 +1257,8 @@ zarr_status zarr_group_delete_member(struct zarr_group *group,
  * destination first, then consolidated metadata is rewritten, then the source keys are deleted (its
  * metadata documents first), so the move is not atomic there: a failure midway (ZARR_ERR_IO) leaves
  * the source readable, and possibly a partial copy at the destination. Consolidated metadata of every
- * ancestor of the source and of the destination (v3 `consolidated_metadata` in `zarr.json`, v2
+ * ancestor of the source and of the destination, up to the root of the store the group was opened
+ * on (a group opened by its own path does not see groups above it; open it through the root) (v3 `consolidated_metadata` in `zarr.json`, v2
  * `.zmetadata`) that names the moved nodes is rewritten with the entries renamed (an ancestor of the
  * destination only gets the moved nodes' documents added). Handles still open on the moved node or
  * its descendants stay valid to close, but keep the old path: reading through them gives fill values

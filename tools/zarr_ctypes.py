@@ -99,6 +99,7 @@ def load(path=None):
         "zarr_node_type_at": [c, ctypes.POINTER(ctypes.c_int)],
         "zarr_group_consolidate": [vp],
         "zarr_group_delete_member": [vp, c],
+        "zarr_group_move_member": [vp, c, c],
         "zarr_memory_store_remove": [c],
         "zarr_string_free": [vp],
         # selections (hyperslabs, memory types), resize, chunk-level calls
@@ -604,6 +605,11 @@ class Group:
     def delete_member(self, name):
         """zarr_group_delete_member: deletes the array or group `name` and everything below it."""
         check(lib().zarr_group_delete_member(self.h, None if name is None else name.encode()))
+
+    def move_member(self, src, dst):
+        """zarr_group_move_member: moves the array or group `src` (with everything below it) to `dst`."""
+        enc = lambda n: None if n is None else n.encode()  # noqa: E731
+        check(lib().zarr_group_move_member(self.h, enc(src), enc(dst)))
 
     def open_array(self, name):
         h = ctypes.c_void_p()
