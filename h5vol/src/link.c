@@ -173,8 +173,8 @@ herr_t zh5_link_specific(void *o, const H5VL_loc_params_t *loc, H5VL_link_specif
 }
 
 /* Zarr has no links: a node has one name, its path. Creating a soft, external, user-defined or second
-   hard link, and copying or moving (renaming) one, are refused naming what was asked. A hard link to an
-   anonymous dataset gives it its one name (anon.c). */
+   hard link, and copying one, are refused naming what was asked; moving (renaming) one within a file
+   renames the node (zh5_link_move). A hard link to an anonymous dataset gives it its one name (anon.c). */
 herr_t zh5_link_create(H5VL_link_create_args_t *args, void *o, const H5VL_loc_params_t *loc, hid_t lcpl,
                        hid_t lapl, hid_t dxpl, void **req)
 {
@@ -209,37 +209,65 @@ herr_t zh5_link_create(H5VL_link_create_args_t *args, void *o, const H5VL_loc_pa
     return -1;
 }
 
-static herr_t refuse_relink(const char *verb, void *src, const H5VL_loc_params_t *loc1, void *dst,
-                            const H5VL_loc_params_t *loc2)
+herr_t zh5_link_copy(void *src, const H5VL_loc_params_t *loc1, void *dst, const H5VL_loc_params_t *loc2, hid_t lcpl,
+                     hid_t lapl, hid_t dxpl, void **req)
 {
     zh5_obj *s = src, *d = dst ? dst : src;
     char *from = s ? zh5_loc_path(s, loc1) : NULL, *to = d ? zh5_loc_path(d, loc2) : NULL;
+    (void)lcpl;
+    (void)lapl;
+    (void)dxpl;
+    (void)req;
     zh5_err(H5E_LINK, H5E_UNSUPPORTED,
-            "cannot %s \"/%s\" to \"/%s\" in %s: moving or copying a Zarr node is not in libzarr's C API yet", verb,
+            "cannot copy the link \"/%s\" to \"/%s\" in %s: a Zarr node has exactly one name (its path)",
             from ? from : "?", to ? to : "?", s ? s->file->location : "the file");
     free(from);
     free(to);
     return -1;
 }
 
-herr_t zh5_link_copy(void *src, const H5VL_loc_params_t *loc1, void *dst, const H5VL_loc_params_t *loc2, hid_t lcpl,
-                     hid_t lapl, hid_t dxpl, void **req)
-{
-    (void)lcpl;
-    (void)lapl;
-    (void)dxpl;
-    (void)req;
-    return refuse_relink("copy the link", src, loc1, dst, loc2);
-}
-
+/* H5Lmove (and H5Gmove, h5py's Group.move): renames the node and everything below it, through the root
+   group (libzarr keeps the consolidated metadata of both sides in step); the destination's parent group
+   must exist and the destination must not. Handles open on the moved node keep its old path. Moving
+   between files is refused. */
 herr_t zh5_link_move(void *src, const H5VL_loc_params_t *loc1, void *dst, const H5VL_loc_params_t *loc2, hid_t lcpl,
                      hid_t lapl, hid_t dxpl, void **req)
 {
+    zh5_obj *s = src ? src : dst, *d = dst ? dst : src;
+    char *from = NULL, *to = NULL;
+    herr_t ret = -1;
     (void)lcpl;
     (void)lapl;
     (void)dxpl;
     (void)req;
-    return refuse_relink("move (rename)", src, loc1, dst, loc2);
+    if (!s || !d) {
+        zh5_err(H5E_LINK, H5E_BADVALUE, "moving a link needs a source and a destination location");
+        return -1;
+    }
+    if (!(from = zh5_loc_path(s, loc1)) || !(to = zh5_loc_path(d, loc2)))
+        goto done;
+    if (s->file != d->file) {
+        zh5_err(H5E_LINK, H5E_UNSUPPORTED, "cannot move \"/%s\" of %s to \"/%s\" of %s: moving between files is not supported",
+                from, s->file->location, to, d->file->location);
+        goto done;
+    }
+    if (!*from || !*to) {
+        zh5_err(H5E_LINK, H5E_BADVALUE, "cannot move \"/%s\" to \"/%s\" in %s: the root group has no link to move",
+                from, to, s->file->location);
+        goto done;
+    }
+    zarr_status st = zarr_group_move_member(s->file->root, from, to);
+    if (st == ZARR_OK) {
+        ret = 0;
+    } else {
+        char what[1200];
+        snprintf(what, sizeof what, "cannot move \"/%s\" to \"/%s\" in %s", from, to, s->file->location);
+        zh5_zerr(H5E_LINK, H5E_WRITEERROR, st, what);
+    }
+done:
+    free(from);
+    free(to);
+    return ret;
 }
 
 herr_t zh5_object_copy(void *src, const H5VL_loc_params_t *loc1, const char *src_name, void *dst,

@@ -739,10 +739,50 @@ static void test_errors(const char *dir, const char *path)
         error_text();
         H5Sclose(sp);
     }
-    /* links: Zarr has none, and nodes cannot be moved or copied through libzarr yet: each refused
-       naming the path; the node is still there afterwards */
-    CHECK(H5Lmove(file, "g/d", file, "g/e", H5P_DEFAULT, H5P_DEFAULT) < 0);
-    CHECK(strstr(error_text(), "cannot move (rename) \"/g/d\" to \"/g/e\"") != NULL);
+    /* moving (H5Lmove): the node and everything below it get the new path (the directory renamed),
+       values read back through the new name; located from a group handle too; an absent source or
+       destination parent, an existing destination and a destination below the source are refused */
+    {
+        char where[1200];
+        struct stat st;
+        hid_t sp = H5Screate_simple(1, (hsize_t[1]){4}, NULL), grp;
+        int vals[4] = {5, 6, 7, 8}, back[4] = {0, 0, 0, 0};
+        hid_t lcpl = H5Pcreate(H5P_LINK_CREATE);
+        H5Pset_create_intermediate_group(lcpl, 1);
+        CHECK((grp = H5Gcreate2(file, "mv/src/inner", lcpl, H5P_DEFAULT, H5P_DEFAULT)) >= 0);
+        H5Gclose(grp);
+        H5Pclose(lcpl);
+        hid_t d1 = H5Dcreate2(file, "mv/src/inner/ds", H5T_NATIVE_INT, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+        CHECK(d1 >= 0 && H5Dwrite(d1, H5T_NATIVE_INT, H5S_ALL, H5S_ALL, H5P_DEFAULT, vals) >= 0);
+        H5Dclose(d1);
+        CHECK(H5Lmove(file, "mv/src", file, "mv/dst", H5P_DEFAULT, H5P_DEFAULT) >= 0);
+        CHECK(H5Lexists(file, "mv/src", H5P_DEFAULT) == 0 && H5Lexists(file, "mv/dst/inner/ds", H5P_DEFAULT) > 0);
+        snprintf(where, sizeof where, "%s/mv/src", path);
+        CHECK(stat(where, &st) != 0);
+        snprintf(where, sizeof where, "%s/mv/dst/inner/ds/zarr.json", path);
+        CHECK(stat(where, &st) == 0);
+        hid_t d2 = H5Dopen2(file, "mv/dst/inner/ds", H5P_DEFAULT);
+        CHECK(d2 >= 0 && H5Dread(d2, H5T_NATIVE_INT, H5S_ALL, H5S_ALL, H5P_DEFAULT, back) >= 0 && back[0] == 5 &&
+              back[3] == 8);
+        H5Dclose(d2);
+        grp = H5Gopen2(file, "mv/dst", H5P_DEFAULT);
+        CHECK(grp >= 0 && H5Lmove(grp, "inner/ds", file, "mv/top", H5P_DEFAULT, H5P_DEFAULT) >= 0);
+        CHECK(H5Lexists(file, "mv/top", H5P_DEFAULT) > 0 && H5Lexists(file, "mv/dst/inner/ds", H5P_DEFAULT) == 0);
+        H5Gclose(grp);
+        CHECK(H5Lmove(file, "mv/missing", file, "mv/x", H5P_DEFAULT, H5P_DEFAULT) < 0);
+        CHECK(strstr(error_text(), "cannot move \"/mv/missing\" to \"/mv/x\"") != NULL);
+        CHECK(H5Lmove(file, "mv/top", file, "mv/dst", H5P_DEFAULT, H5P_DEFAULT) < 0);
+        CHECK(strstr(error_text(), "ZARR_ERR_EXISTS") != NULL);
+        CHECK(H5Lmove(file, "mv/top", file, "mv/nowhere/x", H5P_DEFAULT, H5P_DEFAULT) < 0);
+        error_text();
+        CHECK(H5Lmove(file, "mv/dst", file, "mv/dst/inner/x", H5P_DEFAULT, H5P_DEFAULT) < 0);
+        error_text();
+        CHECK(H5Lexists(file, "mv/top", H5P_DEFAULT) > 0 && H5Lexists(file, "mv/dst/inner", H5P_DEFAULT) > 0);
+        CHECK(H5Ldelete(file, "mv", H5P_DEFAULT) >= 0);
+        H5Sclose(sp);
+    }
+    /* links: Zarr has none, and nodes cannot be copied: each refused naming the path; the node is
+       still there afterwards */
     CHECK(H5Lcopy(file, "g/d", file, "g/e", H5P_DEFAULT, H5P_DEFAULT) < 0);
     CHECK(strstr(error_text(), "cannot copy the link \"/g/d\"") != NULL);
     CHECK(H5Lcreate_soft("/g/d", file, "soft", H5P_DEFAULT, H5P_DEFAULT) < 0);
