@@ -23,6 +23,8 @@ Covered:
     one that zarr-python reads, configured only by the connector's `store_options` setting;
   * deleting nodes (`del f[name]`, H5Ldelete) of a consolidated hierarchy written by zarr-python: an array
     and a nested group vanish for zarr-python (store walk and consolidated metadata), siblings unchanged;
+  * moving nodes (`f.move(a, b)`, `group.move`, H5Lmove) of a consolidated hierarchy written by zarr-python:
+    zarr-python finds them at the new path only (store walk and consolidated metadata), values equal;
   * compound (complex numbers too), enum and null-dataspace (Empty) attributes: written by h5py through the
     connector, their records and JSON values read by zarr-python, their types and values read back by h5py,
     and the same through h5tozarr and zarrtoh5;
@@ -1041,15 +1043,45 @@ def t_refusals(r):
         assert names == ["g", "g/keep"], f"consolidated={consolidated}: {names}"
         assert zg["g/keep"][...].tolist() == [[7, 8], [9, 10]]
     assert not (dz / "a").exists() and not (dz / "g" / "sub").exists()
-    # links: Zarr has none; moving and copying nodes are not in libzarr's C API: each refused by name,
-    # and zarr-python then finds the hierarchy unchanged
+    # moving nodes (f.move is H5Lmove): zarr-python then finds them at the new path only, with their
+    # values and attributes, also in the consolidated metadata; a read-only file and an existing
+    # destination refuse
+    mz = r.path("move.zarr")
+    zg = zarr.open_group(mz, mode="w")
+    zg.create_array("a/x", shape=(5,), dtype="i4", chunks=(2,), attributes={"u": "m"})[...] = [1, 2, 3, 4, 5]
+    zg.create_array("a/sub/y", shape=(2, 2), dtype="f8", chunks=(1, 2))[...] = [[0.5, 1.5], [2.5, 3.5]]
+    zg.create_group("b")
+    zarr.consolidate_metadata(str(mz))
+    with h5py.File(mz, "r") as f:
+        try:
+            f.move("a/x", "b/y")
+            raise AssertionError("moved in a read-only file")
+        except (OSError, KeyError, ValueError) as e:
+            assert 'cannot move "/a/x" to "/b/y"' in str(e) and "ZARR_ERR_READ_ONLY" in str(e), f"message: {e}"
+    with h5py.File(mz, "r+") as f:
+        f.move("a/x", "b/y")
+        f["a"].move("sub", "sub2")
+        assert f["b/y"][...].tolist() == [1, 2, 3, 4, 5] and "x" not in f["a"] and "sub2" in f["a"]
+        try:
+            f.move("b/y", "a/sub2")
+            raise AssertionError("moved onto an existing node")
+        except (OSError, KeyError, ValueError) as e:
+            assert 'cannot move "/b/y" to "/a/sub2"' in str(e), f"message: {e}"
+    for consolidated in (False, True):
+        zg = zarr.open_group(mz, mode="r", use_consolidated=consolidated)
+        names = sorted(k for k, _ in zg.members(max_depth=None))
+        assert names == ["a", "a/sub2", "a/sub2/y", "b", "b/y"], f"consolidated={consolidated}: {names}"
+        assert zg["b/y"][...].tolist() == [1, 2, 3, 4, 5] and zg["b/y"].attrs["u"] == "m"
+        assert zg["a/sub2/y"][...].tolist() == [[0.5, 1.5], [2.5, 3.5]]
+    assert not (mz / "a" / "x").exists() and not (mz / "a" / "sub").exists()
+    # links: Zarr has none; copying nodes is not in libzarr's C API: each refused by name, and
+    # zarr-python then finds the hierarchy unchanged
     lz = r.path("links.zarr")
     zg = zarr.open_group(lz, mode="w")
     zg.create_group("a")
     zg.create_array("x", shape=(3,), dtype="i2", fill_value=0)[...] = [4, 5, 6]
     with h5py.File(lz, "r+") as f:
         for what, act, want in [
-            ("move", lambda: f.move("x", "a/y"), 'cannot move (rename) "/x" to "/a/y"'),
             ("soft link", lambda: f.__setitem__("s", h5py.SoftLink("/x")), 'soft link "/s" -> "/x"'),
             ("external link", lambda: f.__setitem__("e", h5py.ExternalLink("o.h5", "/x")), 'external link "/e"'),
             ("hard link", lambda: f.__setitem__("h", f["x"]), 'hard link "/h"'),
