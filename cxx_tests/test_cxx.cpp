@@ -246,6 +246,14 @@ void test_groups_and_strings() {
     EXPECT_THROWS(ZARR_ERR_READ_ONLY, reopened.create_group("x"));
     EXPECT_THROWS(ZARR_ERR_EXISTS, root.create_group("sub"));
     EXPECT_THROWS(ZARR_ERR_NOT_FOUND, root.open_array("sub"));
+    // moving a member: found under the new name only, values kept; existing destinations throw
+    root.move_member("sub", "moved");
+    EXPECT(root.open_array("moved/temp").fill_value<float>() == 1.5f);
+    EXPECT_THROWS(ZARR_ERR_NOT_FOUND, zarr::node_type_at(path("tree/sub/temp")));
+    EXPECT_THROWS(ZARR_ERR_EXISTS, root.move_member("moved", "names"));
+    EXPECT_THROWS(ZARR_ERR_INVALID_ARGUMENT, root.move_member("moved", "moved/x"));
+    EXPECT_THROWS(ZARR_ERR_READ_ONLY, reopened.move_member("moved", "sub"));
+    root.move_member("moved", "sub");
     // deleting a member: gone with what is below it; read-only handles and absent names throw
     EXPECT_THROWS(ZARR_ERR_READ_ONLY, reopened.delete_member("sub"));
     root.delete_member("sub");

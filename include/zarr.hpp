@@ -800,6 +800,11 @@ public:
     /// Deletes the array or group `name` (a relative path) and everything below it
     /// (zarr_group_delete_member()).
     void delete_member(const std::string &name) { detail::check(zarr_group_delete_member(get(), name.c_str())); }
+    /// Moves (renames) the array or group `from` (a relative path), with everything below it, to the
+    /// relative path `to`, whose parent group must exist (zarr_group_move_member()).
+    void move_member(const std::string &from, const std::string &to) {
+        detail::check(zarr_group_move_member(get(), from.c_str(), to.c_str()));
+    }
 
 private:
     zarr_group *h_ = nullptr;
