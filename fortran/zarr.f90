@@ -125,6 +125,7 @@ module zarr
     procedure :: open_group => zarr_group_open_group
     procedure :: create_group => zarr_group_create_group
     procedure :: delete_member => zarr_group_delete_member
+    procedure :: move_member => zarr_group_move_member
     procedure, private :: zarr_group_create_array_json
     procedure, private :: zarr_group_create_array_kw
     generic :: create_array => zarr_group_create_array_json, zarr_group_create_array_kw
@@ -366,6 +367,12 @@ module zarr
       character(kind=c_char), intent(in) :: name(*)
       integer(c_int32_t) :: st
     end function c_zarr_group_delete_member
+    function c_zarr_group_move_member(g, src, dst) bind(C, name="zarr_group_move_member") result(st)
+      import :: c_ptr, c_char, c_int32_t
+      type(c_ptr), value :: g
+      character(kind=c_char), intent(in) :: src(*), dst(*)
+      integer(c_int32_t) :: st
+    end function c_zarr_group_move_member
     function c_zarr_group_list(g, out) bind(C, name="zarr_group_list") result(st)
       import :: c_ptr, c_int32_t
       type(c_ptr), value :: g
@@ -1796,6 +1803,23 @@ contains
                     'delete_member(' // trim(name) // ')', stat, zmsg)
     if (present(errmsg)) errmsg = zmsg
   end subroutine zarr_group_delete_member
+
+  !> Moves (renames) the array or group `from` (a relative path) below the group, with everything below
+  !> it, to the relative path `to`, whose parent group must exist and where nothing is stored yet.
+  subroutine zarr_group_move_member(self, from, to, stat, errmsg)
+    class(zarr_group_t), intent(inout) :: self
+    character(*), intent(in) :: from, to
+    integer, intent(out), optional :: stat
+    character(:), allocatable, intent(out), optional :: errmsg
+    character(:), allocatable :: zmsg
+    if (not_open(self%handle, 'move_member(' // trim(from) // ', ' // trim(to) // ')', stat, zmsg)) then
+      if (present(errmsg)) errmsg = zmsg
+      return
+    end if
+    call zarr_check(c_zarr_group_move_member(self%handle, c_str(trim(from)), c_str(trim(to))), &
+                    'move_member(' // trim(from) // ', ' // trim(to) // ')', stat, zmsg)
+    if (present(errmsg)) errmsg = zmsg
+  end subroutine zarr_group_move_member
 
   ! ---- read / write: the generated specifics (fortran/gen_zarr_module.py) ---------------------------
   include 'zarr_rw_procs.inc'
