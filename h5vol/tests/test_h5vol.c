@@ -778,6 +778,9 @@ static void test_errors(const char *dir, const char *path)
         CHECK(H5Lmove(file, "mv/dst", file, "mv/dst/inner/x", H5P_DEFAULT, H5P_DEFAULT) < 0);
         error_text();
         CHECK(H5Lexists(file, "mv/top", H5P_DEFAULT) > 0 && H5Lexists(file, "mv/dst/inner", H5P_DEFAULT) > 0);
+        /* the deprecated H5Gmove2 goes through the same connector call */
+        CHECK(H5Gmove2(file, "mv/top", file, "mv/dst/inner/back") >= 0);
+        CHECK(H5Lexists(file, "mv/top", H5P_DEFAULT) == 0 && H5Lexists(file, "mv/dst/inner/back", H5P_DEFAULT) > 0);
         CHECK(H5Ldelete(file, "mv", H5P_DEFAULT) >= 0);
         H5Sclose(sp);
     }
