@@ -3,55 +3,7 @@
  * from and added to those of groups above one side only); every refused case (bad names, the group
  * itself, a destination below the source, an existing destination, a missing source or destination
  * parent, read-only handles; S3, zip and HTTP stores and zarr-python's view: tests/interop/test_move.py). */
-#include "test_util.h"
-
-#include <stdint.h>
-
-#define ARRAY_META                                                                                                   \
-    "{\"zarr_format\":3,\"node_type\":\"array\",\"shape\":[6],\"data_type\":\"int16\",\"chunk_grid\":{\"name\":"  \
-    "\"regular\",\"configuration\":{\"chunk_shape\":[4]}},\"chunk_key_encoding\":{\"name\":\"default\","            \
-    "\"configuration\":{\"separator\":\"/\"}},\"fill_value\":-1,\"codecs\":[{\"name\":\"bytes\",\"configuration\":" \
-    "{\"endian\":\"little\"}}]}"
-#define ARRAY_META_V2                                                                                                \
-    "{\"zarr_format\":2,\"shape\":[6],\"chunks\":[4],\"dtype\":\"<i2\",\"compressor\":null,\"fill_value\":-1,"    \
-    "\"filters\":null,\"order\":\"C\"}"
-
-static void write_values(zarr_group *g, const char *name, const char *meta, int16_t base) {
-    zarr_array *a = NULL;
-    int16_t v[6];
-    uint64_t start = 0, count = 6;
-    for (int i = 0; i < 6; i++) v[i] = (int16_t)(base + i);
-    CHECK_OK(zarr_group_create_array(g, name, meta, &a));
-    CHECK_OK(zarr_write_region(a, &start, &count, v, sizeof v));
-    CHECK_OK(zarr_close(a));
-}
-
-static int values_are(zarr_group *g, const char *name, int16_t base) {
-    zarr_array *a = NULL;
-    int16_t v[6] = {0};
-    uint64_t start = 0, count = 6;
-    if (zarr_group_open_array(g, name, &a) != ZARR_OK) return 0;
-    int ok = zarr_read_region(a, &start, &count, v, sizeof v) == ZARR_OK;
-    zarr_close(a);
-    for (int i = 0; i < 6; i++) ok = ok && v[i] == base + i;
-    return ok;
-}
-
-static int has_member(zarr_group *g, const char *name) {
-    zarr_array *a = NULL;
-    zarr_group *sub = NULL;
-    if (zarr_group_open_array(g, name, &a) == ZARR_OK) { zarr_close(a); return 1; }
-    if (zarr_group_open_group(g, name, &sub) == ZARR_OK) { zarr_group_close(sub); return 1; }
-    return 0;
-}
-
-static size_t child_count(zarr_group *g) {
-    zarr_node_list *l = NULL;
-    size_t n = (size_t)-1;
-    if (zarr_group_list(g, &l) != ZARR_OK || zarr_node_list_size(l, &n) != ZARR_OK) n = (size_t)-1;
-    zarr_node_list_free(l);
-    return n;
-}
+#include "test_nodes.h"
 
 /* One hierarchy at `root` (zarr_format 2 or 3): a, g/sub/deep/x, g/y, h (consolidated itself), all
  * consolidated at the root; `dir` is its directory on the filesystem (NULL: memory store). */

@@ -421,6 +421,16 @@ class MotoServer:
         return boto3.client("s3", endpoint_url=self.endpoint, region_name="us-east-1",
                             aws_access_key_id="testing", aws_secret_access_key="testing")
 
+    def zarr_python_store(self, prefix, read_only=False):
+        """zarr-python's view of s3://bucket/prefix on this server (obstore's S3 client)."""
+        from obstore.store import S3Store
+        from zarr.storage import ObjectStore
+
+        st = S3Store(self.bucket, prefix=prefix, endpoint=self.endpoint, region="us-east-1",
+                     access_key_id="testing", secret_access_key="testing", client_options={"allow_http": True},
+                     virtual_hosted_style_request=False)
+        return ObjectStore(st, read_only=read_only)
+
     def keys(self, prefix=""):
         out = []
         for page in self.client().get_paginator("list_objects_v2").paginate(Bucket=self.bucket, Prefix=prefix):

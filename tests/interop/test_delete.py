@@ -181,13 +181,8 @@ def t_http_read_only(r):
 
 
 def t_s3(r, s3, fmt):
-    from obstore.store import S3Store
-    from zarr.storage import ObjectStore
-
     prefix = f"del_v{fmt}"
-    st = S3Store(s3.bucket, prefix=prefix, endpoint=s3.endpoint, region="us-east-1", access_key_id="testing",
-                 secret_access_key="testing", client_options={"allow_http": True}, virtual_hosted_style_request=False)
-    store = ObjectStore(st)
+    store = s3.zarr_python_store(prefix)
     want = write_hierarchy(store, fmt)
     delete_and_check(f"s3://{s3.bucket}/{prefix}", store, fmt, want, lambda p: s3.keys(f"{prefix}/{p}"))
 

@@ -31,8 +31,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent.parent / "tools"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import zarr  # noqa: E402
-from obstore.store import S3Store  # noqa: E402
-from zarr.storage import ObjectStore  # noqa: E402
 
 import harness  # noqa: E402
 import zarr_ctypes as zc  # noqa: E402
@@ -41,9 +39,7 @@ from remote_servers import MotoServer, RangeHTTPServer, free_port  # noqa: E402
 
 def zp_store(s3, prefix, read_only=False):
     """zarr-python's view of s3://bucket/prefix (obstore's S3 client)."""
-    st = S3Store(s3.bucket, prefix=prefix, endpoint=s3.endpoint, region="us-east-1", access_key_id="testing",
-                 secret_access_key="testing", client_options={"allow_http": True}, virtual_hosted_style_request=False)
-    return ObjectStore(st, read_only=read_only)
+    return s3.zarr_python_store(prefix, read_only)
 
 
 def t_zarr_python_writes(r, s3):
