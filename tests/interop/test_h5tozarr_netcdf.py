@@ -32,7 +32,12 @@ Covered (docs/hdf5-netcdf.md, "Conventions"):
     scales, an unlimited scale grown to the largest dataset attached to it;
   * bad input: a truncated file, a missing file, a file that is not HDF5, an existing output (refused;
     --overwrite replaces it, and a failed --overwrite leaves it intact), an interrupted conversion
-    (SIGTERM: nothing left behind, the old output intact).
+    (SIGTERM: nothing left behind, the old output intact);
+  * never destroying what was not asked for: --overwrite refuses the input itself (also through a
+    symbolic or hard link), a Zarr hierarchy holding the input, a directory or file that is not a Zarr
+    hierarchy, a link; a missing parent directory is refused, not made; each time exit 1, a message
+    naming the path and the reason, input and output unchanged by hash; a SIGKILLed run's temporary
+    output is removed by the next run, an old output it had moved aside put back.
 """
 import base64
 import json
@@ -51,6 +56,7 @@ import harness  # noqa: E402
 
 h5py, netCDF4, np, xr, zarr = harness.import_or_skip("h5py", "netCDF4", "numpy", "xarray", "zarr")
 from h5py_types import FLAT, INNER, write_half_color_table  # noqa: E402
+from tool_outputs import dead_pid, temp_name, tree_hash  # noqa: E402
 
 warnings.filterwarnings("ignore")
 
@@ -466,9 +472,9 @@ def t_bad_input(r):
     p = run(H5TOZARR, trunc, out, expect=1)
     assert "truncated" in p.stderr, p.stderr
     assert not out.exists() and not list(out.parent.glob(".h5tozarr-*")), "a failed conversion left files"
-    # an existing output: refused; --overwrite replaces it; a failed --overwrite leaves it intact
+    # an existing output: refused; --overwrite replaces it, and a failed --overwrite leaves it intact
     out = r.path("exists.zarr")
-    out.mkdir()
+    zarr.open_group(out, mode="w", zarr_format=2)  # a Zarr hierarchy: what --overwrite may replace
     (out / "keep").write_text("old")
     p = run(H5TOZARR, src, out, expect=1)
     assert "exists" in p.stderr and (out / "keep").read_text() == "old", p.stderr
@@ -525,7 +531,7 @@ def t_interrupted(r):
     with h5py.File(src, "w") as f:
         f.create_dataset("x", data=np.random.default_rng(1).standard_normal((4096, 1024)), chunks=(64, 1024))
     out = r.path("big.zarr")
-    out.mkdir()
+    zarr.open_group(out, mode="w", zarr_format=3)
     (out / "keep").write_text("old")
     p = subprocess.Popen([H5TOZARR, "--overwrite", "--codec", "gzip:9", str(src), str(out)], stderr=subprocess.PIPE)
     deadline = time.time() + 60
@@ -536,7 +542,114 @@ def t_interrupted(r):
     rc = p.wait(timeout=60)
     assert rc == -signal.SIGTERM, f"exit {rc}: {p.stderr.read()}"
     assert not list(out.parent.glob(".h5tozarr-*")), "an interrupted conversion left files"
-    assert (out / "keep").read_text() == "old" and sorted(os.listdir(out)) == ["keep"], sorted(os.listdir(out))
+    assert (out / "keep").read_text() == "old" and sorted(os.listdir(out)) == ["keep", "zarr.json"], sorted(os.listdir(out))
+
+
+def refused(args, paths, *words):
+    """h5tozarr with `args` exits 1 with a message holding `words`, and every path in `paths` (the input,
+    the output, what is near them) is as it was, by hash."""
+    before = {p: tree_hash(p) for p in paths}
+    p = run(H5TOZARR, *args, expect=1)
+    for w in words:
+        assert str(w) in p.stderr, f"no '{w}' in: {p.stderr}"
+    after = {p: tree_hash(p) for p in paths}
+    assert before == after, f"{args}: a refused run changed {[str(k) for k in paths if before[k] != after[k]]}"
+    return p
+
+
+def t_never_destroys(r):
+    """--overwrite replaces only a Zarr hierarchy, never the input (also through a link or a hard link),
+    a directory holding the input, another directory, a file or a link; a missing parent directory is
+    refused, not created. Each refusal: exit 1, a message naming the path and the reason, and the input
+    and the output unchanged (hashes)."""
+    src = r.path("data.nc")
+    make_cf(src)
+    refused(["--overwrite", src, src], [src], src, "is the input itself")
+    refused([src, src], [src], "is the input itself")
+    link = r.path("link.nc")
+    link.symlink_to(src)
+    refused(["--overwrite", src, link], [src, link], link, "is the input itself")
+    hard = r.path("hard.nc")
+    os.link(src, hard)
+    refused(["--overwrite", hard, src], [src, hard], "is the input itself")
+    mydir = r.path("mydir")
+    (mydir / "sub").mkdir(parents=True)
+    (mydir / "notes.txt").write_text("mine")
+    (mydir / "sub" / "data.bin").write_bytes(bytes(range(256)))
+    refused(["--overwrite", src, mydir], [src, mydir], mydir, "not a Zarr hierarchy", "left as it is")
+    empty = r.path("empty")
+    empty.mkdir()
+    refused(["--overwrite", src, empty], [src, empty], empty, "not a Zarr hierarchy")
+    afile = r.path("notes.txt")
+    afile.write_text("a file")
+    refused(["--overwrite", src, afile], [src, afile], afile, "is a file, not a Zarr hierarchy")
+    # a Zarr hierarchy holding the input; a link to a Zarr hierarchy
+    holder = r.path("holder.zarr")
+    zarr.open_group(holder, mode="w", zarr_format=3)
+    inside = holder / "in.nc"
+    shutil.copy(src, inside)
+    refused(["--overwrite", inside, holder], [holder], holder, "holds the input")
+    zlink = r.path("zlink.zarr")
+    zlink.symlink_to(holder)
+    refused(["--overwrite", src, zlink], [src, holder, zlink], zlink, "symbolic link")
+    # a missing parent directory: refused as cp refuses it, nothing created
+    missing = r.path("nodir")
+    refused([src, missing / "out.zarr"], [src, missing], missing / "out.zarr", "does not exist")
+    assert not missing.exists()
+    # what --overwrite replaces: a v2 and a v3 hierarchy, and an array
+    for fmt in (2, 3):
+        target = r.path(f"old{fmt}.zarr")
+        zarr.open_group(target, mode="w", zarr_format=fmt).create_array("old", shape=(2,), dtype="i1")
+        run(H5TOZARR, "--overwrite", src, target)
+        g = zarr.open_group(target, mode="r")
+        assert "old" not in g and "temp" in g, sorted(g.keys())
+    lone = r.path("lone.zarr")
+    zarr.create_array(lone, shape=(2,), dtype="i1", zarr_format=2)
+    run(H5TOZARR, "--overwrite", src, lone)
+    assert "temp" in zarr.open_group(lone, mode="r")
+    assert not list(src.parent.glob(".h5tozarr-*")), "temporary files left"
+
+
+def t_killed(r):
+    """SIGKILL (which no program can catch) leaves the temporary output; the next run for that output
+    removes it, and puts back an old output that a killed --overwrite had moved aside."""
+    import signal
+    import time
+    src = r.path("big.h5")
+    with h5py.File(src, "w") as f:
+        f.create_dataset("x", data=np.random.default_rng(2).standard_normal((4096, 1024)), chunks=(64, 1024))
+    out = r.path("killed.zarr")
+    p = subprocess.Popen([H5TOZARR, "--codec", "gzip:9", str(src), str(out)], stderr=subprocess.PIPE)
+    deadline = time.time() + 60
+    while not list(out.parent.glob(".h5tozarr-tmp-*")) and p.poll() is None and time.time() < deadline:
+        time.sleep(0.005)
+    assert p.poll() is None, "the conversion ended before it could be killed"
+    p.send_signal(signal.SIGKILL)
+    p.wait(timeout=60)
+    left = list(out.parent.glob(".h5tozarr-tmp-*"))
+    assert left == [temp_name(out, "h5tozarr", "tmp", p.pid)], left
+    small = r.path("small.h5")
+    with h5py.File(small, "w") as f:
+        f.create_dataset("y", data=np.arange(5))
+    q = run(H5TOZARR, small, out)
+    assert f"removed {left[0]}, left by a killed run (process {p.pid})" in q.stderr, q.stderr
+    assert not list(out.parent.glob(".h5tozarr-*")), list(out.parent.glob(".h5tozarr-*"))
+    assert list(zarr.open_group(out, mode="r").keys()) == ["y"]
+    # a killed --overwrite between moving the old output aside and renaming the new one into place
+    gone = dead_pid()
+    old = temp_name(out, "h5tozarr", "old", gone)
+    out.rename(old)
+    want = tree_hash(old)
+    other = r.path("other.zarr")  # another output's leftovers are not touched
+    stray = temp_name(other, "h5tozarr", "tmp", gone)
+    stray.mkdir()
+    alive = temp_name(out, "h5tozarr", "tmp", os.getpid())  # a live process's temporary is not touched
+    alive.mkdir()
+    q = run(H5TOZARR, small, out, expect=1)  # the old output is back, so the output exists
+    assert f"put back from {old}" in q.stderr and "the output exists" in q.stderr, q.stderr
+    assert tree_hash(out) == want and not old.exists() and stray.exists() and alive.exists()
+    shutil.rmtree(stray)
+    shutil.rmtree(alive)
 
 
 def main():
@@ -552,6 +665,8 @@ def main():
     r.run("opaque, reference, vlen refused by name", t_refused, r)
     r.run("bad input and existing output", t_bad_input, r)
     r.run("interrupted conversion", t_interrupted, r)
+    r.run("--overwrite never destroys what was not asked for", t_never_destroys, r)
+    r.run("a killed conversion's leftovers are removed by the next run", t_killed, r)
     r.finish()
 
 

@@ -15,7 +15,10 @@ scalar versus 1-D attributes, data types float16 / compound / enum / strings). A
 zarr-python after a first conversion, a dimension with two sizes (an error naming both arrays),
 unsupported data types (exit 2, nothing written; --skip-unsupported), an existing output (refused;
 --overwrite replaces it atomically), a missing input, an interrupted conversion, and attributes holding
-NaN and infinities. Round trips through h5tozarr ($H5TOZARR): a CF-style netCDF-4 file written by
+NaN and infinities. Never destroying what was not asked for: --overwrite refuses the input, an output
+inside the input, a file that is not HDF5, a directory, a link; a missing parent directory is refused;
+each time exit 1, a message naming the path and the reason, input and output unchanged by hash; a
+SIGKILLed run's temporary file is removed by the next run. Round trips through h5tozarr ($H5TOZARR): a CF-style netCDF-4 file written by
 netCDF4-python (coordinate variables, unlimited time, a dimension without a variable, NaN _FillValue,
 packed int16 with float32 scale_factor/add_offset, strings, a scalar variable, typed global attributes,
 a subgroup) -> h5tozarr (v3, v2) -> zarrtoh5 -> netCDF4 reads the same file; h5py float16, enum and
@@ -34,6 +37,7 @@ import harness  # noqa: E402
 
 h5py, netCDF4, np, xr, zarr = harness.import_or_skip("h5py", "netCDF4", "numpy", "xarray", "zarr")
 from h5py_types import INNER, write_half_color_table  # noqa: E402
+from tool_outputs import dead_pid, temp_name, tree_hash  # noqa: E402
 
 warnings.filterwarnings("ignore", message=".*does not have a Zarr V3 specification.*")
 warnings.filterwarnings("ignore", category=UserWarning)
@@ -392,13 +396,15 @@ def t_outputs(r):
     g = zarr.open_group(src, mode="w", zarr_format=3)
     g.create_array("a", shape=(3,), dtype="i4", dimension_names=["x"])[:] = [4, 5, 6]
     existing = r.path("exists.h5")
-    existing.write_bytes(b"keep")
+    with h5py.File(existing, "w") as f:
+        f["keep"] = np.arange(3)
+    keep = tree_hash(existing)
     p = run(ZARRTOH5, src, existing, expect=1)
-    assert existing.read_bytes() == b"keep" and "exists" in p.stderr and "--overwrite" in p.stderr, p.stderr
+    assert tree_hash(existing) == keep and "exists" in p.stderr and "--overwrite" in p.stderr, p.stderr
     bad = r.path("bad.zarr")  # a failing conversion leaves the old file intact
     zarr.open_group(bad, mode="w", zarr_format=3).create_array("t", shape=(1,), dtype="datetime64[s]")
     run(ZARRTOH5, "--overwrite", bad, existing, expect=2)
-    assert existing.read_bytes() == b"keep"
+    assert tree_hash(existing) == keep
     run(ZARRTOH5, "--overwrite", src, existing)
     with h5py.File(existing, "r") as f:
         assert list(f["a"][()]) == [4, 5, 6]
@@ -413,6 +419,65 @@ def t_outputs(r):
     p = run(ZARRTOH5, notzarr, r.path("z.h5"), expect=1)
     assert "not a Zarr" in p.stderr, p.stderr
     assert not r.path("z.h5").exists()
+
+
+def t_never_destroys(r):
+    """--overwrite replaces only an HDF5 file: never the input, a file inside the input, a file that is
+    not HDF5, a directory or a link; a missing parent directory is refused, not created. Each refusal:
+    exit 1, a message naming the path and the reason, input and output unchanged (hashes). A temporary
+    file that a SIGKILLed run left is removed by the next run for that output."""
+    src = r.path("in.zarr")
+    g = zarr.open_group(src, mode="w", zarr_format=3)
+    g.create_array("a", shape=(3,), dtype="i4", dimension_names=["x"])[:] = [4, 5, 6]
+
+    def refused(args, paths, *words):
+        before = {q: tree_hash(q) for q in paths}
+        p = run(ZARRTOH5, *args, expect=1)
+        for w in words:
+            assert str(w) in p.stderr, f"no '{w}' in: {p.stderr}"
+        after = {q: tree_hash(q) for q in paths}
+        assert before == after, f"{args}: a refused run changed {[str(k) for k in paths if before[k] != after[k]]}"
+
+    refused(["--overwrite", src, src], [src], src, "is the input itself")
+    refused([src, src / "x.h5"], [src], src / "x.h5", "inside the input")
+    refused(["--overwrite", src, src / "a" / "zarr.json"], [src], "inside the input")
+    notes = r.path("notes.txt")
+    notes.write_text("mine")
+    refused(["--overwrite", src, notes], [src, notes], notes, "is a file, not an HDF5 file", "left as it is")
+    mydir = r.path("mydir")
+    mydir.mkdir()
+    (mydir / "f").write_text("x")
+    refused(["--overwrite", src, mydir], [src, mydir], mydir, "is a directory, not an HDF5 file")
+    h5 = r.path("real.h5")
+    with h5py.File(h5, "w") as f:
+        f["v"] = np.arange(2)
+    link = r.path("link.h5")
+    link.symlink_to(h5)
+    refused(["--overwrite", src, link], [src, h5, link], link, "symbolic link")
+    missing = r.path("nodir")
+    refused([src, missing / "out.h5"], [src], missing / "out.h5", "does not exist")
+    assert not missing.exists()
+    # an HDF5 file with a user block (signature at 512) is an HDF5 file
+    ub = r.path("userblock.h5")
+    with h5py.File(ub, "w", userblock_size=512) as f:
+        f["v"] = np.arange(2)
+    run(ZARRTOH5, "--overwrite", src, ub)
+    with h5py.File(ub, "r") as f:
+        assert list(f["a"][()]) == [4, 5, 6] and "v" not in f
+    # a SIGKILLed run's temporary file; another output's and a live process's are not touched
+    out = r.path("out.h5")
+    stale = temp_name(out, "zarrtoh5", "tmp", dead_pid())
+    stale.write_bytes(b"half written")
+    stray = temp_name(r.path("other.h5"), "zarrtoh5", "tmp", dead_pid())
+    stray.write_bytes(b"x")
+    alive = temp_name(out, "zarrtoh5", "tmp", os.getpid())
+    alive.write_bytes(b"x")
+    p = run(ZARRTOH5, src, out)
+    assert f"removed {stale}, left by a killed run" in p.stderr, p.stderr
+    assert not stale.exists() and stray.exists() and alive.exists()
+    stray.unlink()
+    alive.unlink()
+    no_leftovers(out.parent)
 
 
 def t_interrupted(r):
@@ -631,6 +696,7 @@ def main():
     r.run("malformed _libzarr_hdf5 records", t_malformed_records, r)
     r.run("unsupported data type", t_unsupported, r)
     r.run("outputs: existing, --overwrite, missing input", t_outputs, r)
+    r.run("--overwrite never destroys what was not asked for", t_never_destroys, r)
     r.run("interrupted conversion leaves nothing", t_interrupted, r)
     r.run("NaN and Infinity attributes", t_nan_attrs, r)
     r.run("netCDF -> h5tozarr -> zarrtoh5 -> netCDF (v3, finite attributes)", t_netcdf_roundtrip, r, 3, False)

@@ -2,18 +2,20 @@
  * dimension names), chunk by chunk. See usage() for the rules and docs/hdf5-netcdf.md ("Conventions") for
  * what is recorded where. */
 #define _XOPEN_SOURCE 700
-#include <ftw.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include "h5zcommon.h"
+#include "h5z_output.h"
 #include "h5z_dimscales.h"
 
 static const char *USAGE_HEAD =
     "usage: h5tozarr [options] FILE.h5 OUT.zarr\n"
     "\n"
     "Converts every group, dataset and attribute of an HDF5 file (netCDF-4 files included) into a new Zarr\n"
-    "hierarchy at OUT.zarr. The output is written under a temporary name next to OUT.zarr and renamed into\n"
-    "place at the end: after a failure or an interruption (SIGINT, SIGTERM, SIGHUP) nothing is left behind.\n"
+    "hierarchy at OUT.zarr, whose parent directory must exist. The output is written under a temporary\n"
+    "name next to OUT.zarr and renamed into place at the end: after a failure or an interruption (SIGINT,\n"
+    "SIGTERM, SIGHUP) nothing is left behind; what a run killed by SIGKILL left (.h5tozarr-tmp-HOST-PID-\n"
+    "OUT.zarr) the next run for OUT.zarr on that host removes.\n"
     "\n"
     "options:\n"
     "  --format 2|3        Zarr format of the output (default 3)\n";
@@ -29,7 +31,9 @@ static const char *USAGE_TAIL =
     "                      and, for arrays of another rank, sharding is left out\n"
     "  --skip-unsupported  leave out what has no Zarr form (a message names each); without it, that is\n"
     "                      an error (exit status 2) and nothing is written\n"
-    "  --overwrite         replace OUT.zarr if it exists (atomically: it stays intact if conversion fails)\n"
+    "  --overwrite         replace OUT.zarr if it is a Zarr hierarchy (a directory with zarr.json, .zgroup\n"
+    "                      or .zarray); atomically: it stays intact if the conversion fails. Never the\n"
+    "                      input, a directory holding it, a link, another directory or another file\n"
     "  -q, --quiet         no progress line (it is shown only when stderr is a terminal)\n"
     "  -h, --help          this text\n"
     "\n"
@@ -75,15 +79,6 @@ static int g_quiet = 0;
 static int g_skip_unsupported = 0;
 static int g_netcdf = 0;        /* the file is netCDF-4 (the root group has _NCProperties) */
 static char *g_tmp_out = NULL;  /* the output being written, removed when the conversion fails */
-
-static int rm_entry(const char *p, const struct stat *st, int flag, struct FTW *ftw) {
-    (void)st; (void)flag; (void)ftw;
-    remove(p);
-    return 0;
-}
-
-/* Removes a file or a directory tree (does not follow links). */
-static void rm_tree(const char *path) { nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS); }
 
 static void remove_tmp_out(void) {
     if (g_tmp_out) rm_tree(g_tmp_out);
@@ -1226,20 +1221,19 @@ int main(int argc, char **argv) {
     if (npos != 2) { usage(stderr); return 1; }
     if (g_shard_rank && g_format != 3) die("--shard needs --format 3");
 
-    /* the output: refused when it exists (without --overwrite); written under a temporary sibling name */
-    char *out = xstrdup(pos[1]);
-    for (size_t n = strlen(out); n > 1 && out[n - 1] == '/'; n--) out[n - 1] = 0;
-    struct stat st;
-    int exists = lstat(out, &st) == 0;
-    if (exists && !overwrite) die("%s: the output exists (--overwrite replaces it)", out);
+    /* the output: the refusals of h5z_output.h (never the input, --overwrite replaces only a Zarr
+     * hierarchy, the parent must exist); written under a temporary sibling name */
     struct stat in_st;
     if (stat(pos[0], &in_st) != 0) die("%s: %s", pos[0], strerror(errno));
     if (S_ISDIR(in_st.st_mode)) die("%s: is a directory, not an HDF5 file", pos[0]);
-    const char *slash = strrchr(out, '/');
-    size_t dirlen = slash ? (size_t)(slash - out) + 1 : 0;
-    char *tmp = xmalloc(strlen(out) + 64), *old = xmalloc(strlen(out) + 64);
-    sprintf(tmp, "%.*s.h5tozarr-tmp-%ld-%s", (int)dirlen, out, (long)getpid(), out + dirlen);
-    sprintf(old, "%.*s.h5tozarr-old-%ld-%s", (int)dirlen, out, (long)getpid(), out + dirlen);
+    out_path op;
+    out_path_init(&op, pos[1]);
+    remove_stale(&op, "h5tozarr");
+    int exists = check_output(pos[0], &op, overwrite, is_zarr_hierarchy,
+                              "a Zarr hierarchy",
+                              "not a Zarr hierarchy (no zarr.json, .zgroup or .zarray at its root)");
+    char *out = op.path;
+    char *tmp = temp_name(&op, "h5tozarr", "tmp"), *old = temp_name(&op, "h5tozarr", "old");
 
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
     hid_t f = H5Fopen(pos[0], H5F_ACC_RDONLY, H5P_DEFAULT);
@@ -1291,6 +1285,6 @@ int main(int argc, char **argv) {
     if (exists) rm_tree(old);
     free(tmp);
     free(old);
-    free(out);
+    out_path_free(&op);
     return 0;
 }

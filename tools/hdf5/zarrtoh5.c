@@ -1,13 +1,14 @@
 /* zarrtoh5: converts a Zarr hierarchy (v2 or v3) into a new HDF5 file, chunk by chunk, with netCDF-4's
  * dimensions (dimension scales), unlimited dimensions and typed attributes. See usage() and the
  * conventions in docs/hdf5-netcdf.md. */
-#define _POSIX_C_SOURCE 200809L
+#define _XOPEN_SOURCE 700
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include "h5zcommon.h"
+#include "h5z_output.h"
 #include <hdf5_hl.h>
 #include "zarrtoh5_dims.h"
 
@@ -16,12 +17,14 @@ static const char *USAGE =
     "\n"
     "Converts a Zarr group (v2 or v3), its subgroups, arrays and attributes into a new HDF5 file that\n"
     "netCDF-4 reads with the same dimensions. A single Zarr array becomes the dataset named after IN.zarr\n"
-    "(without \".zarr\"). The file is written under a temporary name beside FILE.h5 and renamed into place\n"
-    "at the end: a failed conversion leaves nothing behind.\n"
+    "(without \".zarr\"). FILE.h5's directory must exist. The file is written under a temporary name beside\n"
+    "FILE.h5 and renamed into place at the end: a failed conversion leaves nothing behind (what a run\n"
+    "killed by SIGKILL left, .zarrtoh5-tmp-HOST-PID-FILE.h5, the next run for FILE.h5 on that host removes).\n"
     "\n"
     "options:\n"
-    "  --overwrite         replace FILE.h5 if it exists (atomically: it stays intact if the conversion\n"
-    "                      fails); without it an existing FILE.h5 is refused\n"
+    "  --overwrite         replace FILE.h5 if it is an HDF5 file (atomically: it stays intact if the\n"
+    "                      conversion fails); never the input, a link or a file that is not HDF5.\n"
+    "                      Without it an existing FILE.h5 is refused\n"
     "  --skip-unsupported  skip arrays whose data type has no HDF5 counterpart (each is named on stderr);\n"
     "                      without it such an array is an error (exit status 2) and nothing is written\n"
     "  -q, --quiet         no progress line (it is shown only when stderr is a terminal)\n"
@@ -1283,26 +1286,25 @@ int main(int argc, char **argv) {
         else die("too many arguments (see --help)");
     }
     if (npos != 2) { fputs(USAGE, stderr); fputs(USAGE_CONVERTED, stderr); return 1; }
-    const char *in = pos[0], *out = pos[1];
+    const char *in = pos[0];
     struct stat st;
     if (stat(in, &st) != 0) die("%s: no such Zarr array or group (%s)", in, strerror(errno));
     zarr_node_type nt;
     if (zarr_node_type_at(in, &nt) != ZARR_OK) die("%s: not a Zarr array or group: %s", in, zarr_last_error());
-    if (lstat(out, &st) == 0) {
-        if (S_ISDIR(st.st_mode)) die("%s: is a directory", out);
-        if (!overwrite) die("%s: the output exists already (--overwrite replaces it)", out);
-    }
+    /* the refusals of h5z_output.h: never the input or inside it, --overwrite replaces only an HDF5 file */
+    out_path op;
+    out_path_init(&op, pos[1]);
+    remove_stale(&op, "zarrtoh5");
+    check_output(in, &op, overwrite, has_hdf5_signature, "an HDF5 file", "not an HDF5 file (no HDF5 signature)");
+    const char *out = op.path;
     /* From here on this process only creates, waits, and renames or removes: it ignores the interrupts
      * (a terminal's ^C reaches the converting child, whose end it sees and cleans up after). */
     signal(SIGINT, SIG_IGN);
     signal(SIGTERM, SIG_IGN);
     signal(SIGHUP, SIG_IGN);
     /* a temporary sibling, renamed into place when the conversion succeeds */
-    const char *slash = strrchr(out, '/');
-    size_t dirlen = slash ? (size_t)(slash - out) + 1 : 0;
-    char *tmp = xmalloc(strlen(out) + 32);
-    sprintf(tmp, "%.*s.%s.zarrtoh5-XXXXXX", (int)dirlen, out, out + dirlen);
-    int fd = mkstemp(tmp);
+    char *tmp = temp_name(&op, "zarrtoh5", "tmp");
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL, 0600);
     if (fd < 0) die("%s: cannot create a temporary file beside it (%s)", out, strerror(errno));
     close(fd);
     fflush(NULL);
@@ -1336,5 +1338,6 @@ int main(int argc, char **argv) {
         die("%s: renaming the finished file into place failed (%s)", out, strerror(e));
     }
     free(tmp);
+    out_path_free(&op);
     return 0;
 }
