@@ -1,7 +1,8 @@
-"""Helpers of the HDF5 tools' output tests (test_h5tozarr_netcdf.py, zarrtoh5_netcdf.py): a hash of a file
-or directory tree (to prove a refused run touched nothing), a process id that no longer exists, and the
-temporary names of tools/hdf5/h5z_output.h."""
+"""Helpers of the HDF5 tools' tests (test_h5tozarr_netcdf.py, zarrtoh5_netcdf.py, test_hdf5_tools.py): a
+hash of a file or directory tree (to prove a refused run touched nothing), a process id that no longer
+exists, the temporary names of tools/hdf5/h5z_output.h, and the record h5tozarr writes."""
 import hashlib
+import json
 import os
 import re
 import socket
@@ -44,3 +45,13 @@ def temp_name(out, tool, kind, pid):
     """The temporary name `.<tool>-<kind>-<host>-<pid>-<name>` beside `out`."""
     out = Path(out)
     return out.parent / f".{tool}-{kind}-{host()}-{pid}-{out.name}"
+
+
+def hdf5_record(attrs):
+    """The record `_libzarr_hdf5` of a node's attributes as a dict: h5tozarr writes it as a string holding
+    JSON text (docs/hdf5-netcdf.md, "The reserved attribute"); {} when there is none."""
+    rec = dict(attrs).get("_libzarr_hdf5")
+    if rec is None:
+        return {}
+    assert isinstance(rec, str), f"_libzarr_hdf5 is not a string: {rec!r}"
+    return json.loads(rec)

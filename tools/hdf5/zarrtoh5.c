@@ -555,10 +555,29 @@ static void write_attrs(hid_t obj, const jv *o, const char *path, int fill_type,
     }
 }
 
-/* Parses attributes; the values point into `json`: free it (zarr_string_free) after jv_free. */
+/* Parses attributes; the values point into `json`: free it (zarr_string_free) after jv_free. The record
+ * `_libzarr_hdf5` is a string holding JSON text as h5tozarr writes it (or, as earlier versions and the
+ * connector wrote it, the object itself): a string is parsed in place, so that every reader below sees
+ * the object. */
 static void parse_attrs(char *json, jv *o, const char *path) {
     jv_parse(json, o, path);
     if (o->t != J_OBJ) die("%s: attributes are not a JSON object", path);
+    for (size_t k = 0; k < o->n; k++) {
+        jv *it = &o->items[k];
+        if (strcmp(o->keys[k], "_libzarr_hdf5") || it->t != J_STR) continue;
+        char *text = it->s;
+        jv rec;
+        jparser q = {text, text + it->len, NULL, 0};
+        int ok = j_value(&q, &rec);
+        j_ws(&q);
+        if (!ok || q.p != q.end || rec.t != J_OBJ) { /* not a record: left as text, which no reader uses */
+            fprintf(stderr, "zarrtoh5: %s: the attribute _libzarr_hdf5 is not a JSON object: ignored\n", path);
+            jv_free(&rec);
+            continue;
+        }
+        *it = rec;
+        it->s = text; /* the parsed values point into it; jv_free frees it with them */
+    }
 }
 
 /* ---- arrays -> datasets --------------------------------------------------------------------------- */

@@ -304,6 +304,26 @@ static const char *member(const char *doc, const char *key, size_t *len) {
     return NULL;
 }
 
+/* The record `_libzarr_hdf5` of the attributes `attrs` as the text of a JSON object (caller frees),
+ * whether stored as a string holding that text (as h5tozarr writes it) or as the object itself (as
+ * earlier versions did); NULL when there is none. */
+static char *hdf5_record(const char *attrs) {
+    size_t l;
+    const char *h = member(attrs, "_libzarr_hdf5", &l);
+    char *c;
+    if (!h) return NULL;
+    if (*h == '"') {
+        c = json_text(h, NULL);
+        if (*skip_ws(c) == '{') return c;
+        free(c);
+        return NULL;
+    }
+    c = xmalloc(l + 1);
+    memcpy(c, h, l);
+    c[l] = 0;
+    return c;
+}
+
 /* Prints JSON text without the whitespace outside strings. */
 static void put_compact(struct sbuf *b, const char *v, size_t len) {
     size_t i;
@@ -757,8 +777,9 @@ static void put_attr(int level, const char *var, const char *name, const char *v
  * typed by _libzarr_hdf5's attribute_types where it names them; an untyped _FillValue takes the array's
  * type `fill_type` (NULL: infer). Sets *has_fill when one is _FillValue. */
 static void put_attrs(int level, const char *var, const char *attrs, int *has_fill, const char *fill_type) {
-    size_t hl = 0, tl = 0, vl;
-    const char *h = member(attrs, "_libzarr_hdf5", &hl), *types = h ? member(h, "attribute_types", &tl) : NULL;
+    size_t tl = 0, vl;
+    char *h = hdf5_record(attrs);
+    const char *types = h ? member(h, "attribute_types", &tl) : NULL;
     const char *p = attrs, *k, *v;
     if (has_fill) *has_fill = 0;
     while (next_member(&p, &k, &v, &vl)) {
@@ -776,6 +797,7 @@ static void put_attrs(int level, const char *var, const char *attrs, int *has_fi
         free(type);
         free(name);
     }
+    free(h);
 }
 /* ------------------------------------------------------------------------------------------ */
 /* regions                                                                                    */
@@ -1225,7 +1247,8 @@ static void free_var(struct var *v) {
 static int load_var(struct var *v, zarr_array *a, const char *name, const char *rel, const char *path) {
     zarr_status s;
     size_t d, l;
-    const char *h, *p, *x;
+    const char *p, *x;
+    char *rec;
     memset(v, 0, sizeof *v);
     v->a = a;
     v->name = xstrdup(name), v->rel = xstrdup(rel), v->path = xstrdup(path);
@@ -1256,13 +1279,14 @@ static int load_var(struct var *v, zarr_array *a, const char *name, const char *
         for (d = 0; d < v->rank && next_element(&p, &x, &l); d++)
             if (*x == '"') v->dims[d] = json_text(x, NULL);
     }
-    if ((h = member(v->attrs, "_libzarr_hdf5", &l)) != NULL && (p = member(h, "unlimited_dimensions", &l)) != NULL &&
+    if ((rec = hdf5_record(v->attrs)) != NULL && (p = member(rec, "unlimited_dimensions", &l)) != NULL &&
         *p++ == '[') {
         while (next_element(&p, &x, &l)) {
             long k = strtol(x, NULL, 10);
             if (k >= 0 && (size_t)k < v->rank) v->unlimited[k] = 1;
         }
     }
+    free(rec);
     /* counted only where it is shown (one existence check per chunk) */
     v->stored = opt_count && (opt_json || opt_storage) ? count_stored(a, v->grid, v->rank, v->total) : -2;
     return 0;
@@ -1394,7 +1418,8 @@ static const char *dim_name(const struct var *v, size_t d, char *tmp, size_t tmp
  * the arrays use that no enclosing scope declares with the same size. */
 static void scope_build(struct scope *s, const char *group_attrs, const struct var *vars, size_t nvars) {
     size_t l, vl, i, d;
-    const char *h = member(group_attrs, "_libzarr_hdf5", &l), *rec = h ? member(h, "dimensions", &l) : NULL;
+    char *h = hdf5_record(group_attrs);
+    const char *rec = h ? member(h, "dimensions", &l) : NULL;
     const char *p = rec, *k, *v;
     while (rec && next_member(&p, &k, &v, &vl)) {
         char *name = json_text(k, NULL);
@@ -1428,6 +1453,7 @@ static void scope_build(struct scope *s, const char *group_attrs, const struct v
             if (a && a->size == vars[i].shape[d]) continue;
             scope_add(s, name, vars[i].shape[d], vars[i].unlimited[d], vars[i].name);
         }
+    free(h);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -1471,10 +1497,14 @@ static void put_json_attr(int level, const char *var, const char *att, const cha
  * `// enum: RED = 0, GREEN = 1`. */
 static void put_enum_note(int level, const struct var *v) {
     size_t l, vl;
-    const char *h = member(v->attrs, "_libzarr_hdf5", &l), *e = h ? member(h, "enum", &l) : NULL;
+    char *h = hdf5_record(v->attrs);
+    const char *e = h ? member(h, "enum", &l) : NULL;
     const char *m = e ? member(e, "members", &l) : NULL, *p = m, *k, *x;
     int first = 1;
-    if (!m || *m != '{') return;
+    if (!m || *m != '{') {
+        free(h);
+        return;
+    }
     indent(level);
     fputs("\t\t// enum:", out);
     while (next_member(&p, &k, &x, &vl)) {
@@ -1487,6 +1517,7 @@ static void put_enum_note(int level, const struct var *v) {
         free(name);
     }
     fputc('\n', out);
+    free(h);
 }
 
 static void cdl_declare(int level, const struct var *v) {
