@@ -329,6 +329,101 @@ def t_netcdf_c(r, src, out):
         assert len(z.dimensions["time"]) == 3 and len(z.dimensions["nv"]) == 2, dict(z.dimensions)
 
 
+# ---- what xarray sees: the same as in the netCDF file (issue 33) ---------------------------------------
+def make_view(path):
+    """Values xarray masked or retyped when Zarr v2 carried netCDF's default fill: a uint8 255, int64 above
+    2^53, an int32 coordinate, empty strings, all without _FillValue; a CMIP-style float32 variable whose
+    _FillValue and missing_value are both 1e20; a variable written for fewer records than the unlimited
+    dimension has (netCDF reads its default fill there)."""
+    with netCDF4.Dataset(path, "w") as ds:
+        ds.createDimension("time", None)
+        ds.createDimension("x", 4)
+        x = ds.createVariable("x", "i4", ("x",))
+        x[:] = [10, 20, 30, 40]
+        t = ds.createVariable("time", "f8", ("time",))
+        t.units = "days since 2000-01-01"
+        t[:] = [0.0, 1.0, 2.0]
+        u8 = ds.createVariable("u8", "u1", ("x",))
+        u8[:] = [0, 1, 255, 7]
+        big = ds.createVariable("big", "i8", ("x",))
+        big[:] = np.array([2**53 + 1, -(2**60) - 3, 0, 9007199254740993], "i8")
+        s = ds.createVariable("s", str, ("x",))
+        s[:] = np.array(["a", "", "c", ""], dtype=object)
+        tas = ds.createVariable("tas", "f4", ("time", "x"), fill_value=np.float32(1e20))
+        tas.missing_value = np.float32(1e20)
+        tas.units = "K"
+        v = np.arange(12, dtype="f4").reshape(3, 4) + 270
+        v[1, 2] = 1e20
+        tas[:] = v
+        few = ds.createVariable("few", "i2", ("time",))
+        few[0:2] = [3, 4]
+
+
+def t_xarray_view(r, fmt):
+    """xarray on the Zarr output sees what it sees on the netCDF file, decoded and with decode_cf=False:
+    the same variables, dtypes, values and attributes (no _FillValue where netCDF has none, so nothing
+    masked that netCDF does not mask), without warnings (consolidated metadata; one fill value where
+    _FillValue and missing_value are equal); to_netcdf of what xarray opened works and netCDF reads the
+    values back; h5tozarr converts that file again (the record it carries is not copied)."""
+    src = r.path("view.nc")
+    make_view(src)
+    out = r.path(f"view{fmt}.zarr")
+    run(H5TOZARR, "--format", fmt, src, out)
+    for kw in ({}, {"decode_cf": False}):
+        want = xr.open_dataset(src, engine="netcdf4", **kw)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            got = xr.open_zarr(out, **kw)  # consolidated=None: xarray warns when there is no consolidated metadata
+            got.load()
+        noise = [str(w.message) for w in caught if "fill value" in str(w.message) or "onsolidated" in str(w.message)]
+        assert not noise, f"{kw}: xarray warned: {noise}"
+        same_xarray(want, got, f"xarray {kw}")
+        for k in want.variables:
+            a, b = want[k], got[k]
+            assert a.dtype == b.dtype or (a.dtype.kind in "OUT" and b.dtype.kind in "OUT"), f"{kw} {k}: {b.dtype} != {a.dtype}"
+            assert ("_FillValue" in b.encoding) == ("_FillValue" in a.encoding) or kw, f"{kw} {k}: {b.encoding}"
+        assert got["u8"].dtype == np.uint8 and got["u8"].values.tolist() == [0, 1, 255, 7], got["u8"].values
+        assert got["big"].values.tolist() == [2**53 + 1, -(2**60) - 3, 0, 9007199254740993], got["big"].values
+        assert got["x"].dtype == np.int32, got["x"].dtype
+        assert [str(e) for e in got["s"].values] == ["a", "", "c", ""], got["s"].values
+        assert got["few"].values.tolist() == want["few"].values.tolist() == [3, 4, -32767], got["few"].values
+        if not kw:
+            assert np.isnan(got["tas"].values[1, 2]) and got["tas"].dtype == np.float32, got["tas"].values
+        want.close()
+        got.close()
+    # the float32 1e20 of _FillValue and missing_value: one number, the float32's own value
+    meta = json.loads((out / "tas" / (".zattrs" if fmt == 2 else "zarr.json")).read_text())
+    attrs = meta if fmt == 2 else meta["attributes"]
+    fv = attrs["_FillValue"] if fmt == 2 else struct.unpack("<d", base64.b64decode(attrs["_FillValue"]))[0]
+    assert fv == attrs["missing_value"] == float(np.float32(1e20)), attrs
+    if fmt == 2:
+        assert json.loads((out / "u8" / ".zarray").read_text())["fill_value"] is None
+        assert json.loads((out / "tas" / ".zarray").read_text())["fill_value"] == float(np.float32(1e20))
+    # back to netCDF through xarray, and through h5tozarr again
+    nc = r.path(f"xr{fmt}.nc")
+    with xr.open_zarr(out) as ds:
+        ds.to_netcdf(nc)
+    with netCDF4.Dataset(src) as a, netCDF4.Dataset(nc) as b:
+        for k in ("x", "u8", "big", "few"):
+            a[k].set_auto_maskandscale(False)
+            b[k].set_auto_maskandscale(False)
+            assert same_number(a[k][...], b[k][...]), f"to_netcdf {k}: {b[k][...]} != {a[k][...]}"
+        assert json.loads(b["tas"].getncattr("_libzarr_hdf5"))["attribute_types"]["units"] == "char"
+    again = r.path(f"again{fmt}.zarr")
+    run(H5TOZARR, "--format", fmt, nc, again)
+    rec = hdf5_record(zarr.open_group(again, mode="r")["tas"].attrs)
+    assert "_libzarr_hdf5" not in rec.get("attribute_types", {}), rec
+    if fmt == 2:
+        copy = r.path("view_ncz.zarr")  # netCDF-C reads no variable-length strings
+        shutil.copytree(out, copy)
+        shutil.rmtree(copy / "s")
+        with netCDF4.Dataset(src) as a, netCDF4.Dataset(f"file://{copy.resolve()}#mode=zarr,file") as b:
+            for k in ("x", "u8", "big", "tas", "few"):
+                a[k].set_auto_maskandscale(False)
+                b[k].set_auto_maskandscale(False)
+                assert same_number(a[k][...], b[k][...]), f"netCDF-C {k}: {b[k][...]} != {a[k][...]}"
+
+
 # ---- every dataset type (h5py) ----------------------------------------------------------------------
 WITH_ARRAY = np.dtype([("id", "<u2"), ("v", "<f8", (3,)), ("p", INNER)])
 
@@ -686,6 +781,8 @@ def main():
     r = harness.Runner.in_scratch(args)
     r.run("netCDF-4 -> Zarr v3: zarr-python, xarray", t_netcdf, r, 3)
     r.run("netCDF-4 -> Zarr v2: zarr-python, xarray, netCDF-C", t_netcdf, r, 2)
+    r.run("xarray sees what it sees in netCDF (Zarr v3)", t_xarray_view, r, 3)
+    r.run("xarray sees what it sees in netCDF (Zarr v2, netCDF-C)", t_xarray_view, r, 2)
     r.run("float16, enum, compound -> Zarr v3", t_types, r, 3)
     r.run("float16, enum, compound -> Zarr v2", t_types, r, 2)
     r.run("compound with an array member", t_array_member, r)
