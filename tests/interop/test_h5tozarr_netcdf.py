@@ -561,20 +561,25 @@ def t_refused(r):
         f.create_dataset("ref", data=[f["ok"].ref], dtype=h5py.ref_dtype)
         f.create_dataset("cmp", data=np.zeros(2, [("a", "i4"), ("x", "V3")]))
         f.create_dataset("vlen", data=np.array([np.arange(2), np.arange(3)], dtype=object), dtype=h5py.vlen_dtype("i4"))
+        f["vlen_t"] = h5py.vlen_dtype("i4")  # a named type with no record form
+        f["pair_t"] = np.dtype([("a", "<i2"), ("b", "<f4")])  # a named compound: recorded, converts
     for fmt in ("2", "3"):
         out = r.path(f"bad{fmt}.zarr")
         p = run(H5TOZARR, "--format", fmt, src, out, expect=2)
-        assert "/blob: dataset of type opaque (4 bytes) is not supported" in p.stderr, p.stderr
+        # the first thing without a Zarr form stops it: the root group's named type, before any dataset
+        assert "/vlen_t: a named datatype with no Zarr form" in p.stderr, p.stderr
         assert "class" not in p.stderr and not re.search(r"\(\d+\)", p.stderr), p.stderr
         assert not out.exists() and not list(out.parent.glob(".h5tozarr-*")), "a refused conversion left files"
         p = run(H5TOZARR, "--format", fmt, "--skip-unsupported", src, out)
         for msg in ("/blob: skipped: dataset of type opaque (4 bytes) is not supported",
                     "/cmp: skipped: compound member 'x' of type opaque (3 bytes) is not supported",
                     "/ref: skipped: dataset of type reference (8 bytes) is not supported",
-                    "/vlen: skipped: dataset of type variable-length sequence"):
+                    "/vlen: skipped: dataset of type variable-length sequence",
+                    "/vlen_t: skipped: a named datatype with no Zarr form: a field of type variable-length sequence"):
             assert msg in p.stderr, f"no '{msg}' in {p.stderr}"
         g = zarr.open_group(out, mode="r")
         assert sorted(g.keys()) == ["ok"], sorted(g.keys())
+        assert hdf5_record(g.attrs)["named_types"] == {"pair_t": {"compound": [["a", "int16"], ["b", "float32"]]}}
         assert same_number(g["ok"][...], np.arange(3))
 
 

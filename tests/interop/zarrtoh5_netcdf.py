@@ -640,6 +640,79 @@ def t_netcdf_roundtrip(r, fmt, nonfinite):
         assert h5py.check_string_dtype(f.attrs.get_id("history").dtype).length is None
 
 
+def make_named_types(path):
+    """netCDF-4 user-defined types: an enum cloud_t and a compound station_t in the root group, an enum
+    level_t in a subgroup; variables of each (the subgroup's also of the root's cloud_t), an enum-typed
+    _FillValue, and a variable of a plain type."""
+    with netCDF4.Dataset(path, "w") as ds:
+        ds.createDimension("x", 3)
+        cloud_t = ds.createEnumType(np.uint8, "cloud_t", {"clear": 0, "cumulus": 1, "stratus": 2, "missing": 255})
+        station_t = ds.createCompoundType(np.dtype([("id", "<i4"), ("lat", "<f4"), ("lon", "<f8")]), "station_t")
+        c = ds.createVariable("cloud", cloud_t, ("x",), fill_value=255)
+        c[:] = np.array([0, 2, 1], "u1")
+        s = ds.createVariable("station", station_t, ("x",))
+        v = np.zeros(3, station_t.dtype)
+        v["id"], v["lat"], v["lon"] = [1, 2, 3], [1.5, -2.5, 3.5], [10.0, 20.0, 30.0]
+        s[:] = v
+        ds.createVariable("plain", "i2", ("x",))[:] = [7, 8, 9]
+        g = ds.createGroup("sub")
+        level_t = g.createEnumType(np.int16, "level_t", {"low": -1, "high": 1})
+        g.createVariable("level", level_t, ("x",))[:] = np.array([-1, 1, -1], "i2")
+        g.createVariable("cloud2", cloud_t, ("x",))[:] = np.array([1, 1, 0], "u1")
+
+
+def nc_types(path):
+    """The user-defined types netCDF-C sees per group and each variable's type name and values."""
+    def walk(g, where):
+        out = {f"{where}enum {n}": (str(t.dtype), t.enum_dict) for n, t in g.enumtypes.items()}
+        out.update({f"{where}compound {n}": str(t.dtype) for n, t in g.cmptypes.items()})
+        for n, var in g.variables.items():
+            var.set_auto_maskandscale(False)
+            dt = var.datatype
+            out[f"{where}{n}"] = (getattr(dt, "name", str(dt)), var[...].tolist(),
+                                  {a: np.asarray(var.getncattr(a)).tolist() for a in var.ncattrs()})
+        for n, sub in g.groups.items():
+            out.update(walk(sub, f"{where}{n}/"))
+        return out
+    with netCDF4.Dataset(path) as ds:
+        return walk(ds, "/")
+
+
+def t_named_types(r, fmt):
+    """Named (committed) types convert by default and keep their names through h5tozarr -> zarrtoh5:
+    netCDF-C sees cloud_t, station_t and level_t (not _AnonymousEnum1), the variables of those types
+    and their values; zarr-python 3.1.6 and 3.4.2 read the compound variable of the Zarr output."""
+    h5tozarr = os.environ.get("H5TOZARR")
+    assert h5tozarr, "H5TOZARR is not set"
+    src = r.path("named.nc")
+    make_named_types(src)
+    z = r.path(f"named{fmt}.zarr")
+    p = run(h5tozarr, "--format", str(fmt), src, z)  # no --skip-unsupported needed
+    assert "skipped" not in p.stderr, p.stderr
+    root = json.loads(zarr.open_group(z, mode="r").attrs["_libzarr_hdf5"])
+    assert root["named_types"]["cloud_t"] == {"enum": {"base": "uint8", "members": {
+        "clear": 0, "cumulus": 1, "stratus": 2, "missing": 255}}}, root
+    assert root["named_types"]["station_t"] == {"compound": [["id", "int32"], ["lat", "float32"], ["lon", "float64"]]}
+    g = zarr.open_group(z, mode="r")  # zarr-python 3.1.6, through the consolidated metadata
+    assert json.loads(g["sub"]["level"].attrs["_libzarr_hdf5"])["named_type"] == "/sub/level_t"
+    assert json.loads(g["sub"]["cloud2"].attrs["_libzarr_hdf5"])["named_type"] == "/cloud_t"
+    st = g["station"][...]
+    assert st["id"].tolist() == [1, 2, 3] and st["lat"].tolist() == [1.5, -2.5, 3.5], st
+    py = os.environ.get("ZARR_PYTHON312")
+    if py and Path(py).exists():
+        code = ("import sys, zarr\nassert zarr.__version__ == '3.4.2'\n"
+                "v = zarr.open_group(sys.argv[1], mode='r')['station'][...]\nprint(v['id'].tolist(), v['lon'].tolist())")
+        q = subprocess.run([py, "-c", code, str(z)], capture_output=True, text=True, timeout=120)
+        assert q.returncode == 0 and q.stdout.split() == ["[1,", "2,", "3]", "[10.0,", "20.0,", "30.0]"], q.stderr[-2000:]
+    elif os.environ.get("CI") == "true":
+        raise AssertionError("no zarr-python 3.4.2 ($ZARR_PYTHON312): required under CI=true")
+    back = r.path(f"named{fmt}_back.nc")
+    run(ZARRTOH5, z, back)
+    a, b = nc_types(src), nc_types(back)
+    assert a == b, f"source {a}\nback   {b}"
+    assert a["/cloud"][0] == "cloud_t" and a["/sub/level"][0] == "level_t" and "/sub/enum level_t" in a, a
+
+
 def t_h5py_types_roundtrip(r, fmt):
     """h5py file with float16, an enum, nested compounds (and, v2 only, an array member) -> h5tozarr ->
     zarrtoh5 -> h5py: the same types (little-endian) and values."""
@@ -702,6 +775,8 @@ def main():
     r.run("netCDF -> h5tozarr -> zarrtoh5 -> netCDF (v3, finite attributes)", t_netcdf_roundtrip, r, 3, False)
     r.run("netCDF -> h5tozarr --format 2 -> zarrtoh5 -> netCDF (finite attributes)", t_netcdf_roundtrip, r, 2, False)
     r.run("netCDF -> h5tozarr -> zarrtoh5 -> netCDF (v3, NaN _FillValue, Infinity)", t_netcdf_roundtrip, r, 3, True)
+    r.run("named enum and compound types keep their names (v3)", t_named_types, r, 3)
+    r.run("named enum and compound types keep their names (v2)", t_named_types, r, 2)
     r.finish()
 
 

@@ -7,6 +7,7 @@
 #include "h5zcommon.h"
 #include "h5z_output.h"
 #include "h5z_dimscales.h"
+#include "h5tozarr_named_types.h"
 
 static const char *USAGE_HEAD =
     "usage: h5tozarr [options] FILE.h5 OUT.zarr\n"
@@ -501,7 +502,12 @@ static herr_t attr_cb(hid_t loc, const char *name, const H5A_info_t *info, void 
         sb_puts(c->out, v.p);
         if (c->types->n) sb_puts(c->types, ",");
         sb_json_str(c->types, name, strlen(name));
-        if (rec.n) {
+        if (rec.n && rec.p[0] == '{') { /* an enum or compound record, with the type's name when it has one */
+            sb_puts(c->types, ":");
+            sb_put(c->types, rec.p, rec.n - 1);
+            named_type_member(c->types, t, c->path, 1);
+            sb_puts(c->types, "}");
+        } else if (rec.n) {
             sb_puts(c->types, ":");
             sb_puts(c->types, rec.p);
         } else {
@@ -553,6 +559,20 @@ static char *attrs_json(hid_t obj, const char *path, const char *dimnames, const
     sb_puts(&b, "}");
     free(out.p);
     free(types.p);
+    return b.p;
+}
+
+static char *group_dims_json(const char *path);
+
+/* The record members of the group `g` at `path` (caller frees): its `dimensions` and `named_types`. */
+static char *group_record(hid_t g, const char *path) {
+    char *dims = group_dims_json(path), *types = named_types_json(g, path);
+    sbuf b = {0};
+    sb_puts(&b, dims);
+    if (*dims && *types) sb_puts(&b, ",");
+    sb_puts(&b, types);
+    free(dims);
+    free(types);
     return b.p;
 }
 
@@ -1042,6 +1062,7 @@ static void convert_dataset(hid_t ds, zarr_group *zg, const char *name, const ch
         if (extra.n) sb_puts(&extra, ",");
         enum_json(&extra, &m, mem);
     }
+    named_type_member(&extra, ft, path, extra.n > 0);
 
     if (H5Pget_layout(dcpl) == H5D_CHUNKED) {
         H5Pget_chunk(dcpl, rank, hc);
@@ -1201,7 +1222,7 @@ static herr_t link_cb(hid_t g, const char *name, const H5L_info_t *info, void *d
         if (oi.type == H5O_TYPE_GROUP) {
             hid_t sub = H5Gopen2(g, name, H5P_DEFAULT);
             if (sub < 0) die("%s: HDF5 cannot open the group", child);
-            char *dims = group_dims_json(child);
+            char *dims = group_record(sub, child);
             char *attrs = attrs_json(sub, child, NULL, dims, 0);
             zarr_group *zs = NULL;
             zcheck(zarr_group_create_group(c->zg, name, attrs, &zs), "creating the group", child);
@@ -1215,9 +1236,7 @@ static herr_t link_cb(hid_t g, const char *name, const H5L_info_t *info, void *d
             if (ds < 0) die("%s: HDF5 cannot open the dataset", child);
             convert_dataset(ds, c->zg, name, child);
             H5Dclose(ds);
-        } else {
-            unsupported(child, "a named datatype has no Zarr form");
-        }
+        } /* a named datatype: in the group's record (group_record()) */
     }
     free(child);
     return 0;
@@ -1308,7 +1327,7 @@ int main(int argc, char **argv) {
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGHUP, &sa, NULL);
-    char *dims = group_dims_json("/");
+    char *dims = group_record(root, "/");
     char *attrs = attrs_json(root, "/", NULL, dims, 0);
     zarr_group *zg = NULL;
     zcheck(zarr_group_create_ex(tmp, attrs, g_format, &zg), "creating the Zarr group", out);

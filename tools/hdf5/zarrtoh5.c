@@ -11,6 +11,7 @@
 #include "h5z_output.h"
 #include <hdf5_hl.h>
 #include "zarrtoh5_dims.h"
+#include "zarrtoh5_named_types.h"
 
 static const char *USAGE =
     "usage: zarrtoh5 [options] IN.zarr FILE.h5\n"
@@ -434,8 +435,10 @@ static void write_record_attr(hid_t obj, const char *name, const jv *v, const jv
         free(leaves);
         sp = rank ? H5Screate_simple(rank, dims, NULL) : H5Screate(H5S_SCALAR);
     }
-    hid_t a = H5Acreate2(obj, name, t, sp, H5P_DEFAULT, H5P_DEFAULT);
+    hid_t named = open_named_type(obj, rec, H5Tget_class(t)); /* the attribute's named type, if committed */
+    hid_t a = H5Acreate2(obj, name, named >= 0 ? named : t, sp, H5P_DEFAULT, H5P_DEFAULT);
     if (a < 0 || (buf && H5Awrite(a, t, buf) < 0)) die("%s: attribute '%s' could not be written to HDF5", path, name);
+    if (named >= 0) H5Tclose(named);
     H5Aclose(a);
     H5Sclose(sp);
     H5Tclose(t);
@@ -952,6 +955,11 @@ static void convert_array(zarr_array *za, hid_t parent, const char *name, const 
     elem_conv c;
     char msg[256];
     if (!array_conv(za, &attrs, &c, msg, sizeof msg)) die("%s: %s", path, msg);
+    hid_t named = open_named_type(parent, jv_get(&attrs, "_libzarr_hdf5"), H5Tget_class(c.ft));
+    if (named >= 0) { /* the dataset takes its named type (HDF5 converts the members by name) */
+        H5Tclose(c.ft);
+        c.ft = named;
+    }
     int vlen = c.conv == C_VSTR || c.conv == C_UTF32;
     size_t hsize = vlen ? sizeof(char *) : c.esize; /* one element in HDF5's memory type */
     if (rank > 32) die("%s: rank %zu exceeds HDF5's 32", path, rank);
@@ -1147,6 +1155,7 @@ static int scan_group_attrs(zarr_group *zg, hid_t hg, const char *path, int pare
     zcheck(zarr_group_attributes(zg, &text), "attributes", path);
     jv o;
     parse_attrs(text, &o, path);
+    commit_named_types(hg, jv_get(jv_get(&o, "_libzarr_hdf5"), "named_types"), path); /* before attributes use them */
     write_attrs(hg, &o, path, -1, 0);
     zh_add_record(&M, gi, jv_get(jv_get(&o, "_libzarr_hdf5"), "dimensions"), path);
     jv_free(&o);
@@ -1169,7 +1178,10 @@ static void scan_group(zarr_group *zg, hid_t hg, int gi, const char *path) {
             if (nt == ZARR_NODE_GROUP) {
                 zarr_group *zs = NULL;
                 zcheck(zarr_group_open_group(zg, name, &zs), "opening the group", child);
-                hid_t hs = H5Gcreate2(hg, name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+                hid_t gcpl = H5Pcreate(H5P_GROUP_CREATE);
+                H5Pset_link_creation_order(gcpl, H5P_CRT_ORDER_TRACKED | H5P_CRT_ORDER_INDEXED);
+                hid_t hs = H5Gcreate2(hg, name, H5P_DEFAULT, gcpl, H5P_DEFAULT);
+                H5Pclose(gcpl);
                 if (hs < 0) die("%s: creating the HDF5 group failed", child);
                 int si = scan_group_attrs(zs, hs, child, gi);
                 scan_group(zs, hs, si, child);
@@ -1259,7 +1271,12 @@ static void convert_all(hid_t f) {
 /* The conversion itself, into `out` (the temporary file); returns the exit status. */
 static int convert(const char *in, zarr_node_type nt, const char *out) {
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
-    hid_t f = H5Fcreate(out, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    /* links in creation order, as netCDF-4 keeps them: netCDF-C reads a group's objects in that order,
+     * so a named type (committed first) is known before the variables that use it */
+    hid_t fcpl = H5Pcreate(H5P_FILE_CREATE);
+    H5Pset_link_creation_order(fcpl, H5P_CRT_ORDER_TRACKED | H5P_CRT_ORDER_INDEXED);
+    hid_t f = H5Fcreate(out, H5F_ACC_TRUNC, fcpl, H5P_DEFAULT);
+    H5Pclose(fcpl);
     if (f < 0) die("%s: cannot create the HDF5 file", out);
     hid_t root = H5Gopen2(f, "/", H5P_DEFAULT);
     if (nt == ZARR_NODE_GROUP) {
