@@ -41,7 +41,8 @@ static const char *USAGE_CONVERTED =
     "              null_terminated_bytes / |S<n> (as NUL-padded fixed-length strings); string and\n"
     "              fixed_length_utf32 / <U<n> (as UTF-8 variable-length strings; a NUL inside a string ends\n"
     "              it); r<N> (as an N/8-byte opaque type); shape; fill value; chunks (the inner chunks of a\n"
-    "              sharded array; a chunk dimension larger than the array is cut to it). Compression: gzip\n"
+    "              sharded array; a chunk larger than a fixed dimension is cut to it, along an unlimited\n"
+    "              dimension it stays). Compression: gzip\n"
     "              or zlib -> deflate at the same level; blosc -> deflate at its clevel, with the HDF5\n"
     "              shuffle filter when blosc shuffles; a numcodecs shuffle filter -> shuffle; any other\n"
     "              compressor (zstd, lz4, ...) -> deflate level 6; none -> no filter. A rank-0 array becomes\n"
@@ -977,7 +978,9 @@ static void convert_array(zarr_array *za, hid_t parent, const char *name, const 
     for (size_t d = 0; d < rank; d++) {
         dims[d] = shape[d];
         maxdims[d] = shape[d] && !unlimited[d] ? shape[d] : H5S_UNLIMITED;
-        hchunk[d] = shape[d] == 0 || inner[d] < shape[d] ? inner[d] : shape[d]; /* 0: maxdims unlimited */
+        /* a chunk larger than a fixed dimension is cut to it (HDF5 wants that); along an unlimited one (or
+         * of size 0, made unlimited) it stays as written: the array is meant to grow into it */
+        hchunk[d] = shape[d] == 0 || unlimited[d] || inner[d] < shape[d] ? inner[d] : shape[d];
         cbytes *= hchunk[d];
     }
     for (size_t d = 0; d < rank && cbytes >= (1ull << 32) - 1; d++) /* HDF5's chunk limit: 4 GiB */
