@@ -114,12 +114,14 @@ static int report(const char *what, const char *path, zarr_status s) {
     return 1;
 }
 
+static void oom(void) {
+    fprintf(stderr, "zarrdump: out of memory\n");
+    exit(1);
+}
+
 static void *xmalloc(size_t n) {
     void *p = malloc(n ? n : 1);
-    if (!p) {
-        fprintf(stderr, "zarrdump: out of memory\n");
-        exit(1);
-    }
+    if (!p) oom();
     return p;
 }
 
@@ -144,7 +146,7 @@ static void sb_add(struct sbuf *b, const char *s, size_t n) {
         char *g;
         b->cap = (b->n + n + 1) * 2;
         g = realloc(b->s, b->cap);
-        if (!g) xmalloc((size_t)-1);
+        if (!g) oom();
         b->s = g;
     }
     memcpy(b->s + b->n, s, n);
@@ -578,7 +580,7 @@ static void flatten(struct elems *e, const char *v, int depth) {
         if (e->n == e->cap) {
             e->cap = e->cap ? 2 * e->cap : 8;
             e->v = realloc(e->v, e->cap * sizeof *e->v);
-            if (!e->v) xmalloc((size_t)-1);
+            if (!e->v) oom();
         }
         e->v[e->n++] = v;
         return;
@@ -1092,7 +1094,7 @@ static void put_elem(struct sbuf *b, enum kind k, zarr_data_type t, size_t esize
  * indices when `annotate`. Returns 0, or 1 after reporting a read error. */
 static int print_values(zarr_array *a, const char *path, zarr_data_type t, size_t esize, int fixbytes,
                         const struct region *r, int level, int annotate) {
-    zarr_data_type bt;
+    zarr_data_type bt = t;
     enum kind k = fixbytes ? K_FIXSTR : kind_of(t, &bt);
     size_t rank = r->rank, d, elem = 8, nrows = 1, row;
     uint64_t idx[MAX_RANK], cnt[MAX_RANK], last = rank ? r->count[rank - 1] : 1;
@@ -1409,7 +1411,7 @@ static struct dim *scope_find(const struct scope *s, const char *name) {
 
 static struct dim *scope_add(struct scope *s, const char *name, uint64_t size, int unlimited, const char *user) {
     struct dim *g = realloc(s->d, (s->n + 1) * sizeof *s->d);
-    if (!g) xmalloc((size_t)-1);
+    if (!g) oom();
     s->d = g;
     g = &s->d[s->n++];
     g->name = xstrdup(name);
@@ -1626,7 +1628,7 @@ static void cdl_values_of(int level, const struct var *v) {
     }
     for (d = 0; d < r.rank; d++)
         if (r.count[d] == 0) return; /* nothing to show */
-    if (!(m = open_memstream(&mb, &ml))) xmalloc((size_t)-1);
+    if (!(m = open_memstream(&mb, &ml))) oom();
     out = m;
     fputc('\n', out);
     indent(level);
@@ -1924,7 +1926,7 @@ static void json_array(struct var *v) {
             fputs(", \"step\": ", out);
             put_dims(r.step, v->rank);
             fputs(", \"values\": ", out);
-            if (!(m = open_memstream(&mb, &ml))) xmalloc((size_t)-1);
+            if (!(m = open_memstream(&mb, &ml))) oom();
             out = m;
             cur_v2_dtype = v->fmt == 2 ? member(v->meta, "dtype", &dl) : NULL;
             rc = print_values(v->a, v->path, v->t, v->esize, v->fixbytes, &r, 0, 0);
