@@ -23,10 +23,13 @@ tests/zarrdump/structs.zarr (Zarr v3 struct) and structs_v2.zarr (v2 structured 
 int32, a float64 and an |S4 field.
 tests/zarrdump/nan_attrs.zarr (Zarr v3): attributes holding the bare JSON tokens NaN, Infinity,
 -Infinity (as zarr-python writes them), typed float32 and float64.
+tests/zarrdump/netcdf_types.zarr (Zarr v3): netCDF-4's user-defined types (the records' named_types and
+named_type) and a char array, as h5tozarr writes them.
 tests/zarrdump/corrupt.zarr (Zarr v3): 'ok' and 'bad' float64 [4]; bad's one chunk is not zstd.
 The expected outputs beside them (*.expected.txt) are zarrdump's, checked by hand once and kept:
 tests/zarrdump/test_zarrdump.py compares them exactly and compares --json with zarr-python's view.
 """
+import json
 import shutil
 from pathlib import Path
 
@@ -170,6 +173,36 @@ def nan_attrs():
                                                                         "valid_min": "float32"}}})
 
 
+def netcdf_types():
+    """netCDF-4's user-defined types and char arrays as h5tozarr writes them (docs/hdf5-netcdf.md, "Named
+    types"): the root's record (a string holding JSON) names an enum cloud_t and a compound station_t;
+    'cloud' holds cloud_t's integers, 'station' is a structured array of station_t; 'code' a char
+    array (1-byte strings); the subgroup 'sub' (record as an object, the earlier form) has its own enum
+    level_t and an array of the root's cloud_t."""
+    path = OUT / "netcdf_types.zarr"
+    shutil.rmtree(path, ignore_errors=True)
+    cloud = {"base": "uint8", "members": {"clear": 0, "cumulus": 1, "missing": 255}}
+    rec = {"dimensions": {"x": {"size": 3, "unlimited": False}, "n4": {"size": 4, "unlimited": False}},
+           "named_types": {"cloud_t": {"enum": cloud},
+                           "station_t": {"compound": [["id", "int32"], ["lat", "float32"], ["lon", "float64"]]}}}
+    root = zarr.open_group(str(path), mode="w", zarr_format=3, attributes={"_libzarr_hdf5": json.dumps(rec)})
+    c = root.create_array("cloud", shape=(3,), chunks=(3,), dtype="uint8", fill_value=255, dimension_names=["x"],
+                          attributes={"_libzarr_hdf5": json.dumps({"enum": cloud, "named_type": "/cloud_t"})})
+    c[:] = [0, 1, 255]
+    dt = np.dtype([("id", "<i4"), ("lat", "<f4"), ("lon", "<f8")])
+    s = root.create_array("station", shape=(3,), chunks=(3,), dtype=dt, fill_value=np.zeros((), dt)[()],
+                          dimension_names=["x"], attributes={"_libzarr_hdf5": json.dumps({"named_type": "/station_t"})})
+    s[:] = np.array([(1, 1.5, 10.0), (2, -2.5, 20.0), (3, 3.5, 30.0)], dt)
+    code = root.create_array("code", shape=(3, 4), chunks=(3, 4), dtype="S1", fill_value=b"", dimension_names=["x", "n4"])
+    code[:] = np.array([list(b"ab\0\0"), list(b"wxyz"), list(b"\0\0\0\0")], "u1").view("S1")
+    sub = root.create_group("sub", attributes={"_libzarr_hdf5": {
+        "named_types": {"level_t": {"enum": {"base": "int16", "members": {"low": -1, "high": 1}}}}}})
+    lv = sub.create_array("level", shape=(3,), chunks=(3,), dtype="int16", fill_value=0, dimension_names=["x"],
+                          attributes={"_libzarr_hdf5": {"enum": {"base": "int16", "members": {"low": -1, "high": 1}},
+                                                        "named_type": "/sub/level_t"}})
+    lv[:] = [-1, 1, -1]
+
+
 def corrupt():
     path = OUT / "corrupt.zarr"
     shutil.rmtree(path, ignore_errors=True)
@@ -189,5 +222,6 @@ if __name__ == "__main__":
     strings()
     structs()
     nan_attrs()
+    netcdf_types()
     corrupt()
-    print(f"wrote {OUT}/small.zarr, small_v2.zarr, cdl.zarr, cdl_v2.zarr, strings.zarr, strings_v2.zarr, structs.zarr, structs_v2.zarr, nan_attrs.zarr and corrupt.zarr")
+    print(f"wrote {OUT}/small.zarr, small_v2.zarr, cdl.zarr, cdl_v2.zarr, strings.zarr, strings_v2.zarr, structs.zarr, structs_v2.zarr, nan_attrs.zarr, netcdf_types.zarr and corrupt.zarr")

@@ -271,6 +271,19 @@ def text_strings():
     assert out == (HERE / "strings.expected.txt").read_text().replace("netcdf strings {", "netcdf strings_v2 {"), out
 
 
+def text_netcdf_types():
+    """netCDF-4's user-defined types as h5tozarr records them: a `types:` section per group (enum and
+    compound, as ncdump prints them), variables declared with their type's name, a char array (1-byte
+    strings) declared char with one string per row; the record read both as a string holding JSON (as
+    h5tozarr writes it) and as an object (the subgroup's, as earlier versions wrote it)."""
+    expect("netcdf_types.expected.txt", "netcdf_types.zarr")
+    out, _ = run("netcdf_types.zarr")
+    assert "types:\n  ubyte enum cloud_t {clear = 0, cumulus = 1, missing = 255} ;\n" in out, out
+    assert "\tcloud_t cloud(x) ;\n" in out and "\tchar code(x, n4) ;\n" in out, out
+    assert ' code =\n  "ab",\n  "wxyz",\n  "" ;\n' in out, out
+    assert "  types:\n    short enum level_t {low = -1, high = 1} ;\n" in out, out
+
+
 # ---------------------------------------------------------------------------------------------
 # CDL against zarr-python
 
@@ -560,7 +573,8 @@ def main():
     if not ZARRDUMP or not Path(ZARRDUMP).exists():
         print(f"FAIL: set ZARRDUMP to the zarrdump program (got {ZARRDUMP!r})")
         sys.exit(1)
-    for fn in (text_small, text_small_v2, text_data, text_storage, text_cdl, text_strings, cdl_vs_zarr_python,
+    for fn in (text_small, text_small_v2, text_data, text_storage, text_cdl, text_strings, text_netcdf_types,
+               cdl_vs_zarr_python,
                float_digits, wrapping, header_only, coordinates, variables, unknown_variable, typed_attributes,
                nan_attributes, corrupt_chunk, storage_vs_zarr_python, cdl_vs_netcdf_c, json_small, json_small_v2,
                json_values, json_strings, structs, help_and_errors):

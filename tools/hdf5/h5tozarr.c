@@ -2,18 +2,21 @@
  * dimension names), chunk by chunk. See usage() for the rules and docs/hdf5-netcdf.md ("Conventions") for
  * what is recorded where. */
 #define _XOPEN_SOURCE 700
-#include <ftw.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include "h5zcommon.h"
+#include "h5z_output.h"
 #include "h5z_dimscales.h"
+#include "h5tozarr_named_types.h"
 
 static const char *USAGE_HEAD =
     "usage: h5tozarr [options] FILE.h5 OUT.zarr\n"
     "\n"
     "Converts every group, dataset and attribute of an HDF5 file (netCDF-4 files included) into a new Zarr\n"
-    "hierarchy at OUT.zarr. The output is written under a temporary name next to OUT.zarr and renamed into\n"
-    "place at the end: after a failure or an interruption (SIGINT, SIGTERM, SIGHUP) nothing is left behind.\n"
+    "hierarchy at OUT.zarr, whose parent directory must exist. The output is written under a temporary\n"
+    "name next to OUT.zarr and renamed into place at the end: after a failure or an interruption (SIGINT,\n"
+    "SIGTERM, SIGHUP) nothing is left behind; what a run killed by SIGKILL left (.h5tozarr-tmp-HOST-PID-\n"
+    "OUT.zarr) the next run for OUT.zarr on that host removes.\n"
     "\n"
     "options:\n"
     "  --format 2|3        Zarr format of the output (default 3)\n";
@@ -27,26 +30,38 @@ static const char *USAGE_TAIL =
     "  --shard S0,S1,...   (format 3) store each array in shards of this shape, the HDF5 chunks becoming\n"
     "                      the inner chunks; a shard dimension is rounded up to a multiple of the chunk\n"
     "                      and, for arrays of another rank, sharding is left out\n"
+    "  --struct-type T     (format 3) the data type of compounds: structured (default; zarr-python 3.1\n"
+    "                      reads and writes it, 3.4 reads it) or struct (the zarr-extensions name that\n"
+    "                      zarr-python 3.4 writes; 3.1 cannot read it, and then cannot list the group)\n"
     "  --skip-unsupported  leave out what has no Zarr form (a message names each); without it, that is\n"
     "                      an error (exit status 2) and nothing is written\n"
-    "  --overwrite         replace OUT.zarr if it exists (atomically: it stays intact if conversion fails)\n"
+    "  --overwrite         replace OUT.zarr if it is a Zarr hierarchy (a directory with zarr.json, .zgroup\n"
+    "                      or .zarray); atomically: it stays intact if the conversion fails. Never the\n"
+    "                      input, a directory holding it, a link, another directory or another file\n"
     "  -q, --quiet         no progress line (it is shown only when stderr is a terminal)\n"
     "  -h, --help          this text\n"
-    "\n"
+    "\n";
+/* then what is converted (one literal would pass the 4095 characters C99 compilers must take) */
+static const char *USAGE_CONVERTED =
     "What is converted:\n"
-    "  groups     recursively, with their attributes. Soft and external links and named datatypes have no\n"
-    "             Zarr form (see --skip-unsupported).\n"
+    "  groups     recursively, with their attributes. Soft and external links have no Zarr form (see\n"
+    "             --skip-unsupported). Named (committed) enum, compound and number types (netCDF-4's\n"
+    "             user-defined types) are recorded in the group's _libzarr_hdf5.named_types, and the\n"
+    "             datasets and attributes of such a type name it (named_type); other named types have\n"
+    "             no Zarr form.\n"
     "  datasets   integers of 1, 2, 4, 8 bytes (signed, unsigned), floats of 2, 4 and 8 bytes, h5py's\n"
     "             boolean enum; either byte order, stored little-endian; fixed-length strings as Zarr\n"
     "             null_terminated_bytes (v2: |S<n>), NUL-padded; variable-length strings as Zarr string\n"
     "             (v2: |O with vlen-utf8; fill value \"\"; counted as 8 bytes an element in the rule below);\n"
     "             h5py's complex numbers (a compound {r, i} of two floats) as complex64 / complex128;\n"
     "             other enums as their base integer (the names in _libzarr_hdf5.enum); other compounds as\n"
-    "             Zarr struct (v2: a structured dtype), nested compounds too, array members in --format 2\n"
-    "             only. Shape, fill value (0 when undefined), chunk shape (the HDF5 chunk dimensions; a\n"
-    "             contiguous or compact dataset gets its shape with the leading dimensions halved until a\n"
-    "             chunk holds at most 1 MiB). References, opaque, bitfield, time and variable-length\n"
-    "             sequence types have no Zarr form: they are named in the error (see --skip-unsupported).\n"
+    "             Zarr structured (or struct, --struct-type; v2: a structured dtype), nested compounds\n"
+    "             too, array members in --format 2 only. Shape; fill value (an explicit one: a netCDF\n"
+    "             _FillValue, a fill value the HDF5 writer set; else v2 null, v3 HDF5's default or 0);\n"
+    "             chunk shape (the HDF5 chunk dimensions; a contiguous or compact dataset gets its shape\n"
+    "             with the leading dimensions halved until a chunk holds at most 1 MiB). References,\n"
+    "             opaque, bitfield, time and variable-length sequence types have no Zarr form: they are\n"
+    "             named in the error (see --skip-unsupported).\n"
     "  dimensions HDF5 dimension scales (netCDF-4 dimensions) become dimension names (v3 dimension_names,\n"
     "             v2 _ARRAY_DIMENSIONS); a netCDF dimension without a variable is not an array; along an\n"
     "             unlimited dimension an array has the dimension's length (as netCDF reads it). Unlimited\n"
@@ -73,17 +88,9 @@ static uint64_t g_shard[32];
 static size_t g_shard_rank = 0;
 static int g_quiet = 0;
 static int g_skip_unsupported = 0;
+static int g_struct = 0;        /* --struct-type struct: compounds as v3 `struct` (else `structured`) */
 static int g_netcdf = 0;        /* the file is netCDF-4 (the root group has _NCProperties) */
 static char *g_tmp_out = NULL;  /* the output being written, removed when the conversion fails */
-
-static int rm_entry(const char *p, const struct stat *st, int flag, struct FTW *ftw) {
-    (void)st; (void)flag; (void)ftw;
-    remove(p);
-    return 0;
-}
-
-/* Removes a file or a directory tree (does not follow links). */
-static void rm_tree(const char *path) { nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS); }
 
 static void remove_tmp_out(void) {
     if (g_tmp_out) rm_tree(g_tmp_out);
@@ -138,6 +145,7 @@ static void usage(FILE *f) {
     fputc('\n', f);
     free(names);
     fputs(USAGE_TAIL, f);
+    fputs(USAGE_CONVERTED, f);
 }
 
 /* --codec NAME[:LEVEL]: the name and level are checked by libzarr's spec API; an unknown name is an
@@ -392,7 +400,10 @@ static herr_t attr_cb(hid_t loc, const char *name, const H5A_info_t *info, void 
     attr_ctx *c = data;
     if (is_internal_attr(name)) return 0;
     char msg[512];
-    if (!strcmp(name, "_libzarr_hdf5") || (g_format == 2 && !strcmp(name, "_ARRAY_DIMENSIONS"))) {
+    /* a record in an HDF5 file (xarray's to_netcdf of a converted store carries it there): this
+     * conversion writes its own */
+    if (!strcmp(name, "_libzarr_hdf5")) return 0;
+    if (g_format == 2 && !strcmp(name, "_ARRAY_DIMENSIONS")) {
         snprintf(msg, sizeof msg, "attribute '%s': the name is reserved for what h5tozarr records", name);
         unsupported(c->path, msg);
         return 0;
@@ -448,7 +459,10 @@ static herr_t attr_cb(hid_t loc, const char *name, const H5A_info_t *info, void 
         } else if (cls == H5T_FLOAT) {
             void *buf = xmalloc((size_t)n * 8);
             if (H5Aread(a, H5T_NATIVE_DOUBLE, buf) < 0) bad = 1;
-            if (!bad) nested(&v, rank, dims, buf, &k, H5Tget_size(t) == 8 ? emit_f64 : emit_f32);
+            /* _FillValue and missing_value as the float64 of their value, as the fill value is written:
+             * equal values are then equal JSON numbers (xarray sees one fill value, not two) */
+            int exact = H5Tget_size(t) == 8 || !strcmp(name, "_FillValue") || !strcmp(name, "missing_value");
+            if (!bad) nested(&v, rank, dims, buf, &k, exact ? emit_f64 : emit_f32);
             free(buf);
         } else if (rec.n) {
             hid_t mt = H5Tget_native_type(t, H5T_DIR_ASCEND);
@@ -493,7 +507,12 @@ static herr_t attr_cb(hid_t loc, const char *name, const H5A_info_t *info, void 
         sb_puts(c->out, v.p);
         if (c->types->n) sb_puts(c->types, ",");
         sb_json_str(c->types, name, strlen(name));
-        if (rec.n) {
+        if (rec.n && rec.p[0] == '{') { /* an enum or compound record, with the type's name when it has one */
+            sb_puts(c->types, ":");
+            sb_put(c->types, rec.p, rec.n - 1);
+            named_type_member(c->types, t, c->path, 1);
+            sb_puts(c->types, "}");
+        } else if (rec.n) {
             sb_puts(c->types, ":");
             sb_puts(c->types, rec.p);
         } else {
@@ -509,8 +528,8 @@ static herr_t attr_cb(hid_t loc, const char *name, const H5A_info_t *info, void 
 }
 
 /* The attributes of an HDF5 object as a JSON object text (caller frees): its own attributes, then
- * `_ARRAY_DIMENSIONS` when `dimnames` (a JSON list) is given, then `_libzarr_hdf5` with the attribute
- * types and `extra` (JSON object members, may be empty). */
+ * `_ARRAY_DIMENSIONS` when `dimnames` (a JSON list) is given, then `_libzarr_hdf5`, a string holding
+ * the JSON text of the record: the attribute types and `extra` (JSON object members, may be empty). */
 static char *attrs_json(hid_t obj, const char *path, const char *dimnames, const char *extra, int fill_b64) {
     sbuf out = {0}, types = {0};
     sb_puts(&out, "");
@@ -527,18 +546,38 @@ static char *attrs_json(hid_t obj, const char *path, const char *dimnames, const
         sb_puts(&b, dimnames);
     }
     if (types.n || (extra && *extra)) {
-        if (out.n || dimnames) sb_puts(&b, ",");
-        sb_puts(&b, "\"_libzarr_hdf5\":{");
-        if (types.n) sb_printf(&b, "\"attribute_types\":{%s}", types.p);
+        /* the record: JSON text in a string, which xarray and netCDF take as a text attribute (an
+         * object would stop xarray's to_netcdf) */
+        sbuf rec = {0};
+        sb_puts(&rec, "{");
+        if (types.n) sb_printf(&rec, "\"attribute_types\":{%s}", types.p);
         if (extra && *extra) {
-            if (types.n) sb_puts(&b, ",");
-            sb_puts(&b, extra);
+            if (types.n) sb_puts(&rec, ",");
+            sb_puts(&rec, extra);
         }
-        sb_puts(&b, "}");
+        sb_puts(&rec, "}");
+        if (out.n || dimnames) sb_puts(&b, ",");
+        sb_puts(&b, "\"_libzarr_hdf5\":");
+        sb_json_str(&b, rec.p, rec.n);
+        free(rec.p);
     }
     sb_puts(&b, "}");
     free(out.p);
     free(types.p);
+    return b.p;
+}
+
+static char *group_dims_json(const char *path);
+
+/* The record members of the group `g` at `path` (caller frees): its `dimensions` and `named_types`. */
+static char *group_record(hid_t g, const char *path) {
+    char *dims = group_dims_json(path), *types = named_types_json(g, path);
+    sbuf b = {0};
+    sb_puts(&b, dims);
+    if (*dims && *types) sb_puts(&b, ",");
+    sb_puts(&b, types);
+    free(dims);
+    free(types);
     return b.p;
 }
 
@@ -697,7 +736,7 @@ static hid_t struct_type(hid_t ft, const char *prefix, dtype_map *m, char *err, 
     hid_t *mts = xmalloc((size_t)n * sizeof *mts);
     char **names = xmalloc((size_t)n * sizeof *names);
     sbuf v3 = {0}, v2 = {0};
-    sb_puts(&v3, "{\"name\":\"struct\",\"configuration\":{\"fields\":[");
+    sb_printf(&v3, "{\"name\":\"%s\",\"configuration\":{\"fields\":[", g_struct ? "struct" : "structured");
     sb_puts(&v2, "[");
     size_t total = 0;
     int ok = 1, k;
@@ -746,13 +785,14 @@ static hid_t struct_type(hid_t ft, const char *prefix, dtype_map *m, char *err, 
         mts[k] = mt;
         if (mt < 0) { free(f2.p); free(mm.v3json); free(mm.v2json); ok = 0; k++; break; }
         if (k) { sb_puts(&v3, ","); sb_puts(&v2, ","); }
-        sb_puts(&v3, "{\"name\":");
+        /* struct: {"name": N, "data_type": T}; structured: [N, T] */
+        sb_puts(&v3, g_struct ? "{\"name\":" : "[");
         sb_json_str(&v3, names[k], strlen(names[k]));
-        sb_puts(&v3, ",\"data_type\":");
+        sb_puts(&v3, g_struct ? ",\"data_type\":" : ",");
         if (mm.is_struct) sb_puts(&v3, mm.v3json);
         else if (mm.is_bytes) sb_printf(&v3, "{\"name\":\"null_terminated_bytes\",\"configuration\":{\"length_bytes\":%zu}}", mm.size);
         else sb_printf(&v3, "\"%s\"", mm.v3);
-        sb_puts(&v3, "}");
+        sb_puts(&v3, g_struct ? "}" : "]");
         sb_puts(&v2, "[");
         sb_json_str(&v2, names[k], strlen(names[k]));
         sb_puts(&v2, ",");
@@ -824,7 +864,8 @@ static void fill_json(sbuf *b, const dtype_map *m, hid_t mem, const unsigned cha
         return;
     }
     if (m->is_struct) {
-        if (g_format == 2) base64(b, v, m->size); /* v2: base64 of the element's bytes */
+        /* v2 and v3 structured: base64 of the element's bytes; v3 struct: an object by field */
+        if (g_format == 2 || !g_struct) base64(b, v, m->size);
         else struct_fill_json(b, mem, v);
         return;
     }
@@ -926,18 +967,20 @@ static zarr_data_type stand_in(const dtype_map *m) {
     return m->size % 8 == 0 ? ZARR_UINT64 : m->size % 4 == 0 ? ZARR_UINT32 : ZARR_UINT16;
 }
 
-/* The metadata document libzarr writes for `spec` (made with stand_in()), its data type and fill value
- * replaced by the dataset's: v3 `data_type` and `fill_value`, v2 `dtype` and `fill_value`. Everything
- * else (chunk grid, key encoding, codecs, dimension names) stays libzarr's. Caller frees. */
-static char *stand_in_document(const zarr_array_spec *spec, const dtype_map *m, hid_t mem, const unsigned char *fill,
-                               const char *path) {
+/* The metadata document libzarr writes for `spec`, edited: with `stand_in` (a spec made with stand_in())
+ * its data type is replaced by the dataset's (v3 `data_type`, v2 `dtype`); its `fill_value` is the
+ * dataset's, or null with `null_fill` (v2 only: no fill value). Everything else (chunk grid, key
+ * encoding, codecs, dimension names) stays libzarr's. Caller frees. */
+static char *edited_document(const zarr_array_spec *spec, const dtype_map *m, hid_t mem, const unsigned char *fill,
+                             const char *path, int stand_in, int null_fill) {
     char *doc = NULL;
     zcheck(zarr_array_spec_to_json(spec, &doc), "describing the array", path);
     sbuf dt = {0}, fv = {0};
     if (m->is_struct) sb_puts(&dt, g_format == 3 ? m->v3json : m->v2json);
     else if (g_format == 3) sb_printf(&dt, "{\"name\":\"null_terminated_bytes\",\"configuration\":{\"length_bytes\":%zu}}", m->size);
     else sb_printf(&dt, "\"|S%zu\"", m->size);
-    fill_json(&fv, m, mem, fill);
+    if (null_fill) sb_puts(&fv, "null");
+    else fill_json(&fv, m, mem, fill);
     const char *type_key = g_format == 3 ? "data_type" : "dtype";
     jv o;
     jv_parse(doc, &o, path);
@@ -948,12 +991,12 @@ static char *stand_in_document(const zarr_array_spec *spec, const dtype_map *m, 
         if (k) sb_puts(&b, ",");
         sb_json_str(&b, o.keys[k], strlen(o.keys[k]));
         sb_puts(&b, ":");
-        if (!strcmp(o.keys[k], type_key)) { sb_puts(&b, dt.p); replaced++; }
+        if (!strcmp(o.keys[k], type_key) && stand_in) { sb_puts(&b, dt.p); replaced++; }
         else if (!strcmp(o.keys[k], "fill_value")) { sb_puts(&b, fv.p); replaced++; }
         else sb_put(&b, o.items[k].raw, o.items[k].raw_len);
     }
     sb_puts(&b, "}");
-    if (replaced != 2) die("%s: libzarr's array document has no %s and fill_value", path, type_key);
+    if (replaced != 1 + (stand_in != 0)) die("%s: libzarr's array document has no %s and fill_value", path, type_key);
     jv_free(&o);
     zarr_string_free(doc);
     free(dt.p);
@@ -1024,6 +1067,7 @@ static void convert_dataset(hid_t ds, zarr_group *zg, const char *name, const ch
         if (extra.n) sb_puts(&extra, ",");
         enum_json(&extra, &m, mem);
     }
+    named_type_member(&extra, ft, path, extra.n > 0);
 
     if (H5Pget_layout(dcpl) == H5D_CHUNKED) {
         H5Pget_chunk(dcpl, rank, hc);
@@ -1048,6 +1092,12 @@ static void convert_dataset(hid_t ds, zarr_group *zg, const char *name, const ch
     H5D_fill_value_t fdef;
     H5Pfill_value_defined(dcpl, &fdef);
     if (!m.is_vstr && fdef != H5D_FILL_VALUE_UNDEFINED && H5Pget_fill_value(dcpl, mem, fill) < 0) memset(fill, 0, m.size);
+    /* Explicit: a netCDF variable with a _FillValue attribute (netCDF-C gives every other variable its
+     * default fill in HDF5), or an HDF5 fill value the writer set. Zarr v2 gets no fill value (null)
+     * where there is none explicit, so that readers that mask the v2 fill value (xarray) mask nothing
+     * the HDF5 readers do not; Zarr v3 keeps the fill value (xarray masks by the attribute only). */
+    int explicit_fill = g_netcdf ? H5Aexists(ds, "_FillValue") > 0 : fdef == H5D_FILL_VALUE_USER_DEFINED;
+    int null_fill = g_format == 2 && !explicit_fill;
 
     const char *cname;
     int level;
@@ -1057,7 +1107,7 @@ static void convert_dataset(hid_t ds, zarr_group *zg, const char *name, const ch
     /* The array is described through libzarr's spec API: chunks, shards, the compressor (the codec
      * registry's), fill value, dimension names, attributes. The spec API makes no array of a type with
      * parameters (struct, null_terminated_bytes, v2 |S<n>): such an array's spec has a stand-in type and
-     * the document libzarr writes for it gets the real data type and fill value (stand_in_document()). */
+     * the document libzarr writes for it gets the real data type and fill value (edited_document()). */
     int direct = !m.is_struct && !m.is_bytes;
     zarr_array_spec *spec = NULL;
     zcheck(zarr_array_spec_new(direct ? m.ztype : stand_in(&m), (size_t)rank, shape, &spec), "describing the array", path);
@@ -1070,13 +1120,13 @@ static void convert_dataset(hid_t ds, zarr_group *zg, const char *name, const ch
     if (named && g_format == 3)
         zcheck(zarr_array_spec_set_dimension_names(spec, (const char *const *)names, (size_t)rank), "dimension names", path);
     zarr_array *za = NULL;
-    if (direct) {
+    if (direct && !null_fill) {
         /* variable-length strings keep the spec's fill value "" (HDF5 keeps none that h5py sets) */
         if (!m.is_vstr) zcheck(zarr_array_spec_set_fill_value(spec, fill, m.size), "the fill value", path);
         zcheck(zarr_array_spec_set_attributes(spec, attrs), "the attributes", path);
         zcheck(zarr_group_create_array_from_spec(zg, name, spec, &za), "creating the array", path);
     } else {
-        char *md = stand_in_document(spec, &m, mem, fill, path);
+        char *md = edited_document(spec, &m, mem, fill, path, !direct, null_fill);
         zcheck(zarr_group_create_array(zg, name, md, &za), "creating the array", path);
         free(md);
         zcheck(zarr_array_set_attributes(za, attrs), "writing attributes", path);
@@ -1087,11 +1137,16 @@ static void convert_dataset(hid_t ds, zarr_group *zg, const char *name, const ch
     free(extra.p);
     for (int d = 0; named && d < rank; d++) free(names[d]);
 
-    /* the data, one Zarr chunk (shard) at a time, over the HDF5 extent (beyond it: the fill value) */
-    uint64_t have[H5S_MAX_RANK];
-    for (int d = 0; d < rank; d++) have[d] = hd[d];
+    /* the data, one Zarr chunk (shard) at a time, over the HDF5 extent; beyond it (along an unlimited
+     * dimension another dataset extended), the HDF5 fill value, which netCDF reads there: written where
+     * the Zarr array has no fill value (null), else left to the Zarr fill value */
+    uint64_t have[H5S_MAX_RANK], walk_to[H5S_MAX_RANK];
+    for (int d = 0; d < rank; d++) {
+        have[d] = hd[d];
+        walk_to[d] = null_fill ? shape[d] : hd[d];
+    }
     chunk_walk walk;
-    chunk_walk_init(&walk, za, (size_t)rank, have, path);
+    chunk_walk_init(&walk, za, (size_t)rank, walk_to, path);
     uint64_t start[H5S_MAX_RANK], count[H5S_MAX_RANK], idx = 0;
     void *buf = NULL;
     size_t cap = 0;
@@ -1099,12 +1154,26 @@ static void convert_dataset(hid_t ds, zarr_group *zg, const char *name, const ch
         size_t nbytes = box_bytes((size_t)rank, count, m.size, path);
         if (nbytes > cap) { free(buf); buf = xmalloc(nbytes); cap = nbytes; }
         hid_t msp = rank ? H5Screate_simple(rank, (const hsize_t *)count, NULL) : H5Screate(H5S_SCALAR);
-        if (rank) {
-            hsize_t hs[H5S_MAX_RANK], hn[H5S_MAX_RANK];
-            for (int d = 0; d < rank; d++) { hs[d] = start[d]; hn[d] = count[d]; }
-            H5Sselect_hyperslab(sp, H5S_SELECT_SET, hs, NULL, hn, NULL);
+        int inside = 1, empty = 0; /* the region within the HDF5 extent; none of it */
+        hsize_t hs[H5S_MAX_RANK], hn[H5S_MAX_RANK], zero[H5S_MAX_RANK] = {0};
+        for (int d = 0; d < rank; d++) {
+            hs[d] = start[d];
+            hn[d] = start[d] >= have[d] ? 0 : count[d] < have[d] - start[d] ? count[d] : have[d] - start[d];
+            inside &= hn[d] == count[d];
+            empty |= hn[d] == 0;
         }
-        if (H5Dread(ds, mem, msp, sp, H5P_DEFAULT, buf) < 0) die("%s: HDF5 could not read the data (a damaged or truncated file?)", path);
+        if (!inside) { /* the fill value, then what the extent holds */
+            static const char *const empty_str = "";
+            for (size_t e = 0; e < nbytes / m.size; e++) {
+                if (m.is_vstr) memcpy((char *)buf + e * m.size, &empty_str, sizeof empty_str);
+                else memcpy((char *)buf + e * m.size, fill, m.size);
+            }
+            if (!empty) H5Sselect_hyperslab(msp, H5S_SELECT_SET, zero, NULL, hn, NULL);
+            else H5Sselect_none(msp);
+        }
+        if (rank && !empty) H5Sselect_hyperslab(sp, H5S_SELECT_SET, hs, NULL, hn, NULL);
+        if (!empty && H5Dread(ds, mem, msp, sp, H5P_DEFAULT, buf) < 0)
+            die("%s: HDF5 could not read the data (a damaged or truncated file?)", path);
         if (m.is_vstr) {
             size_t n = nbytes / sizeof(char *), total_len = 0;
             char **strs = buf;
@@ -1117,7 +1186,7 @@ static void convert_dataset(hid_t ds, zarr_group *zg, const char *name, const ch
                 if (len) memcpy(data + offsets[k], strs[k], len);
                 offsets[k + 1] = offsets[k] + len;
             }
-            H5Dvlen_reclaim(mem, msp, H5P_DEFAULT, buf);
+            if (!empty) H5Dvlen_reclaim(mem, msp, H5P_DEFAULT, buf); /* what HDF5 allocated: the selection */
             zcheck(zarr_write_region_vlen(za, start, count, offsets, data, total_len), "writing", path);
             free(offsets);
             free(data);
@@ -1158,7 +1227,7 @@ static herr_t link_cb(hid_t g, const char *name, const H5L_info_t *info, void *d
         if (oi.type == H5O_TYPE_GROUP) {
             hid_t sub = H5Gopen2(g, name, H5P_DEFAULT);
             if (sub < 0) die("%s: HDF5 cannot open the group", child);
-            char *dims = group_dims_json(child);
+            char *dims = group_record(sub, child);
             char *attrs = attrs_json(sub, child, NULL, dims, 0);
             zarr_group *zs = NULL;
             zcheck(zarr_group_create_group(c->zg, name, attrs, &zs), "creating the group", child);
@@ -1172,9 +1241,7 @@ static herr_t link_cb(hid_t g, const char *name, const H5L_info_t *info, void *d
             if (ds < 0) die("%s: HDF5 cannot open the dataset", child);
             convert_dataset(ds, c->zg, name, child);
             H5Dclose(ds);
-        } else {
-            unsupported(child, "a named datatype has no Zarr form");
-        }
+        } /* a named datatype: in the group's record (group_record()) */
     }
     free(child);
     return 0;
@@ -1207,6 +1274,10 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "--format") && i + 1 < argc) {
             g_format = atoi(argv[++i]);
             if (g_format != 2 && g_format != 3) die("--format must be 2 or 3");
+        } else if (!strcmp(a, "--struct-type") && i + 1 < argc) {
+            const char *v = argv[++i];
+            if (strcmp(v, "struct") && strcmp(v, "structured")) die("--struct-type must be struct or structured");
+            g_struct = !strcmp(v, "struct");
         } else if (!strcmp(a, "--codec") && i + 1 < argc) {
             set_codec(argv[++i]);
         } else if (!strcmp(a, "--shard") && i + 1 < argc) {
@@ -1226,20 +1297,19 @@ int main(int argc, char **argv) {
     if (npos != 2) { usage(stderr); return 1; }
     if (g_shard_rank && g_format != 3) die("--shard needs --format 3");
 
-    /* the output: refused when it exists (without --overwrite); written under a temporary sibling name */
-    char *out = xstrdup(pos[1]);
-    for (size_t n = strlen(out); n > 1 && out[n - 1] == '/'; n--) out[n - 1] = 0;
-    struct stat st;
-    int exists = lstat(out, &st) == 0;
-    if (exists && !overwrite) die("%s: the output exists (--overwrite replaces it)", out);
+    /* the output: the refusals of h5z_output.h (never the input, --overwrite replaces only a Zarr
+     * hierarchy, the parent must exist); written under a temporary sibling name */
     struct stat in_st;
     if (stat(pos[0], &in_st) != 0) die("%s: %s", pos[0], strerror(errno));
     if (S_ISDIR(in_st.st_mode)) die("%s: is a directory, not an HDF5 file", pos[0]);
-    const char *slash = strrchr(out, '/');
-    size_t dirlen = slash ? (size_t)(slash - out) + 1 : 0;
-    char *tmp = xmalloc(strlen(out) + 64), *old = xmalloc(strlen(out) + 64);
-    sprintf(tmp, "%.*s.h5tozarr-tmp-%ld-%s", (int)dirlen, out, (long)getpid(), out + dirlen);
-    sprintf(old, "%.*s.h5tozarr-old-%ld-%s", (int)dirlen, out, (long)getpid(), out + dirlen);
+    out_path op;
+    out_path_init(&op, pos[1]);
+    remove_stale(&op, "h5tozarr");
+    int exists = check_output(pos[0], &op, overwrite, is_zarr_hierarchy,
+                              "a Zarr hierarchy",
+                              "not a Zarr hierarchy (no zarr.json, .zgroup or .zarray at its root)");
+    char *out = op.path;
+    char *tmp = temp_name(&op, "h5tozarr", "tmp"), *old = temp_name(&op, "h5tozarr", "old");
 
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
     hid_t f = H5Fopen(pos[0], H5F_ACC_RDONLY, H5P_DEFAULT);
@@ -1262,13 +1332,15 @@ int main(int argc, char **argv) {
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGHUP, &sa, NULL);
-    char *dims = group_dims_json("/");
+    char *dims = group_record(root, "/");
     char *attrs = attrs_json(root, "/", NULL, dims, 0);
     zarr_group *zg = NULL;
     zcheck(zarr_group_create_ex(tmp, attrs, g_format, &zg), "creating the Zarr group", out);
     free(attrs);
     free(dims);
     convert_group(root, zg, "/");
+    /* consolidated metadata, as zarr-python writes it (xarray opens the hierarchy from it) */
+    zcheck(zarr_group_consolidate(zg), "consolidating the metadata", out);
     zarr_group_close(zg);
     H5Gclose(root);
     if (H5Fclose(f) < 0) die("%s: closing the HDF5 file failed", pos[0]);
@@ -1291,6 +1363,6 @@ int main(int argc, char **argv) {
     if (exists) rm_tree(old);
     free(tmp);
     free(old);
-    free(out);
+    out_path_free(&op);
     return 0;
 }

@@ -1,27 +1,31 @@
 /* zarrtoh5: converts a Zarr hierarchy (v2 or v3) into a new HDF5 file, chunk by chunk, with netCDF-4's
  * dimensions (dimension scales), unlimited dimensions and typed attributes. See usage() and the
  * conventions in docs/hdf5-netcdf.md. */
-#define _POSIX_C_SOURCE 200809L
+#define _XOPEN_SOURCE 700
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include "h5zcommon.h"
+#include "h5z_output.h"
 #include <hdf5_hl.h>
 #include "zarrtoh5_dims.h"
+#include "zarrtoh5_named_types.h"
 
 static const char *USAGE =
     "usage: zarrtoh5 [options] IN.zarr FILE.h5\n"
     "\n"
     "Converts a Zarr group (v2 or v3), its subgroups, arrays and attributes into a new HDF5 file that\n"
     "netCDF-4 reads with the same dimensions. A single Zarr array becomes the dataset named after IN.zarr\n"
-    "(without \".zarr\"). The file is written under a temporary name beside FILE.h5 and renamed into place\n"
-    "at the end: a failed conversion leaves nothing behind.\n"
+    "(without \".zarr\"). FILE.h5's directory must exist. The file is written under a temporary name beside\n"
+    "FILE.h5 and renamed into place at the end: a failed conversion leaves nothing behind (what a run\n"
+    "killed by SIGKILL left, .zarrtoh5-tmp-HOST-PID-FILE.h5, the next run for FILE.h5 on that host removes).\n"
     "\n"
     "options:\n"
-    "  --overwrite         replace FILE.h5 if it exists (atomically: it stays intact if the conversion\n"
-    "                      fails); without it an existing FILE.h5 is refused\n"
+    "  --overwrite         replace FILE.h5 if it is an HDF5 file (atomically: it stays intact if the\n"
+    "                      conversion fails); never the input, a link or a file that is not HDF5.\n"
+    "                      Without it an existing FILE.h5 is refused\n"
     "  --skip-unsupported  skip arrays whose data type has no HDF5 counterpart (each is named on stderr);\n"
     "                      without it such an array is an error (exit status 2) and nothing is written\n"
     "  -q, --quiet         no progress line (it is shown only when stderr is a terminal)\n"
@@ -37,7 +41,8 @@ static const char *USAGE_CONVERTED =
     "              null_terminated_bytes / |S<n> (as NUL-padded fixed-length strings); string and\n"
     "              fixed_length_utf32 / <U<n> (as UTF-8 variable-length strings; a NUL inside a string ends\n"
     "              it); r<N> (as an N/8-byte opaque type); shape; fill value; chunks (the inner chunks of a\n"
-    "              sharded array; a chunk dimension larger than the array is cut to it). Compression: gzip\n"
+    "              sharded array; a chunk larger than a fixed dimension is cut to it, along an unlimited\n"
+    "              dimension it stays). Compression: gzip\n"
     "              or zlib -> deflate at the same level; blosc -> deflate at its clevel, with the HDF5\n"
     "              shuffle filter when blosc shuffles; a numcodecs shuffle filter -> shuffle; any other\n"
     "              compressor (zstd, lz4, ...) -> deflate level 6; none -> no filter. A rank-0 array becomes\n"
@@ -431,8 +436,10 @@ static void write_record_attr(hid_t obj, const char *name, const jv *v, const jv
         free(leaves);
         sp = rank ? H5Screate_simple(rank, dims, NULL) : H5Screate(H5S_SCALAR);
     }
-    hid_t a = H5Acreate2(obj, name, t, sp, H5P_DEFAULT, H5P_DEFAULT);
+    hid_t named = open_named_type(obj, rec, H5Tget_class(t)); /* the attribute's named type, if committed */
+    hid_t a = H5Acreate2(obj, name, named >= 0 ? named : t, sp, H5P_DEFAULT, H5P_DEFAULT);
     if (a < 0 || (buf && H5Awrite(a, t, buf) < 0)) die("%s: attribute '%s' could not be written to HDF5", path, name);
+    if (named >= 0) H5Tclose(named);
     H5Aclose(a);
     H5Sclose(sp);
     H5Tclose(t);
@@ -552,10 +559,29 @@ static void write_attrs(hid_t obj, const jv *o, const char *path, int fill_type,
     }
 }
 
-/* Parses attributes; the values point into `json`: free it (zarr_string_free) after jv_free. */
+/* Parses attributes; the values point into `json`: free it (zarr_string_free) after jv_free. The record
+ * `_libzarr_hdf5` is a string holding JSON text as h5tozarr writes it (or, as earlier versions and the
+ * connector wrote it, the object itself): a string is parsed in place, so that every reader below sees
+ * the object. */
 static void parse_attrs(char *json, jv *o, const char *path) {
     jv_parse(json, o, path);
     if (o->t != J_OBJ) die("%s: attributes are not a JSON object", path);
+    for (size_t k = 0; k < o->n; k++) {
+        jv *it = &o->items[k];
+        if (strcmp(o->keys[k], "_libzarr_hdf5") || it->t != J_STR) continue;
+        char *text = it->s;
+        jv rec;
+        jparser q = {text, text + it->len, NULL, 0};
+        int ok = j_value(&q, &rec);
+        j_ws(&q);
+        if (!ok || q.p != q.end || rec.t != J_OBJ) { /* not a record: left as text, which no reader uses */
+            fprintf(stderr, "zarrtoh5: %s: the attribute _libzarr_hdf5 is not a JSON object: ignored\n", path);
+            jv_free(&rec);
+            continue;
+        }
+        *it = rec;
+        it->s = text; /* the parsed values point into it; jv_free frees it with them */
+    }
 }
 
 /* ---- arrays -> datasets --------------------------------------------------------------------------- */
@@ -930,6 +956,11 @@ static void convert_array(zarr_array *za, hid_t parent, const char *name, const 
     elem_conv c;
     char msg[256];
     if (!array_conv(za, &attrs, &c, msg, sizeof msg)) die("%s: %s", path, msg);
+    hid_t named = open_named_type(parent, jv_get(&attrs, "_libzarr_hdf5"), H5Tget_class(c.ft));
+    if (named >= 0) { /* the dataset takes its named type (HDF5 converts the members by name) */
+        H5Tclose(c.ft);
+        c.ft = named;
+    }
     int vlen = c.conv == C_VSTR || c.conv == C_UTF32;
     size_t hsize = vlen ? sizeof(char *) : c.esize; /* one element in HDF5's memory type */
     if (rank > 32) die("%s: rank %zu exceeds HDF5's 32", path, rank);
@@ -947,7 +978,9 @@ static void convert_array(zarr_array *za, hid_t parent, const char *name, const 
     for (size_t d = 0; d < rank; d++) {
         dims[d] = shape[d];
         maxdims[d] = shape[d] && !unlimited[d] ? shape[d] : H5S_UNLIMITED;
-        hchunk[d] = shape[d] == 0 || inner[d] < shape[d] ? inner[d] : shape[d]; /* 0: maxdims unlimited */
+        /* a chunk larger than a fixed dimension is cut to it (HDF5 wants that); along an unlimited one (or
+         * of size 0, made unlimited) it stays as written: the array is meant to grow into it */
+        hchunk[d] = shape[d] == 0 || unlimited[d] || inner[d] < shape[d] ? inner[d] : shape[d];
         cbytes *= hchunk[d];
     }
     for (size_t d = 0; d < rank && cbytes >= (1ull << 32) - 1; d++) /* HDF5's chunk limit: 4 GiB */
@@ -1125,6 +1158,7 @@ static int scan_group_attrs(zarr_group *zg, hid_t hg, const char *path, int pare
     zcheck(zarr_group_attributes(zg, &text), "attributes", path);
     jv o;
     parse_attrs(text, &o, path);
+    commit_named_types(hg, jv_get(jv_get(&o, "_libzarr_hdf5"), "named_types"), path); /* before attributes use them */
     write_attrs(hg, &o, path, -1, 0);
     zh_add_record(&M, gi, jv_get(jv_get(&o, "_libzarr_hdf5"), "dimensions"), path);
     jv_free(&o);
@@ -1147,7 +1181,10 @@ static void scan_group(zarr_group *zg, hid_t hg, int gi, const char *path) {
             if (nt == ZARR_NODE_GROUP) {
                 zarr_group *zs = NULL;
                 zcheck(zarr_group_open_group(zg, name, &zs), "opening the group", child);
-                hid_t hs = H5Gcreate2(hg, name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+                hid_t gcpl = H5Pcreate(H5P_GROUP_CREATE);
+                H5Pset_link_creation_order(gcpl, H5P_CRT_ORDER_TRACKED | H5P_CRT_ORDER_INDEXED);
+                hid_t hs = H5Gcreate2(hg, name, H5P_DEFAULT, gcpl, H5P_DEFAULT);
+                H5Pclose(gcpl);
                 if (hs < 0) die("%s: creating the HDF5 group failed", child);
                 int si = scan_group_attrs(zs, hs, child, gi);
                 scan_group(zs, hs, si, child);
@@ -1237,7 +1274,12 @@ static void convert_all(hid_t f) {
 /* The conversion itself, into `out` (the temporary file); returns the exit status. */
 static int convert(const char *in, zarr_node_type nt, const char *out) {
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
-    hid_t f = H5Fcreate(out, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    /* links in creation order, as netCDF-4 keeps them: netCDF-C reads a group's objects in that order,
+     * so a named type (committed first) is known before the variables that use it */
+    hid_t fcpl = H5Pcreate(H5P_FILE_CREATE);
+    H5Pset_link_creation_order(fcpl, H5P_CRT_ORDER_TRACKED | H5P_CRT_ORDER_INDEXED);
+    hid_t f = H5Fcreate(out, H5F_ACC_TRUNC, fcpl, H5P_DEFAULT);
+    H5Pclose(fcpl);
     if (f < 0) die("%s: cannot create the HDF5 file", out);
     hid_t root = H5Gopen2(f, "/", H5P_DEFAULT);
     if (nt == ZARR_NODE_GROUP) {
@@ -1283,26 +1325,25 @@ int main(int argc, char **argv) {
         else die("too many arguments (see --help)");
     }
     if (npos != 2) { fputs(USAGE, stderr); fputs(USAGE_CONVERTED, stderr); return 1; }
-    const char *in = pos[0], *out = pos[1];
+    const char *in = pos[0];
     struct stat st;
     if (stat(in, &st) != 0) die("%s: no such Zarr array or group (%s)", in, strerror(errno));
     zarr_node_type nt;
     if (zarr_node_type_at(in, &nt) != ZARR_OK) die("%s: not a Zarr array or group: %s", in, zarr_last_error());
-    if (lstat(out, &st) == 0) {
-        if (S_ISDIR(st.st_mode)) die("%s: is a directory", out);
-        if (!overwrite) die("%s: the output exists already (--overwrite replaces it)", out);
-    }
+    /* the refusals of h5z_output.h: never the input or inside it, --overwrite replaces only an HDF5 file */
+    out_path op;
+    out_path_init(&op, pos[1]);
+    remove_stale(&op, "zarrtoh5");
+    check_output(in, &op, overwrite, has_hdf5_signature, "an HDF5 file", "not an HDF5 file (no HDF5 signature)");
+    const char *out = op.path;
     /* From here on this process only creates, waits, and renames or removes: it ignores the interrupts
      * (a terminal's ^C reaches the converting child, whose end it sees and cleans up after). */
     signal(SIGINT, SIG_IGN);
     signal(SIGTERM, SIG_IGN);
     signal(SIGHUP, SIG_IGN);
     /* a temporary sibling, renamed into place when the conversion succeeds */
-    const char *slash = strrchr(out, '/');
-    size_t dirlen = slash ? (size_t)(slash - out) + 1 : 0;
-    char *tmp = xmalloc(strlen(out) + 32);
-    sprintf(tmp, "%.*s.%s.zarrtoh5-XXXXXX", (int)dirlen, out, out + dirlen);
-    int fd = mkstemp(tmp);
+    char *tmp = temp_name(&op, "zarrtoh5", "tmp");
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL, 0600);
     if (fd < 0) die("%s: cannot create a temporary file beside it (%s)", out, strerror(errno));
     close(fd);
     fflush(NULL);
@@ -1336,5 +1377,6 @@ int main(int argc, char **argv) {
         die("%s: renaming the finished file into place failed (%s)", out, strerror(e));
     }
     free(tmp);
+    out_path_free(&op);
     return 0;
 }

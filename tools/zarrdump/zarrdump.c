@@ -34,19 +34,23 @@ static const char *const USAGE[] = {
     "    names it. A dimension is declared in the outermost group whose arrays use it, with the\n"
     "    size they give it, as UNLIMITED where the _libzarr_hdf5 attribute (written by h5tozarr)\n"
     "    records it so. Types are CDL's (byte short int int64 ubyte ushort uint uint64 float\n"
-    "    double string; fixed-length strings are string); other Zarr types keep their Zarr names\n"
-    "    (bool, float16, complex64, ...). Attributes are typed by _libzarr_hdf5's attribute_types\n"
-    "    when present; otherwise a JSON integer is int (uint, int64 or uint64 when int cannot hold\n"
-    "    it), a number with a fraction or an exponent double, a string char text, true/false\n"
-    "    ubyte, and anything else (objects, lists of strings, null) its JSON text. Values carry\n"
-    "    ncdump's type suffixes (b s UB US U LL ULL, f for float) and non-finite floats print as\n"
-    "    NaN, Infinity, -Infinity (NaNf, Infinityf for float). The attributes _libzarr_hdf5 and\n"
-    "    _ARRAY_DIMENSIONS are not shown; the Zarr fill value shows as the attribute _FillValue\n"
-    "    unless the array has one. Values print with %.7g (float) or %.15g (double), strings\n"
-    "    quoted, structured elements as {1, 2.5, \"ab\"} (as ncdump prints compounds), one line\n"
-    "    per run along the last dimension, wrapped at 80 columns. Unlike ncdump, values equal to\n"
-    "    the fill value print as themselves, not as _ (every Zarr array has a fill value, often\n"
-    "    0). An HDF5 enum's names (_libzarr_hdf5.enum) show in a comment under its variable.\n"
+    "    double string; fixed-length strings are string, 1-byte ones char, a row of the last\n"
+    "    dimension printing as one string); other Zarr types keep their Zarr names (bool,\n"
+    "    float16, complex64, ...). The named types a group's _libzarr_hdf5 records (netCDF-4's\n"
+    "    enum and compound types, from h5tozarr) print in a 'types:' section, and the variables\n"
+    "    of such a type are declared with its name. Attributes are typed by _libzarr_hdf5's\n"
+    "    attribute_types when present; otherwise a JSON integer is int (uint, int64 or uint64 when\n"
+    "    int cannot hold it), a number with a fraction or an exponent double, a string char text,\n"
+    "    true/false ubyte, and anything else (objects, lists of strings, null) its JSON text.\n"
+    "    Values carry ncdump's type suffixes (b s UB US U LL ULL, f for float) and non-finite\n"
+    "    floats print as NaN, Infinity, -Infinity (NaNf, Infinityf for float). The attributes\n"
+    "    _libzarr_hdf5 and _ARRAY_DIMENSIONS are not shown; the Zarr fill value shows as the\n"
+    "    attribute _FillValue unless the array has one. Values print with %.7g (float) or %.15g\n"
+    "    (double), strings quoted, structured elements as {1, 2.5, \"ab\"} (as ncdump prints\n"
+    "    compounds), one line per run along the last dimension, wrapped at 80 columns. Unlike\n"
+    "    ncdump, values equal to the fill value print as themselves, not as _ (every Zarr array\n"
+    "    has a fill value, often 0). An HDF5 enum's names (_libzarr_hdf5.enum) show in a comment\n"
+    "    under its variable.\n"
     "\n",
     "OPTIONS\n"
     "    -h  Header only: no values.\n"
@@ -110,12 +114,14 @@ static int report(const char *what, const char *path, zarr_status s) {
     return 1;
 }
 
+static void oom(void) {
+    fprintf(stderr, "zarrdump: out of memory\n");
+    exit(1);
+}
+
 static void *xmalloc(size_t n) {
     void *p = malloc(n ? n : 1);
-    if (!p) {
-        fprintf(stderr, "zarrdump: out of memory\n");
-        exit(1);
-    }
+    if (!p) oom();
     return p;
 }
 
@@ -140,7 +146,7 @@ static void sb_add(struct sbuf *b, const char *s, size_t n) {
         char *g;
         b->cap = (b->n + n + 1) * 2;
         g = realloc(b->s, b->cap);
-        if (!g) xmalloc((size_t)-1);
+        if (!g) oom();
         b->s = g;
     }
     memcpy(b->s + b->n, s, n);
@@ -302,6 +308,26 @@ static const char *member(const char *doc, const char *key, size_t *len) {
             return v;
         }
     return NULL;
+}
+
+/* The record `_libzarr_hdf5` of the attributes `attrs` as the text of a JSON object (caller frees),
+ * whether stored as a string holding that text (as h5tozarr writes it) or as the object itself (as
+ * earlier versions did); NULL when there is none. */
+static char *hdf5_record(const char *attrs) {
+    size_t l;
+    const char *h = member(attrs, "_libzarr_hdf5", &l);
+    char *c;
+    if (!h) return NULL;
+    if (*h == '"') {
+        c = json_text(h, NULL);
+        if (*skip_ws(c) == '{') return c;
+        free(c);
+        return NULL;
+    }
+    c = xmalloc(l + 1);
+    memcpy(c, h, l);
+    c[l] = 0;
+    return c;
 }
 
 /* Prints JSON text without the whitespace outside strings. */
@@ -554,7 +580,7 @@ static void flatten(struct elems *e, const char *v, int depth) {
         if (e->n == e->cap) {
             e->cap = e->cap ? 2 * e->cap : 8;
             e->v = realloc(e->v, e->cap * sizeof *e->v);
-            if (!e->v) xmalloc((size_t)-1);
+            if (!e->v) oom();
         }
         e->v[e->n++] = v;
         return;
@@ -757,8 +783,9 @@ static void put_attr(int level, const char *var, const char *name, const char *v
  * typed by _libzarr_hdf5's attribute_types where it names them; an untyped _FillValue takes the array's
  * type `fill_type` (NULL: infer). Sets *has_fill when one is _FillValue. */
 static void put_attrs(int level, const char *var, const char *attrs, int *has_fill, const char *fill_type) {
-    size_t hl = 0, tl = 0, vl;
-    const char *h = member(attrs, "_libzarr_hdf5", &hl), *types = h ? member(h, "attribute_types", &tl) : NULL;
+    size_t tl = 0, vl;
+    char *h = hdf5_record(attrs);
+    const char *types = h ? member(h, "attribute_types", &tl) : NULL;
     const char *p = attrs, *k, *v;
     if (has_fill) *has_fill = 0;
     while (next_member(&p, &k, &v, &vl)) {
@@ -776,6 +803,7 @@ static void put_attrs(int level, const char *var, const char *attrs, int *has_fi
         free(type);
         free(name);
     }
+    free(h);
 }
 /* ------------------------------------------------------------------------------------------ */
 /* regions                                                                                    */
@@ -1066,7 +1094,7 @@ static void put_elem(struct sbuf *b, enum kind k, zarr_data_type t, size_t esize
  * indices when `annotate`. Returns 0, or 1 after reporting a read error. */
 static int print_values(zarr_array *a, const char *path, zarr_data_type t, size_t esize, int fixbytes,
                         const struct region *r, int level, int annotate) {
-    zarr_data_type bt;
+    zarr_data_type bt = t;
     enum kind k = fixbytes ? K_FIXSTR : kind_of(t, &bt);
     size_t rank = r->rank, d, elem = 8, nrows = 1, row;
     uint64_t idx[MAX_RANK], cnt[MAX_RANK], last = rank ? r->count[rank - 1] : 1;
@@ -1074,6 +1102,9 @@ static int print_values(zarr_array *a, const char *path, zarr_data_type t, size_
     int first = 1;
     zarr_status s;
     struct sbuf e = {0}, note = {0};
+    /* CDL char (1-byte fixed-length strings: netCDF's char arrays): a row of the last dimension is one
+     * string, as ncdump prints char data */
+    int chars = !opt_json && k == K_FIXSTR && esize == 1 && rank > 0;
 
     if (fixbytes) bt = t;
     if (k == K_COMPLEX) elem = 16;
@@ -1111,7 +1142,19 @@ static int print_values(zarr_array *a, const char *path, zarr_data_type t, size_
             }
             sb_puts(&note, "]");
         }
-        for (i = 0; i < last; i++) {
+        if (chars) {
+            size_t n = (size_t)last;
+            if ((s = zarr_read_hyperslab(a, idx, cnt, r->step, NULL, bt, buf, (size_t)(last ? last : 1))) != ZARR_OK) {
+                free(buf), free(e.s), free(note.s);
+                return report("reading", path, s);
+            }
+            while (n && !buf[n - 1]) n--;
+            e.n = 0;
+            sb_add(&e, "", 0);
+            put_text(&e, (const char *)buf, n);
+            lput(e.s, e.n, level, 0);
+        }
+        for (i = 0; i < (chars ? 0 : last); i++) {
             e.n = 0;
             sb_add(&e, "", 0);
             if (k == K_VLEN) {
@@ -1225,7 +1268,8 @@ static void free_var(struct var *v) {
 static int load_var(struct var *v, zarr_array *a, const char *name, const char *rel, const char *path) {
     zarr_status s;
     size_t d, l;
-    const char *h, *p, *x;
+    const char *p, *x;
+    char *rec;
     memset(v, 0, sizeof *v);
     v->a = a;
     v->name = xstrdup(name), v->rel = xstrdup(rel), v->path = xstrdup(path);
@@ -1256,13 +1300,14 @@ static int load_var(struct var *v, zarr_array *a, const char *name, const char *
         for (d = 0; d < v->rank && next_element(&p, &x, &l); d++)
             if (*x == '"') v->dims[d] = json_text(x, NULL);
     }
-    if ((h = member(v->attrs, "_libzarr_hdf5", &l)) != NULL && (p = member(h, "unlimited_dimensions", &l)) != NULL &&
+    if ((rec = hdf5_record(v->attrs)) != NULL && (p = member(rec, "unlimited_dimensions", &l)) != NULL &&
         *p++ == '[') {
         while (next_element(&p, &x, &l)) {
             long k = strtol(x, NULL, 10);
             if (k >= 0 && (size_t)k < v->rank) v->unlimited[k] = 1;
         }
     }
+    free(rec);
     /* counted only where it is shown (one existence check per chunk) */
     v->stored = opt_count && (opt_json || opt_storage) ? count_stored(a, v->grid, v->rank, v->total) : -2;
     return 0;
@@ -1332,7 +1377,7 @@ static void put_fill_attr(int level, const struct var *v) {
         }
         free(e.s);
         free(b);
-        type = "string";
+        type = v->esize == 1 ? "char" : "string";
     } else {
         put_compact(&j, m, l);
         type = NULL;
@@ -1366,7 +1411,7 @@ static struct dim *scope_find(const struct scope *s, const char *name) {
 
 static struct dim *scope_add(struct scope *s, const char *name, uint64_t size, int unlimited, const char *user) {
     struct dim *g = realloc(s->d, (s->n + 1) * sizeof *s->d);
-    if (!g) xmalloc((size_t)-1);
+    if (!g) oom();
     s->d = g;
     g = &s->d[s->n++];
     g->name = xstrdup(name);
@@ -1394,7 +1439,8 @@ static const char *dim_name(const struct var *v, size_t d, char *tmp, size_t tmp
  * the arrays use that no enclosing scope declares with the same size. */
 static void scope_build(struct scope *s, const char *group_attrs, const struct var *vars, size_t nvars) {
     size_t l, vl, i, d;
-    const char *h = member(group_attrs, "_libzarr_hdf5", &l), *rec = h ? member(h, "dimensions", &l) : NULL;
+    char *h = hdf5_record(group_attrs);
+    const char *rec = h ? member(h, "dimensions", &l) : NULL;
     const char *p = rec, *k, *v;
     while (rec && next_member(&p, &k, &v, &vl)) {
         char *name = json_text(k, NULL);
@@ -1428,6 +1474,7 @@ static void scope_build(struct scope *s, const char *group_attrs, const struct v
             if (a && a->size == vars[i].shape[d]) continue;
             scope_add(s, name, vars[i].shape[d], vars[i].unlimited[d], vars[i].name);
         }
+    free(h);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -1471,10 +1518,14 @@ static void put_json_attr(int level, const char *var, const char *att, const cha
  * `// enum: RED = 0, GREEN = 1`. */
 static void put_enum_note(int level, const struct var *v) {
     size_t l, vl;
-    const char *h = member(v->attrs, "_libzarr_hdf5", &l), *e = h ? member(h, "enum", &l) : NULL;
+    char *h = hdf5_record(v->attrs);
+    const char *e = h ? member(h, "enum", &l) : NULL;
     const char *m = e ? member(e, "members", &l) : NULL, *p = m, *k, *x;
     int first = 1;
-    if (!m || *m != '{') return;
+    if (!m || *m != '{') {
+        free(h);
+        return;
+    }
     indent(level);
     fputs("\t\t// enum:", out);
     while (next_member(&p, &k, &x, &vl)) {
@@ -1487,15 +1538,41 @@ static void put_enum_note(int level, const struct var *v) {
         free(name);
     }
     fputc('\n', out);
+    free(h);
+}
+
+/* 1-byte fixed-length strings (v2 |S1, v3 null_terminated_bytes of 1 byte): netCDF's char arrays, which
+ * NCZarr also reads as char. */
+static int is_char(const struct var *v) {
+    return v->esize == 1 && (v->fixbytes || v->t == ZARR_NULL_TERMINATED_BYTES);
+}
+
+/* The name of the named type of v (its record's `named_type`, the last component of the path; caller
+ * frees), or NULL. */
+static char *named_type_of(const struct var *v) {
+    size_t l;
+    char *h = hdf5_record(v->attrs), *name = NULL;
+    const char *p = h ? member(h, "named_type", &l) : NULL;
+    if (p && *p == '"') {
+        char *path = json_text(p, NULL), *slash = strrchr(path, '/');
+        name = xstrdup(slash ? slash + 1 : path);
+        free(path);
+    }
+    free(h);
+    return name;
 }
 
 static void cdl_declare(int level, const struct var *v) {
     size_t d;
     int has_fill = 0;
+    char *named = named_type_of(v);
     indent(level);
     fputc('\t', out);
-    if (v->fixbytes) fputs("string", out);
+    if (named && *named) fputs(nm(named), out);
+    else if (is_char(v)) fputs("char", out);
+    else if (v->fixbytes) fputs("string", out);
     else put_cdl_type(v->t, v->esize);
+    free(named);
     fprintf(out, " %s", nm(v->name));
     for (d = 0; d < v->rank; d++) {
         char tmp[64];
@@ -1551,7 +1628,7 @@ static void cdl_values_of(int level, const struct var *v) {
     }
     for (d = 0; d < r.rank; d++)
         if (r.count[d] == 0) return; /* nothing to show */
-    if (!(m = open_memstream(&mb, &ml))) xmalloc((size_t)-1);
+    if (!(m = open_memstream(&mb, &ml))) oom();
     out = m;
     fputc('\n', out);
     indent(level);
@@ -1583,6 +1660,76 @@ static int attrs_visible(const char *attrs) {
 
 static int by_name(const void *a, const void *b) {
     return strcmp(((const struct var *)a)->name, ((const struct var *)b)->name);
+}
+
+/* The CDL name of a number type as attribute_types and named_types records write it ("int32" -> "int"). */
+static const char *cdl_type_name(const char *zarr_name) {
+    static const char *const map[][2] = {{"int8", "byte"},     {"int16", "short"},   {"int32", "int"},
+                                         {"int64", "int64"},   {"uint8", "ubyte"},   {"uint16", "ushort"},
+                                         {"uint32", "uint"},   {"uint64", "uint64"}, {"float32", "float"},
+                                         {"float64", "double"}};
+    size_t k;
+    for (k = 0; k < sizeof map / sizeof map[0]; k++)
+        if (!strcmp(zarr_name, map[k][0])) return map[k][1];
+    return zarr_name;
+}
+
+/* Prints the `types:` section of a group whose record has `named_types` (as h5tozarr writes netCDF-4's
+ * user-defined types), as ncdump prints it: `ubyte enum cloud_t {clear = 0, cumulus = 1} ;` and
+ * `compound station_t { int id ; ... }; // station_t`. A field of an unnamed enum or compound type shows
+ * as `enum` or `compound`, a named number type as a comment. */
+static void put_types(int level, const char *group_attrs) {
+    size_t l, vl, fl;
+    char *h = hdf5_record(group_attrs);
+    const char *types = h ? member(h, "named_types", &l) : NULL, *p = types, *k, *v;
+    if (!types || *types != '{' || *skip_ws(types + 1) == '}') {
+        free(h);
+        return;
+    }
+    indent(level);
+    fputs("types:\n", out);
+    while (next_member(&p, &k, &v, &vl)) {
+        char *name = json_text(k, NULL);
+        const char *en = member(v, "enum", &l), *cmp = member(v, "compound", &l);
+        indent(level);
+        if (en) {
+            const char *base = member(en, "base", &l), *m = member(en, "members", &l), *q = m, *mk, *mv;
+            char *b = base && *base == '"' ? json_text(base, NULL) : xstrdup("int");
+            int first = 1;
+            fprintf(out, "  %s enum %s {", cdl_type_name(b), nm(name));
+            while (m && *m == '{' && next_member(&q, &mk, &mv, &fl)) {
+                char *mname = json_text(mk, NULL);
+                fprintf(out, "%s%s = %.*s", first ? "" : ", ", nm(mname), (int)fl, mv);
+                first = 0;
+                free(mname);
+            }
+            fputs("} ;\n", out);
+            free(b);
+        } else if (cmp && *cmp == '[') {
+            const char *q = cmp + 1, *f;
+            fprintf(out, "  compound %s {\n", nm(name));
+            while (next_element(&q, &f, &fl)) {
+                const char *fq = f + 1, *fname = NULL, *ftype = NULL;
+                size_t tl = 0;
+                if (*f == '[' && next_element(&fq, &fname, &tl) && next_element(&fq, &ftype, &tl) && *fname == '"') {
+                    char *fn = json_text(fname, NULL), *tn = *ftype == '"' ? json_text(ftype, NULL) : NULL;
+                    const char *shown = tn ? cdl_type_name(tn) : member(ftype, "enum", &l) ? "enum" : "compound";
+                    indent(level);
+                    fprintf(out, "    %s %s ;\n", shown, nm(fn));
+                    free(fn);
+                    free(tn);
+                }
+            }
+            indent(level);
+            fprintf(out, "  }; // %s\n", nm(name));
+        } else if (*v == '"') {
+            char *tn = json_text(v, NULL);
+            fprintf(out, "  // %s: a named %s type\n", nm(name), cdl_type_name(tn));
+            free(tn);
+        }
+        free(name);
+    }
+    free(h);
 }
 
 /* Prints a group (g) or a lone array (lone, when PATH is an array) in CDL. */
@@ -1640,6 +1787,7 @@ static void cdl_node(zarr_group *g, struct var *lone, const char *path, const ch
     indent(level - (level > 0));
     if (level == 0) fprintf(out, "netcdf %s {\n", nm(name));
     else fprintf(out, "group: %s {\n", nm(name));
+    if (attrs) put_types(level, attrs);
     if (s.n) {
         indent(level);
         fputs("dimensions:\n", out);
@@ -1778,7 +1926,7 @@ static void json_array(struct var *v) {
             fputs(", \"step\": ", out);
             put_dims(r.step, v->rank);
             fputs(", \"values\": ", out);
-            if (!(m = open_memstream(&mb, &ml))) xmalloc((size_t)-1);
+            if (!(m = open_memstream(&mb, &ml))) oom();
             out = m;
             cur_v2_dtype = v->fmt == 2 ? member(v->meta, "dtype", &dl) : NULL;
             rc = print_values(v->a, v->path, v->t, v->esize, v->fixbytes, &r, 0, 0);
