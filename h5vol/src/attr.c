@@ -17,15 +17,22 @@ enum leaf { LEAF_INT, LEAF_FLOAT, LEAF_BOOL, LEAF_STRING, LEAF_JSON };
 
 /* ---- reading and writing a node's attribute object ---- */
 
-static zj *load_attrs(zh5_file *file, const char *path, int kind)
+/* The node's attributes; for an array also its data type (*array_type, when not NULL; -1 for a group). */
+static zj *load_attrs_of(zh5_file *file, const char *path, int kind, int *array_type)
 {
     char *json = NULL, err[256];
     zarr_status st;
+    if (array_type)
+        *array_type = -1;
     if (kind == ZARR_NODE_ARRAY) {
         zarr_array *a = zh5_open_array(file, path);
         if (!a)
             return NULL;
         st = zarr_array_attributes(a, &json);
+        zarr_data_type dt;
+        size_t esize;
+        if (array_type && zarr_array_data_type(a, &dt, &esize) == ZARR_OK)
+            *array_type = (int)dt;
         zarr_close(a);
     } else {
         zarr_group *g = zh5_open_group(file, path);
@@ -46,6 +53,41 @@ static zj *load_attrs(zh5_file *file, const char *path, int kind)
         return NULL;
     }
     return doc;
+}
+
+static zj *load_attrs(zh5_file *file, const char *path, int kind)
+{
+    return load_attrs_of(file, path, kind, NULL);
+}
+
+/* Makes a loaded attribute object read as its types say, for reading only (never stored back): an array's
+   `_FillValue` without a recorded type takes the array's numeric data type (as xarray and netCDF read it,
+   and zarrtoh5), and numeric attributes held as text (xarray's base64 `_FillValue`, Zarr v3's "NaN",
+   "0x..." forms) become the numbers they encode (zh5_attr_decode_numbers). 0, or -1 when out of memory. */
+static int as_read(zj *attrs, int array_type)
+{
+    const char *fill_type = array_type >= 0 ? zh5_attr_numeric_name((zarr_data_type)array_type) : NULL;
+    if (fill_type && zj_get(attrs, "_FillValue") && !zh5_attr_recorded(attrs, "_FillValue") &&
+        zh5_attr_record_type(attrs, "_FillValue", fill_type) < 0)
+        return -1;
+    for (size_t i = 0; i < attrs->count; i++)
+        if (strcmp(attrs->keys[i], ZH5_RESERVED_ATTR) != 0 &&
+            zh5_attr_decode_numbers(attrs->items[i], zh5_attr_recorded_type(attrs, attrs->keys[i])) < 0)
+            return -1;
+    return 0;
+}
+
+/* The node's attributes as they read (as_read); NULL on failure (error pushed). */
+static zj *load_attrs_read(zh5_file *file, const char *path, int kind)
+{
+    int array_type;
+    zj *attrs = load_attrs_of(file, path, kind, &array_type);
+    if (attrs && as_read(attrs, array_type) < 0) {
+        zh5_err(H5E_ATTR, H5E_CANTALLOC, "out of memory reading the attributes of \"/%s\"", path);
+        zj_free(attrs);
+        return NULL;
+    }
+    return attrs;
 }
 
 static herr_t store_attrs(zh5_file *file, const char *path, int kind, const zj *attrs)
@@ -305,7 +347,7 @@ void *zh5_attr_open(void *o, const H5VL_loc_params_t *loc, const char *name, hid
     int kind = owner_of(obj, loc, &owner);
     if (kind < 0)
         return NULL;
-    zj *attrs = load_attrs(obj->file, owner, kind);
+    zj *attrs = load_attrs_read(obj->file, owner, kind);
     char **names = NULL;
     size_t count = 0;
     if (attrs && loc && loc->type == H5VL_OBJECT_BY_IDX) {   /* H5Aopen_by_idx: name order */
@@ -618,7 +660,7 @@ herr_t zh5_attr_read(void *a, hid_t mem_type, void *buf, hid_t dxpl, void **req)
     int kind = attr->owner_kind == ZH5_DATASET ? ZARR_NODE_ARRAY : ZARR_NODE_GROUP;
     (void)dxpl;
     (void)req;
-    zj *attrs = load_attrs(attr->file, attr->path, kind);
+    zj *attrs = load_attrs_read(attr->file, attr->path, kind);
     const zj *value = attr_value(attrs, attr->attr_name);
     herr_t ret = -1;
     if (!value) {
@@ -791,7 +833,7 @@ herr_t zh5_attr_get(void *o, H5VL_attr_get_args_t *args, hid_t dxpl, void **req)
             int kind = owner_of(obj, loc, &owner);
             if (kind < 0)
                 return -1;
-            zj *attrs = load_attrs(obj->file, owner, kind);
+            zj *attrs = load_attrs_read(obj->file, owner, kind);
             size_t count = 0;
             char **names = attrs ? sorted_names(attrs, &count) : NULL;
             if (names) {
@@ -906,15 +948,18 @@ herr_t zh5_attr_specific(void *o, const H5VL_loc_params_t *loc, H5VL_attr_specif
     }
     case H5VL_ATTR_ITER: {
         H5VL_attr_iterate_args_t *it = &args->args.iterate;
-        hid_t id = register_owner(obj, owner, kind);
-        if (id < 0)
+        zj *typed = load_attrs_read(obj->file, owner, kind);   /* the types as they read (as_read) */
+        hid_t id = typed ? register_owner(obj, owner, kind) : H5I_INVALID_HID;
+        if (id < 0) {
+            zj_free(typed);
             break;
+        }
         ret = 0;
         for (size_t k = it->idx ? (size_t)*it->idx : 0; k < count && ret == 0; k++) {
             const char *name = names[it->order == H5_ITER_DEC ? count - 1 - k : k];
             zh5_obj *tmp = attr_object(obj, owner, kind, name);
             H5A_info_t info;
-            if (!tmp || describe(tmp, attrs, zj_get(attrs, name)) < 0) {
+            if (!tmp || describe(tmp, typed, attr_value(typed, name)) < 0) {
                 zh5_obj_free(tmp);
                 ret = -1;
                 break;
@@ -926,6 +971,7 @@ herr_t zh5_attr_specific(void *o, const H5VL_loc_params_t *loc, H5VL_attr_specif
                 *it->idx = k + 1;
         }
         H5Idec_ref(id);
+        zj_free(typed);
         break;
     }
     default:

@@ -211,6 +211,8 @@ herr_t zh5_attr_close(void *attr, hid_t dxpl, void **req);
 const char *zh5_attr_type_name(hid_t type);
 /* 1 (type and size set) when tname names a numeric type, else 0. */
 int zh5_attr_numeric_type(const char *tname, zarr_data_type *type, size_t *size);
+/* The recorded name of a numeric Zarr data type (int8 ... float64); NULL for other types. */
+const char *zh5_attr_numeric_name(zarr_data_type type);
 /* The type recorded for attribute `name` in the attributes object, or NULL. */
 const char *zh5_attr_recorded_type(const zj *attrs, const char *name);
 /* Records tname for `name` (NULL: forgets it); 0, or -1 when out of memory. */
@@ -221,6 +223,11 @@ const zj *zh5_attr_recorded(const zj *attrs, const char *name);
 int zh5_attr_record(zj *attrs, const char *name, zj *rec);
 /* Moves the record of attribute `from` to `to` (nothing when there is none); 0, or -1. */
 int zh5_attr_rename_record(zj *attrs, const char *from, const char *to);
+/* Replaces, in the value of an attribute recorded as numeric type tname, every string leaf that encodes a
+   number of that type by the number: "NaN", "Infinity", "-Infinity" and "0x" + hex bits (Zarr v3's forms,
+   floats), base64 of the value's little-endian bytes, or for floats base64 of a little-endian float64
+   (xarray's `_FillValue`). Other strings stay. 0, or -1 when out of memory. */
+int zh5_attr_decode_numbers(zj *value, const char *tname);
 /* attrrecord.c: enum and compound attributes (attribute_types entries {"enum": ...}, {"compound": ...}) */
 /* Their failures keep their reason until this pushes it (failed != 0) onto HDF5's error stack, after the
    caller's last HDF5 call (each clears the stack); it forgets the reason either way. */
