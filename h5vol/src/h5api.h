@@ -6,6 +6,13 @@
 #define ZH5_H5API_H
 
 #include <hdf5.h>
+
+/* HDF5 before 1.14 (Debian 12's libhdf5-dev is 1.10) has no VOL connector interface to build against:
+   refused here, before its missing VOL headers would give a less clear error. */
+#if H5_VERS_MAJOR < 1 || (H5_VERS_MAJOR == 1 && H5_VERS_MINOR < 14)
+#error "the Zarr VOL connector needs the headers of HDF5 >= 1.14 (1.14 or 2.x); these are older: pass -DZARR_H5VOL_HDF5_DIR=<dir of an HDF5 1.14/2.x hdf5-config.cmake>, or let CMake build HDF5 1.14 (docs/h5vol.md)"
+#endif
+
 #include <H5PLextern.h>
 #include <H5VLconnector.h>
 #include <H5VLnative.h>

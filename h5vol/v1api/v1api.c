@@ -19,6 +19,11 @@
 #define _GNU_SOURCE
 #include <hdf5.h>
 
+/* The calls this library answers are those of HDF5 1.14 and 2.x (HDF5 before 1.14 has no VOL connectors). */
+#if H5_VERS_MAJOR < 1 || (H5_VERS_MAJOR == 1 && H5_VERS_MINOR < 14)
+#error "libzarr_h5vol_v1api needs the headers of HDF5 >= 1.14 (1.14 or 2.x); these are older (docs/h5vol.md)"
+#endif
+
 #include <dlfcn.h>
 #include <pthread.h>
 #include <string.h>
