@@ -82,6 +82,13 @@ zarr_add_test(NAME h5vol.h5py LABEL interop ENV ${ZARR_PY_ENV} ${ZARR_H5VOL_ENV}
   COMMAND "${ZARR_PYTHON3}" "${CMAKE_CURRENT_LIST_DIR}/tests/test_h5py.py")
 set_tests_properties(h5vol.h5py PROPERTIES TIMEOUT 600)
 list(APPEND ZARR_PY_TESTS h5vol.h5py)
+# Dimension scales both ways (h5vol/tests/test_dimscales.py): h5py's dims and h5netcdf through the connector
+# against xarray and zarr-python, with the v1-call shim preloaded (it answers HDF5's object references).
+zarr_add_test(NAME h5vol.dimscales LABEL interop ENV ${ZARR_PY_ENV} ${ZARR_H5VOL_ENV}
+    "LD_PRELOAD=$<TARGET_FILE:zarr_h5vol_v1api>"
+  COMMAND "${ZARR_PYTHON3}" "${CMAKE_CURRENT_LIST_DIR}/tests/test_dimscales.py")
+set_tests_properties(h5vol.dimscales PROPERTIES TIMEOUT 600)
+list(APPEND ZARR_PY_TESTS h5vol.dimscales)
 # The same test under h5py 3.16.0, whose wheel carries HDF5 2.0.0: the connector and the v1-call shim,
 # built against the 1.14 headers, serve HDF5 2.x unchanged (docs/h5vol.md). It runs in the venv
 # <build>/venv-h5py316 (tools/requirements-h5py316.txt: requirements-ci.txt's pins with h5py 3.16.0),
@@ -114,7 +121,7 @@ if(_h5vol_py2_status)
   set_property(TEST h5vol.h5py_hdf5v2 APPEND PROPERTY FIXTURES_REQUIRED zarr_python_h5py316)
 endif()
 list(APPEND ZARR_PY_TESTS h5vol.h5py_hdf5v2)
-set_tests_properties(h5vol.c h5vol.c_v1api h5vol.h5py h5vol.h5py_hdf5v2 PROPERTIES LABELS "interop;h5vol")
+set_tests_properties(h5vol.c h5vol.c_v1api h5vol.h5py h5vol.h5py_hdf5v2 h5vol.dimscales PROPERTIES LABELS "interop;h5vol")
 # The installed, relocated connector: found by find_package(zarr COMPONENTS h5vol), loaded by HDF5.
 zarr_add_test(NAME h5vol.install LABEL install
   COMMAND "${CMAKE_COMMAND}" "-DBUILD_DIR=${CMAKE_BINARY_DIR}" "-DSOURCE_DIR=${CMAKE_CURRENT_LIST_DIR}/tests/downstream"

@@ -20,6 +20,7 @@ void zh5_file_release(zh5_file *file)
     if (file->root)
         zarr_group_close(file->root);
     zarr_store_options_free(file->options);
+    zh5_dims_forget(file);
     free(file->location);
     free(file);
 }

@@ -25,6 +25,9 @@ Covered:
     and a nested group vanish for zarr-python (store walk and consolidated metadata), siblings unchanged;
   * moving nodes (`f.move(a, b)`, `group.move`, H5Lmove) of a consolidated hierarchy written by zarr-python:
     zarr-python finds them at the new path only (store walk and consolidated metadata), values equal;
+  * with libzarr_h5vol_v1api preloaded and HDF5_VOL_CONNECTOR=zarr, native HDF5 files (.h5, one with its
+    superblock at 512, .nc; netCDF4-python too under h5py 3.12) read, written and created (by extension) by
+    HDF5's native connector beside a Zarr hierarchy in one process; without it, refused naming the file;
   * numeric attributes held as text read as their type: xarray's base64 `_FillValue` (float16/32/64), Zarr v3's
     "NaN"/"Infinity"/"0x..." forms, base64 of the value's bytes; an untyped `_FillValue` in the array's type;
     the hierarchy unchanged by reading, the text kept by a later write;
@@ -515,6 +518,70 @@ def run_v1_child(path, extra, env_drop=()):
                        text=True, timeout=300)
     assert p.returncode == 0, f"h5py with the v1 calls preloaded failed:\n{p.stdout}\n{p.stderr}"
     return json.loads(p.stdout)
+
+
+NATIVE_CHILD = r"""
+import json, os, sys, h5py, numpy as np
+d = sys.argv[1]
+out = {}
+with h5py.File(f"{d}/plain.h5", "r") as f:
+    out["plain"] = f["v"][:].tolist()
+with h5py.File(f"{d}/userblock.h5", "r") as f:   # its superblock at 512
+    out["userblock"] = f["v"][:].tolist()
+with h5py.File(f"{d}/data.nc", "r") as f:
+    out["nc"] = [f["t"][:].tolist(), sorted(f)]
+with h5py.File(f"{d}/store.zarr", "r") as f:
+    out["zarr"] = f["a"][:].tolist()
+with h5py.File(f"{d}/new.h5", "w") as f:     # a new name with an HDF5 extension: native
+    f["x"] = np.arange(3)
+with h5py.File(f"{d}/new.zarr", "w") as f:   # any other: Zarr
+    f["x"] = np.arange(4)
+with h5py.File(f"{d}/plain.h5", "a") as f:   # an existing HDF5 file, opened for writing
+    f["w"] = [7, 8]
+if sys.argv[2] == "netcdf4":   # netCDF-C (netCDF4-python's HDF5) opens .nc with the variable set
+    import netCDF4
+    with netCDF4.Dataset(f"{d}/data.nc") as n:
+        out["netcdf4"] = n["t"][:].tolist()
+print(json.dumps(out))
+"""
+
+
+def t_native_files(r):
+    """With the shim preloaded and HDF5_VOL_CONNECTOR=zarr, native HDF5 files (by their signature) open with
+    HDF5's native connector beside Zarr hierarchies in one process; H5Fcreate decides by extension."""
+    import subprocess
+    d = r.path("native_files")
+    os.makedirs(d)
+    env = {k: v for k, v in os.environ.items() if k != "HDF5_VOL_CONNECTOR"}
+    make = (f"import h5py, numpy as np\n"
+            f"with h5py.File('{d}/plain.h5', 'w') as f: f['v'] = np.arange(5)\n"
+            f"with h5py.File('{d}/userblock.h5', 'w', userblock_size=512) as f: f['v'] = np.arange(3)\n"
+            f"with h5py.File('{d}/data.nc', 'w') as f: f['t'] = np.array([1.5, 2.5], 'f4')\n")
+    subprocess.run([sys.executable, "-c", make], env=env, check=True, timeout=300)
+    assert open(f"{d}/userblock.h5", "rb").read(8) != b"\x89HDF\r\n\x1a\n"
+    zarr.open_group(f"{d}/store.zarr", mode="w").create_array("a", data=np.arange(6, dtype="i2"))
+    want_netcdf4 = not os.environ.get("ZARR_H5VOL_WANT_HDF5")   # requirements-h5py316.txt has no netCDF4
+    lib = os.environ.get("ZARR_H5VOL_V1API")
+    assert lib and Path(lib).is_file(), f"ZARR_H5VOL_V1API={lib!r}"
+    p = subprocess.run([sys.executable, "-c", NATIVE_CHILD, d, "netcdf4" if want_netcdf4 else "-"],
+                       env={**os.environ, "LD_PRELOAD": lib}, capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, f"{p.stdout}\n{p.stderr}"
+    got = json.loads(p.stdout)
+    assert got["plain"] == list(range(5)) and got["userblock"] == list(range(3)), got
+    assert got["nc"] == [[1.5, 2.5], ["t"]] and got["zarr"] == list(range(6)), got
+    if want_netcdf4:
+        assert got["netcdf4"] == [1.5, 2.5], got
+    sig = b"\x89HDF\r\n\x1a\n"
+    assert open(f"{d}/new.h5", "rb").read(8) == sig
+    assert zarr.open_array(f"{d}/new.zarr/x", mode="r")[:].tolist() == list(range(4))
+    p = subprocess.run([sys.executable, "-c", "import h5py, sys; print(h5py.File(sys.argv[1], 'r')['w'][:].tolist())",
+                        f"{d}/plain.h5"], env=env, capture_output=True, text=True, timeout=300)
+    assert p.stdout.strip() == "[7, 8]", (p.stdout, p.stderr)   # written natively, read by plain h5py
+    # without the shim the connector refuses the native file, naming it
+    p = subprocess.run([sys.executable, "-c", "import h5py, sys; h5py.File(sys.argv[1], 'r')", f"{d}/plain.h5"],
+                       env={k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}, capture_output=True,
+                       text=True, timeout=300)
+    assert p.returncode != 0 and "plain.h5" in p.stderr, p.stderr
 
 
 def t_v1_calls(r):
@@ -1184,6 +1251,7 @@ def main():
     r.run("S3 both ways (moto)", t_s3, r)
     r.run("zip:// and http:// locations", t_zip_http, r)
     r.run("h5py's v1 calls (list, visit, multi-part 'in') with libzarr_h5vol_v1api", t_v1_calls, r)
+    r.run("native HDF5 files beside Zarr in one process (libzarr_h5vol_v1api)", t_native_files, r)
     r.run("compound, enum and Empty attributes (connector, zarr-python, h5tozarr, zarrtoh5)", t_struct_attributes, r)
     r.run("typed attributes (connector, zarr-python, h5tozarr, zarrtoh5)", t_typed_attributes, r)
     r.run("fill values and other numbers held as text (xarray's base64, Zarr v3's forms)", t_fill_value_attributes, r)
