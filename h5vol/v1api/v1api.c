@@ -71,6 +71,15 @@ static void *host_fn(const void *caller, const char *name, const void *self)
     return f == self ? NULL : f;
 }
 
+/* HDF5's global variable `name` as `caller` sees it. A program that links HDF5 and uses the variable holds
+   the copy HDF5 itself uses (a copy relocation), which the global scope finds first; a library that loaded
+   its own HDF5 (h5py's) finds it among its dependencies. */
+static void *host_var(const void *caller, const char *name)
+{
+    void *handle = caller_handle(caller), *v = handle ? dlsym(handle, name) : NULL;
+    return v ? v : dlsym(RTLD_DEFAULT, name);
+}
+
 #define HOST(caller, fn) ((__typeof__(&fn))host_fn(caller, #fn, NULL))
 #define REAL(caller, fn) ((__typeof__(&fn))host_fn(caller, #fn, (const void *)&fn))
 #define CALLER __builtin_return_address(0)
@@ -439,7 +448,7 @@ static hid_t native_fapl(const void *c, hid_t fapl)
     get_auto(H5E_DEFAULT, &func, &data);
     set_auto(H5E_DEFAULT, NULL, NULL);
     if (fapl == H5P_DEFAULT) {   /* the caller's HDF5's class of access lists (a global: H5open() set it) */
-        const hid_t *cls = (const hid_t *)host_fn(c, "H5P_CLS_FILE_ACCESS_ID_g", NULL);
+        const hid_t *cls = (const hid_t *)host_var(c, "H5P_CLS_FILE_ACCESS_ID_g");
         out = cls ? create(*cls) : H5I_INVALID_HID;
     } else
         out = copy(fapl);
