@@ -211,12 +211,17 @@ static int spec_filters(zarr_array_spec *spec, hid_t dcpl)
     return 0;
 }
 
-/* Makes a v3 document's `bytes` codec big-endian; returns the new text (malloc'd) or NULL. */
+/* Makes an array document big-endian: a v3 `bytes` codec's endian, a v2 `dtype`'s byte order; returns the new
+   text (malloc'd) or NULL. */
 static char *make_big_endian(const char *json)
 {
     char err[256];
-    zj *doc = zj_parse(json, err, sizeof err), *codecs = zj_get(doc, "codecs");
+    zj *doc = zj_parse(json, err, sizeof err), *codecs = zj_get(doc, "codecs"), *dtype = zj_get(doc, "dtype");
     char *out = NULL;
+    if (dtype && dtype->kind == ZJ_STRING && dtype->text[0] == '<') {   /* v2: the typestr's byte order */
+        dtype->text[0] = '>';
+        out = zj_dump(doc);
+    }
     for (size_t i = 0; codecs && codecs->kind == ZJ_ARRAY && i < codecs->count; i++) {
         zj *c = codecs->items[i], *name = zj_get(c, "name");
         if (name && name->kind == ZJ_STRING && strcmp(name->text, "bytes") == 0) {
@@ -389,10 +394,11 @@ void *zh5_dataset_create(void *o, const H5VL_loc_params_t *loc, const char *name
         free(fill);
         st = zarr_group_create_array(obj->file->root, path, big_doc, &arr);
     } else if (big) {
-        int format = 3;
+        int format = 3;   /* the document of the group's format (from a spec, a new array takes the group's) */
         zarr_group_zarr_format(obj->file->root, &format);
-        if (format != 3 || (st = zarr_array_spec_to_json(spec, &doc)) != ZARR_OK || !(big_doc = make_big_endian(doc))) {
-            zh5_err(H5E_DATASET, H5E_UNSUPPORTED, "big-endian datasets are created in Zarr v3 hierarchies only");
+        if ((st = zarr_array_spec_set_zarr_format(spec, format)) != ZARR_OK ||
+            (st = zarr_array_spec_to_json(spec, &doc)) != ZARR_OK || !(big_doc = make_big_endian(doc))) {
+            zh5_err(H5E_DATASET, H5E_UNSUPPORTED, "cannot make a big-endian dataset of this type");
             goto done;
         }
         st = zarr_group_create_array(obj->file->root, path, big_doc, &arr);

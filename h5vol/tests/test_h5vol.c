@@ -648,12 +648,33 @@ static void test_settings(const char *dir)
     CHECK(ds >= 0 && H5Dwrite(ds, H5T_NATIVE_INT, H5S_ALL, H5S_ALL, H5P_DEFAULT, v) >= 0);
     CHECK(H5Dread(ds, H5T_NATIVE_INT, H5S_ALL, H5S_ALL, H5P_DEFAULT, back) >= 0 && memcmp(v, back, sizeof v) == 0);
     H5Dclose(ds);
+    /* big-endian in v2: the dtype's byte order (h5netcdf makes its dimension scales >f4) */
+    float fv[4] = {1.5f, -2.0f, 3.25f, 1e20f}, fback[4] = {0};
+    hid_t dsb = H5Dcreate2(file, "b", H5T_IEEE_F32BE, s4, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    CHECK(dsb >= 0 && H5Dwrite(dsb, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, fv) >= 0);
+    H5Dclose(dsb);
+    dsb = H5Dopen2(file, "b", H5P_DEFAULT);
+    hid_t bt = dsb >= 0 ? H5Dget_type(dsb) : -1;
+    CHECK(bt >= 0 && H5Tget_order(bt) == H5T_ORDER_BE && H5Tget_size(bt) == 4);
+    CHECK(H5Dread(dsb, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, fback) >= 0 &&
+          memcmp(fv, fback, sizeof fv) == 0);
+    if (bt >= 0)
+        H5Tclose(bt);
+    H5Dclose(dsb);
     H5Sclose(s4);
     H5Fclose(file);
     snprintf(probe, sizeof probe, "%s/.zgroup", v2);
     CHECK(stat(probe, &st) == 0);
     snprintf(probe, sizeof probe, "%s/a/.zarray", v2);
     CHECK(stat(probe, &st) == 0);
+    {
+        char zarray[1200], text[1024] = "";
+        snprintf(zarray, sizeof zarray, "%s/b/.zarray", v2);
+        FILE *f = fopen(zarray, "r");
+        CHECK(f && fread(text, 1, sizeof text - 1, f) > 0 && strstr(text, "\">f4\""));
+        if (f)
+            fclose(f);
+    }
     H5Pclose(fapl);
     /* bad settings: refused with the reason */
     info = NULL;
