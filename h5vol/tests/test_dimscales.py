@@ -12,7 +12,8 @@ h5vol.dimscales).
 Covered, for Zarr v3 and v2 hierarchies:
   * h5py writes (make_scale, dims[i].attach_scale, detach_scale, dims[i].label): zarr-python finds the
     dimension names (v3 dimension_names, v2 _ARRAY_DIMENSIONS) and none of the H5DS attributes stored, and
-    xarray opens the hierarchy with the dimensions and coordinates attached, values equal;
+    xarray opens the hierarchy with the dimensions and coordinates attached, values equal as xarray decodes
+    them by default (a v2 dataset without an HDF5 fill value has fill_value null: a 0.0 stays 0.0, not NaN);
   * xarray writes: h5py sees the dimension scales (dims, is_scale, DIMENSION_LIST references dereferenced,
     REFERENCE_LIST, object references), h5netcdf sees the dimensions and variables, and xarray through
     h5netcdf (engine="h5netcdf") reads a Dataset identical to the one written;
@@ -114,7 +115,7 @@ def t_h5py_writes(r):
         for name in ("data", "x", "time", "extra"):   # nothing of H5DS's is stored
             assert not stored_attrs(f"{root}/{name}") & H5DS_ATTRS, (name, stored_attrs(f"{root}/{name}"))
         assert zarr.open_array(f"{root}/data", mode="r").attrs["DIMENSION_LABELS"] == ["", "east"]
-        ds = xr.open_zarr(root, consolidated=False, zarr_format=fmt, mask_and_scale=False).load()
+        ds = xr.open_zarr(root, consolidated=False, zarr_format=fmt).load()
         assert ds["data"].dims == ("time", "x") and ds["extra"].dims == ("x",), ds
         assert set(ds.coords) == {"time", "x"}, ds.coords
         np.testing.assert_array_equal(ds["x"].values, np.arange(3.0) * 10)
@@ -192,7 +193,7 @@ def t_h5netcdf_writes(r):
         root = r.path(f"h5netcdf_v{fmt}.zarr")
         in_format(fmt, H5NETCDF_WRITES, root)
         assert dim_names(f"{root}/w", fmt) == ["time", "x"], dim_names(f"{root}/w", fmt)
-        ds = xr.open_zarr(root, consolidated=False, zarr_format=fmt, mask_and_scale=False).load()
+        ds = xr.open_zarr(root, consolidated=False, zarr_format=fmt).load()
         assert ds["w"].dims == ("time", "x") and set(ds.coords) == {"time", "x"}, ds
         np.testing.assert_array_equal(ds["w"].values, np.arange(6, dtype="f4").reshape(2, 3))
         np.testing.assert_array_equal(ds["time"].values, [5, 6])
