@@ -430,6 +430,62 @@ static void test_zero_d_and_unnamed(void) {
     }
 }
 
+/* zarr_array_set_dimension_names: v3 dimension_names (removed when none is named), v2 _ARRAY_DIMENSIONS
+   (every dimension or none), the rest of the document kept, refusals changing nothing. */
+static void test_set_dimension_names(void) {
+    zarr_array *a = NULL, *b = NULL;
+    char *name = NULL;
+    const char *two[2] = {"time", NULL}, *both[2] = {"time", "x"}, *none[2] = {NULL, NULL};
+    CHECK_OK(zarr_create(path_in("dimnames3"), meta("[3,4]", "int16", "[3,4]", "0", LE, ",\"attributes\":{\"u\":1}"), &a));
+    CHECK_OK(zarr_array_set_dimension_names(a, two, 2));
+    CHECK_OK(zarr_open(path_in("dimnames3"), ZARR_READ_WRITE, &b));
+    if (b) {
+        check_metadata_has(b, "\"dimension_names\":[\"time\",null]", __LINE__);
+        check_metadata_has(b, "\"attributes\":{\"u\":1}", __LINE__);
+        check_metadata_has(b, "\"shape\":[3,4]", __LINE__);
+        CHECK_OK(zarr_array_dimension_name(b, 0, &name));
+        CHECK(name && strcmp(name, "time") == 0);
+        zarr_string_free(name);
+        name = NULL;
+        /* refusals: wrong count, NULL list, a read-only handle */
+        CHECK_STATUS(zarr_array_set_dimension_names(b, both, 1), ZARR_ERR_INVALID_ARGUMENT);
+        CHECK_STATUS(zarr_array_set_dimension_names(b, NULL, 2), ZARR_ERR_INVALID_ARGUMENT);
+        CHECK_OK(zarr_array_set_dimension_names(b, none, 2));
+        CHECK_OK(zarr_close(b));
+    }
+    CHECK_OK(zarr_close(a));
+    b = NULL;
+    CHECK_OK(zarr_open(path_in("dimnames3"), ZARR_READ, &b));
+    if (b) {
+        char *json = NULL;
+        CHECK_OK(zarr_array_metadata(b, &json));
+        CHECK(json && !strstr(json, "dimension_names"));   /* none named: the member is gone */
+        zarr_string_free(json);
+        CHECK_STATUS(zarr_array_set_dimension_names(b, both, 2), ZARR_ERR_READ_ONLY);
+        CHECK_OK(zarr_close(b));
+    }
+    /* v2: the _ARRAY_DIMENSIONS attribute beside the others */
+    a = NULL;
+    CHECK_OK(zarr_create(path_in("dimnames2"),
+                         "{\"zarr_format\":2,\"shape\":[3,4],\"chunks\":[3,4],\"dtype\":\"<i2\",\"fill_value\":0,"
+                         "\"order\":\"C\",\"compressor\":null,\"filters\":null}", &a));
+    CHECK_OK(zarr_array_set_attributes(a, "{\"u\":1}"));
+    CHECK_STATUS(zarr_array_set_dimension_names(a, two, 2), ZARR_ERR_INVALID_ARGUMENT);
+    check_attributes(a, "{\"u\":1}", __LINE__);
+    CHECK_OK(zarr_array_set_dimension_names(a, both, 2));
+    check_attributes(a, "{\"u\":1,\"_ARRAY_DIMENSIONS\":[\"time\",\"x\"]}", __LINE__);
+    {
+        size_t n = 0;
+        unsigned char *text = t_read_file(path_in("dimnames2/.zattrs"), &n);
+        CHECK(text && strstr(t_compact((char *)text), "\"_ARRAY_DIMENSIONS\":[\"time\",\"x\"]"));
+        free(text);
+    }
+    CHECK_OK(zarr_array_set_dimension_names(a, none, 2));
+    check_attributes(a, "{\"u\":1}", __LINE__);
+    CHECK_OK(zarr_close(a));
+    CHECK_STATUS(zarr_array_set_dimension_names(NULL, both, 2), ZARR_ERR_INVALID_HANDLE);
+}
+
 int main(void) {
     g_dir = t_mkdtemp("array");
     test_create_and_getters();
@@ -437,5 +493,6 @@ int main(void) {
     test_data_types();
     test_float_fill_values();
     test_zero_d_and_unnamed();
+    test_set_dimension_names();
     return t_finish("test_array", g_dir);
 }

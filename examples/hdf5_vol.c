@@ -7,6 +7,13 @@
  * third row back, grows the dataset and checks what it reads (see docs/h5vol.md). */
 #include <hdf5.h>
 
+/* HDF5 before 1.14 has no VOL connectors to load: HDF5_VOL_CONNECTOR would be ignored and PATH written as a
+   native HDF5 file. Debian 12's libhdf5-dev is 1.10; build against an HDF5 >= 1.14 instead, e.g. the one
+   libzarr's build made for the connector (docs/h5vol.md, "An HDF5-only program"). */
+#if H5_VERS_MAJOR < 1 || (H5_VERS_MAJOR == 1 && H5_VERS_MINOR < 14)
+#error "HDF5 >= 1.14 is needed (these headers are older): build against HDF5 1.14 or 2.x, e.g. cc examples/hdf5_vol.c -I build/h5vol/hdf5/include -L build/h5vol/hdf5/lib -Wl,-rpath,$PWD/build/h5vol/hdf5/lib -lhdf5 (docs/h5vol.md)"
+#endif
+
 #include <stdio.h>
 #include <stdlib.h>
 

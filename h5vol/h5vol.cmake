@@ -49,6 +49,8 @@ endif()
 add_dependencies(zarr_h5vol_v1api zarr_h5vol_hdf5)
 install(TARGETS zarr_h5vol_v1api LIBRARY DESTINATION "${CMAKE_INSTALL_LIBDIR}")
 list(APPEND ZARR_CHECK_TARGETS zarr_h5vol_v1api)
+# `cmake --build <build> --target zarr_h5vol` builds both: h5py's listing needs the shim (docs/h5vol.md).
+add_dependencies(zarr_h5vol zarr_h5vol_v1api)
 
 # Tests (labels interop and h5vol): the C API test, linked with the HDF5 the connector was built with,
 # and the h5py test (h5py's wheel carries its own HDF5 1.14), both through HDF5_PLUGIN_PATH +
@@ -80,6 +82,13 @@ zarr_add_test(NAME h5vol.h5py LABEL interop ENV ${ZARR_PY_ENV} ${ZARR_H5VOL_ENV}
   COMMAND "${ZARR_PYTHON3}" "${CMAKE_CURRENT_LIST_DIR}/tests/test_h5py.py")
 set_tests_properties(h5vol.h5py PROPERTIES TIMEOUT 600)
 list(APPEND ZARR_PY_TESTS h5vol.h5py)
+# Dimension scales both ways (h5vol/tests/test_dimscales.py): h5py's dims and h5netcdf through the connector
+# against xarray and zarr-python, with the v1-call shim preloaded (it answers HDF5's object references).
+zarr_add_test(NAME h5vol.dimscales LABEL interop ENV ${ZARR_PY_ENV} ${ZARR_H5VOL_ENV}
+    "LD_PRELOAD=$<TARGET_FILE:zarr_h5vol_v1api>"
+  COMMAND "${ZARR_PYTHON3}" "${CMAKE_CURRENT_LIST_DIR}/tests/test_dimscales.py")
+set_tests_properties(h5vol.dimscales PROPERTIES TIMEOUT 600)
+list(APPEND ZARR_PY_TESTS h5vol.dimscales)
 # The same test under h5py 3.16.0, whose wheel carries HDF5 2.0.0: the connector and the v1-call shim,
 # built against the 1.14 headers, serve HDF5 2.x unchanged (docs/h5vol.md). It runs in the venv
 # <build>/venv-h5py316 (tools/requirements-h5py316.txt: requirements-ci.txt's pins with h5py 3.16.0),
@@ -112,13 +121,37 @@ if(_h5vol_py2_status)
   set_property(TEST h5vol.h5py_hdf5v2 APPEND PROPERTY FIXTURES_REQUIRED zarr_python_h5py316)
 endif()
 list(APPEND ZARR_PY_TESTS h5vol.h5py_hdf5v2)
-set_tests_properties(h5vol.c h5vol.c_v1api h5vol.h5py h5vol.h5py_hdf5v2 PROPERTIES LABELS "interop;h5vol")
+set_tests_properties(h5vol.c h5vol.c_v1api h5vol.h5py h5vol.h5py_hdf5v2 h5vol.dimscales PROPERTIES LABELS "interop;h5vol")
 # The installed, relocated connector: found by find_package(zarr COMPONENTS h5vol), loaded by HDF5.
 zarr_add_test(NAME h5vol.install LABEL install
   COMMAND "${CMAKE_COMMAND}" "-DBUILD_DIR=${CMAKE_BINARY_DIR}" "-DSOURCE_DIR=${CMAKE_CURRENT_LIST_DIR}/tests/downstream"
           "-DGENERATOR=${CMAKE_GENERATOR}" "-DC_COMPILER=${CMAKE_C_COMPILER}" "-DC_TEST=$<TARGET_FILE:h5vol_c_test>"
           -P "${CMAKE_CURRENT_LIST_DIR}/tests/install_test.cmake")
 set_tests_properties(h5vol.install PROPERTIES TIMEOUT 600 LABELS "install;h5vol")
+# An optimised build as a user makes it (h5vol/tests/release_test.cmake): a Release build tree reusing this
+# tree's cargo directory and HDF5, `--target zarr_h5vol` (the shim too), `cmake --install` after it, and the
+# C API test against the installed plugin. (.ci/run also builds the connector in RelWithDebInfo and
+# MinSizeRel and with clang.)
+if(ZARR_H5VOL_HDF5_ORIGIN STREQUAL "installed")
+  set(_h5vol_hdf5_dir "${hdf5_DIR}")
+else()
+  set(_h5vol_hdf5_dir "${CMAKE_BINARY_DIR}/h5vol/hdf5/cmake")
+endif()
+zarr_add_test(NAME h5vol.release LABEL interop
+  COMMAND "${CMAKE_COMMAND}" "-DSOURCE_DIR=${CMAKE_SOURCE_DIR}" "-DCARGO_DIR=${ZARR_CARGO_TARGET_DIR}"
+          "-DHDF5_DIR=${_h5vol_hdf5_dir}" "-DGENERATOR=${CMAKE_GENERATOR}" "-DC_COMPILER=${CMAKE_C_COMPILER}"
+          "-DC_TEST=$<TARGET_FILE:h5vol_c_test>" -DBUILD_TYPE=Release
+          -P "${CMAKE_CURRENT_LIST_DIR}/tests/release_test.cmake")
+set_tests_properties(h5vol.release PROPERTIES TIMEOUT 900 LABELS "interop;h5vol")
+# HDF5 older than 1.14 is refused at compile time (h5vol/tests/old_hdf5_test.cmake), checked with the HDF5
+# the HDF5 tools use when that one is older (Debian 12's 1.10).
+if(HDF5_FOUND AND HDF5_VERSION VERSION_LESS 1.14)
+  zarr_add_test(NAME h5vol.old_hdf5_refused LABEL interop
+    COMMAND "${CMAKE_COMMAND}" "-DC_COMPILER=${CMAKE_C_COMPILER}" "-DSOURCE_DIR=${CMAKE_SOURCE_DIR}"
+            "-DINCLUDES=${HDF5_C_INCLUDE_DIRS};${HDF5_INCLUDE_DIRS}"
+            -P "${CMAKE_CURRENT_LIST_DIR}/tests/old_hdf5_test.cmake")
+  set_tests_properties(h5vol.old_hdf5_refused PROPERTIES LABELS "interop;h5vol")
+endif()
 # The example (examples/hdf5_vol.c, hdf5.h only), run through the connector; zarr-python checks what it wrote.
 add_executable(example_hdf5_vol "${CMAKE_SOURCE_DIR}/examples/hdf5_vol.c")
 target_link_libraries(example_hdf5_vol PRIVATE ${ZARR_H5VOL_HDF5_TARGET})

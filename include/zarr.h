@@ -701,6 +701,28 @@ zarr_status zarr_array_fill_value(const struct zarr_array *array, void *value, s
 zarr_status zarr_array_dimension_name(const struct zarr_array *array, size_t dim, char **name);
 
 /**
+ * Sets the names of the array's dimensions (netCDF's and xarray's dimensions) and rewrites the stored
+ * metadata atomically: Zarr v3 writes them as `dimension_names` (the member is removed when no dimension
+ * is named), Zarr v2 as the `_ARRAY_DIMENSIONS` attribute (xarray's convention, which names every
+ * dimension or none). The rest of the stored metadata is kept. `array` itself keeps reporting the names
+ * it was opened with (zarr_array_dimension_name()); a handle opened afterwards reports the new ones.
+ *
+ * @param names  `count` entries, each a NUL-terminated UTF-8 name or NULL for an unnamed dimension
+ * @param count  must equal the array's rank
+ * @returns ZARR_OK; ZARR_ERR_INVALID_HANDLE; ZARR_ERR_INVALID_ARGUMENT (`names` NULL with `count` > 0,
+ *          `count` not the rank, a name not UTF-8, a v2 array with some but not all dimensions named);
+ *          ZARR_ERR_READ_ONLY; ZARR_ERR_NOT_FOUND (the array's metadata is gone); ZARR_ERR_IO.
+ * Thread-safe, also across handles and processes: the stored document is re-read under the array's
+ * metadata lock and only the names replaced. Since: 0.4.
+ *
+ * # Safety
+ * `array` is an open handle; `names` holds `count` pointers, each NULL or a NUL-terminated string.
+ */
+zarr_status zarr_array_set_dimension_names(struct zarr_array *array,
+                                           const char *const *names,
+                                           size_t count);
+
+/**
  * The user attributes as a JSON object text.
  *
  * @param json  receives a string to free with zarr_string_free()

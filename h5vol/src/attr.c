@@ -17,15 +17,22 @@ enum leaf { LEAF_INT, LEAF_FLOAT, LEAF_BOOL, LEAF_STRING, LEAF_JSON };
 
 /* ---- reading and writing a node's attribute object ---- */
 
-static zj *load_attrs(zh5_file *file, const char *path, int kind)
+/* The node's attributes; for an array also its data type (*array_type, when not NULL; -1 for a group). */
+static zj *load_attrs_of(zh5_file *file, const char *path, int kind, int *array_type)
 {
     char *json = NULL, err[256];
     zarr_status st;
+    if (array_type)
+        *array_type = -1;
     if (kind == ZARR_NODE_ARRAY) {
         zarr_array *a = zh5_open_array(file, path);
         if (!a)
             return NULL;
         st = zarr_array_attributes(a, &json);
+        zarr_data_type dt;
+        size_t esize;
+        if (array_type && zarr_array_data_type(a, &dt, &esize) == ZARR_OK)
+            *array_type = (int)dt;
         zarr_close(a);
     } else {
         zarr_group *g = zh5_open_group(file, path);
@@ -46,6 +53,41 @@ static zj *load_attrs(zh5_file *file, const char *path, int kind)
         return NULL;
     }
     return doc;
+}
+
+static zj *load_attrs(zh5_file *file, const char *path, int kind)
+{
+    return load_attrs_of(file, path, kind, NULL);
+}
+
+/* Makes a loaded attribute object read as its types say, for reading only (never stored back): an array's
+   `_FillValue` without a recorded type takes the array's numeric data type (as xarray and netCDF read it,
+   and zarrtoh5), and numeric attributes held as text (xarray's base64 `_FillValue`, Zarr v3's "NaN",
+   "0x..." forms) become the numbers they encode (zh5_attr_decode_numbers). 0, or -1 when out of memory. */
+static int as_read(zj *attrs, int array_type)
+{
+    const char *fill_type = array_type >= 0 ? zh5_attr_numeric_name((zarr_data_type)array_type) : NULL;
+    if (fill_type && zj_get(attrs, "_FillValue") && !zh5_attr_recorded(attrs, "_FillValue") &&
+        zh5_attr_record_type(attrs, "_FillValue", fill_type) < 0)
+        return -1;
+    for (size_t i = 0; i < attrs->count; i++)
+        if (strcmp(attrs->keys[i], ZH5_RESERVED_ATTR) != 0 &&
+            zh5_attr_decode_numbers(attrs->items[i], zh5_attr_recorded_type(attrs, attrs->keys[i])) < 0)
+            return -1;
+    return 0;
+}
+
+/* The node's attributes as they read (as_read); NULL on failure (error pushed). */
+static zj *load_attrs_read(zh5_file *file, const char *path, int kind)
+{
+    int array_type;
+    zj *attrs = load_attrs_of(file, path, kind, &array_type);
+    if (attrs && (as_read(attrs, array_type) < 0 || zh5_dims_add(file, path, kind, attrs) < 0)) {
+        zh5_err(H5E_ATTR, H5E_CANTALLOC, "out of memory reading the attributes of \"/%s\"", path);
+        zj_free(attrs);
+        return NULL;
+    }
+    return attrs;
 }
 
 static herr_t store_attrs(zh5_file *file, const char *path, int kind, const zj *attrs)
@@ -106,7 +148,7 @@ static int owner_of(zh5_obj *obj, const H5VL_loc_params_t *loc, char **path)
 
 int zh5_attr_count(zh5_file *file, const char *path, zarr_node_type kind)
 {
-    zj *attrs = load_attrs(file, path, (int)kind);
+    zj *attrs = load_attrs_read(file, path, (int)kind);
     int n = attrs ? (int)attrs->count - (zj_get(attrs, ZH5_RESERVED_ATTR) != NULL) : -1;
     zj_free(attrs);
     return n;
@@ -211,6 +253,10 @@ static herr_t describe(zh5_obj *attr, const zj *attrs, const zj *value)
     const zj *rec = zh5_attr_recorded(attrs, attr->attr_name);
     char where[400];
     snprintf(where, sizeof where, "attribute \"%s\" of \"/%s\"", attr->attr_name, attr->path);
+    if (zh5_dims_is_computed(rec)) {   /* DIMENSION_LIST, REFERENCE_LIST, CLASS of dimension scales (dims.c) */
+        attr->attr_computed = 1;
+        return zh5_dims_describe(rec, value, &attr->attr_type, &attr->attr_space);
+    }
     if (value->kind == ZJ_NULL) {   /* a null dataspace of the recorded type (float64 without one) */
         if (tname && strcmp(tname, "string") == 0)
             attr->attr_type = string_type();
@@ -305,7 +351,7 @@ void *zh5_attr_open(void *o, const H5VL_loc_params_t *loc, const char *name, hid
     int kind = owner_of(obj, loc, &owner);
     if (kind < 0)
         return NULL;
-    zj *attrs = load_attrs(obj->file, owner, kind);
+    zj *attrs = load_attrs_read(obj->file, owner, kind);
     char **names = NULL;
     size_t count = 0;
     if (attrs && loc && loc->type == H5VL_OBJECT_BY_IDX) {   /* H5Aopen_by_idx: name order */
@@ -480,6 +526,19 @@ void *zh5_attr_create(void *o, const H5VL_loc_params_t *loc, const char *name, h
     (void)aapl;
     (void)dxpl;
     (void)req;
+    if (zh5_dims_is_written(name)) {   /* DIMENSION_LIST, REFERENCE_LIST: kept as dimension names (dims.c) */
+        int kind = owner_of(obj, loc, &owner);
+        if (kind == ZARR_NODE_ARRAY && (attr = attr_object(obj, owner, kind, name))) {
+            attr->attr_computed = 1;
+            attr->attr_type = H5Tcopy(type);
+            attr->attr_space = H5Scopy(space);
+        } else if (kind == ZARR_NODE_GROUP) {
+            zh5_err(H5E_ATTR, H5E_UNSUPPORTED, "\"/%s\" is a group: only datasets have dimension scales (%s)", owner,
+                    name);
+        }
+        free(owner);
+        return attr;
+    }
     if (check_type(type, name) < 0) {
         zh5_record_flush(1);
         return NULL;
@@ -548,11 +607,56 @@ done:
     return attr;
 }
 
+/* Whether a string attribute's value, as written from buf in mem_type, is `scale`. */
+static int is_string_value(hid_t mem_type, const void *buf, hid_t space, const char *scale)
+{
+    if (H5Tget_class(mem_type) != H5T_STRING || H5Sget_simple_extent_npoints(space) != 1)
+        return 0;
+    if (H5Tis_variable_str(mem_type) > 0) {
+        const char *s = *(const char *const *)buf;
+        return s && strcmp(s, scale) == 0;
+    }
+    size_t size = H5Tget_size(mem_type), n = strlen(scale);
+    return size >= n && memcmp(buf, scale, n) == 0 && (size == n || ((const char *)buf)[n] == '\0');
+}
+
 herr_t zh5_attr_write(void *a, hid_t mem_type, const void *buf, hid_t dxpl, void **req)
 {
     zh5_obj *attr = a;
     (void)dxpl;
     (void)req;
+    if (attr->attr_computed) {   /* dims.c: DIMENSION_LIST names the dimensions; the others follow from them */
+        if (strcmp(attr->attr_name, "DIMENSION_LIST") != 0)
+            return 0;
+        char where[400];
+        snprintf(where, sizeof where, "attribute \"%s\" of \"/%s\"", attr->attr_name, attr->path);
+        return zh5_dims_write_list(attr->file, attr->path, mem_type, buf, where);
+    }
+    int class_scale = strcmp(attr->attr_name, "CLASS") == 0 && is_string_value(mem_type, buf, attr->attr_space,
+                                                                                  "DIMENSION_SCALE");
+    int own_name = strcmp(attr->attr_name, "NAME") == 0 &&
+                   is_string_value(mem_type, buf, attr->attr_space, strrchr(attr->path, '/') ?
+                                   strrchr(attr->path, '/') + 1 : attr->path);
+    if (attr->owner_kind == ZH5_DATASET && (class_scale || own_name) && zh5_dims_enabled()) {
+        /* H5DSset_scale: a 1-D array names its dimension after itself (CLASS); its NAME is then computed */
+        int made = class_scale ? zh5_dims_make_scale(attr->file, attr->path)
+                               : zh5_dims_is_scale(attr->file, attr->path);
+        if (made < 0)
+            return -1;
+        if (made > 0) {   /* the attribute H5Acreate stored gives way to the computed one */
+            zj *attrs = load_attrs(attr->file, attr->path, ZARR_NODE_ARRAY);
+            herr_t ret = -1;
+            if (attrs) {
+                zj_remove(attrs, attr->attr_name);
+                if (zh5_attr_record_type(attrs, attr->attr_name, NULL) == 0)
+                    ret = store_attrs(attr->file, attr->path, ZARR_NODE_ARRAY, attrs);
+            }
+            zj_free(attrs);
+            if (ret == 0)
+                attr->attr_computed = 1;
+            return ret;
+        }
+    }
     hssize_t n = H5Sget_simple_extent_npoints(attr->attr_space);
     if (n == 0 || H5Sget_simple_extent_type(attr->attr_space) == H5S_NULL)
         return 0;   /* nothing to store: the value stays as it is (null for a null dataspace) */
@@ -618,7 +722,7 @@ herr_t zh5_attr_read(void *a, hid_t mem_type, void *buf, hid_t dxpl, void **req)
     int kind = attr->owner_kind == ZH5_DATASET ? ZARR_NODE_ARRAY : ZARR_NODE_GROUP;
     (void)dxpl;
     (void)req;
-    zj *attrs = load_attrs(attr->file, attr->path, kind);
+    zj *attrs = load_attrs_read(attr->file, attr->path, kind);
     const zj *value = attr_value(attrs, attr->attr_name);
     herr_t ret = -1;
     if (!value) {
@@ -630,6 +734,13 @@ herr_t zh5_attr_read(void *a, hid_t mem_type, void *buf, hid_t dxpl, void **req)
     hsize_t dims[ZH5_MAX_RANK];
     int rank;
     const zj *rec = zh5_attr_recorded(attrs, attr->attr_name);
+    if (zh5_dims_is_computed(rec)) {   /* dims.c */
+        char where[400];
+        snprintf(where, sizeof where, "attribute \"%s\" of \"/%s\"", attr->attr_name, attr->path);
+        ret = zh5_dims_read(rec, value, mem_type, buf, where);
+        zj_free(attrs);
+        return ret;
+    }
     if (value->kind == ZJ_NULL) {   /* a null dataspace: no elements */
         zj_free(attrs);
         return 0;
@@ -791,7 +902,7 @@ herr_t zh5_attr_get(void *o, H5VL_attr_get_args_t *args, hid_t dxpl, void **req)
             int kind = owner_of(obj, loc, &owner);
             if (kind < 0)
                 return -1;
-            zj *attrs = load_attrs(obj->file, owner, kind);
+            zj *attrs = load_attrs_read(obj->file, owner, kind);
             size_t count = 0;
             char **names = attrs ? sorted_names(attrs, &count) : NULL;
             if (names) {
@@ -859,10 +970,15 @@ herr_t zh5_attr_specific(void *o, const H5VL_loc_params_t *loc, H5VL_attr_specif
     if (!names)
         goto done;
     switch (args->op_type) {
-    case H5VL_ATTR_EXISTS:
-        *args->args.exists.exists = attr_value(attrs, args->args.exists.name) != NULL;
-        ret = 0;
+    case H5VL_ATTR_EXISTS: {   /* the computed attributes (dims.c) exist too */
+        zj *typed = load_attrs_read(obj->file, owner, kind);
+        if (typed) {
+            *args->args.exists.exists = attr_value(typed, args->args.exists.name) != NULL;
+            ret = 0;
+        }
+        zj_free(typed);
         break;
+    }
     case H5VL_ATTR_DELETE:
     case H5VL_ATTR_DELETE_BY_IDX: {
         char *name = NULL;
@@ -872,6 +988,16 @@ herr_t zh5_attr_specific(void *o, const H5VL_loc_params_t *loc, H5VL_attr_specif
             hsize_t n = args->args.delete_by_idx.n;
             if (n < count)
                 name = strdup(names[args->args.delete_by_idx.order == H5_ITER_DEC ? count - 1 - n : n]);
+        }
+        if (name && !attr_value(attrs, name) && kind == ZARR_NODE_ARRAY) {   /* a computed one (dims.c)? */
+            zj *typed = load_attrs_read(obj->file, owner, kind);
+            if (typed && attr_value(typed, name) && zh5_dims_is_computed(zh5_attr_recorded(typed, name))) {
+                ret = zh5_dims_delete(obj->file, owner, name);
+                zj_free(typed);
+                free(name);
+                break;
+            }
+            zj_free(typed);
         }
         if (!attr_value(attrs, name) || !zj_remove(attrs, name))
             zh5_err(H5E_ATTR, H5E_NOTFOUND, "\"/%s\" has no attribute \"%s\"", owner, name ? name : "(by index)");
@@ -906,15 +1032,21 @@ herr_t zh5_attr_specific(void *o, const H5VL_loc_params_t *loc, H5VL_attr_specif
     }
     case H5VL_ATTR_ITER: {
         H5VL_attr_iterate_args_t *it = &args->args.iterate;
-        hid_t id = register_owner(obj, owner, kind);
-        if (id < 0)
+        zj *typed = load_attrs_read(obj->file, owner, kind);   /* the types as they read (as_read) */
+        size_t tcount = 0;   /* the names as they read: the computed ones too */
+        char **tnames = typed ? sorted_names(typed, &tcount) : NULL;
+        hid_t id = tnames ? register_owner(obj, owner, kind) : H5I_INVALID_HID;
+        if (id < 0) {
+            free(tnames);
+            zj_free(typed);
             break;
+        }
         ret = 0;
-        for (size_t k = it->idx ? (size_t)*it->idx : 0; k < count && ret == 0; k++) {
-            const char *name = names[it->order == H5_ITER_DEC ? count - 1 - k : k];
+        for (size_t k = it->idx ? (size_t)*it->idx : 0; k < tcount && ret == 0; k++) {
+            const char *name = tnames[it->order == H5_ITER_DEC ? tcount - 1 - k : k];
             zh5_obj *tmp = attr_object(obj, owner, kind, name);
             H5A_info_t info;
-            if (!tmp || describe(tmp, attrs, zj_get(attrs, name)) < 0) {
+            if (!tmp || describe(tmp, typed, attr_value(typed, name)) < 0) {
                 zh5_obj_free(tmp);
                 ret = -1;
                 break;
@@ -926,6 +1058,8 @@ herr_t zh5_attr_specific(void *o, const H5VL_loc_params_t *loc, H5VL_attr_specif
                 *it->idx = k + 1;
         }
         H5Idec_ref(id);
+        free(tnames);
+        zj_free(typed);
         break;
     }
     default:

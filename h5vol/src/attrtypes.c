@@ -3,10 +3,15 @@
  * name (int8 ... uint64, float16/32/64, bool), "string" (variable-length) or "char" (fixed-length
  * string), or for enums and compounds a record object (attrrecord.c); see docs/hdf5-netcdf.md. h5tozarr writes it, zarrtoh5 and the connector read it back, so
  * an int16 attribute stays int16 whichever way it travels. The reserved attribute itself is not an
- * HDF5 attribute. */
+ * HDF5 attribute. A numeric attribute whose value is text (xarray's base64 `_FillValue`, Zarr v3's
+ * "NaN" / "0x..." forms) reads as the number it encodes (zh5_attr_decode_numbers). */
 #define _POSIX_C_SOURCE 200809L
 #include "zvol.h"
 
+#include <ctype.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -38,6 +43,14 @@ const char *zh5_attr_type_name(hid_t type)
         if (numeric[i].size == size && f == is_float && (is_float || sgn == is_signed))
             return numeric[i].name;
     }
+    return NULL;
+}
+
+const char *zh5_attr_numeric_name(zarr_data_type type)
+{
+    for (size_t i = 0; i < sizeof numeric / sizeof *numeric; i++)
+        if (numeric[i].type == type)
+            return numeric[i].name;
     return NULL;
 }
 
@@ -134,5 +147,139 @@ int zh5_attr_record(zj *attrs, const char *name, zj *rec)
         zj_free(rec);
         return -1;
     }
+    return 0;
+}
+
+/* ---- numbers written as text ----
+ * A numeric attribute may hold its value as a JSON string: xarray (and h5tozarr after it) writes a float
+ * `_FillValue` of a Zarr v3 array as the base64 of a little-endian float64, and Zarr v3's own fill-value
+ * forms are "NaN", "Infinity", "-Infinity" and "0x" + the big-endian hex of the value's bits. */
+
+static int b64_digit(char c)
+{
+    if (c >= 'A' && c <= 'Z')
+        return c - 'A';
+    if (c >= 'a' && c <= 'z')
+        return c - 'a' + 26;
+    if (c >= '0' && c <= '9')
+        return c - '0' + 52;
+    return c == '+' ? 62 : c == '/' ? 63 : -1;
+}
+
+/* Standard base64 (padded) of at most 8 bytes into out; the byte count, or 0 when not such text. */
+static size_t b64_decode8(const char *s, size_t len, unsigned char out[8])
+{
+    size_t n = 0;
+    if (len == 0 || len % 4 != 0 || len > 12)
+        return 0;
+    for (size_t i = 0; i < len; i += 4) {
+        int d[4];
+        for (int k = 0; k < 4; k++) {
+            char c = s[i + (size_t)k];
+            d[k] = c == '=' && i + 4 == len && k >= 2 ? -2 : b64_digit(c);
+            if (d[k] == -1 || (k == 2 && d[k] == -2 && s[i + 3] != '='))
+                return 0;
+        }
+        unsigned v = (unsigned)d[0] << 18 | (unsigned)d[1] << 12 | (unsigned)(d[2] < 0 ? 0 : d[2]) << 6 |
+                     (unsigned)(d[3] < 0 ? 0 : d[3]);
+        unsigned char bytes[3] = {(unsigned char)(v >> 16), (unsigned char)(v >> 8), (unsigned char)v};
+        int m = d[2] < 0 ? 1 : d[3] < 0 ? 2 : 3;
+        for (int k = 0; k < m; k++) {
+            if (n == 8)
+                return 0;
+            out[n++] = bytes[k];
+        }
+    }
+    return n;
+}
+
+/* The value of n little-endian (big = 0) or big-endian bytes as `type` (size n), as JSON number text. */
+static int number_text(zarr_data_type type, const unsigned char *b, size_t n, int big, char *text, size_t size)
+{
+    uint64_t bits = 0;
+    for (size_t i = 0; i < n; i++)
+        bits |= (uint64_t)b[big ? i : n - 1 - i] << (8 * (n - 1 - i));
+    double v;
+    switch (type) {
+    case ZARR_FLOAT16: {   /* IEEE half: sign, 5 exponent bits, 10 fraction bits */
+        unsigned e = (unsigned)(bits >> 10) & 31, f = (unsigned)bits & 1023;
+        v = e == 31 ? (f ? NAN : INFINITY) : e == 0 ? ldexp(f, -24) : ldexp(f + 1024, (int)e - 25);
+        if (bits & 0x8000)
+            v = -v;
+        break;
+    }
+    case ZARR_FLOAT32: {
+        uint32_t u = (uint32_t)bits;
+        float f;
+        memcpy(&f, &u, 4);
+        v = f;
+        break;
+    }
+    case ZARR_FLOAT64: memcpy(&v, &bits, 8); break;
+    case ZARR_INT8: case ZARR_INT16: case ZARR_INT32: case ZARR_INT64: {
+        int64_t s = n < 8 && (bits >> (8 * n - 1)) & 1 ? (int64_t)(bits | ~(uint64_t)0 << (8 * n)) : (int64_t)bits;
+        snprintf(text, size, "%lld", (long long)s);
+        return 0;
+    }
+    default: snprintf(text, size, "%llu", (unsigned long long)bits); return 0;
+    }
+    if (isnan(v))
+        snprintf(text, size, "NaN");
+    else if (isinf(v))
+        snprintf(text, size, v < 0 ? "-Infinity" : "Infinity");
+    else
+        snprintf(text, size, "%.17g", v);
+    return 0;
+}
+
+/* The number a string leaf encodes for a numeric type, as JSON number text; 0 when it encodes one. */
+static int decode_text(const zj *s, zarr_data_type type, size_t size, char *text, size_t tsize)
+{
+    int is_float = type == ZARR_FLOAT16 || type == ZARR_FLOAT32 || type == ZARR_FLOAT64;
+    unsigned char b[8];
+    if (is_float && (strcmp(s->text, "NaN") == 0 || strcmp(s->text, "Infinity") == 0 ||
+                     strcmp(s->text, "-Infinity") == 0)) {
+        snprintf(text, tsize, "%s", s->text);
+        return 0;
+    }
+    if (is_float && s->len == 2 + 2 * size && s->text[0] == '0' && (s->text[1] == 'x' || s->text[1] == 'X')) {
+        for (size_t i = 0; i < size; i++) {
+            char hex[3] = {s->text[2 + 2 * i], s->text[3 + 2 * i], 0}, *end;
+            if (!isxdigit((unsigned char)hex[0]) || !isxdigit((unsigned char)hex[1]))
+                return -1;
+            b[i] = (unsigned char)strtoul(hex, &end, 16);
+        }
+        return number_text(type, b, size, 1, text, tsize);
+    }
+    size_t n = b64_decode8(s->text, s->len, b);
+    if (n == size)   /* the value's own little-endian bytes */
+        return number_text(type, b, n, 0, text, tsize);
+    if (n == 8 && is_float)   /* xarray's: a little-endian float64 (converted to the type on reading) */
+        return number_text(ZARR_FLOAT64, b, 8, 0, text, tsize);
+    return -1;
+}
+
+int zh5_attr_decode_numbers(zj *value, const char *tname)
+{
+    zarr_data_type type;
+    size_t size;
+    char text[64];
+    if (!value || !zh5_attr_numeric_type(tname, &type, &size))
+        return 0;
+    if (value->kind == ZJ_ARRAY) {
+        for (size_t i = 0; i < value->count; i++)
+            if (zh5_attr_decode_numbers(value->items[i], tname) < 0)
+                return -1;
+        return 0;
+    }
+    if (value->kind != ZJ_STRING || decode_text(value, type, size, text, sizeof text) < 0)
+        return 0;
+    char *copy = strdup(text);
+    if (!copy)
+        return -1;
+    free(value->text);
+    value->text = copy;
+    value->len = 0;
+    value->kind = ZJ_NUMBER;
     return 0;
 }

@@ -211,12 +211,17 @@ static int spec_filters(zarr_array_spec *spec, hid_t dcpl)
     return 0;
 }
 
-/* Makes a v3 document's `bytes` codec big-endian; returns the new text (malloc'd) or NULL. */
+/* Makes an array document big-endian: a v3 `bytes` codec's endian, a v2 `dtype`'s byte order; returns the new
+   text (malloc'd) or NULL. */
 static char *make_big_endian(const char *json)
 {
     char err[256];
-    zj *doc = zj_parse(json, err, sizeof err), *codecs = zj_get(doc, "codecs");
+    zj *doc = zj_parse(json, err, sizeof err), *codecs = zj_get(doc, "codecs"), *dtype = zj_get(doc, "dtype");
     char *out = NULL;
+    if (dtype && dtype->kind == ZJ_STRING && dtype->text[0] == '<') {   /* v2: the typestr's byte order */
+        dtype->text[0] = '>';
+        out = zj_dump(doc);
+    }
     for (size_t i = 0; codecs && codecs->kind == ZJ_ARRAY && i < codecs->count; i++) {
         zj *c = codecs->items[i], *name = zj_get(c, "name");
         if (name && name->kind == ZJ_STRING && strcmp(name->text, "bytes") == 0) {
@@ -229,6 +234,21 @@ static char *make_big_endian(const char *json)
             out = zj_dump(doc);
         }
     }
+    zj_free(doc);
+    return out;
+}
+
+/* A v2 array document with `fill_value: null`: HDF5's default fill value, which no reader should take as a
+   missing-value marker (xarray masks a v2 fill_value; netCDF shows no _FillValue); malloc'd text or NULL. */
+static char *null_fill(const char *json)
+{
+    char err[256], *out = NULL;
+    zj *doc = zj_parse(json, err, sizeof err), *none = zj_new(ZJ_NULL);
+    if (doc && none && zj_set(doc, "fill_value", none) == 0) {
+        none = NULL;
+        out = zj_dump(doc);
+    }
+    zj_free(none);
     zj_free(doc);
     return out;
 }
@@ -369,6 +389,9 @@ void *zh5_dataset_create(void *o, const H5VL_loc_params_t *loc, const char *name
             goto done;
         }
     }
+    int group_format = 3, user_fill = H5Pfill_value_defined(dcpl, &fill_status) >= 0 &&
+                                       fill_status == H5D_FILL_VALUE_USER_DEFINED;
+    zarr_group_zarr_format(obj->file->root, &group_format);
     if (fixed) {
         int format = 3;
         size_t n = H5Tget_size(type);
@@ -388,14 +411,24 @@ void *zh5_dataset_create(void *o, const H5VL_loc_params_t *loc, const char *name
         }
         free(fill);
         st = zarr_group_create_array(obj->file->root, path, big_doc, &arr);
-    } else if (big) {
-        int format = 3;
-        zarr_group_zarr_format(obj->file->root, &format);
-        if (format != 3 || (st = zarr_array_spec_to_json(spec, &doc)) != ZARR_OK || !(big_doc = make_big_endian(doc))) {
-            zh5_err(H5E_DATASET, H5E_UNSUPPORTED, "big-endian datasets are created in Zarr v3 hierarchies only");
+    } else if (big || (group_format == 2 && !user_fill && ztype != ZARR_STRING)) {
+        /* the document of the group's format (from a spec, a new array takes the group's), big-endian and,
+           in v2 without a fill value set, with none (null) */
+        char *text = NULL;
+        if ((st = zarr_array_spec_set_zarr_format(spec, group_format)) != ZARR_OK ||
+            (st = zarr_array_spec_to_json(spec, &doc)) != ZARR_OK || (big && !(big_doc = make_big_endian(doc)))) {
+            zh5_err(H5E_DATASET, H5E_UNSUPPORTED, "cannot make a big-endian dataset of this type");
             goto done;
         }
-        st = zarr_group_create_array(obj->file->root, path, big_doc, &arr);
+        if (group_format == 2 && !user_fill) {
+            if (!(text = null_fill(big_doc ? big_doc : doc))) {
+                zh5_err(H5E_DATASET, H5E_CANTALLOC, "out of memory");
+                goto done;
+            }
+            free(big_doc);
+            big_doc = text;
+        }
+        st = zarr_group_create_array(obj->file->root, path, big_doc ? big_doc : doc, &arr);
     } else {
         st = zarr_group_create_array_from_spec(obj->file->root, path, spec, &arr);
     }

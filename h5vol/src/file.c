@@ -20,6 +20,7 @@ void zh5_file_release(zh5_file *file)
     if (file->root)
         zarr_group_close(file->root);
     zarr_store_options_free(file->options);
+    zh5_dims_forget(file);
     free(file->location);
     free(file);
 }
@@ -131,6 +132,24 @@ static int location_exists(const char *name, const zarr_store_options *options)
     return 0;
 }
 
+/* Whether the regular file at path is an HDF5 file: its signature at 0, 512, 1024, 2048, ... */
+static int is_hdf5_file(const char *path)
+{
+    static const unsigned char sig[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
+    unsigned char buf[8];
+    struct stat sb;
+    int yes = 0;
+    if (!path || stat(path, &sb) != 0 || !S_ISREG(sb.st_mode))
+        return 0;
+    FILE *f = fopen(path, "rb");
+    for (long off = 0; f && !yes && off < (long)sb.st_size; off = off ? off * 2 : 512)
+        yes = fseek(f, off, SEEK_SET) == 0 && fread(buf, 1, sizeof buf, f) == sizeof buf &&
+              memcmp(buf, sig, sizeof sig) == 0;
+    if (f)
+        fclose(f);
+    return yes;
+}
+
 /* The file object of the hierarchy H5Fcreate (creating) or H5Fopen just asked libzarr for (st: its
    answer, root: the group); takes root and options; NULL (error pushed) on failure. */
 static void *file_from(const char *name, int creating, unsigned intent, zarr_status st, zarr_group *root,
@@ -144,6 +163,11 @@ static void *file_from(const char *name, int creating, unsigned intent, zarr_sta
            FileNotFoundError (h5py.File(name, "a") then creates the hierarchy). */
         zh5_err(H5E_FILE, H5E_CANTOPENFILE, "cannot open %s: there is no such file or directory (errno = %d)", name,
                 ENOENT);
+    } else if (st != ZARR_OK && !creating && is_hdf5_file(dir)) {
+        /* a native file under HDF5_VOL_CONNECTOR=zarr: the shim opens it with HDF5's own connector */
+        zh5_err(H5E_FILE, H5E_CANTOPENFILE,
+                "cannot open %s: it is an HDF5 file, not a Zarr hierarchy (with libzarr_h5vol_v1api preloaded, "
+                "LD_PRELOAD, HDF5 files open with HDF5's native connector beside Zarr ones; docs/h5vol.md)", name);
     } else if (st != ZARR_OK) {
         char what[4200];
         if (creating)

@@ -6,6 +6,13 @@
 #define ZH5_H5API_H
 
 #include <hdf5.h>
+
+/* HDF5 before 1.14 (Debian 12's libhdf5-dev is 1.10) has no VOL connector interface to build against:
+   refused here, before its missing VOL headers would give a less clear error. */
+#if H5_VERS_MAJOR < 1 || (H5_VERS_MAJOR == 1 && H5_VERS_MINOR < 14)
+#error "the Zarr VOL connector needs the headers of HDF5 >= 1.14 (1.14 or 2.x); these are older: pass -DZARR_H5VOL_HDF5_DIR=<dir of an HDF5 1.14/2.x hdf5-config.cmake>, or let CMake build HDF5 1.14 (docs/h5vol.md)"
+#endif
+
 #include <H5PLextern.h>
 #include <H5VLconnector.h>
 #include <H5VLnative.h>
@@ -58,6 +65,8 @@
     X(htri_t, H5Tequal, (hid_t a, hid_t b), (a, b))                                                    \
     X(herr_t, H5Tconvert, (hid_t a, hid_t b, size_t c, void *d, void *e, hid_t f), (a, b, c, d, e, f)) \
     X(hid_t, H5Tget_super, (hid_t a), (a))                                                             \
+    X(hid_t, H5Tvlen_create, (hid_t a), (a))                                                           \
+    X(int, H5Tget_member_index, (hid_t a, const char *b), (a, b))                                      \
     X(int, H5Tget_nmembers, (hid_t a), (a))                                                            \
     X(char *, H5Tget_member_name, (hid_t a, unsigned b), (a, b))                                       \
     X(herr_t, H5Tget_member_value, (hid_t a, unsigned b, void *c), (a, b, c))                          \
@@ -111,7 +120,7 @@
     V(H5T_NATIVE_SCHAR_g) V(H5T_NATIVE_INT_g) V(H5T_NATIVE_INT64_g) V(H5T_NATIVE_UINT64_g) V(H5T_NATIVE_DOUBLE_g)            \
     V(H5T_STD_I8LE_g) V(H5T_STD_I16LE_g) V(H5T_STD_I32LE_g) V(H5T_STD_I64LE_g)                        \
     V(H5T_STD_U8LE_g) V(H5T_STD_U16LE_g) V(H5T_STD_U32LE_g) V(H5T_STD_U64LE_g)                        \
-    V(H5T_IEEE_F32LE_g) V(H5T_IEEE_F64LE_g) V(H5T_C_S1_g)                                             \
+    V(H5T_IEEE_F32LE_g) V(H5T_IEEE_F64LE_g) V(H5T_C_S1_g) V(H5T_STD_REF_OBJ_g) V(H5T_NATIVE_UINT_g)       \
     V(H5P_CLS_FILE_ACCESS_ID_g) V(H5P_CLS_FILE_CREATE_ID_g) V(H5P_CLS_GROUP_CREATE_ID_g)              \
     V(H5P_CLS_DATASET_CREATE_ID_g) V(H5P_CLS_DATASET_ACCESS_ID_g) V(H5P_CLS_ATTRIBUTE_CREATE_ID_g)
 

@@ -19,6 +19,61 @@ void zh5_token(const char *path, H5O_token_t *token)
     memcpy(token->__data + 8, &h2, 8);
 }
 
+/* Whether `path`'s token is `token`: all 16 bytes, or only the first 8 when the rest are zero (the token
+   HDF5's old object references (hobj_ref_t) carry: libzarr_h5vol_v1api makes them of a token's first 8
+   bytes, as H5Oget_info1 reports addresses). */
+static int token_is(const char *path, const H5O_token_t *token)
+{
+    H5O_token_t t;
+    static const unsigned char zero[8] = {0};
+    zh5_token(path, &t);
+    if (memcmp(token->__data + 8, zero, 8) == 0)
+        return memcmp(t.__data, token->__data, 8) == 0;
+    return memcmp(t.__data, token->__data, sizeof t.__data) == 0;
+}
+
+/* Searches the hierarchy below `path` (a group) for the node whose token is `token`; 1 with *found set
+   (malloc'd), 0 when none, -1 on error (pushed). */
+static int find_token(zh5_file *file, const char *path, const H5O_token_t *token, char **found)
+{
+    char **names = NULL;
+    zarr_node_type *kinds = NULL;
+    size_t count = 0;
+    int ret = 0;
+    if (zh5_list(file, path, &names, &kinds, &count) < 0)
+        return -1;
+    for (size_t i = 0; i < count && ret == 0; i++) {
+        size_t len = strlen(path) + strlen(names[i]) + 2;
+        char *child = malloc(len);
+        if (!child) {
+            ret = -1;
+            break;
+        }
+        snprintf(child, len, "%s%s%s", path, path[0] ? "/" : "", names[i]);
+        if (token_is(child, token)) {
+            *found = child;
+            ret = 1;
+            break;
+        }
+        if (kinds[i] == ZARR_NODE_GROUP)
+            ret = find_token(file, child, token, found);
+        free(child);
+    }
+    zh5_list_free(names, kinds, count);
+    return ret;
+}
+
+char *zh5_token_path(zh5_file *file, const H5O_token_t *token)
+{
+    char *found = NULL;
+    if (token_is("", token))
+        return calloc(1, 1);   /* the root: "" */
+    int r = find_token(file, "", token, &found);
+    if (r == 0)
+        zh5_err(H5E_OHDR, H5E_NOTFOUND, "no object of %s has this token (object reference)", file->location);
+    return r > 0 ? found : NULL;
+}
+
 static void link_info(const char *path, H5L_info2_t *info)
 {
     memset(info, 0, sizeof *info);

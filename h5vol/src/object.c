@@ -188,7 +188,10 @@ char *zh5_loc_path(const zh5_obj *obj, const H5VL_loc_params_t *loc)
         free(group);
         return out;
     }
-    zh5_err(H5E_SYM, H5E_UNSUPPORTED, "object tokens (addresses) are not supported by the Zarr connector");
+    if (loc->type == H5VL_OBJECT_BY_TOKEN)   /* H5Oopen_by_token, dereferenced object references */
+        return zh5_token_path(obj->file, loc->loc_data.loc_by_token.token);
+    zh5_err(H5E_SYM, H5E_UNSUPPORTED, "this kind of object location (%d) is not supported by the Zarr connector",
+            (int)loc->type);
     return NULL;
 }
 

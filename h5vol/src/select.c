@@ -184,9 +184,10 @@ static herr_t file_io(zh5_obj *ds, hid_t fspace, const uint64_t *shape, size_t n
     int kind = rank == 0 ? 1 : zh5_file_slab(fspace, rank, shape, &s);
     if (kind < 0)
         return -1;
-    if (rank == 0) {
-        st = write ? zarr_write_region(ds->array, s.start, s.count, packed, ds->esize)
-                   : zarr_read_region(ds->array, s.start, s.count, packed, ds->esize);
+    if (rank == 0) {   /* a scalar: the region of rank 0 (no start or count to read: zh5_file_slab set none) */
+        static const uint64_t none[1] = {0};
+        st = write ? zarr_write_region(ds->array, none, none, packed, ds->esize)
+                   : zarr_read_region(ds->array, none, none, packed, ds->esize);
     } else if (kind == 1 && unit_steps(&s, rank)) {   /* a box (the whole array too): libzarr's region calls */
         st = write ? zarr_write_region(ds->array, s.start, s.count, packed, npoints * ds->esize)
                    : zarr_read_region(ds->array, s.start, s.count, packed, npoints * ds->esize);

@@ -34,6 +34,7 @@ typedef struct zh5_file {
     unsigned long fileno;
     struct zh5_obj *file_obj;   /* the file object HDF5 knows (H5Iget_file_id), or NULL */
     zarr_store_options *options; /* from the connector settings, or NULL */
+    struct zh5_detached *detached; /* dims.c: scales detached whose REFERENCE_LIST H5DS has yet to rewrite */
 } zh5_file;
 
 typedef enum { ZH5_FILE, ZH5_GROUP, ZH5_DATASET, ZH5_ATTR } zh5_kind;
@@ -56,6 +57,7 @@ typedef struct zh5_obj {
     char *attr_name;
     zh5_kind owner_kind;
     hid_t attr_type, attr_space;
+    int attr_computed;   /* a dimension-scale attribute computed from dimension names (dims.c), not stored */
     /* ZH5_DATASET made by H5Dcreate_anon and not linked yet (anon.c), else NULL */
     struct zh5_anon *anon;
 } zh5_obj;
@@ -98,6 +100,9 @@ zh5_file *zh5_file_new(const char *name, unsigned intent, zarr_group *root);
 
 /* link.c: the token standing for the node at path; an identifier for a new group object at path. */
 void zh5_token(const char *path, H5O_token_t *token);
+/* The path of the node whose token is `token` (all 16 bytes, or the first 8 when the rest are zero: an old
+   object reference's), searched through the hierarchy; malloc'd, NULL (pushed) when none. */
+char *zh5_token_path(zh5_file *file, const H5O_token_t *token);
 hid_t zh5_register_group(zh5_file *file, const char *path);
 
 /* types.c: HDF5 datatype <-> Zarr data type */
@@ -211,6 +216,8 @@ herr_t zh5_attr_close(void *attr, hid_t dxpl, void **req);
 const char *zh5_attr_type_name(hid_t type);
 /* 1 (type and size set) when tname names a numeric type, else 0. */
 int zh5_attr_numeric_type(const char *tname, zarr_data_type *type, size_t *size);
+/* The recorded name of a numeric Zarr data type (int8 ... float64); NULL for other types. */
+const char *zh5_attr_numeric_name(zarr_data_type type);
 /* The type recorded for attribute `name` in the attributes object, or NULL. */
 const char *zh5_attr_recorded_type(const zj *attrs, const char *name);
 /* Records tname for `name` (NULL: forgets it); 0, or -1 when out of memory. */
@@ -221,6 +228,37 @@ const zj *zh5_attr_recorded(const zj *attrs, const char *name);
 int zh5_attr_record(zj *attrs, const char *name, zj *rec);
 /* Moves the record of attribute `from` to `to` (nothing when there is none); 0, or -1. */
 int zh5_attr_rename_record(zj *attrs, const char *from, const char *to);
+/* Replaces, in the value of an attribute recorded as numeric type tname, every string leaf that encodes a
+   number of that type by the number: "NaN", "Infinity", "-Infinity" and "0x" + hex bits (Zarr v3's forms,
+   floats), base64 of the value's little-endian bytes, or for floats base64 of a little-endian float64
+   (xarray's `_FillValue`). Other strings stay. 0, or -1 when out of memory. */
+int zh5_attr_decode_numbers(zj *value, const char *tname);
+/* dims.c: dimension scales (H5DS) as Zarr dimension names; the attributes DIMENSION_LIST, REFERENCE_LIST and
+   CLASS computed from them, and their writes turned into names. */
+/* Whether the computed attributes are shown: libzarr_h5vol_v1api is loaded (it answers the references). */
+int zh5_dims_enabled(void);
+/* Adds the computed attributes of the node at path to `attrs` (a copy for reading, never stored), with their
+   records; 0, or -1 when out of memory. */
+int zh5_dims_add(zh5_file *file, const char *path, int kind, zj *attrs);
+/* Whether an attribute record is that of a computed attribute. */
+int zh5_dims_is_computed(const zj *rec);
+/* The HDF5 type and space of a computed attribute; 0, or -1. */
+int zh5_dims_describe(const zj *rec, const zj *value, hid_t *type, hid_t *space);
+/* Reads a computed attribute into buf as mem_type; 0, or -1 (pushed, naming `where`). */
+int zh5_dims_read(const zj *rec, const zj *value, hid_t mem_type, void *buf, const char *where);
+/* Whether attribute `name` of an array is a computed one that writing turns into dimension names. */
+int zh5_dims_is_written(const char *name);
+/* CLASS = "DIMENSION_SCALE" written on the array at path: a 1-D array's dimension named after it (1), or
+   nothing for other ranks (0, the attribute stored as any other); -1 (pushed). */
+int zh5_dims_make_scale(zh5_file *file, const char *path);
+/* Whether the array at path is a coordinate array (1-D, its dimension named after it). */
+int zh5_dims_is_scale(zh5_file *file, const char *path);
+/* DIMENSION_LIST written on the array at path (hvl_t of hobj_ref_t per dimension): its names; 0, or -1. */
+int zh5_dims_write_list(zh5_file *file, const char *path, hid_t mem_type, const void *buf, const char *where);
+/* A computed attribute deleted (H5DSdetach_scale's last detach): 0, or -1. */
+int zh5_dims_delete(zh5_file *file, const char *path, const char *name);
+/* Forgets the file's pending detaches (when it closes). */
+void zh5_dims_forget(zh5_file *file);
 /* attrrecord.c: enum and compound attributes (attribute_types entries {"enum": ...}, {"compound": ...}) */
 /* Their failures keep their reason until this pushes it (failed != 0) onto HDF5's error stack, after the
    caller's last HDF5 call (each clears the stack); it forgets the reason either way. */

@@ -25,6 +25,12 @@ Covered:
     and a nested group vanish for zarr-python (store walk and consolidated metadata), siblings unchanged;
   * moving nodes (`f.move(a, b)`, `group.move`, H5Lmove) of a consolidated hierarchy written by zarr-python:
     zarr-python finds them at the new path only (store walk and consolidated metadata), values equal;
+  * with libzarr_h5vol_v1api preloaded and HDF5_VOL_CONNECTOR=zarr, native HDF5 files (.h5, one with its
+    superblock at 512, .nc; netCDF4-python too under h5py 3.12) read, written and created (by extension) by
+    HDF5's native connector beside a Zarr hierarchy in one process; without it, refused naming the file;
+  * numeric attributes held as text read as their type: xarray's base64 `_FillValue` (float16/32/64), Zarr v3's
+    "NaN"/"Infinity"/"0x..." forms, base64 of the value's bytes; an untyped `_FillValue` in the array's type;
+    the hierarchy unchanged by reading, the text kept by a later write;
   * compound (complex numbers too), enum and null-dataspace (Empty) attributes: written by h5py through the
     connector, their records and JSON values read by zarr-python, their types and values read back by h5py,
     and the same through h5tozarr and zarrtoh5;
@@ -514,6 +520,70 @@ def run_v1_child(path, extra, env_drop=()):
     return json.loads(p.stdout)
 
 
+NATIVE_CHILD = r"""
+import json, os, sys, h5py, numpy as np
+d = sys.argv[1]
+out = {}
+with h5py.File(f"{d}/plain.h5", "r") as f:
+    out["plain"] = f["v"][:].tolist()
+with h5py.File(f"{d}/userblock.h5", "r") as f:   # its superblock at 512
+    out["userblock"] = f["v"][:].tolist()
+with h5py.File(f"{d}/data.nc", "r") as f:
+    out["nc"] = [f["t"][:].tolist(), sorted(f)]
+with h5py.File(f"{d}/store.zarr", "r") as f:
+    out["zarr"] = f["a"][:].tolist()
+with h5py.File(f"{d}/new.h5", "w") as f:     # a new name with an HDF5 extension: native
+    f["x"] = np.arange(3)
+with h5py.File(f"{d}/new.zarr", "w") as f:   # any other: Zarr
+    f["x"] = np.arange(4)
+with h5py.File(f"{d}/plain.h5", "a") as f:   # an existing HDF5 file, opened for writing
+    f["w"] = [7, 8]
+if sys.argv[2] == "netcdf4":   # netCDF-C (netCDF4-python's HDF5) opens .nc with the variable set
+    import netCDF4
+    with netCDF4.Dataset(f"{d}/data.nc") as n:
+        out["netcdf4"] = n["t"][:].tolist()
+print(json.dumps(out))
+"""
+
+
+def t_native_files(r):
+    """With the shim preloaded and HDF5_VOL_CONNECTOR=zarr, native HDF5 files (by their signature) open with
+    HDF5's native connector beside Zarr hierarchies in one process; H5Fcreate decides by extension."""
+    import subprocess
+    d = r.path("native_files")
+    os.makedirs(d)
+    env = {k: v for k, v in os.environ.items() if k != "HDF5_VOL_CONNECTOR"}
+    make = (f"import h5py, numpy as np\n"
+            f"with h5py.File('{d}/plain.h5', 'w') as f: f['v'] = np.arange(5)\n"
+            f"with h5py.File('{d}/userblock.h5', 'w', userblock_size=512) as f: f['v'] = np.arange(3)\n"
+            f"with h5py.File('{d}/data.nc', 'w') as f: f['t'] = np.array([1.5, 2.5], 'f4')\n")
+    subprocess.run([sys.executable, "-c", make], env=env, check=True, timeout=300)
+    assert open(f"{d}/userblock.h5", "rb").read(8) != b"\x89HDF\r\n\x1a\n"
+    zarr.open_group(f"{d}/store.zarr", mode="w").create_array("a", data=np.arange(6, dtype="i2"))
+    want_netcdf4 = not os.environ.get("ZARR_H5VOL_WANT_HDF5")   # requirements-h5py316.txt has no netCDF4
+    lib = os.environ.get("ZARR_H5VOL_V1API")
+    assert lib and Path(lib).is_file(), f"ZARR_H5VOL_V1API={lib!r}"
+    p = subprocess.run([sys.executable, "-c", NATIVE_CHILD, d, "netcdf4" if want_netcdf4 else "-"],
+                       env={**os.environ, "LD_PRELOAD": lib}, capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, f"{p.stdout}\n{p.stderr}"
+    got = json.loads(p.stdout)
+    assert got["plain"] == list(range(5)) and got["userblock"] == list(range(3)), got
+    assert got["nc"] == [[1.5, 2.5], ["t"]] and got["zarr"] == list(range(6)), got
+    if want_netcdf4:
+        assert got["netcdf4"] == [1.5, 2.5], got
+    sig = b"\x89HDF\r\n\x1a\n"
+    assert open(f"{d}/new.h5", "rb").read(8) == sig
+    assert zarr.open_array(f"{d}/new.zarr/x", mode="r")[:].tolist() == list(range(4))
+    p = subprocess.run([sys.executable, "-c", "import h5py, sys; print(h5py.File(sys.argv[1], 'r')['w'][:].tolist())",
+                        f"{d}/plain.h5"], env=env, capture_output=True, text=True, timeout=300)
+    assert p.stdout.strip() == "[7, 8]", (p.stdout, p.stderr)   # written natively, read by plain h5py
+    # without the shim the connector refuses the native file, naming it
+    p = subprocess.run([sys.executable, "-c", "import h5py, sys; h5py.File(sys.argv[1], 'r')", f"{d}/plain.h5"],
+                       env={k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}, capture_output=True,
+                       text=True, timeout=300)
+    assert p.returncode != 0 and "plain.h5" in p.stderr and "it is an HDF5 file" in p.stderr, p.stderr
+
+
 def t_v1_calls(r):
     root = r.path("v1.zarr")
     g, _ = write_zarr_python(root)
@@ -683,6 +753,66 @@ def t_typed_attributes(r):
                 want = np.asarray(v)
                 assert dt == str(want.dtype), f"zarrtoh5 /{where} {k}: dtype {dt} != {want.dtype}"
                 same_attr(np.asarray(val, dtype=want.dtype), v, f"zarrtoh5 /{where} {k}")
+
+
+def t_fill_value_attributes(r):
+    """Numeric attributes held as text read as numbers of their type: xarray's `_FillValue` of a float array
+    (the base64 of a little-endian float64, as xarray and h5tozarr write it for Zarr v3), Zarr v3's "NaN" /
+    "Infinity" / "0x<bits>" forms, base64 of the value's own bytes; an array's `_FillValue` without a
+    recorded type takes the array's data type (as xarray and netCDF read it), one with a record its
+    recorded type. Reading changes nothing stored, and writing another attribute keeps the text as it was."""
+    import base64
+    import struct
+
+    def b64(x):   # xarray's FillValueCoder form
+        return base64.b64encode(struct.pack("<d", float(x))).decode()
+
+    root = r.path("fills.zarr")
+    g = zarr.open_group(root, mode="w", zarr_format=3)
+    cases = {   # array: (dtype, stored _FillValue, recorded type or None, what h5py must read)
+        "f32": ("f4", b64(np.float32(1e20)), None, np.float32(1e20)),
+        "f32_rec": ("f4", b64(np.float32(1e20)), "float32", np.float32(1e20)),   # h5tozarr's, with its record
+        "f64_nan": ("f8", b64(np.nan), None, np.float64(np.nan)),
+        "f16": ("f2", b64(-1.5), None, np.float16(-1.5)),
+        "f64_ninf": ("f8", "-Infinity", None, np.float64(-np.inf)),
+        "f32_nan": ("f4", "NaN", "float32", np.float32(np.nan)),
+        "f32_hex": ("f4", "0x7f800000", None, np.float32(np.inf)),
+        "f64_hex": ("f8", "0x3ff8000000000000", None, np.float64(1.5)),
+        "i16": ("i2", -999, None, np.int16(-999)),
+        "u8": ("u1", 255, None, np.uint8(255)),
+        "i64": ("i8", -2**63, None, np.int64(-2**63)),
+        "u64": ("u8", 2**64 - 1, None, np.uint64(2**64 - 1)),
+        "i32_b64": ("i4", base64.b64encode(np.int32(-5).tobytes()).decode(), "int32", np.int32(-5)),
+        "u16_b64": ("u2", base64.b64encode(np.array(65000, "<u2").tobytes()).decode(), None, np.uint16(65000)),
+    }
+    for name, (dt, stored, rec, _) in cases.items():
+        a = g.create_array(name, shape=(4,), dtype=dt, chunks=(4,))
+        attrs = {"_FillValue": stored, "units": "K"}
+        if rec:
+            attrs["_libzarr_hdf5"] = {"attribute_types": {"_FillValue": rec}}
+        a.attrs.update(attrs)
+    # other numeric attributes held as text, by their records; text that encodes no number stays text
+    g.attrs.update({"scale": "0x3f800000", "offset": b64(0.25), "title": "AAAAgB2vFUQ=", "odd": "not a number",
+                    "_libzarr_hdf5": {"attribute_types": {"scale": "float32", "offset": "float64", "odd": "float32"}}})
+    before = {p.relative_to(root): p.read_bytes() for p in Path(root).rglob("zarr.json")}
+    with h5py.File(root, "r") as f:
+        for name, (dt, _, _, want) in cases.items():
+            got = f[name].attrs["_FillValue"]
+            same_attr(got, want, f"/{name} _FillValue")
+            assert f[name].attrs.get_id("_FillValue").dtype == np.dtype(dt), f[name].attrs.get_id("_FillValue").dtype
+            it = dict(f[name].attrs.items())   # iteration (H5Aiterate) describes it the same way
+            same_attr(it["_FillValue"], want, f"/{name} _FillValue by iteration")
+        same_attr(f.attrs["scale"], np.float32(1.0), "/ scale")
+        same_attr(f.attrs["offset"], np.float64(0.25), "/ offset")
+        assert f.attrs["title"] == "AAAAgB2vFUQ=" and f.attrs["odd"] == "not a number", (f.attrs["title"], f.attrs["odd"])
+    after = {p.relative_to(root): p.read_bytes() for p in Path(root).rglob("zarr.json")}
+    assert after == before, "reading through the connector changed the hierarchy"
+    with h5py.File(root, "a") as f:   # a write elsewhere stores the text back as it was, with no new record
+        f["f32"].attrs["long_name"] = "temperature"
+        same_attr(f["f32"].attrs["_FillValue"], np.float32(1e20), "/f32 _FillValue after a write")
+    a = dict(zarr.open_array(f"{root}/f32", mode="r").attrs)
+    assert a["_FillValue"] == b64(np.float32(1e20)) and a["long_name"] == "temperature", a
+    assert a["_libzarr_hdf5"] == {"attribute_types": {"long_name": "string"}}, a["_libzarr_hdf5"]
 
 
 STRUCT_ATTRS_SRC = """
@@ -1121,8 +1251,10 @@ def main():
     r.run("S3 both ways (moto)", t_s3, r)
     r.run("zip:// and http:// locations", t_zip_http, r)
     r.run("h5py's v1 calls (list, visit, multi-part 'in') with libzarr_h5vol_v1api", t_v1_calls, r)
+    r.run("native HDF5 files beside Zarr in one process (libzarr_h5vol_v1api)", t_native_files, r)
     r.run("compound, enum and Empty attributes (connector, zarr-python, h5tozarr, zarrtoh5)", t_struct_attributes, r)
     r.run("typed attributes (connector, zarr-python, h5tozarr, zarrtoh5)", t_typed_attributes, r)
+    r.run("fill values and other numbers held as text (xarray's base64, Zarr v3's forms)", t_fill_value_attributes, r)
     r.run("enums (connector, zarr-python, h5tozarr, zarrtoh5)", t_enums, r)
     if h5py.version.hdf5_version_tuple >= (2,):   # HDF5 1.14 has no complex number types
         r.run("HDF5 2.x complex number types (H5T_COMPLEX)", t_hdf5v2_complex, r)

@@ -648,12 +648,33 @@ static void test_settings(const char *dir)
     CHECK(ds >= 0 && H5Dwrite(ds, H5T_NATIVE_INT, H5S_ALL, H5S_ALL, H5P_DEFAULT, v) >= 0);
     CHECK(H5Dread(ds, H5T_NATIVE_INT, H5S_ALL, H5S_ALL, H5P_DEFAULT, back) >= 0 && memcmp(v, back, sizeof v) == 0);
     H5Dclose(ds);
+    /* big-endian in v2: the dtype's byte order (h5netcdf makes its dimension scales >f4) */
+    float fv[4] = {1.5f, -2.0f, 3.25f, 1e20f}, fback[4] = {0};
+    hid_t dsb = H5Dcreate2(file, "b", H5T_IEEE_F32BE, s4, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    CHECK(dsb >= 0 && H5Dwrite(dsb, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, fv) >= 0);
+    H5Dclose(dsb);
+    dsb = H5Dopen2(file, "b", H5P_DEFAULT);
+    hid_t bt = dsb >= 0 ? H5Dget_type(dsb) : -1;
+    CHECK(bt >= 0 && H5Tget_order(bt) == H5T_ORDER_BE && H5Tget_size(bt) == 4);
+    CHECK(H5Dread(dsb, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, fback) >= 0 &&
+          memcmp(fv, fback, sizeof fv) == 0);
+    if (bt >= 0)
+        H5Tclose(bt);
+    H5Dclose(dsb);
     H5Sclose(s4);
     H5Fclose(file);
     snprintf(probe, sizeof probe, "%s/.zgroup", v2);
     CHECK(stat(probe, &st) == 0);
     snprintf(probe, sizeof probe, "%s/a/.zarray", v2);
     CHECK(stat(probe, &st) == 0);
+    {
+        char zarray[1200], text[1024] = "";
+        snprintf(zarray, sizeof zarray, "%s/b/.zarray", v2);
+        FILE *f = fopen(zarray, "r");
+        CHECK(f && fread(text, 1, sizeof text - 1, f) > 0 && strstr(text, "\">f4\""));
+        if (f)
+            fclose(f);
+    }
     H5Pclose(fapl);
     /* bad settings: refused with the reason */
     info = NULL;
@@ -974,6 +995,142 @@ static void test_anonymous(const char *scratch)
     CHECK(H5Fclose(file) >= 0);
 }
 
+/* Object references, dimension scales as attributes and native files, with libzarr_h5vol_v1api preloaded
+   (h5vol.c_v1api): H5Rcreate / H5Rdereference2 / H5Rget_obj_type2 / H5Rget_name on a Zarr file; CLASS and
+   DIMENSION_LIST written as H5DS writes them become dimension names, read back as computed DIMENSION_LIST and
+   REFERENCE_LIST; H5Fcreate of a .h5 name makes a native file, H5Fopen of it opens natively. Without the
+   preload: H5Rcreate refused, and no computed attribute. */
+static void test_references_and_scales(const char *scratch)
+{
+    int preloaded = getenv("ZH5_V1API") != NULL;
+    char path[1100];
+    snprintf(path, sizeof path, "%s/scales.zarr", scratch);
+    hid_t file = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    hsize_t nx = 3, dims2[2] = {2, 3}, one = 1;
+    hid_t s1 = H5Screate_simple(1, &nx, NULL), s2 = H5Screate_simple(2, dims2, NULL);
+    hid_t x = H5Dcreate2(file, "x", H5T_NATIVE_DOUBLE, s1, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    hid_t d = H5Dcreate2(file, "data", H5T_NATIVE_FLOAT, s2, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    CHECK(file >= 0 && x >= 0 && d >= 0);
+    hobj_ref_t ref = 0;
+    herr_t made = H5Rcreate(&ref, file, "x", H5R_OBJECT, -1);
+    if (!preloaded) {
+        CHECK(made < 0);   /* HDF5 refuses old references for other connectors */
+        error_text();
+        CHECK(H5Aexists(x, "CLASS") == 0);
+    } else {
+        CHECK(made >= 0);
+        hid_t o = H5Rdereference2(file, H5P_DEFAULT, H5R_OBJECT, &ref);
+        char name[64] = "";
+        H5O_type_t t = H5O_TYPE_UNKNOWN;
+        CHECK(o >= 0 && H5Iget_name(o, name, sizeof name) > 0 && strcmp(name, "/x") == 0);
+        CHECK(H5Rget_obj_type2(file, H5R_OBJECT, &ref, &t) >= 0 && t == H5O_TYPE_DATASET);
+        CHECK(H5Rget_name(file, H5R_OBJECT, &ref, name, sizeof name) > 0 && strcmp(name, "/x") == 0);
+        if (o >= 0)
+            H5Oclose(o);
+        /* H5DSset_scale's CLASS, then H5DSattach_scale's DIMENSION_LIST on dimension 1 */
+        hid_t str = H5Tcopy(H5T_C_S1), sc = H5Screate(H5S_SCALAR);
+        H5Tset_size(str, 16);
+        H5Tset_strpad(str, H5T_STR_NULLTERM);
+        hid_t a = H5Acreate2(x, "CLASS", str, sc, H5P_DEFAULT, H5P_DEFAULT);
+        CHECK(a >= 0 && H5Awrite(a, str, "DIMENSION_SCALE") >= 0);
+        H5Aclose(a);
+        hid_t vt = H5Tvlen_create(H5T_STD_REF_OBJ);
+        hsize_t rank = 2;
+        hid_t sr = H5Screate_simple(1, &rank, NULL);
+        hvl_t list[2] = {{0, NULL}, {1, &ref}};
+        a = H5Acreate2(d, "DIMENSION_LIST", vt, sr, H5P_DEFAULT, H5P_DEFAULT);
+        CHECK(a >= 0 && H5Awrite(a, vt, list) >= 0);
+        H5Aclose(a);
+        /* read back: the names in the metadata, the computed attributes */
+        char meta[1200], *text = NULL;
+        snprintf(meta, sizeof meta, "%s/data/zarr.json", path);
+        FILE *f = fopen(meta, "r");
+        if (f) {
+            text = calloc(1, 8192);
+            if (text)
+                fread(text, 1, 8191, f);
+            fclose(f);
+        }
+        CHECK(text && strstr(text, "\"dimension_names\"") && strstr(text, "\"x\""));
+        CHECK(text && !strstr(text, "DIMENSION_LIST"));
+        free(text);
+        hvl_t got[2] = {{0, NULL}, {0, NULL}};
+        a = H5Aopen(d, "DIMENSION_LIST", H5P_DEFAULT);
+        CHECK(a >= 0 && H5Aread(a, vt, got) >= 0);
+        CHECK(got[0].len == 0 && got[1].len == 1 && got[1].p && *(hobj_ref_t *)got[1].p == ref);
+        if (a >= 0)
+            H5Treclaim(vt, sr, H5P_DEFAULT, got);
+        H5Aclose(a);
+        CHECK(H5Aexists(x, "CLASS") > 0 && H5Aexists(x, "REFERENCE_LIST") > 0);
+        typedef struct {
+            hobj_ref_t ref;
+            unsigned int dim;
+        } entry;
+        hid_t ct = H5Tcreate(H5T_COMPOUND, sizeof(entry));
+        H5Tinsert(ct, "dataset", HOFFSET(entry, ref), H5T_STD_REF_OBJ);
+        H5Tinsert(ct, "dimension", HOFFSET(entry, dim), H5T_NATIVE_UINT);
+        entry e = {0, 99};
+        a = H5Aopen(x, "REFERENCE_LIST", H5P_DEFAULT);
+        hid_t as = a >= 0 ? H5Aget_space(a) : -1;
+        CHECK(as >= 0 && H5Sget_simple_extent_npoints(as) == 1 && H5Aread(a, ct, &e) >= 0 && e.dim == 1);
+        hid_t back = H5Rdereference2(file, H5P_DEFAULT, H5R_OBJECT, &e.ref);
+        char name2[64] = "";
+        CHECK(back >= 0 && H5Iget_name(back, name2, sizeof name2) > 0 && strcmp(name2, "/data") == 0);
+        if (back >= 0)
+            H5Oclose(back);
+        if (as >= 0)
+            H5Sclose(as);
+        H5Aclose(a);
+        char cls[32] = "";
+        a = H5Aopen(x, "CLASS", H5P_DEFAULT);
+        hid_t at = a >= 0 ? H5Aget_type(a) : -1;
+        CHECK(at >= 0 && H5Tget_strpad(at) == H5T_STR_NULLTERM && H5Aread(a, at, cls) >= 0 &&
+              strcmp(cls, "DIMENSION_SCALE") == 0);
+        if (at >= 0)
+            H5Tclose(at);
+        H5Aclose(a);
+        /* detached: DIMENSION_LIST deleted, the names gone */
+        CHECK(H5Adelete(d, "DIMENSION_LIST") >= 0);
+        CHECK(H5Aexists(d, "DIMENSION_LIST") == 0);
+        H5Tclose(ct);
+        H5Sclose(sr);
+        H5Tclose(vt);
+        H5Sclose(sc);
+        H5Tclose(str);
+    }
+    (void)one;
+    H5Dclose(x);
+    H5Dclose(d);
+    H5Sclose(s1);
+    H5Sclose(s2);
+    CHECK(H5Fclose(file) >= 0);
+    /* a native file beside it: created by extension, opened by its signature */
+    char native[1100];
+    snprintf(native, sizeof native, "%s/native.h5", scratch);
+    hid_t nf = H5Fcreate(native, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    if (!preloaded) {
+        CHECK(nf >= 0);   /* a Zarr hierarchy named native.h5 */
+        if (nf >= 0)
+            H5Fclose(nf);
+        return;
+    }
+    CHECK(nf >= 0);
+    if (nf >= 0)
+        H5Fclose(nf);
+    FILE *f = fopen(native, "rb");
+    unsigned char sig[8] = {0};
+    CHECK(f && fread(sig, 1, 8, f) == 8 && memcmp(sig, "\211HDF\r\n\032\n", 8) == 0);
+    if (f)
+        fclose(f);
+    nf = H5Fopen(native, H5F_ACC_RDONLY, H5P_DEFAULT);
+    CHECK(nf >= 0);
+    if (nf >= 0) {
+        char vname[16] = "";
+        CHECK(H5VLget_connector_name(nf, vname, sizeof vname) > 0 && strcmp(vname, "native") == 0);
+        H5Fclose(nf);
+    }
+}
+
 int main(int argc, char **argv)
 {
     char path[1024];
@@ -1015,6 +1172,7 @@ int main(int argc, char **argv)
     test_errors(scratch, path);
     test_v1_calls(path);
     test_anonymous(scratch);
+    test_references_and_scales(scratch);
     if (failures) {
         fprintf(stderr, "%d check(s) failed\n", failures);
         return 1;

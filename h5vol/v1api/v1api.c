@@ -19,7 +19,13 @@
 #define _GNU_SOURCE
 #include <hdf5.h>
 
+/* The calls this library answers are those of HDF5 1.14 and 2.x (HDF5 before 1.14 has no VOL connectors). */
+#if H5_VERS_MAJOR < 1 || (H5_VERS_MAJOR == 1 && H5_VERS_MINOR < 14)
+#error "libzarr_h5vol_v1api needs the headers of HDF5 >= 1.14 (1.14 or 2.x); these are older (docs/h5vol.md)"
+#endif
+
 #include <dlfcn.h>
+#include <stdio.h>
 #include <pthread.h>
 #include <string.h>
 
@@ -63,6 +69,15 @@ static void *host_fn(const void *caller, const char *name, const void *self)
     if (!f || f == self)
         f = dlsym(RTLD_NEXT, name);
     return f == self ? NULL : f;
+}
+
+/* HDF5's global variable `name` as `caller` sees it. A program that links HDF5 and uses the variable holds
+   the copy HDF5 itself uses (a copy relocation), which the global scope finds first; a library that loaded
+   its own HDF5 (h5py's) finds it among its dependencies. */
+static void *host_var(const void *caller, const char *name)
+{
+    void *handle = caller_handle(caller), *v = handle ? dlsym(handle, name) : NULL;
+    return v ? v : dlsym(RTLD_DEFAULT, name);
 }
 
 #define HOST(caller, fn) ((__typeof__(&fn))host_fn(caller, #fn, NULL))
@@ -284,4 +299,206 @@ V1_EXPORT herr_t H5Ovisit_by_name1(hid_t loc_id, const char *obj_name, H5_index_
     __typeof__(&H5Ovisit_by_name3) visit = HOST(c, H5Ovisit_by_name3);
     object_shim s = {op, op_data};
     return visit && op ? visit(loc_id, obj_name, idx_type, order, object_cb, &s, H5O_INFO_ALL, lapl_id) : -1;
+}
+
+/* ---- object references and dimension scales ----
+ * HDF5 makes and follows its old object references (hobj_ref_t) for native files only, and its H5DS library
+ * (dimension scales) uses its new references (H5R_ref_t) for every other connector. For Zarr files these
+ * answer the old calls -- the reference is an object's address as H5Oget_info1 reports it, the first 8 bytes
+ * of its token, and dereferencing opens the object by that token (the connector finds the node) -- and
+ * have H5DS use them, so that h5py (whose references are the old kind) and H5DS agree on the connector's
+ * DIMENSION_LIST and REFERENCE_LIST (h5vol/src/dims.c). The connector shows those attributes only when this
+ * symbol is in the process. */
+V1_EXPORT const int zarr_h5vol_v1api_references = 1;
+
+/* H5DS's (libhdf5_hl) choice of reference kind; declared here, as this library takes hdf5.h only. */
+herr_t H5DSwith_new_ref(hid_t obj_id, hbool_t *with_new_ref);
+
+V1_EXPORT herr_t H5DSwith_new_ref(hid_t obj_id, hbool_t *with_new_ref)
+{
+    const void *c = CALLER;
+    OTHERWISE_NATIVE(H5DSwith_new_ref, obj_id, obj_id, with_new_ref);
+    if (!with_new_ref)
+        return -1;
+    *with_new_ref = 0;
+    return 0;
+}
+
+/* The object an old reference names, opened in the file of `loc_id`; negative when none. */
+static hid_t open_ref(const void *c, hid_t loc_id, const void *ref)
+{
+    __typeof__(&H5Oopen_by_token) open = HOST(c, H5Oopen_by_token);
+    H5O_token_t token;
+    if (!open || !ref)
+        return -1;
+    memset(&token, 0, sizeof token);
+    memcpy(token.__data, ref, sizeof(hobj_ref_t));
+    return open(loc_id, token);
+}
+
+V1_EXPORT herr_t H5Rcreate(void *ref, hid_t loc_id, const char *name, H5R_type_t ref_type, hid_t space_id)
+{
+    const void *c = CALLER;
+    OTHERWISE_NATIVE(H5Rcreate, loc_id, ref, loc_id, name, ref_type, space_id);
+    __typeof__(&H5Oget_info_by_name3) get = HOST(c, H5Oget_info_by_name3);
+    H5O_info2_t info;
+    if (ref_type != H5R_OBJECT || !ref || !get || get(loc_id, name, &info, H5O_INFO_BASIC, H5P_DEFAULT) < 0)
+        return -1;   /* region references: Zarr has no dataset regions to name */
+    hobj_ref_t addr = token_addr(&info.token);
+    memcpy(ref, &addr, sizeof addr);
+    return 0;
+}
+
+V1_EXPORT hid_t H5Rdereference2(hid_t obj_id, hid_t oapl_id, H5R_type_t ref_type, const void *ref)
+{
+    const void *c = CALLER;
+    OTHERWISE_NATIVE(H5Rdereference2, obj_id, obj_id, oapl_id, ref_type, ref);
+    return ref_type == H5R_OBJECT ? open_ref(c, obj_id, ref) : -1;
+}
+
+V1_EXPORT herr_t H5Rget_obj_type2(hid_t id, H5R_type_t ref_type, const void *ref, H5O_type_t *obj_type)
+{
+    const void *c = CALLER;
+    OTHERWISE_NATIVE(H5Rget_obj_type2, id, id, ref_type, ref, obj_type);
+    __typeof__(&H5Oget_info3) get = HOST(c, H5Oget_info3);
+    __typeof__(&H5Oclose) close = HOST(c, H5Oclose);
+    H5O_info2_t info;
+    hid_t obj = ref_type == H5R_OBJECT ? open_ref(c, id, ref) : -1;
+    herr_t ret = obj >= 0 && get && obj_type && get(obj, &info, H5O_INFO_BASIC) >= 0 ? 0 : -1;
+    if (ret == 0)
+        *obj_type = info.type;
+    if (obj >= 0 && close)
+        close(obj);
+    return ret;
+}
+
+V1_EXPORT ssize_t H5Rget_name(hid_t loc_id, H5R_type_t ref_type, const void *ref, char *name, size_t size)
+{
+    const void *c = CALLER;
+    OTHERWISE_NATIVE(H5Rget_name, loc_id, loc_id, ref_type, ref, name, size);
+    __typeof__(&H5Iget_name) get = HOST(c, H5Iget_name);
+    __typeof__(&H5Oclose) close = HOST(c, H5Oclose);
+    hid_t obj = ref_type == H5R_OBJECT ? open_ref(c, loc_id, ref) : -1;
+    ssize_t n = obj >= 0 && get ? get(obj, name, size) : -1;
+    if (obj >= 0 && close)
+        close(obj);
+    return n;
+}
+
+/* ---- native HDF5 files beside Zarr ones ----
+ * With HDF5_VOL_CONNECTOR=zarr every file HDF5 opens goes to the Zarr connector, native HDF5 files (.h5, .nc)
+ * included, which it cannot read. These open them with HDF5's native connector instead, so that one process
+ * reads both:
+ *   H5Fopen: a file whose content is HDF5 -- its 8-byte signature at offset 0, 512, 1024, 2048, ... (where
+ *            HDF5 looks for a superblock) -- opens natively;
+ *   H5Fcreate: a name that exists as such a file, or (a new name) ends in .h5, .hdf5, .he5, .hdf, .nc, .nc4 or
+ *            .cdf, is created natively; every other name becomes a Zarr hierarchy.
+ * Only when the access property list would use the Zarr connector; a list naming another connector is kept. */
+static int is_hdf5_content(const char *name)
+{
+    static const unsigned char sig[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
+    unsigned char buf[8];
+    FILE *f = name ? fopen(name, "rb") : NULL;
+    int yes = 0;
+    if (!f)
+        return 0;
+    for (long off = 0; !yes && off >= 0 && off < (1L << 40); off = off ? off * 2 : 512) {
+        if (fseek(f, off, SEEK_SET) != 0 || fread(buf, 1, sizeof buf, f) != sizeof buf)
+            break;
+        yes = memcmp(buf, sig, sizeof sig) == 0;
+    }
+    fclose(f);
+    return yes;
+}
+
+static int has_hdf5_extension(const char *name)
+{
+    static const char *const ext[] = {".h5", ".hdf5", ".he5", ".hdf", ".nc", ".nc4", ".cdf"};
+    size_t n = name ? strlen(name) : 0;
+    for (size_t i = 0; i < sizeof ext / sizeof *ext; i++) {
+        size_t e = strlen(ext[i]);
+        if (n > e && strcmp(name + n - e, ext[i]) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+/* A copy of the access list `fapl` set to HDF5's native connector when it would use the Zarr connector;
+   H5I_INVALID_HID when it would not (or on failure: the call then goes as it was). */
+static hid_t native_fapl(const void *c, hid_t fapl)
+{
+    __typeof__(&H5Pget_vol_id) get_vol = HOST(c, H5Pget_vol_id);
+    __typeof__(&H5VLcmp_connector_cls) cmp_cls = HOST(c, H5VLcmp_connector_cls);
+    __typeof__(&H5VLget_connector_id_by_name) by_name = HOST(c, H5VLget_connector_id_by_name);
+    __typeof__(&H5VLclose) vclose = HOST(c, H5VLclose);
+    __typeof__(&H5Pcopy) copy = HOST(c, H5Pcopy);
+    __typeof__(&H5Pcreate) create = HOST(c, H5Pcreate);
+    __typeof__(&H5Pset_vol) set_vol = HOST(c, H5Pset_vol);
+    __typeof__(&H5Pclose) pclose = HOST(c, H5Pclose);
+    __typeof__(&H5Eget_auto2) get_auto = HOST(c, H5Eget_auto2);
+    __typeof__(&H5Eset_auto2) set_auto = HOST(c, H5Eset_auto2);
+    __typeof__(&H5open) open_lib = HOST(c, H5open);
+    if (!get_vol || !cmp_cls || !by_name || !vclose || !copy || !create || !set_vol || !pclose || !get_auto ||
+        !set_auto || !open_lib)
+        return H5I_INVALID_HID;
+    H5E_auto2_t func = NULL;
+    void *data = NULL;
+    hid_t vol = H5I_INVALID_HID, native = H5I_INVALID_HID, zarr = H5I_INVALID_HID, out = H5I_INVALID_HID;
+    open_lib();
+    get_auto(H5E_DEFAULT, &func, &data);
+    set_auto(H5E_DEFAULT, NULL, NULL);
+    if (fapl == H5P_DEFAULT) {   /* the caller's HDF5's class of access lists (a global: H5open() set it) */
+        const hid_t *cls = (const hid_t *)host_var(c, "H5P_CLS_FILE_ACCESS_ID_g");
+        out = cls ? create(*cls) : H5I_INVALID_HID;
+    } else
+        out = copy(fapl);
+    int cmp = 1;
+    if (out >= 0 && get_vol(out, &vol) >= 0 && (zarr = by_name("zarr")) >= 0 && cmp_cls(&cmp, vol, zarr) >= 0 &&
+        cmp == 0 && (native = by_name("native")) >= 0 && set_vol(out, native, NULL) >= 0) {
+        /* out is the native copy */
+    } else if (out >= 0) {
+        pclose(out);
+        out = H5I_INVALID_HID;
+    }
+    if (vol >= 0)
+        vclose(vol);
+    if (native >= 0)
+        vclose(native);
+    if (zarr >= 0)
+        vclose(zarr);
+    set_auto(H5E_DEFAULT, func, data);
+    return out;
+}
+
+V1_EXPORT hid_t H5Fopen(const char *filename, unsigned flags, hid_t fapl_id)
+{
+    const void *c = CALLER;
+    __typeof__(&H5Fopen) real = REAL(c, H5Fopen);
+    __typeof__(&H5Pclose) pclose = HOST(c, H5Pclose);
+    hid_t native = is_hdf5_content(filename) ? native_fapl(c, fapl_id) : H5I_INVALID_HID;
+    if (!real)
+        return -1;
+    if (native < 0)
+        return real(filename, flags, fapl_id);
+    hid_t id = real(filename, flags, native);
+    if (pclose)
+        pclose(native);
+    return id;
+}
+
+V1_EXPORT hid_t H5Fcreate(const char *filename, unsigned flags, hid_t fcpl_id, hid_t fapl_id)
+{
+    const void *c = CALLER;
+    __typeof__(&H5Fcreate) real = REAL(c, H5Fcreate);
+    __typeof__(&H5Pclose) pclose = HOST(c, H5Pclose);
+    int hdf5 = is_hdf5_content(filename) || has_hdf5_extension(filename);
+    hid_t native = hdf5 ? native_fapl(c, fapl_id) : H5I_INVALID_HID;
+    if (!real)
+        return -1;
+    if (native < 0)
+        return real(filename, flags, fcpl_id, fapl_id);
+    hid_t id = real(filename, flags, fcpl_id, native);
+    if (pclose)
+        pclose(native);
+    return id;
 }

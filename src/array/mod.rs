@@ -153,6 +153,49 @@ impl Array {
         Ok(())
     }
 
+    /// Sets the dimension names (`None`: unnamed) and rewrites the stored metadata atomically under the
+    /// metadata lock: v3 `dimension_names` in `zarr.json` (removed when no dimension is named), v2 the
+    /// `_ARRAY_DIMENSIONS` attribute in `.zattrs` (xarray's convention, which needs every dimension named;
+    /// removed when none is). The rest of the stored document is kept as stored. This handle keeps the
+    /// names it was opened with: a handle opened afterwards reads the new ones.
+    pub fn set_dimension_names(&self, names: &[Option<String>]) -> Result<()> {
+        self.check_writable()?;
+        let rank = self.meta.shape.len();
+        if names.len() != rank {
+            return Err(Error::InvalidArgument(format!("{} dimension names for an array of rank {rank}", names.len())));
+        }
+        let none = names.iter().all(Option::is_none);
+        let _lock = self.lock_metadata()?;
+        if self.meta.zarr_format == 3 {
+            let key = node::v3_key(&self.path);
+            let mut doc = node::read_document(self.store.as_ref(), &key)?;
+            let obj = doc.as_object_mut().ok_or_else(|| {
+                Error::Metadata(format!("{}: the metadata is not a JSON object", self.store.location(&key)))
+            })?;
+            if none {
+                obj.remove("dimension_names");
+            } else {
+                obj.insert("dimension_names".into(), Value::Array(names.iter().map(|n| n.clone().map_or(Value::Null, Value::String)).collect()));
+            }
+            return self.store.set_parts_locked(&key, &[&metadata::to_bytes(&doc)], &_lock);
+        }
+        if !none && names.iter().any(Option::is_none) {
+            return Err(Error::InvalidArgument(
+                "Zarr v2 stores dimension names as the _ARRAY_DIMENSIONS attribute, which needs every dimension named".into(),
+            ));
+        }
+        let mut guard = self.attributes.lock().unwrap_or_else(|e| e.into_inner());
+        let mut attributes = guard.clone();
+        if none {
+            attributes.remove("_ARRAY_DIMENSIONS");
+        } else {
+            attributes.insert("_ARRAY_DIMENSIONS".into(), Value::Array(names.iter().flatten().cloned().map(Value::String).collect()));
+        }
+        node::store_attributes(self.store.as_ref(), &self.path, self.meta.zarr_format, &attributes, &_lock)?;
+        *guard = attributes;
+        Ok(())
+    }
+
     /// Takes the array's metadata lock exclusively (excluding every other writer of the array).
     fn lock_metadata(&self) -> Result<StoreLock> {
         self.store.lock(&self.prefix, &[LockRange::metadata(true)])

@@ -1,0 +1,246 @@
+#!/usr/bin/env python3
+"""Interop: dimension scales through the VOL connector libzarr_h5vol, both ways, checked against xarray,
+zarr-python and h5netcdf.
+
+    HDF5_PLUGIN_PATH=<dir of libzarr_h5vol.so> HDF5_VOL_CONNECTOR=zarr LD_PRELOAD=<libzarr_h5vol_v1api.so> \\
+        python3 h5vol/tests/test_dimscales.py [-v] [-k S]
+
+Exit status: 0 all passed, 1 a failure, 77 skipped (h5py, xarray, h5netcdf or zarr-python missing, or the
+variables unset; under CI=true a skip is a failure). h5vol/h5vol.cmake sets the variables (test
+h5vol.dimscales).
+
+Covered, for Zarr v3 and v2 hierarchies:
+  * h5py writes (make_scale, dims[i].attach_scale, detach_scale, dims[i].label): zarr-python finds the
+    dimension names (v3 dimension_names, v2 _ARRAY_DIMENSIONS) and none of the H5DS attributes stored, and
+    xarray opens the hierarchy with the dimensions and coordinates attached, values equal as xarray decodes
+    them by default (a v2 dataset without an HDF5 fill value has fill_value null: a 0.0 stays 0.0, not NaN);
+  * xarray writes: h5py sees the dimension scales (dims, is_scale, DIMENSION_LIST references dereferenced,
+    REFERENCE_LIST, object references), h5netcdf sees the dimensions and variables, and xarray through
+    h5netcdf (engine="h5netcdf") reads a Dataset identical to the one written;
+  * h5netcdf writes a netCDF-style hierarchy through the connector: xarray (open_zarr) and zarr-python read
+    the dimensions, coordinates and values, and h5netcdf reads them back;
+  * without libzarr_h5vol_v1api preloaded (a child process): no H5DS attribute is shown, and attach_scale
+    fails with an exception, leaving the names as they were.
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parents[1] / "tools"))
+sys.path.insert(0, str(HERE.parents[1] / "tests" / "interop"))
+
+
+def skip(msg):
+    if os.environ.get("CI", "").lower() == "true":
+        print(f"FAIL: {msg} (CI=true: everything this test needs must be there)")
+        sys.exit(1)
+    print(f"SKIPPED: {msg}")
+    sys.exit(77)
+
+
+if os.environ.get("HDF5_VOL_CONNECTOR") != "zarr" or not os.environ.get("HDF5_PLUGIN_PATH"):
+    skip("set HDF5_PLUGIN_PATH to the directory of libzarr_h5vol.so and HDF5_VOL_CONNECTOR=zarr")
+if "libzarr_h5vol_v1api" not in os.environ.get("LD_PRELOAD", ""):
+    skip("preload libzarr_h5vol_v1api.so (LD_PRELOAD): dimension scales need it")
+try:
+    import h5py
+    import h5netcdf
+    import numpy as np
+    import xarray as xr
+    import zarr
+except ImportError as e:
+    skip(str(e))
+import harness  # noqa: E402
+
+print(f"h5py {h5py.version.version}, HDF5 {h5py.version.hdf5_version}, h5netcdf {h5netcdf.__version__}, "
+      f"xarray {xr.__version__}, zarr-python {zarr.__version__}")
+
+H5DS_ATTRS = {"CLASS", "NAME", "REFERENCE_LIST", "DIMENSION_LIST"}
+
+
+def dim_names(path, fmt):
+    """The dimension names zarr-python reads: v3 metadata, v2 the _ARRAY_DIMENSIONS attribute."""
+    a = zarr.open_array(path, mode="r")
+    if fmt == 3:
+        names = a.metadata.dimension_names
+        return list(names) if names is not None else None
+    return a.attrs.get("_ARRAY_DIMENSIONS")
+
+
+def stored_attrs(path):
+    return set(zarr.open_array(path, mode="r").attrs)
+
+
+def in_format(fmt, code, *args):
+    """Runs `code` (a Python script) in a child process whose connector makes Zarr v`fmt` hierarchies."""
+    env = dict(os.environ)
+    env["HDF5_VOL_CONNECTOR"] = f"zarr zarr_format={fmt}"
+    p = subprocess.run([sys.executable, "-c", code, *map(str, args)], env=env, capture_output=True, text=True,
+                       timeout=300)
+    assert p.returncode == 0, f"child failed:\n{p.stdout}\n{p.stderr}"
+    return p.stdout
+
+
+H5PY_WRITES = r"""
+import sys, h5py, numpy as np
+with h5py.File(sys.argv[1], "w") as f:
+    x = f.create_dataset("x", data=np.arange(3.0) * 10)
+    t = f.create_dataset("time", data=np.array([1, 2], "i4"))
+    d = f.create_dataset("data", data=np.arange(6, dtype="f4").reshape(2, 3))
+    e = f.create_dataset("extra", data=np.arange(3, dtype="i2"))
+    x.make_scale("x")
+    t.make_scale("time")
+    assert x.is_scale and t.is_scale and not d.is_scale
+    d.dims[0].attach_scale(t)
+    d.dims[1].attach_scale(x)
+    e.dims[0].attach_scale(x)
+    d.dims[1].label = "east"
+    assert [len(dim) for dim in d.dims] == [1, 1], [len(dim) for dim in d.dims]
+    assert d.dims[1].label == "east"
+"""
+
+
+def t_h5py_writes(r):
+    for fmt in (3, 2):
+        root = r.path(f"h5py_v{fmt}.zarr")
+        in_format(fmt, H5PY_WRITES, root)
+        assert dim_names(f"{root}/data", fmt) == ["time", "x"], dim_names(f"{root}/data", fmt)
+        assert dim_names(f"{root}/x", fmt) == ["x"] and dim_names(f"{root}/time", fmt) == ["time"]
+        assert dim_names(f"{root}/extra", fmt) == ["x"], dim_names(f"{root}/extra", fmt)
+        for name in ("data", "x", "time", "extra"):   # nothing of H5DS's is stored
+            assert not stored_attrs(f"{root}/{name}") & H5DS_ATTRS, (name, stored_attrs(f"{root}/{name}"))
+        assert zarr.open_array(f"{root}/data", mode="r").attrs["DIMENSION_LABELS"] == ["", "east"]
+        ds = xr.open_zarr(root, consolidated=False, zarr_format=fmt).load()
+        assert ds["data"].dims == ("time", "x") and ds["extra"].dims == ("x",), ds
+        assert set(ds.coords) == {"time", "x"}, ds.coords
+        np.testing.assert_array_equal(ds["x"].values, np.arange(3.0) * 10)
+        np.testing.assert_array_equal(ds["time"].values, [1, 2])
+        np.testing.assert_array_equal(ds["data"].values, np.arange(6, dtype="f4").reshape(2, 3))
+        # h5py's view of what it wrote, and a detach
+        with h5py.File(root, "a") as f:
+            d, x, t = f["data"], f["x"], f["time"]
+            assert [[s.name for s in dim.values()] for dim in d.dims] == [["/time"], ["/x"]]
+            assert sorted(d.attrs) == ["DIMENSION_LABELS", "DIMENSION_LIST"], sorted(d.attrs)
+            assert sorted(x.attrs) == ["CLASS", "NAME", "REFERENCE_LIST"], sorted(x.attrs)
+            refs = sorted((f[ref].name, int(dim)) for ref, dim in x.attrs["REFERENCE_LIST"])
+            assert refs == [("/data", 1), ("/extra", 0)], refs
+            assert x.attrs["NAME"] == b"x" and x.attrs["CLASS"] == b"DIMENSION_SCALE"
+            d.dims[0].detach_scale(t)
+            assert len(d.dims[0]) == 0 and len(d.dims[1]) == 1
+            e = f["extra"]
+            e.dims[0].detach_scale(x)   # the last one: H5DS deletes DIMENSION_LIST
+            assert "DIMENSION_LIST" not in e.attrs and len(e.dims[0]) == 0
+        want_data = [None, "x"] if fmt == 3 else ["phony_dim_0", "x"]
+        assert dim_names(f"{root}/data", fmt) == want_data, dim_names(f"{root}/data", fmt)
+        want_extra = None if fmt == 3 else ["phony_dim_0"]
+        assert dim_names(f"{root}/extra", fmt) == want_extra, dim_names(f"{root}/extra", fmt)
+
+
+def netcdf_like():
+    return xr.Dataset(
+        {"t2m": (("time", "lat", "lon"), np.arange(24, dtype="f4").reshape(2, 3, 4), {"units": "K"}),
+         "mask": (("lat", "lon"), np.arange(12, dtype="i2").reshape(3, 4) % 2)},
+        coords={"time": np.array([0, 6], "i8"), "lat": [10.0, 20.0, 30.0], "lon": np.arange(4, dtype="f4")},
+        attrs={"title": "a netCDF-like dataset"})
+
+
+def t_xarray_writes(r):
+    src = netcdf_like()
+    for fmt in (3, 2):
+        root = r.path(f"xarray_v{fmt}.zarr")
+        src.to_zarr(root, zarr_format=fmt, consolidated=False)
+        with h5py.File(root, "r") as f:
+            t2m = f["t2m"]
+            assert [[s.name for s in dim.values()] for dim in t2m.dims] == [["/time"], ["/lat"], ["/lon"]]
+            assert all(f[c].is_scale for c in ("time", "lat", "lon")) and not t2m.is_scale
+            assert [f[refs[0]].name for refs in t2m.attrs["DIMENSION_LIST"]] == ["/time", "/lat", "/lon"]
+            refs = sorted((f[ref].name, int(dim)) for ref, dim in f["lon"].attrs["REFERENCE_LIST"])
+            assert refs == [("/mask", 1), ("/t2m", 2)], refs
+            assert f[f["mask"].ref].name == "/mask"
+            np.testing.assert_array_equal(t2m.dims[1][0][()], src["lat"].values)
+        with h5netcdf.File(root, "r") as f:
+            assert {k: len(v) for k, v in f.dimensions.items()} == {"time": 2, "lat": 3, "lon": 4}, f.dimensions
+            got = {k: v.dimensions for k, v in f.variables.items()}
+            assert got == {"t2m": ("time", "lat", "lon"), "mask": ("lat", "lon"), "time": ("time",),
+                           "lat": ("lat",), "lon": ("lon",)}, got
+        with xr.open_dataset(root, engine="h5netcdf") as ds:
+            xr.testing.assert_identical(ds.load(), src)
+        assert not stored_attrs(f"{root}/t2m") & H5DS_ATTRS   # reading stored nothing
+
+
+H5NETCDF_WRITES = r"""
+import sys, h5netcdf, numpy as np
+with h5netcdf.File(sys.argv[1], "w") as f:
+    f.dimensions = {"x": 3, "time": None}
+    f.attrs["title"] = "written by h5netcdf"
+    x = f.create_variable("x", ("x",), "f8", data=[1.0, 2.0, 3.0])
+    t = f.create_variable("time", ("time",), "i4")
+    f.resize_dimension("time", 2)
+    t[:] = [5, 6]
+    w = f.create_variable("w", ("time", "x"), "f4")
+    w[:] = np.arange(6, dtype="f4").reshape(2, 3)
+    w.attrs["units"] = "m"
+"""
+
+
+def t_h5netcdf_writes(r):
+    for fmt in (3, 2):
+        root = r.path(f"h5netcdf_v{fmt}.zarr")
+        in_format(fmt, H5NETCDF_WRITES, root)
+        assert dim_names(f"{root}/w", fmt) == ["time", "x"], dim_names(f"{root}/w", fmt)
+        ds = xr.open_zarr(root, consolidated=False, zarr_format=fmt).load()
+        assert ds["w"].dims == ("time", "x") and set(ds.coords) == {"time", "x"}, ds
+        np.testing.assert_array_equal(ds["w"].values, np.arange(6, dtype="f4").reshape(2, 3))
+        np.testing.assert_array_equal(ds["time"].values, [5, 6])
+        np.testing.assert_array_equal(ds["x"].values, [1.0, 2.0, 3.0])
+        assert ds["w"].attrs["units"] == "m" and ds.attrs["title"] == "written by h5netcdf"
+        with h5netcdf.File(root, "r") as f:
+            assert {k: len(v) for k, v in f.dimensions.items()} == {"x": 3, "time": 2}, f.dimensions
+            assert f.variables["w"].dimensions == ("time", "x")
+            np.testing.assert_array_equal(f.variables["w"][:], ds["w"].values)
+
+
+NO_SHIM = r"""
+import sys, h5py
+with h5py.File(sys.argv[1], "a") as f:
+    d, x = f["t2m"], f["lon"]
+    assert "DIMENSION_LIST" not in d.attrs and "CLASS" not in x.attrs and not x.is_scale
+    try:
+        d.dims[2].attach_scale(x)
+    except Exception as e:
+        print("refused:", e)
+    else:
+        raise AssertionError("attach_scale without libzarr_h5vol_v1api succeeded")
+"""
+
+
+def t_without_shim(r):
+    root = r.path("noshim.zarr")
+    netcdf_like().to_zarr(root, zarr_format=3, consolidated=False)
+    env = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
+    p = subprocess.run([sys.executable, "-c", NO_SHIM, root], env=env, capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0 and "refused:" in p.stdout, f"{p.stdout}\n{p.stderr}"
+    assert dim_names(f"{root}/t2m", 3) == ["time", "lat", "lon"]
+
+
+def main():
+    args = harness.parse_args(__doc__)
+    tmp = Path(os.environ.get("ZARR_TEST_TMPDIR") or tempfile.mkdtemp())
+    tmp = Path(tempfile.mkdtemp(dir=tmp))
+    r = harness.Runner(tmp, args.verbose, args.k)
+    r.run("h5py writes dimension scales: zarr-python and xarray read dimension names", t_h5py_writes, r)
+    r.run("xarray writes: h5py, h5netcdf and xarray through h5netcdf see the dimensions", t_xarray_writes, r)
+    r.run("h5netcdf writes through the connector: xarray and h5netcdf read it", t_h5netcdf_writes, r)
+    r.run("without libzarr_h5vol_v1api: no H5DS attributes, attach refused", t_without_shim, r)
+    print(f"{r.passed} passed, {len(r.failed)} failed")
+    shutil.rmtree(tmp, ignore_errors=True) if not r.failed else None
+    sys.exit(1 if r.failed else 0)
+
+
+if __name__ == "__main__":
+    main()
