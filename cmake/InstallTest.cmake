@@ -154,7 +154,7 @@ foreach(kind shared static)
 endforeach()
 
 # 3a. Version requests (zarrConfigVersion.cmake, SameMajorVersion): find_package(zarr A.B) finds the package
-# for every A.B up to its own MAJOR.MINOR within its major version (0.2 and 0.3 for 0.3.0: the versions the
+# for every A.B up to its own MAJOR.MINOR within its major version (0.2, 0.3 and 0.4 for 0.4.0: the versions the
 # headers' `Since:` tags name), and not for the next minor version or the next major one.
 string(REGEX MATCH "^([0-9]+)\\.([0-9]+)" _ "${VERSION}")
 set(major "${CMAKE_MATCH_1}")

@@ -8,11 +8,11 @@
 
 /** libzarr version of this header (the library reports its own through zarr_version()). */
 #define ZARR_VERSION_MAJOR 0
-#define ZARR_VERSION_MINOR 3
+#define ZARR_VERSION_MINOR 4
 #define ZARR_VERSION_PATCH 0
 /** major * 10000 + minor * 100 + patch */
-#define ZARR_VERSION_NUMBER 300
-#define ZARR_VERSION_STRING "0.3.0"
+#define ZARR_VERSION_NUMBER 400
+#define ZARR_VERSION_STRING "0.4.0"
 
 
 /**
