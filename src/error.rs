@@ -125,11 +125,22 @@ impl Error {
 }
 
 /// Allocates a zero-initialised buffer of `n` bytes, failing with [`Error::Memory`] instead of aborting.
+/// The memory comes zeroed from the allocator (`calloc`): a large buffer is fresh pages that the kernel
+/// zeroes when they are first touched, so a buffer sized by input (a declared chunk size) costs resident
+/// memory only for the bytes a decoder actually writes.
 pub fn try_alloc(n: usize) -> Result<Vec<u8>> {
-    let mut v = Vec::new();
-    try_reserve(&mut v, n)?;
-    v.resize(n, 0);
-    Ok(v)
+    if n == 0 {
+        return Ok(Vec::new());
+    }
+    let layout = std::alloc::Layout::array::<u8>(n).map_err(|_| alloc_failed(n))?;
+    // SAFETY: the layout's size is not zero.
+    let p = unsafe { std::alloc::alloc_zeroed(layout) };
+    if p.is_null() {
+        return Err(alloc_failed(n));
+    }
+    // SAFETY: `p` comes from the global allocator with the layout of `[u8; n]` (capacity n, align 1),
+    // and all n bytes are initialised (zeroed).
+    Ok(unsafe { Vec::from_raw_parts(p, n, n) })
 }
 
 /// Makes room in `v` for `additional` more elements, failing with [`Error::Memory`] instead of aborting

@@ -11,6 +11,9 @@
 //!   than the ceiling allows, one per 128 bytes of it); 500 000 of them open, within a bounded peak;
 //! - a chunk file extended (sparse) to 8 GiB is `Error::Codec` before it is read, for a compressed chunk,
 //!   an uncompressed one (whole and partial reads), a shard, and a write merging into it;
+//! - a chunk declared 3 GiB long whose stored zstd frame (13 bytes) announces 3 GiB and is cut short: a
+//!   read of its last 16 elements is `Error::Codec`, and the 3 GiB buffer costs resident memory only for
+//!   what was decoded (it comes zeroed from the allocator, untouched);
 //! - `Array::resize` of v2 and v3 arrays of 2^62 one-element chunks takes time and memory proportional to
 //!   the chunks stored: those outside the new shape are deleted, the others kept.
 
@@ -35,8 +38,13 @@ const CHILD: &str = "ZARR_HOSTILE_MEMORY_CASE";
 /// Runs `case` in a child process under [`CAP`] and returns the child's peak resident memory in bytes;
 /// in the child (`CHILD` names this test), applies the cap and runs `case` itself.
 fn capped(name: &str, case: fn()) -> u64 {
+    capped_at(name, CAP, case)
+}
+
+/// [`capped`] under an address-space cap of `cap` bytes.
+fn capped_at(name: &str, cap: u64, case: fn()) -> u64 {
     if std::env::var(CHILD).as_deref() == Ok(name) {
-        let lim = libc::rlimit { rlim_cur: CAP, rlim_max: CAP };
+        let lim = libc::rlimit { rlim_cur: cap, rlim_max: cap };
         // SAFETY: setrlimit reads the struct we pass.
         assert_eq!(unsafe { libc::setrlimit(libc::RLIMIT_AS, &lim) }, 0, "setrlimit");
         case();
@@ -271,4 +279,31 @@ fn resizing_a_grid_of_2_62_chunks_follows_the_stored_chunks_v3() {
 fn resizing_a_grid_of_2_62_chunks_follows_the_stored_chunks_v2() {
     let peak = capped("resizing_a_grid_of_2_62_chunks_follows_the_stored_chunks_v2", || resize_case("resize2", true));
     assert!(peak < 100 << 20, "peak {peak}");
+}
+
+fn case_declared_huge_chunk() {
+    let d = scratch("declared");
+    let store = fs_store(&d);
+    let n: u64 = 3 << 30;
+    let zstd = json!({"name": "zstd", "configuration": {"level": 3, "checksum": false}});
+    Array::create(store.clone(), "a", &v3_array(&[n], &[n], "uint8", json!(0), json!([bytes_codec("little"), zstd]))).unwrap();
+    // A zstd frame announcing 3 GiB (single segment, 4-byte content size), one RLE block of 128 KiB of
+    // 7s, and nothing more: it is cut short.
+    let mut frame = vec![0x28, 0xb5, 0x2f, 0xfd, 0xa0];
+    frame.extend_from_slice(&(n as u32).to_le_bytes());
+    let block = (1u32 << 1) | (131072 << 3);
+    frame.extend_from_slice(&block.to_le_bytes()[..3]);
+    frame.push(7);
+    write(&d.join("a/c/0"), &frame);
+    let a = Array::open(store, "a", false).unwrap();
+    let mut out = vec![0u8; 16];
+    expect_err("the last 16 elements", a.read_region(&[n - 16], &[16], &mut out), is_codec, "zstd");
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
+fn a_declared_3_gib_chunk_costs_only_what_its_stored_bytes_decode_to() {
+    // The cap leaves room for the declared chunk's buffer (address space), not for touching it.
+    let peak = capped_at("a_declared_3_gib_chunk_costs_only_what_its_stored_bytes_decode_to", 5 << 30, case_declared_huge_chunk);
+    assert!(peak < 100 << 20, "peak {peak}: the declared 3 GiB buffer was written, not just allocated");
 }
