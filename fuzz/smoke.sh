@@ -16,8 +16,10 @@ seconds=${1:-${FUZZ_SECONDS:-60}}
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$here/target}
 targets=${FUZZ_TARGETS:-"metadata_v3 metadata_v2 metadata_v1 codec_v3 codec_numcodecs shard_index store_read"}
 # Memory bounds: the library must refuse anything larger before allocating (src/fuzzing.rs lowers the
-# decoded chunk bound to 4 MiB while fuzzing).
-limits=(-rss_limit_mb=2048 -malloc_limit_mb=512 -timeout=10)
+# decoded chunk bound to 4 MiB and the metadata ceiling to 1 MiB while fuzzing, docs/limits.md). No
+# legitimate allocation of a target passes 64 MiB (a shard index of 4 Mi entries), so one of 128 MiB is a
+# blow-up of the input, and a process of 1 GiB is one of 100x the largest input libFuzzer makes.
+limits=(-rss_limit_mb=1024 -malloc_limit_mb=128 -timeout=10)
 
 if ! cargo fuzz --version >/dev/null 2>&1; then
     echo "smoke.sh: cargo-fuzz is not installed (cargo install cargo-fuzz --locked --version 0.13.2)" >&2

@@ -450,6 +450,14 @@ typedef int32_t zarr_status;
  */
 #define ZARR_ERR_INTERNAL (-50)
 
+/**
+ * Memory for the request could not be allocated: the allocator refused, or the input asks for more than a
+ * documented ceiling allows (a metadata document over the metadata ceiling, a stored or remote object
+ * longer than the request can need). The call changed nothing; smaller requests may still succeed.
+ * Since: 0.4.
+ */
+#define ZARR_ERR_MEMORY (-60)
+
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
@@ -472,7 +480,8 @@ void zarr_string_free(char *s);
  * @param out   receives the new handle; set to NULL on failure
  * @returns ZARR_OK; ZARR_ERR_INVALID_ARGUMENT (NULL argument, bad mode); ZARR_ERR_NOT_FOUND (no array
  *          there, or a group); ZARR_ERR_METADATA (malformed metadata); ZARR_ERR_UNSUPPORTED (unknown
- *          codec, data type or extension); ZARR_ERR_IO.
+ *          codec, data type or extension); ZARR_ERR_IO; ZARR_ERR_MEMORY (a metadata document over the
+ *          metadata ceiling, `ZARR_MAX_METADATA_BYTES`, default 64 MiB: docs/limits.md; since 0.4).
  * Thread-safe. Since: 0.1.
  *
  * # Safety
@@ -770,8 +779,9 @@ zarr_status zarr_array_metadata(const struct zarr_array *array, char **json);
  * @param buffer       receives the elements
  * @param buffer_size  must equal product(count) * element size, in bytes
  * @returns ZARR_OK; ZARR_ERR_INVALID_HANDLE; ZARR_ERR_INVALID_ARGUMENT (NULL); ZARR_ERR_OUT_OF_BOUNDS;
- *          ZARR_ERR_BUFFER_SIZE; ZARR_ERR_CODEC (corrupt chunk); ZARR_ERR_CHECKSUM; ZARR_ERR_IO.
- *          On failure the buffer contents are unspecified.
+ *          ZARR_ERR_BUFFER_SIZE; ZARR_ERR_CODEC (corrupt chunk, or a stored chunk longer than any
+ *          encoding of it can be: refused before it is read, docs/limits.md); ZARR_ERR_CHECKSUM;
+ *          ZARR_ERR_IO; ZARR_ERR_MEMORY (since 0.4). On failure the buffer contents are unspecified.
  * Thread-safe (concurrent reads of one handle are allowed). Since: 0.1.
  *
  * # Safety
@@ -828,6 +838,10 @@ zarr_status zarr_write_region(struct zarr_array *array,
  * ```
  *
  * (Writing the fill value over the part to be cut off before shrinking works too.)
+ *
+ * Time and memory follow the chunks stored, not the grid: when many chunk positions lie outside the
+ * new shape (an array of 2^62 chunks shrunk), the stored chunks are listed and those outside deleted
+ * (docs/limits.md).
  *
  * @param array  an array opened for writing
  * @param shape  `rank` new extents
@@ -994,13 +1008,16 @@ zarr_status zarr_array_region_nbytes(const struct zarr_array *array,
  * @param mode  ZARR_READ or ZARR_READ_WRITE
  * @param out   receives the handle; NULL on failure
  * @returns ZARR_OK; ZARR_ERR_INVALID_ARGUMENT; ZARR_ERR_NOT_FOUND (nothing there, or an array);
- *          ZARR_ERR_METADATA; ZARR_ERR_UNSUPPORTED; ZARR_ERR_IO.
+ *          ZARR_ERR_METADATA; ZARR_ERR_UNSUPPORTED; ZARR_ERR_IO; ZARR_ERR_MEMORY (a metadata document
+ *          over the metadata ceiling: docs/limits.md; since 0.4).
  * Thread-safe. Since: 0.1.
  *
  * # Safety
  * `path` is a NUL-terminated string; `out` is valid for writing a pointer.
  */
-zarr_status zarr_group_open(const char *path, int32_t mode, struct zarr_group **out);
+zarr_status zarr_group_open(const char *path,
+                            int32_t mode,
+                            struct zarr_group **out);
 
 /**
  * Creates a group in the directory `path` and opens it for reading and writing.

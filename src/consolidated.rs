@@ -173,7 +173,7 @@ impl Consolidated {
 }
 
 fn read_json(store: &dyn Store, key: &str) -> Result<Option<Value>> {
-    match store.get(key)? {
+    match store.get_limited(key, crate::store::ReadLimit::metadata())? {
         None => Ok(None),
         Some(bytes) => metadata::parse_json_at(&bytes, key).map(Some).map_err(|e| e.context(store.location(key))),
     }

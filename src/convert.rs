@@ -33,9 +33,9 @@ pub fn v2_to_v3(store: &dyn Store, path: &str) -> Result<()> {
     if store.exists(&node::v3_key(&path))? {
         return Err(Error::Exists(format!("{where_} already has Zarr v3 metadata (zarr.json)")));
     }
-    let bytes = store.get(&zarray)?.ok_or_else(|| Error::NotFound(format!("no Zarr v2 array at {where_} (no .zarray)")))?;
+    let bytes = store.get_limited(&zarray, crate::store::ReadLimit::metadata())?.ok_or_else(|| Error::NotFound(format!("no Zarr v2 array at {where_} (no .zarray)")))?;
     let doc = metadata::parse_json(&bytes).map_err(|e| e.context(store.location(&zarray)))?;
-    let attrs = match store.get(&node::key(&path, ".zattrs"))? {
+    let attrs = match store.get_limited(&node::key(&path, ".zattrs"), crate::store::ReadLimit::metadata())? {
         None => Map::new(),
         Some(b) => match metadata::parse_json_at(&b, ".zattrs")? {
             Value::Object(m) => m,

@@ -5,7 +5,8 @@
 //! Every target takes arbitrary bytes and must return normally: errors are expected and ignored, a
 //! panic, a hang or an allocation above the bounds is a finding. Before running, each target lowers
 //! the decoded chunk bound ([`crate::codec::chain::set_max_chunk_bytes`]) to [`FUZZ_MAX_CHUNK_BYTES`]
-//! so that no input may make the library allocate more than a few times that.
+//! and the metadata ceiling ([`crate::limits::set_max_metadata_bytes`]) to [`FUZZ_MAX_METADATA_BYTES`],
+//! so that no input may make the library allocate more than a few times those.
 //!
 //! Input layouts (built by `fuzz/make_seeds.py` from `tests/fixtures`):
 //! - `metadata_v3`: a `zarr.json` document.
@@ -40,8 +41,13 @@ const FUZZ_MAX_CHUNK_BYTES: u64 = 1 << 22;
 /// Largest selection (bytes of the destination buffer) a target reads.
 const MAX_READ_BYTES: u64 = 1 << 22;
 
+/// The metadata ceiling (bytes) the fuzz targets run under: a document may hold at most 8192 JSON
+/// values (`crate::limits::max_metadata_values`).
+const FUZZ_MAX_METADATA_BYTES: u64 = 1 << 20;
+
 fn setup() {
     set_max_chunk_bytes(FUZZ_MAX_CHUNK_BYTES);
+    crate::limits::set_max_metadata_bytes(FUZZ_MAX_METADATA_BYTES);
 }
 
 /// Splits `data` at its first NUL byte.

@@ -5,7 +5,8 @@
 //! `crate::` path of `src/`; see also ARCHITECTURE.md):
 //! 1. [`error`] and [`status`] (errors and their C status codes), [`index_order`] (how messages quote
 //!    indices: C or Fortran order), [`buffer`], [`scratch`] (per-thread buffers), [`threads`] (the chunk
-//!    thread pool), [`format`] (v3 extension objects, JSON text with `NaN`/`Infinity`, base64).
+//!    thread pool), [`format`] (v3 extension objects, JSON text with `NaN`/`Infinity`, base64),
+//!    [`limits`] (ceilings on what input may make the library read into memory).
 //! 2. [`dtype`] (data types, their v2 and v3 names, fill values), [`chunk_grid`], [`chunk_key`],
 //!    [`store`] (key/value stores: byte-range reads, atomic writes).
 //! 3. [`selection`]: all region arithmetic: regions of chunks, buffer layouts, where decoded elements
@@ -43,6 +44,7 @@ pub mod format;
 pub mod fuzzing;
 pub mod group;
 mod index_order;
+pub mod limits;
 pub mod metadata;
 pub mod node;
 mod scratch;

@@ -6,7 +6,7 @@
 
 use crate::error::{Error, Result};
 use crate::metadata::{self, v1, v2, v3, ArrayMetadata, GroupMetadata};
-use crate::store::{node_prefix, Store};
+use crate::store::{node_prefix, ReadLimit, Store};
 use serde_json::{Map, Value};
 
 /// The kind of a node.
@@ -57,7 +57,7 @@ pub fn attributes_key(path: &str, zarr_format: u8) -> Option<String> {
 }
 
 fn read_doc(store: &dyn Store, key: &str) -> Result<Option<Value>> {
-    match store.get(key)? {
+    match store.get_limited(key, ReadLimit::metadata())? {
         None => Ok(None),
         Some(bytes) => parse_doc(store, key, &bytes).map(Some),
     }
@@ -133,7 +133,7 @@ impl Prefetch {
         if n == 0 || keys.is_empty() {
             return Ok(());
         }
-        let got = crate::threads::io_scope(n, || crate::threads::try_map(keys, |k| Ok(store.get(k))))?;
+        let got = crate::threads::io_scope(n, || crate::threads::try_map(keys, |k| Ok(store.get_limited(k, ReadLimit::metadata()))))?;
         self.0.extend(keys.iter().cloned().zip(got));
         Ok(())
     }
@@ -146,7 +146,7 @@ impl Prefetch {
     pub fn take(&mut self, store: &dyn Store, key: &str) -> Result<Option<Vec<u8>>> {
         match self.0.iter().position(|(k, _)| k == key) {
             Some(i) => self.0.swap_remove(i).1,
-            None => store.get(key),
+            None => store.get_limited(key, ReadLimit::metadata()),
         }
     }
 

@@ -1,7 +1,7 @@
 //! Per-thread reusable buffers, so that decoding a chunk allocates (and page-faults) nothing in the
 //! steady state. A buffer is moved out of its slot while in use: nested users get a fresh one.
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 use std::cell::Cell;
 
 thread_local! {
@@ -36,10 +36,12 @@ fn with_high_water<R>(
     f: impl FnOnce(&mut [u8]) -> Result<R>,
 ) -> Result<R> {
     let mut buf = slot.with(|c| c.take());
-    // The Vec's length is its high-water mark, so growing zeroes only new bytes, once.
+    // The Vec's length is its high-water mark. A larger buffer replaces it with fresh zeroed memory
+    // (contents are unspecified anyway): nothing is written here, so a buffer sized by a declared chunk
+    // size costs resident memory only for what the caller writes into it.
     if buf.len() < n {
-        buf.try_reserve_exact(n - buf.len()).map_err(|_| Error::Internal(format!("cannot allocate {n} bytes")))?;
-        buf.resize(n, 0);
+        drop(std::mem::take(&mut buf));
+        buf = crate::error::try_alloc(n)?;
     }
     let r = f(&mut buf[..n]);
     put_back(slot, buf);

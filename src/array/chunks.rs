@@ -139,6 +139,21 @@ impl Array {
         let new_grid = stored.grid.grid_shape(shape);
         let prefix = &self.prefix;
         let key_of = |i: &[u64]| format!("{prefix}{}", stored.chunk_key_encoding.key(i));
+        // Many chunks outside the new grid (a grid of 2^62 chunks shrunk): the stored chunks are
+        // listed and those outside deleted, in time and memory proportional to what is stored, not
+        // to the grid. Stores that cannot list (none writable) enumerate the keys instead.
+        if outside_count(&old_grid, &new_grid) > ENUMERATE_AT_MOST {
+            let listed = stored_chunks(self.store.as_ref(), prefix, &stored.chunk_key_encoding, old.len());
+            if let Some(listed) = listed.transpose() {
+                let keys: Vec<String> = listed?
+                    .into_iter()
+                    .filter(|i| i.iter().zip(&new_grid).any(|(c, n)| c >= n))
+                    .map(|i| key_of(&i))
+                    .collect();
+                crate::threads::try_for_each(&keys, |k| self.store.delete_locked(k, &lock))?;
+                return self.finish_resize(meta, &stored, &lock);
+            }
+        }
         // The chunks outside the new grid, as disjoint boxes: along d beyond the new grid, before d
         // inside it, after d anywhere in the old grid.
         for d in 0..old.len() {
@@ -161,12 +176,59 @@ impl Array {
             // The exclusive metadata lock excludes every chunk writer.
             crate::threads::try_for_each(&keys, |k| self.store.delete_locked(k, &lock))?;
         }
+        self.finish_resize(meta, &stored, &lock)
+    }
+
+    /// The last step of [`Array::resize`], once the chunks outside the new shape are gone: the new
+    /// metadata document (`meta`, from the `stored` one) written under the metadata lock `lock`.
+    fn finish_resize(&mut self, meta: metadata::ArrayMetadata, stored: &metadata::ArrayMetadata, lock: &crate::store::StoreLock) -> Result<()> {
         // v3 keeps the attributes in zarr.json; v2 keeps them apart.
         let doc = if meta.zarr_format == 3 { meta.document_with_attributes(&stored.attributes) } else { meta.document.clone() };
         let key = node::metadata_key(&self.path, meta.zarr_format, node::NodeKind::Array);
-        self.store.set_parts_locked(&key, &[&metadata::to_bytes(&doc)], &lock)?;
+        self.store.set_parts_locked(&key, &[&metadata::to_bytes(&doc)], lock)?;
         *self.attributes.get_mut().unwrap_or_else(|e| e.into_inner()) = stored.attributes.clone();
         self.meta = meta;
         Ok(())
     }
+}
+
+/// Above this many chunks outside the new shape, [`Array::resize`] lists the stored chunks instead of
+/// enumerating the keys of the chunks that may be stored.
+const ENUMERATE_AT_MOST: u64 = 1 << 16;
+
+/// How many chunks of `old_grid` lie outside `new_grid` (saturating).
+fn outside_count(old_grid: &[u64], new_grid: &[u64]) -> u64 {
+    let total = old_grid.iter().fold(1u64, |a, &n| a.saturating_mul(n));
+    let inside = old_grid.iter().zip(new_grid).fold(1u64, |a, (&o, &n)| a.saturating_mul(o.min(n)));
+    total.saturating_sub(inside)
+}
+
+/// The grid indices of the chunks stored below `prefix` (an array's key prefix) under `encoding` for
+/// rank `rank`, found by listing: each directory of the chunk key tree once, so the work follows
+/// what is stored. `Ok(None)`: the store cannot list.
+fn stored_chunks(
+    store: &dyn crate::store::Store,
+    prefix: &str,
+    encoding: &crate::chunk_key::ChunkKeyEncoding,
+    rank: usize,
+) -> Result<Option<Vec<Vec<u64>>>> {
+    let mut out = Vec::new();
+    // (prefix below the array, depth): chunk keys nest at most rank + 1 deep (`c/i/j/k`).
+    let mut dirs = vec![(String::new(), 0usize)];
+    while let Some((rel, depth)) = dirs.pop() {
+        let listing = match store.list_dir(&format!("{prefix}{rel}")) {
+            Ok(l) => l,
+            Err(Error::Unsupported(_)) if rel.is_empty() => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        out.extend(listing.keys.iter().filter_map(|k| encoding.parse(&format!("{rel}{k}"), rank)));
+        if depth < rank + 1 {
+            for d in listing.prefixes {
+                if d == "c" || d.bytes().all(|b| b.is_ascii_digit()) {
+                    dirs.push((format!("{rel}{d}/"), depth + 1));
+                }
+            }
+        }
+    }
+    Ok(Some(out))
 }

@@ -34,11 +34,11 @@ impl Array {
     /// exist), and decoded as far as the merge needs.
     pub(super) fn read_versioned(&self, cond: &dyn ConditionalStore, part: &ChunkPart) -> Result<(Existing, Option<ValueVersion>)> {
         let key = self.chunk_key(&part.chunk);
-        let (stored, version) = match cond.get_versioned(&key)? {
+        let chain = self.meta.chain_for(&part.chunk)?;
+        let (stored, version) = match cond.get_versioned(&key, super::chunk_limit(&chain))? {
             Some((bytes, v)) => (Some(bytes), Some(v)),
             None => (None, None),
         };
-        let chain = self.meta.chain_for(&part.chunk)?;
         if let (true, Some(shard)) = (chain.is_bare(), chain.array_to_bytes().as_sharding()) {
             return Ok((Existing::Shard(self.shard_update_from(shard, part, stored)?), version));
         }
@@ -178,8 +178,8 @@ mod race_tests {
     }
 
     impl ConditionalStore for Racing {
-        fn get_versioned(&self, key: &str) -> Result<Option<(Vec<u8>, ValueVersion)>> {
-            self.inner.conditional().unwrap().get_versioned(key)
+        fn get_versioned(&self, key: &str, limit: crate::store::ReadLimit) -> Result<Option<(Vec<u8>, ValueVersion)>> {
+            self.inner.conditional().unwrap().get_versioned(key, limit)
         }
         fn set_parts_if_version(&self, key: &str, parts: &[&[u8]], expected: Option<&ValueVersion>) -> Result<bool> {
             if self.unsupported.load(Ordering::SeqCst) {

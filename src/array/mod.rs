@@ -321,3 +321,10 @@ impl Array {
         Ok((sel, layout, conv))
     }
 }
+
+/// The most bytes a stored chunk (or shard) of `chain` may hold ([`crate::codec::chain::CodecChain::max_encoded_size`]):
+/// every whole-chunk read is limited to it, and a chunk opened for ranged reads is checked against it
+/// before anything is read.
+fn chunk_limit(chain: &crate::codec::chain::CodecChain) -> crate::store::ReadLimit {
+    crate::store::ReadLimit::chunk(chain.max_encoded_size())
+}

@@ -5,7 +5,7 @@
 //! that a read touching every inner chunk of a local shard reads the shard file whole, at once.
 //! Missing chunks become the fill value.
 
-use super::Array;
+use super::{chunk_limit, Array};
 use crate::buffer::RawBuf;
 use crate::codec::ArrayToBytesCodec;
 use crate::dtype::DataType;
@@ -81,6 +81,7 @@ impl Array {
                     let Some(src) = self.store.open_hinted(&key, hint).map_err(ctx)? else {
                         return dest.fill_box(&part.local.count);
                     };
+                    chunk_limit(&chain).check(&self.store.location(&key), src.len())?;
                     return chain.partial_decode(src.as_ref(), repr, &part.local, dest).map_err(ctx);
                 }
             }
@@ -93,7 +94,7 @@ impl Array {
                 // Every inner chunk is needed: the whole shard file in one read (into this thread's
                 // reused buffer), the index taken from it, each inner chunk decoded straight from it.
                 return with_encoded(|encoded| {
-                    if !self.store.get_into(&key, encoded)? {
+                    if !self.store.get_into(&key, encoded, chunk_limit(&chain))? {
                         return dest.fill_box(&part.local.count);
                     }
                     shard.decode_from_memory(encoded, &part.local, dest, spread)
@@ -103,10 +104,12 @@ impl Array {
             let Some(src) = self.store.open(&key).map_err(ctx)? else {
                 return dest.fill_box(&part.local.count);
             };
+            // A stored value longer than any encoding of the chunk is refused before it is read.
+            chunk_limit(&chain).check(&self.store.location(&key), src.len())?;
             return chain.partial_decode(src.as_ref(), chain.decoded_repr(), &part.local, dest).map_err(ctx);
         }
         with_encoded(|encoded| {
-            if !self.store.get_into(&key, encoded)? {
+            if !self.store.get_into(&key, encoded, chunk_limit(&chain))? {
                 return dest.fill_box(&part.local.count);
             }
             chain.decode_region(encoded, &part.local, dest)
@@ -145,7 +148,9 @@ impl Array {
         let chain = self.meta.chain_for(&part.chunk)?;
         let found = self
             .store
-            .with_value(key, &mut |encoded| crate::threads::compute(|| chain.decode_region(encoded, &part.local, dest)))?;
+            .with_value(key, chunk_limit(&chain), &mut |encoded| {
+                crate::threads::compute(|| chain.decode_region(encoded, &part.local, dest))
+            })?;
         if found {
             Ok(())
         } else {
@@ -161,7 +166,7 @@ impl Array {
         let key = self.chunk_key(ci);
         let chain = self.meta.chain_for(ci)?;
         with_encoded(|encoded| {
-            if !self.store.get_into(&key, encoded)? {
+            if !self.store.get_into(&key, encoded, chunk_limit(&chain))? {
                 crate::buffer::fill_elements(out, &self.meta.fill_value);
                 return Ok(false);
             }
@@ -199,14 +204,14 @@ impl Array {
             return Ok(VlenData { offsets: vec![0], data: Vec::new() });
         }
         let mut offsets = Vec::new();
-        offsets.try_reserve_exact(n + 1).map_err(|_| crate::Error::Internal(format!("cannot allocate {} offsets", n + 1)))?;
+        crate::error::try_reserve(&mut offsets, n + 1)?;
         offsets.resize(n + 1, 0u64);
         let parts = Selection::dense(start, count).project(self.grid());
         let pieces: Vec<VlenPieces> = crate::threads::try_map(&parts, |part| {
             let key = self.chunk_key(&part.chunk);
             let ctx = |e: crate::Error| e.context(self.store.location(&key));
             let chain = self.meta.chain_for(&part.chunk)?;
-            let mut pieces = match self.store.get(&key).map_err(ctx)? {
+            let mut pieces = match self.store.get_limited(&key, chunk_limit(&chain)).map_err(ctx)? {
                 Some(bytes) => crate::codec::serialize::vlen::decode(&chain, bytes, &part.local).map_err(ctx)?,
                 None => VlenPieces::one(
                     &part.local.count,
@@ -230,7 +235,7 @@ impl Array {
         for i in 0..n {
             offsets[i + 1] += offsets[i];
         }
-        let total = usize::try_from(offsets[n]).map_err(|_| crate::Error::Internal("region does not fit in memory".into()))?;
+        let total = usize::try_from(offsets[n]).map_err(|_| crate::Error::Memory("the region does not fit in memory".into()))?;
         let mut data = crate::error::try_alloc(total)?;
         let dst = RawBuf::new(&mut data);
         let offsets_ref = &offsets;

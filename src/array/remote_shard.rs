@@ -87,6 +87,9 @@ impl Array {
                     let Some(src) = self.store.open_hinted(key, shard.index_hint())? else {
                         return dest.fill_box(&part.local.count);
                     };
+                    // A shard longer than any encoding of it is refused before its index is used
+                    // (a streamed read of it would take a buffer of that size).
+                    crate::store::ReadLimit::chunk(shard.max_encoded_size()).check(&self.store.location(key), src.len())?;
                     let entries = shard.read_index(src.as_ref())?;
                     let Some(version) = src.version().map(str::to_string) else {
                         // A server without versions: plain reads.

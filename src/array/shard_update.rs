@@ -30,7 +30,8 @@ pub(super) struct ShardUpdate {
 impl Array {
     /// Phase 1 for a shard covered in part.
     pub(super) fn prepare_shard_update(&self, shard: &ShardingCodec, part: &ChunkPart) -> Result<ShardUpdate> {
-        let stored = self.store.get(&self.chunk_key(&part.chunk))?;
+        let limit = crate::store::ReadLimit::chunk(shard.max_encoded_size());
+        let stored = self.store.get_limited(&self.chunk_key(&part.chunk), limit)?;
         self.shard_update_from(shard, part, stored)
     }
 

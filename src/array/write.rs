@@ -277,7 +277,7 @@ impl Array {
         let fill = &self.meta.fill_value[..];
         let existing = match self.covers_chunk(part) {
             true => None,
-            false => match self.store.get(&self.chunk_key(&part.chunk))? {
+            false => match self.store.get_limited(&self.chunk_key(&part.chunk), super::chunk_limit(&chain))? {
                 Some(bytes) => Some(crate::codec::serialize::vlen::decode(&chain, bytes, &Selection::dense(&vec![0; shape.len()], shape))?.into_chunk(shape)?),
                 None => None,
             },

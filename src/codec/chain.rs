@@ -209,6 +209,35 @@ impl CodecChain {
         self.encoded_size
     }
 
+    /// The longest a stored chunk of this chain can be, in bytes (docs/limits.md): a longer stored
+    /// value is refused before it is read. The fixed encoded size where there is one; a shard, its
+    /// inner chunks at their longest plus the index; a chunk of variable-length elements, the
+    /// variable-length chunk ceiling. Otherwise the array->bytes codec's output is taken to be at
+    /// most `2 n + 1 MiB` for a chunk of `n` bytes (the bound its decoder is held to), and each
+    /// bytes->bytes codec without a fixed size to add at most half its input plus 64 KiB, more than
+    /// any supported compressor's worst case (zstd, lz4, blosc, gzip, bz2, lzma: under 1% plus a
+    /// header).
+    pub fn max_encoded_size(&self) -> u64 {
+        if let Some(n) = self.encoded_size {
+            return n;
+        }
+        let a2b_repr = self.reprs.last().expect("a chain has a representation");
+        if self.reprs[0].data_type.is_vlen() || a2b_repr.data_type.is_vlen() {
+            return crate::codec::serialize::vlen::MAX_VLEN_CHUNK_BYTES.min(max_chunk_bytes());
+        }
+        let mut n = match self.array_to_bytes.as_sharding() {
+            Some(s) => s.max_encoded_size(),
+            None => self
+                .array_to_bytes
+                .encoded_size(a2b_repr)
+                .unwrap_or_else(|| (a2b_repr.nbytes() as u64).saturating_mul(2).saturating_add(1 << 20)),
+        };
+        for c in &self.bytes_to_bytes {
+            n = c.encoded_size(n).unwrap_or_else(|| n.saturating_add(n / 2).saturating_add(64 << 10));
+        }
+        n
+    }
+
     /// Whether there are only the array->bytes codec's own steps (no array->array, no bytes->bytes).
     pub fn is_bare(&self) -> bool {
         self.array_to_array.is_empty() && self.bytes_to_bytes.is_empty()

@@ -299,7 +299,8 @@ pub(crate) fn parse_mode(mode: c_int) -> Result<bool> {
 /// @param out   receives the new handle; set to NULL on failure
 /// @returns ZARR_OK; ZARR_ERR_INVALID_ARGUMENT (NULL argument, bad mode); ZARR_ERR_NOT_FOUND (no array
 ///          there, or a group); ZARR_ERR_METADATA (malformed metadata); ZARR_ERR_UNSUPPORTED (unknown
-///          codec, data type or extension); ZARR_ERR_IO.
+///          codec, data type or extension); ZARR_ERR_IO; ZARR_ERR_MEMORY (a metadata document over the
+///          metadata ceiling, `ZARR_MAX_METADATA_BYTES`, default 64 MiB: docs/limits.md; since 0.4).
 /// Thread-safe. Since: 0.1.
 ///
 /// # Safety
@@ -758,8 +759,9 @@ pub unsafe extern "C" fn zarr_array_metadata(array: *const zarr_array, json: *mu
 /// @param buffer       receives the elements
 /// @param buffer_size  must equal product(count) * element size, in bytes
 /// @returns ZARR_OK; ZARR_ERR_INVALID_HANDLE; ZARR_ERR_INVALID_ARGUMENT (NULL); ZARR_ERR_OUT_OF_BOUNDS;
-///          ZARR_ERR_BUFFER_SIZE; ZARR_ERR_CODEC (corrupt chunk); ZARR_ERR_CHECKSUM; ZARR_ERR_IO.
-///          On failure the buffer contents are unspecified.
+///          ZARR_ERR_BUFFER_SIZE; ZARR_ERR_CODEC (corrupt chunk, or a stored chunk longer than any
+///          encoding of it can be: refused before it is read, docs/limits.md); ZARR_ERR_CHECKSUM;
+///          ZARR_ERR_IO; ZARR_ERR_MEMORY (since 0.4). On failure the buffer contents are unspecified.
 /// Thread-safe (concurrent reads of one handle are allowed). Since: 0.1.
 ///
 /// # Safety

@@ -45,6 +45,10 @@ unsafe fn array_chunk<'a>(array: *const zarr_array, chunk: *const u64) -> Result
 ///
 /// (Writing the fill value over the part to be cut off before shrinking works too.)
 ///
+/// Time and memory follow the chunks stored, not the grid: when many chunk positions lie outside the
+/// new shape (an array of 2^62 chunks shrunk), the stored chunks are listed and those outside deleted
+/// (docs/limits.md).
+///
 /// @param array  an array opened for writing
 /// @param shape  `rank` new extents
 /// @param rank   must equal the array's rank

@@ -76,7 +76,8 @@ pub(crate) fn attributes_arg(json: *const c_char) -> Result<serde_json::Map<Stri
 /// @param mode  ZARR_READ or ZARR_READ_WRITE
 /// @param out   receives the handle; NULL on failure
 /// @returns ZARR_OK; ZARR_ERR_INVALID_ARGUMENT; ZARR_ERR_NOT_FOUND (nothing there, or an array);
-///          ZARR_ERR_METADATA; ZARR_ERR_UNSUPPORTED; ZARR_ERR_IO.
+///          ZARR_ERR_METADATA; ZARR_ERR_UNSUPPORTED; ZARR_ERR_IO; ZARR_ERR_MEMORY (a metadata document
+///          over the metadata ceiling: docs/limits.md; since 0.4).
 /// Thread-safe. Since: 0.1.
 ///
 /// # Safety

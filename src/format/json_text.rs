@@ -67,6 +67,29 @@ pub fn parse(text: &[u8], scope: Scope) -> Result<Value, JsonError> {
     }
 }
 
+/// How many JSON values `text` holds, about: its commas and opening brackets outside strings, plus one
+/// (an upper bound for arrays and objects of values, which is what a parse allocates for). Linear in
+/// the text, without allocating: a caller refuses a text whose parse would take too much memory
+/// before parsing it (a parsed value takes about a hundred bytes, far more than its text).
+pub fn count_values(text: &[u8]) -> u64 {
+    let mut n = 1u64;
+    let mut i = 0;
+    while i < text.len() {
+        match text[i] {
+            b'"' => {
+                i += 1;
+                while i < text.len() && text[i] != b'"' {
+                    i += if text[i] == b'\\' { 2 } else { 1 };
+                }
+            }
+            b',' | b'[' | b'{' => n += 1,
+            _ => {}
+        }
+        i += 1;
+    }
+    n
+}
+
 /// The value of a number written as one of the bare tokens (NaN, +inf, -inf); `None` for any other
 /// number (finite ones included).
 pub fn non_finite(n: &Number) -> Option<f64> {
@@ -254,6 +277,14 @@ fn message_at_original_position(e: &serde_json::Error, rw: &Rewritten) -> String
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn values_are_counted_outside_strings() {
+        assert_eq!(count_values(b"1"), 1);
+        assert_eq!(count_values(b"[1, 2, 3]"), 4);
+        assert_eq!(count_values(br#"{"a,[{": [NaN, NaN], "b\",": 1}"#), 5);
+        assert_eq!(count_values(br#"["unterminated, [, {"#), 2);
+    }
 
     fn ok(s: &str) -> Value {
         parse(s.as_bytes(), Scope::Anywhere).unwrap_or_else(|e| panic!("{s}: {e}"))

@@ -146,11 +146,36 @@ pub fn parse_json_at(bytes: &[u8], key: &str) -> Result<Value> {
 }
 
 fn parse_json_scoped(bytes: &[u8], scope: json_text::Scope) -> Result<Value> {
+    check_parse_size(bytes)?;
     let v: Value = json_text::parse(bytes, scope).map_err(|e| Error::Metadata(format!("invalid JSON: {e}")))?;
     if !v.is_object() {
         return Err(Error::Metadata("the metadata document is not a JSON object".into()));
     }
     Ok(v)
+}
+
+/// Fails with [`Error::Memory`] when a metadata text is over the metadata ceiling, or holds so many
+/// JSON values that parsing it would take more memory than the ceiling allows
+/// ([`crate::limits::max_metadata_values`]): refused before parsing, so that a document of a few
+/// megabytes of `NaN,` cannot take gigabytes.
+fn check_parse_size(bytes: &[u8]) -> Result<()> {
+    let max = crate::limits::max_metadata_bytes();
+    if bytes.len() as u64 > max {
+        return Err(Error::Memory(format!(
+            "the metadata document is {} bytes, over the metadata ceiling of {max} bytes (ZARR_MAX_METADATA_BYTES; docs/limits.md)",
+            bytes.len()
+        )));
+    }
+    let values = json_text::count_values(bytes);
+    let max_values = crate::limits::max_metadata_values();
+    if values > max_values {
+        return Err(Error::Memory(format!(
+            "the metadata document holds about {values} JSON values, more than the {max_values} that the metadata ceiling \
+             of {max} bytes allows (one per {} bytes; ZARR_MAX_METADATA_BYTES; docs/limits.md)",
+            crate::limits::METADATA_BYTES_PER_VALUE
+        )));
+    }
+    Ok(())
 }
 
 /// Serialises a metadata document the way it is stored (pretty-printed, UTF-8).

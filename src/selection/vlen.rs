@@ -150,7 +150,7 @@ impl VlenChunk {
         let n = count.iter().product::<u64>() as usize;
         let total: usize = pieces.iter().map(|p| p.chunk.buf.len()).sum();
         let mut buf = Vec::new();
-        buf.try_reserve_exact(total).map_err(|_| Error::Internal(format!("cannot allocate {total} bytes")))?;
+        crate::error::try_reserve(&mut buf, total)?;
         let mut spans = spans(n, (0, 0))?;
         let zeros = vec![0u64; count.len()];
         for p in pieces {
@@ -213,7 +213,7 @@ impl VlenPieces {
 /// `n` copies of `span`, or an error where they do not fit in memory.
 fn spans(n: usize, span: (usize, usize)) -> Result<Vec<(usize, usize)>> {
     let mut v = Vec::new();
-    v.try_reserve_exact(n).map_err(|_| Error::Internal(format!("cannot allocate {n} element spans")))?;
+    v.try_reserve_exact(n).map_err(|_| Error::Memory(format!("cannot allocate {n} element spans")))?;
     v.resize(n, span);
     Ok(v)
 }

@@ -21,8 +21,9 @@ pub struct ValueVersion {
 /// Versioned reads and conditional writes of single keys. All methods may be called from several
 /// threads at once.
 pub trait ConditionalStore: Send + Sync {
-    /// The whole value at `key` with its version, or `None` when absent.
-    fn get_versioned(&self, key: &str) -> Result<Option<(Vec<u8>, ValueVersion)>>;
+    /// The whole value at `key` with its version, or `None` when absent; a value longer than `limit` is
+    /// an error, as for [`super::Store::get_into`].
+    fn get_versioned(&self, key: &str, limit: super::ReadLimit) -> Result<Option<(Vec<u8>, ValueVersion)>>;
 
     /// Stores the concatenation of `parts` at `key` (atomically, as [`super::Store::set_parts`]) only
     /// if the value is still at `expected` (`None`: only if no value exists). `Ok(false)` when it is

@@ -17,7 +17,7 @@
 //! Writing a key whose file is a link replaces the link with a regular file (the target is untouched).
 
 use super::lock::FileLock;
-use super::{check_range, validate_key, ByteSource, DirListing, LockRange, Store, StoreLock};
+use super::{check_range, validate_key, ByteSource, DirListing, LockRange, ReadLimit, Store, StoreLock};
 use crate::error::{Error, Result};
 use std::fs::{self, File, OpenOptions};
 use std::io::{IoSlice, Read, Write};
@@ -339,16 +339,22 @@ fn open_value(path: &Path, key: &str) -> Result<Option<(File, u64)>> {
 impl Store for FilesystemStore {
     fn get(&self, key: &str) -> Result<Option<Vec<u8>>> {
         let mut buf = Vec::new();
-        Ok(if self.get_into(key, &mut buf)? { Some(buf) } else { None })
+        Ok(if self.get_into(key, &mut buf, ReadLimit::none())? { Some(buf) } else { None })
     }
 
-    fn get_into(&self, key: &str, buf: &mut Vec<u8>) -> Result<bool> {
+    /// The file's size is checked against `limit` before a byte is read (a sparse file of terabytes
+    /// costs nothing), and the read stops one byte past the limit (a file growing meanwhile).
+    fn get_into(&self, key: &str, buf: &mut Vec<u8>, limit: ReadLimit) -> Result<bool> {
         let path = self.path_of(key)?;
-        let Some((mut f, size)) = open_value(&path, key)? else { return Ok(false) };
+        let Some((f, size)) = open_value(&path, key)? else { return Ok(false) };
+        limit.check(&path.display().to_string(), size)?;
         buf.clear();
-        let size = size as usize;
-        buf.try_reserve_exact(size).map_err(|_| Error::Io(format!("{key}: cannot allocate {size} bytes")))?;
-        f.read_to_end(buf).map_err(|e| Error::io(key, e))?;
+        let size = usize::try_from(size).map_err(|_| crate::error::alloc_failed(usize::MAX))?;
+        crate::error::try_reserve(buf, size).map_err(|e| e.context(path.display()))?;
+        f.take(limit.bytes.saturating_add(1)).read_to_end(buf).map_err(|e| Error::io(key, e))?;
+        if buf.len() as u64 > limit.bytes {
+            return Err(limit.exceeded(&path.display().to_string(), None));
+        }
         self.count(buf.len());
         Ok(true)
     }

@@ -7,7 +7,7 @@
 //! exit; handles still open on a removed store keep its data until they are closed.
 
 use super::lock::LockTable;
-use super::{validate_key, ByteSource, CountedSource, DirListing, LockRange, Store, StoreLock};
+use super::{validate_key, ByteSource, CountedSource, DirListing, LockRange, ReadLimit, Store, StoreLock};
 use crate::error::{Error, Result};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -71,6 +71,18 @@ impl Store for MemoryStore {
             self.bytes_read.fetch_add(v.len() as u64, Ordering::Relaxed);
         }
         Ok(v)
+    }
+
+    /// The value's length is checked before it is copied out.
+    fn get_into(&self, key: &str, buf: &mut Vec<u8>, limit: ReadLimit) -> Result<bool> {
+        validate_key(key)?;
+        let Some(v) = self.map.read().unwrap().get(key).cloned() else { return Ok(false) };
+        limit.check(&self.location(key), v.len() as u64)?;
+        buf.clear();
+        crate::error::try_reserve(buf, v.len())?;
+        buf.extend_from_slice(&v);
+        self.bytes_read.fetch_add(v.len() as u64, Ordering::Relaxed);
+        Ok(true)
     }
 
     fn open(&self, key: &str) -> Result<Option<Box<dyn ByteSource + '_>>> {

@@ -30,6 +30,7 @@ pub use lock::{LockRange, StoreLock};
 pub use options::StoreOptions;
 
 use crate::error::{Error, Result};
+pub use crate::limits::ReadLimit;
 
 /// One stored value opened for byte-range reads.
 pub trait ByteSource: Send + Sync {
@@ -207,10 +208,15 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     /// The whole value at `key`, or `None` when absent.
     fn get(&self, key: &str) -> Result<Option<Vec<u8>>>;
 
-    /// Reads the whole value at `key` into `buf` (replacing its contents); `false` when absent.
-    fn get_into(&self, key: &str, buf: &mut Vec<u8>) -> Result<bool> {
+    /// Reads the whole value at `key` into `buf` (replacing its contents); `false` when absent. A value
+    /// longer than `limit` is an error ([`ReadLimit::exceeded`]) after at most `limit.bytes + 1` bytes
+    /// were read: a store that learns the length first (a file's size, a zip member's recorded size, a
+    /// response's `Content-Length`) fails before reading anything, and a body longer than it claimed
+    /// stops at the limit. The default (values already in memory) checks the value it got.
+    fn get_into(&self, key: &str, buf: &mut Vec<u8>, limit: ReadLimit) -> Result<bool> {
         match self.get(key)? {
             Some(v) => {
+                limit.check(&self.location(key), v.len() as u64)?;
                 *buf = v;
                 Ok(true)
             }
@@ -218,12 +224,21 @@ pub trait Store: Send + Sync + std::fmt::Debug {
         }
     }
 
-    /// Calls `f` with the whole value at `key` and returns `true`, or returns `false` when absent. A
-    /// remote store hands over the received buffer as it is (no copy); the default reads into a
-    /// per-thread scratch buffer with [`Store::get_into`].
-    fn with_value(&self, key: &str, f: &mut dyn FnMut(&[u8]) -> Result<()>) -> Result<bool> {
+    /// [`Store::get`] of a value that may be at most `limit` long (see [`Store::get_into`]): every
+    /// read of a metadata document or a chunk whose length the input decides goes through this or
+    /// [`Store::get_into`].
+    fn get_limited(&self, key: &str, limit: ReadLimit) -> Result<Option<Vec<u8>>> {
+        let mut v = Vec::new();
+        Ok(self.get_into(key, &mut v, limit)?.then_some(v))
+    }
+
+    /// Calls `f` with the whole value at `key` and returns `true`, or returns `false` when absent; a
+    /// value longer than `limit` is an error as for [`Store::get_into`]. A remote store hands over the
+    /// received buffer as it is (no copy); the default reads into a per-thread scratch buffer with
+    /// [`Store::get_into`].
+    fn with_value(&self, key: &str, limit: ReadLimit, f: &mut dyn FnMut(&[u8]) -> Result<()>) -> Result<bool> {
         crate::scratch::with_encoded(|buf| {
-            if !self.get_into(key, buf)? {
+            if !self.get_into(key, buf, limit)? {
                 return Ok(false);
             }
             f(buf)?;
@@ -237,7 +252,7 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     /// default calls `sink` once with the whole value from [`Store::with_value`] (no versions).
     fn stream_value(&self, key: &str, version: Option<&str>, sink: &mut dyn FnMut(&[u8]) -> Result<()>) -> Result<bool> {
         let _ = version;
-        self.with_value(key, sink)
+        self.with_value(key, ReadLimit::none(), sink)
     }
 
     /// Opens the value at `key` for byte-range reads, or `None` when absent.

@@ -3,7 +3,9 @@
 //! `object_store` crate (request signing, retries with backoff, multipart upload, conditional PUT).
 //!
 //! Mapping of the [`Store`] operations to requests:
-//! - `get` / `get_into`: one GET; 404 is `None` (the chunk is missing: fill value).
+//! - `get` / `get_into`: one GET; 404 is `None` (the chunk is missing: fill value). A body longer
+//!   than the read's limit ([`ReadLimit`]: the metadata ceiling, a chunk's largest encoding) fails
+//!   at its `Content-Length`, or as it passes the limit; a ranged GET's body, past the range.
 //! - `open` + [`ByteSource::read_into`]: one HEAD for the size, then one ranged GET per range read;
 //!   `open_hinted` (a shard read): one ranged GET of the index (a suffix range when it is at the end)
 //!   that also learns the size and ETag, then ranged GETs of coalesced runs of inner chunks, each
@@ -40,7 +42,7 @@
 use super::options::StoreOptions;
 use super::redact::{redact, redact_error, register_secret};
 use super::runtime::block_on;
-use super::{check_range, ByteSource, ConditionalStore, DirListing, OpenHint, Store, ValueVersion};
+use super::{check_range, ByteSource, ConditionalStore, DirListing, OpenHint, ReadLimit, Store, ValueVersion};
 use crate::error::{Error, Result};
 use bytes::Bytes;
 use object_store::path::Path;
@@ -296,13 +298,10 @@ impl ObjectStoreAdapter {
 
     /// One GET of the whole value of `key`, its body received straight into `buf` (cleared first; its
     /// capacity is reused, so a request thread's steady state allocates and page-faults nothing, and
-    /// the body is copied once, not gathered and then copied again). `false`: no such key.
-    fn get_body_into(&self, key: &str, buf: &mut Vec<u8>) -> Result<bool> {
-        use futures::StreamExt;
-        enum Failed {
-            Store(object_store::Error),
-            Alloc(u64),
-        }
+    /// the body is copied once, not gathered and then copied again). `false`: no such key. A value
+    /// longer than `limit` is an error: at once when the server says so (`Content-Length`), otherwise
+    /// as soon as the body passes the limit (the rest is not read).
+    fn get_body_into(&self, key: &str, buf: &mut Vec<u8>, limit: ReadLimit) -> Result<bool> {
         let path = self.path(key)?;
         let inner = self.inner.clone();
         let mut body = std::mem::take(buf);
@@ -311,15 +310,10 @@ impl ObjectStoreAdapter {
             let got = async {
                 let got = inner.get(&path).await.map_err(Failed::Store)?;
                 let size = got.meta.size;
-                // Reserved up front only up to a bound: a size the server merely claims allocates
-                // nothing beyond it until the bytes arrive.
-                let reserve = usize::try_from(size.min(RESERVE_BOUND)).unwrap_or(usize::MAX);
-                body.try_reserve_exact(reserve).map_err(|_| Failed::Alloc(size))?;
-                let mut pieces = got.into_stream();
-                while let Some(piece) = pieces.next().await {
-                    body.extend_from_slice(&piece.map_err(Failed::Store)?);
+                if size > limit.bytes {
+                    return Err(Failed::TooLong(Some(size)));
                 }
-                Ok(())
+                receive(got.into_stream(), &mut body, size, limit.bytes).await
             }
             .await;
             (body, got)
@@ -331,8 +325,16 @@ impl ObjectStoreAdapter {
                 Ok(true)
             }
             Err(Failed::Store(object_store::Error::NotFound { .. })) => Ok(false),
-            Err(Failed::Store(e)) => Err(self.io_error("GET", key, e)),
-            Err(Failed::Alloc(n)) => Err(Error::Io(format!("GET {}: cannot allocate {n} bytes", self.location(key)))),
+            Err(e) => Err(self.failed("GET", key, e, limit)),
+        }
+    }
+
+    /// The error of a failed GET of `key` whose body was limited to `limit`.
+    fn failed(&self, op: &str, key: &str, e: Failed, limit: ReadLimit) -> Error {
+        match e {
+            Failed::Store(e) => self.io_error(op, key, e),
+            Failed::Alloc(n) => crate::error::alloc_failed(n).context(format!("{op} {}", self.location(key))),
+            Failed::TooLong(n) => limit.exceeded(&format!("{op} {}", self.location(key)), n),
         }
     }
 
@@ -378,6 +380,42 @@ impl ObjectStoreAdapter {
     }
 }
 
+/// Why receiving a response failed.
+enum Failed {
+    /// The request or the body failed.
+    Store(object_store::Error),
+    /// Memory for this many bytes could not be had.
+    Alloc(usize),
+    /// The body is longer than the read accepts: its claimed length, or `None` when it passed the
+    /// limit while streaming.
+    TooLong(Option<u64>),
+}
+
+/// Appends the response body `pieces` to `body`, failing as soon as it would pass `limit` bytes (the
+/// rest is never read) and when memory for it cannot be had. `claimed` (the length the server
+/// announced) is reserved up front, up to [`RESERVE_BOUND`]: a length merely claimed allocates
+/// nothing beyond that until the bytes arrive.
+async fn receive(
+    mut pieces: futures::stream::BoxStream<'static, object_store::Result<Bytes>>,
+    body: &mut Vec<u8>,
+    claimed: u64,
+    limit: u64,
+) -> std::result::Result<(), Failed> {
+    use futures::StreamExt;
+    let reserve = usize::try_from(claimed.min(limit).min(RESERVE_BOUND)).unwrap_or(usize::MAX);
+    body.try_reserve_exact(reserve).map_err(|_| Failed::Alloc(reserve))?;
+    let start = body.len() as u64;
+    while let Some(piece) = pieces.next().await {
+        let piece = piece.map_err(Failed::Store)?;
+        if body.len() as u64 - start + piece.len() as u64 > limit {
+            return Err(Failed::TooLong(None));
+        }
+        body.try_reserve(piece.len()).map_err(|_| Failed::Alloc(body.len() + piece.len()))?;
+        body.extend_from_slice(&piece);
+    }
+    Ok(())
+}
+
 /// One remote object opened for ranged reads.
 struct RemoteSource {
     inner: Arc<dyn ObjectStore>,
@@ -421,13 +459,26 @@ impl ByteSource for RemoteSource {
         }
         let (inner, path) = (self.inner.clone(), self.path.clone());
         let options = GetOptions { range: Some(GetRange::Bounded(offset..end)), if_match: self.e_tag.clone(), ..Default::default() };
-        let got = block_on(async move { inner.get_opts(&path, options).await?.bytes().await })?.map_err(|e| match e {
-            object_store::Error::Precondition { .. } | object_store::Error::NotFound { .. } => Error::Io(format!(
+        // The body may be at most the range asked for: a server sending more fails the read after
+        // one byte more than that.
+        let want = buf.len() as u64;
+        let got = block_on(async move {
+            let r = inner.get_opts(&path, options).await.map_err(Failed::Store)?;
+            let mut body = Vec::new();
+            receive(r.into_stream(), &mut body, want, want).await.map(|()| body)
+        })?
+        .map_err(|e| match e {
+            Failed::Store(object_store::Error::Precondition { .. } | object_store::Error::NotFound { .. }) => Error::Io(format!(
                 "GET {} (bytes {offset}..{end}): the object changed while it was being read (it is no longer ETag {})",
                 self.url,
                 self.e_tag.as_deref().unwrap_or("?")
             )),
-            e => Error::Io(format!("GET {} (bytes {offset}..{end}): {}", self.url, text(&e))),
+            Failed::Store(e) => Error::Io(format!("GET {} (bytes {offset}..{end}): {}", self.url, text(&e))),
+            Failed::Alloc(n) => crate::error::alloc_failed(n).context(format!("GET {} (bytes {offset}..{end})", self.url)),
+            Failed::TooLong(_) => Error::Io(format!(
+                "GET {} (bytes {offset}..{end}): the server sent more than the {want} bytes asked for",
+                self.url
+            )),
         })?;
         if got.len() != buf.len() {
             return Err(Error::Io(format!("GET {}: asked for {} bytes at {offset}, got {}", self.url, buf.len(), got.len())));
@@ -441,21 +492,26 @@ impl ByteSource for RemoteSource {
 /// Versioned GETs and conditional PUTs (`If-Match: <ETag>`, or `If-None-Match: *` for a value that
 /// did not exist). A conditional PUT is one request (never a multipart upload, whatever the size).
 impl ConditionalStore for ObjectStoreAdapter {
-    fn get_versioned(&self, key: &str) -> Result<Option<(Vec<u8>, ValueVersion)>> {
+    fn get_versioned(&self, key: &str, limit: ReadLimit) -> Result<Option<(Vec<u8>, ValueVersion)>> {
         let path = self.path(key)?;
         let inner = self.inner.clone();
         let r = block_on(async move {
-            let got = inner.get(&path).await?;
+            let got = inner.get(&path).await.map_err(Failed::Store)?;
             let version = ValueVersion { e_tag: got.meta.e_tag.clone(), version: got.meta.version.clone() };
-            Ok::<_, object_store::Error>((got.bytes().await?, version))
+            let size = got.meta.size;
+            if size > limit.bytes {
+                return Err(Failed::TooLong(Some(size)));
+            }
+            let mut body = Vec::new();
+            receive(got.into_stream(), &mut body, size, limit.bytes).await.map(|()| (body, version))
         })?;
         match r {
             Ok((bytes, v)) => {
                 self.bytes_read.fetch_add(bytes.len() as u64, Ordering::Relaxed);
-                Ok(Some((bytes.to_vec(), v)))
+                Ok(Some((bytes, v)))
             }
-            Err(object_store::Error::NotFound { .. }) => Ok(None),
-            Err(e) => Err(self.io_error("GET", key, e)),
+            Err(Failed::Store(object_store::Error::NotFound { .. })) => Ok(None),
+            Err(e) => Err(self.failed("GET", key, e, limit)),
         }
     }
 
@@ -485,16 +541,16 @@ impl ConditionalStore for ObjectStoreAdapter {
 impl Store for ObjectStoreAdapter {
     fn get(&self, key: &str) -> Result<Option<Vec<u8>>> {
         let mut v = Vec::new();
-        Ok(self.get_into(key, &mut v)?.then_some(v))
+        Ok(self.get_into(key, &mut v, ReadLimit::none())?.then_some(v))
     }
 
-    fn get_into(&self, key: &str, buf: &mut Vec<u8>) -> Result<bool> {
-        self.get_body_into(key, buf)
+    fn get_into(&self, key: &str, buf: &mut Vec<u8>, limit: ReadLimit) -> Result<bool> {
+        self.get_body_into(key, buf, limit)
     }
 
-    fn with_value(&self, key: &str, f: &mut dyn FnMut(&[u8]) -> Result<()>) -> Result<bool> {
+    fn with_value(&self, key: &str, limit: ReadLimit, f: &mut dyn FnMut(&[u8]) -> Result<()>) -> Result<bool> {
         crate::scratch::with_encoded(|body| {
-            let found = self.get_body_into(key, body)?;
+            let found = self.get_body_into(key, body, limit)?;
             let r = if found { f(body).map(|()| true) } else { Ok(false) };
             // Whole shards can be large, and up to `max_concurrency` request threads each keep one.
             if body.capacity() > KEPT_BODY_CAPACITY {
@@ -580,11 +636,19 @@ impl Store for ObjectStoreAdapter {
         };
         let path = self.path(key)?;
         let (inner, p) = (self.inner.clone(), path.clone());
+        // The body may be at most the range asked for (a suffix: its length).
+        let want = match &range {
+            GetRange::Bounded(r) => r.end - r.start,
+            GetRange::Suffix(n) => *n,
+            GetRange::Offset(_) => u64::MAX,
+        };
         let options = GetOptions { range: Some(range), ..Default::default() };
         let got = block_on(async move {
-            let r = inner.get_opts(&p, options).await?;
+            let r = inner.get_opts(&p, options).await.map_err(Failed::Store)?;
             let (meta, range) = (r.meta.clone(), r.range.clone());
-            Ok::<_, object_store::Error>((meta, range, r.bytes().await?))
+            let mut body = Vec::new();
+            receive(r.into_stream(), &mut body, range.end.saturating_sub(range.start), want).await?;
+            Ok::<_, Failed>((meta, range, Bytes::from(body)))
         })?;
         match got {
             Ok((meta, range, bytes)) => {
@@ -607,11 +671,15 @@ impl Store for ObjectStoreAdapter {
                     e_tag: meta.e_tag,
                 })))
             }
-            Err(object_store::Error::NotFound { .. }) => Ok(None),
+            Err(Failed::Store(object_store::Error::NotFound { .. })) => Ok(None),
             // A range a server cannot serve (an empty object): open it plainly, the reader then
             // reports what is wrong with the value.
-            Err(e) if e.to_string().contains("416") => self.open(key),
-            Err(e) => Err(self.io_error("GET", key, e)),
+            Err(Failed::Store(e)) if e.to_string().contains("416") => self.open(key),
+            Err(Failed::TooLong(_)) => Err(Error::Io(format!(
+                "GET {}: asked for {hint:?}, the server sent more than the {want} bytes of that range",
+                self.location(key)
+            ))),
+            Err(e) => Err(self.failed("GET", key, e, ReadLimit::none())),
         }
     }
 
@@ -775,7 +843,7 @@ mod tests {
         }).unwrap());
         assert_eq!(pieces, b"0123456789");
         let mut whole = Vec::new();
-        assert!(s.with_value("c/0", &mut |v| {
+        assert!(s.with_value("c/0", ReadLimit::none(), &mut |v| {
             whole.extend_from_slice(v);
             Ok(())
         }).unwrap());
@@ -807,11 +875,11 @@ mod tests {
         let c = s.conditional().expect("S3 stores offer conditional writes");
         assert!(c.set_parts_if_version("shard", &[b"o", b"ne"], None).unwrap());
         assert!(!c.set_parts_if_version("shard", &[b"two"], None).unwrap(), "create over an existing object");
-        let (v, ver) = c.get_versioned("shard").unwrap().unwrap();
+        let (v, ver) = c.get_versioned("shard", ReadLimit::none()).unwrap().unwrap();
         assert_eq!(v, b"one");
         s.set("shard", b"other writer").unwrap();
         assert!(!c.set_parts_if_version("shard", &[b"mine"], Some(&ver)).unwrap(), "stale version must fail");
-        let (_, ver2) = c.get_versioned("shard").unwrap().unwrap();
+        let (_, ver2) = c.get_versioned("shard", ReadLimit::none()).unwrap().unwrap();
         assert!(c.set_parts_if_version("shard", &[b"mine"], Some(&ver2)).unwrap());
         assert_eq!(s.get("shard").unwrap().unwrap(), b"mine");
         // Off by option, and never for HTTP.

@@ -1,7 +1,7 @@
 //! A view of another store below a key prefix: what a location naming a node inside a store
 //! (`memory://name/a/b`, `zip://file.zip!/a/b`) opens, so that the node is the view's root.
 
-use super::{validate_key, ByteSource, ConditionalStore, DirListing, LockRange, OpenHint, Store, StoreLock, ValueVersion};
+use super::{validate_key, ByteSource, ConditionalStore, DirListing, LockRange, OpenHint, ReadLimit, Store, StoreLock, ValueVersion};
 use crate::error::Error;
 use crate::error::Result;
 use std::sync::Arc;
@@ -34,14 +34,14 @@ impl Store for PrefixStore {
     fn get(&self, key: &str) -> Result<Option<Vec<u8>>> {
         self.inner.get(&self.full(key)?)
     }
-    fn get_into(&self, key: &str, buf: &mut Vec<u8>) -> Result<bool> {
-        self.inner.get_into(&self.full(key)?, buf)
+    fn get_into(&self, key: &str, buf: &mut Vec<u8>, limit: ReadLimit) -> Result<bool> {
+        self.inner.get_into(&self.full(key)?, buf, limit)
     }
     fn open(&self, key: &str) -> Result<Option<Box<dyn ByteSource + '_>>> {
         self.inner.open(&self.full(key)?)
     }
-    fn with_value(&self, key: &str, f: &mut dyn FnMut(&[u8]) -> Result<()>) -> Result<bool> {
-        self.inner.with_value(&self.full(key)?, f)
+    fn with_value(&self, key: &str, limit: ReadLimit, f: &mut dyn FnMut(&[u8]) -> Result<()>) -> Result<bool> {
+        self.inner.with_value(&self.full(key)?, limit, f)
     }
     fn stream_value(&self, key: &str, version: Option<&str>, sink: &mut dyn FnMut(&[u8]) -> Result<()>) -> Result<bool> {
         self.inner.stream_value(&self.full(key)?, version, sink)
@@ -111,8 +111,8 @@ impl PrefixStore {
 
 /// The inner store's conditional writes, below the prefix.
 impl ConditionalStore for PrefixStore {
-    fn get_versioned(&self, key: &str) -> Result<Option<(Vec<u8>, ValueVersion)>> {
-        self.inner_conditional()?.get_versioned(&self.full(key)?)
+    fn get_versioned(&self, key: &str, limit: ReadLimit) -> Result<Option<(Vec<u8>, ValueVersion)>> {
+        self.inner_conditional()?.get_versioned(&self.full(key)?, limit)
     }
     fn set_parts_if_version(&self, key: &str, parts: &[&[u8]], expected: Option<&ValueVersion>) -> Result<bool> {
         self.inner_conditional()?.set_parts_if_version(&self.full(key)?, parts, expected)

@@ -4,11 +4,13 @@
 //! [`open_location`].
 //!
 //! Stored (uncompressed) members, zarr-python's default, are read by byte range straight from the
-//! file (ranged reads of shard indexes and inner chunks); deflated members are inflated whole on each
-//! open. The central directory is read once at open; a member's local header is read on its first use.
+//! file (ranged reads of shard indexes and inner chunks); deflated members are inflated whole on the
+//! first read of each open, never past their recorded size, which whole-value reads check against the
+//! reader's limit first (docs/limits.md). The central directory is read once at open; a member's local
+//! header is read on its first use.
 //! Every write is [`Error::ReadOnly`].
 
-use super::{check_range, validate_key, ByteSource, CountedSource, DirListing, Store};
+use super::{check_range, validate_key, ByteSource, CountedSource, DirListing, ReadLimit, Store};
 use crate::error::{try_alloc, Error, Result};
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -132,8 +134,8 @@ impl ZipStore {
         let ctx = |e: Error| e.context(self.location(key));
         let f = archive.by_index(m.index).map_err(|e| ctx(zip_err(&self.path, e)))?;
         let mut out = Vec::new();
-        let cap = usize::try_from(size).map_err(|_| Error::Internal(format!("member of {size} bytes")))?;
-        out.try_reserve_exact(cap).map_err(|_| Error::Internal(format!("cannot allocate {size} bytes")))?;
+        let cap = usize::try_from(size).map_err(|_| ctx(crate::error::alloc_failed(usize::MAX)))?;
+        crate::error::try_reserve(&mut out, cap).map_err(ctx)?;
         // Reading to the end makes the reader check the CRC; one byte more than recorded is an error.
         f.take(size + 1).read_to_end(&mut out).map_err(|e| ctx(Error::io("inflating", e)))?;
         if out.len() as u64 != size {
@@ -171,23 +173,56 @@ impl ByteSource for StoredSource<'_> {
     }
 }
 
+/// A deflated member: inflated whole (up to its recorded size) on its first read.
+struct DeflatedSource<'a> {
+    store: &'a ZipStore,
+    key: String,
+    member: &'a Member,
+    len: u64,
+    data: OnceLock<Vec<u8>>,
+}
+
+impl ByteSource for DeflatedSource<'_> {
+    fn len(&self) -> u64 {
+        self.len
+    }
+    fn read_into(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
+        check_range(offset, buf.len() as u64, self.len)?;
+        let data = match self.data.get() {
+            Some(d) => d,
+            None => {
+                let v = self.store.inflate(&self.key, self.member, self.len)?;
+                self.data.get_or_init(|| v)
+            }
+        };
+        CountedSource { data, counter: &self.store.bytes_read }.read_into(offset, buf)
+    }
+}
+
 impl Store for ZipStore {
     fn ensure_writable(&self) -> Result<()> {
         Err(self.read_only(""))
     }
     fn get(&self, key: &str) -> Result<Option<Vec<u8>>> {
+        self.get_limited(key, ReadLimit::none())
+    }
+
+    /// The member's recorded size is checked against `limit` before anything is read or inflated, and
+    /// a deflated member is inflated only up to its recorded size (one byte more is an error): a small
+    /// member that inflates to gigabytes costs at most the limit.
+    fn get_into(&self, key: &str, buf: &mut Vec<u8>, limit: ReadLimit) -> Result<bool> {
         validate_key(key)?;
-        let Some(m) = self.members.get(key) else { return Ok(None) };
+        let Some(m) = self.members.get(key) else { return Ok(false) };
         let info = self.info(key, m)?;
+        limit.check(&self.location(key), info.size)?;
         if info.stored {
-            let mut v = try_alloc(usize::try_from(info.size).map_err(|_| Error::Internal("member too large".into()))?)?;
-            self.read_stored(key, info.data_start, &mut v)?;
-            Ok(Some(v))
+            *buf = try_alloc(usize::try_from(info.size).map_err(|_| crate::error::alloc_failed(usize::MAX))?)?;
+            self.read_stored(key, info.data_start, buf)?;
         } else {
-            let v = self.inflate(key, m, info.size)?;
-            self.bytes_read.fetch_add(v.len() as u64, Ordering::Relaxed);
-            Ok(Some(v))
+            *buf = self.inflate(key, m, info.size)?;
+            self.bytes_read.fetch_add(buf.len() as u64, Ordering::Relaxed);
         }
+        Ok(true)
     }
 
     fn open(&self, key: &str) -> Result<Option<Box<dyn ByteSource + '_>>> {
@@ -197,8 +232,9 @@ impl Store for ZipStore {
         Ok(Some(if info.stored {
             Box::new(StoredSource { store: self, key: key.to_string(), start: info.data_start, len: info.size })
         } else {
-            // A deflated member, inflated whole.
-            Box::new(CountedSource { data: self.inflate(key, m, info.size)?, counter: &self.bytes_read })
+            // A deflated member, inflated whole on its first read: a reader checks its recorded
+            // length first.
+            Box::new(DeflatedSource { store: self, key: key.to_string(), member: m, len: info.size, data: OnceLock::new() })
         }))
     }
 

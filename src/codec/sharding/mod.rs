@@ -148,6 +148,11 @@ impl ShardingCodec {
         }
     }
 
+    /// The longest a stored shard can be: every inner chunk at its longest, and the index.
+    pub(crate) fn max_encoded_size(&self) -> u64 {
+        (self.index.num_chunks as u64).saturating_mul(self.inner.max_encoded_size()).saturating_add(self.index.encoded_size)
+    }
+
     /// The number of inner chunks in a shard.
     pub(crate) fn num_inner_chunks(&self) -> usize {
         self.index.num_chunks

@@ -1,0 +1,136 @@
+//! Ceilings on what input may make the library read into memory (docs/limits.md): the metadata
+//! ceiling (`ZARR_MAX_METADATA_BYTES`, default 64 MiB) on a metadata document's size and on the JSON
+//! values it may hold, and [`ReadLimit`], the most bytes one whole-value read of a store accepts (a
+//! metadata document: the ceiling; a chunk: the largest size any encoding of it can have), which
+//! every store enforces while it reads, so that a value longer than that is an error after at most
+//! the limit was read, never a buffer of the length a file or a server claims.
+
+use crate::error::Error;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Default ceiling on one metadata document (`zarr.json`, `.zarray`, `.zattrs`, `.zmetadata`, ...).
+pub const MAX_METADATA_BYTES: u64 = 64 << 20;
+
+/// Bytes of the metadata ceiling per JSON value a document may hold. A parsed JSON value takes about
+/// 110 bytes (serde_json's `Value` with ordered objects, a number kept as its text), and opening a node
+/// holds up to three copies of its document for a moment (the parsed document, the attributes, the
+/// kept document), so a document within the ceiling of `C` bytes takes at most about `2.6 C` bytes
+/// while a node is opened, however its text is written (`[1,1,1,...]` or `NaN,NaN,...` included).
+pub const METADATA_BYTES_PER_VALUE: u64 = 128;
+
+/// The ceiling in force (0: not yet read from the environment).
+static METADATA_LIMIT: AtomicU64 = AtomicU64::new(0);
+
+/// The metadata ceiling: `ZARR_MAX_METADATA_BYTES` from the environment when set (read once, a
+/// positive integer), otherwise [`MAX_METADATA_BYTES`]. A larger document is refused before it is read
+/// whole ([`crate::Error::Memory`]); so is one holding more than one JSON value per
+/// [`METADATA_BYTES_PER_VALUE`] bytes of the ceiling.
+pub fn max_metadata_bytes() -> u64 {
+    match METADATA_LIMIT.load(Ordering::Relaxed) {
+        0 => {
+            let n = std::env::var("ZARR_MAX_METADATA_BYTES")
+                .ok()
+                .and_then(|s| s.trim().parse::<u64>().ok())
+                .filter(|&n| n > 0)
+                .unwrap_or(MAX_METADATA_BYTES);
+            let _ = METADATA_LIMIT.compare_exchange(0, n, Ordering::Relaxed, Ordering::Relaxed);
+            METADATA_LIMIT.load(Ordering::Relaxed)
+        }
+        n => n,
+    }
+}
+
+/// Sets the ceiling returned by [`max_metadata_bytes`] for the whole process (tests and fuzz targets
+/// lower it); 0 restores the default.
+#[doc(hidden)]
+pub fn set_max_metadata_bytes(n: u64) {
+    METADATA_LIMIT.store(if n == 0 { MAX_METADATA_BYTES } else { n }, Ordering::Relaxed);
+}
+
+/// The most JSON values a metadata document may hold under the ceiling in force.
+pub fn max_metadata_values() -> u64 {
+    (max_metadata_bytes() / METADATA_BYTES_PER_VALUE).max(1024)
+}
+
+/// What a read is for, which decides what a value longer than its limit is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReadKind {
+    /// A metadata document: longer than the metadata ceiling is [`Error::Memory`].
+    Metadata,
+    /// A chunk or shard: longer than any encoding of it can be is [`Error::Codec`] (corrupt data).
+    Chunk,
+}
+
+/// The most bytes one whole-value read accepts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReadLimit {
+    /// The limit in bytes.
+    pub bytes: u64,
+    /// What the value is.
+    pub kind: ReadKind,
+}
+
+impl ReadLimit {
+    /// A metadata document: at most the metadata ceiling.
+    pub fn metadata() -> ReadLimit {
+        ReadLimit { bytes: max_metadata_bytes(), kind: ReadKind::Metadata }
+    }
+
+    /// A chunk (or shard) whose encodings are at most `bytes` long.
+    pub fn chunk(bytes: u64) -> ReadLimit {
+        ReadLimit { bytes, kind: ReadKind::Chunk }
+    }
+
+    /// No limit beyond what memory allows (a value the caller itself asked to copy whole).
+    pub fn none() -> ReadLimit {
+        ReadLimit { bytes: u64::MAX, kind: ReadKind::Chunk }
+    }
+
+    /// Fails with [`ReadLimit::exceeded`] when a value of `len` bytes is longer than the limit.
+    pub fn check(&self, location: &str, len: u64) -> crate::Result<()> {
+        if len > self.bytes {
+            return Err(self.exceeded(location, Some(len)));
+        }
+        Ok(())
+    }
+
+    /// The error of a value at `location` longer than the limit: `len` when its length is known
+    /// (a file's size), `None` when the read stopped at the limit (a body still streaming).
+    pub fn exceeded(&self, location: &str, len: Option<u64>) -> Error {
+        let size = match len {
+            Some(n) => format!("{n} bytes"),
+            None => format!("more than {} bytes", self.bytes),
+        };
+        match self.kind {
+            ReadKind::Metadata => Error::Memory(format!(
+                "{location}: the metadata document is {size}, over the metadata ceiling of {} bytes \
+                 (ZARR_MAX_METADATA_BYTES; docs/limits.md)",
+                self.bytes
+            )),
+            ReadKind::Chunk => Error::Codec(format!(
+                "{location}: the stored value is {size}, longer than any encoding of this chunk can be \
+                 (at most {} bytes)",
+                self.bytes
+            )),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::status::{ZARR_ERR_CODEC, ZARR_ERR_MEMORY};
+
+    #[test]
+    fn limits_name_what_was_exceeded() {
+        let m = ReadLimit { bytes: 10, kind: ReadKind::Metadata };
+        assert!(m.check("k", 10).is_ok());
+        let e = m.check("g/zarr.json", 11).unwrap_err();
+        assert_eq!(e.status(), ZARR_ERR_MEMORY);
+        assert!(e.message().contains("g/zarr.json: the metadata document is 11 bytes"), "{e}");
+        let e = ReadLimit::chunk(5).exceeded("c/0", None);
+        assert_eq!(e.status(), ZARR_ERR_CODEC);
+        assert!(e.message().contains("more than 5 bytes"), "{e}");
+        assert!(ReadLimit::none().check("x", u64::MAX).is_ok());
+    }
+}

@@ -1,0 +1,309 @@
+//! Memory bounded by the request (docs/limits.md), on stores built at run time to be hostile: every
+//! case runs in a child process (this test binary run again with just that test) under an
+//! address-space cap (`setrlimit(RLIMIT_AS)`, what `prlimit --as` sets), so that an abort or an
+//! unbounded allocation fails the case instead of the machine, and the parent asserts the child's peak
+//! resident memory.
+//!
+//! - a metadata document over the metadata ceiling (64 MiB): a sparse 8 GiB `zarr.json`, `.zarray`,
+//!   `.zattrs` or `.zmetadata` and a real 65 MiB one are `Error::Memory` naming the ceiling, read not at
+//!   all (sparse) or not parsed;
+//! - a document of 2 million bare `NaN` tokens (8 MB) is `Error::Memory` before parsing (more JSON values
+//!   than the ceiling allows, one per 128 bytes of it); 500 000 of them open, within a bounded peak;
+//! - a chunk file extended (sparse) to 8 GiB is `Error::Codec` before it is read, for a compressed chunk,
+//!   an uncompressed one (whole and partial reads), a shard, and a write merging into it;
+//! - a chunk declared 3 GiB long whose stored zstd frame (13 bytes) announces 3 GiB and is cut short: a
+//!   read of its last 16 elements is `Error::Codec`, and the 3 GiB buffer costs resident memory only for
+//!   what was decoded (it comes zeroed from the allocator, untouched);
+//! - `Array::resize` of v2 and v3 arrays of 2^62 one-element chunks takes time and memory proportional to
+//!   the chunks stored: those outside the new shape are deleted, the others kept.
+
+mod common;
+
+use common::{bytes_codec, sharding_codec, v3_array};
+use serde_json::json;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use zarr::store::filesystem::FilesystemStore;
+use zarr::store::Store;
+use zarr::{Array, Error, Group};
+
+/// The address-space cap of a case's process: far below the sizes the hostile inputs claim (8 GiB
+/// files, 2^40-byte answers), above what the library legitimately needs (thread stacks and malloc
+/// arenas included).
+const CAP: u64 = 2 << 30;
+
+/// The environment variable naming the case a child process runs.
+const CHILD: &str = "ZARR_HOSTILE_MEMORY_CASE";
+
+/// Runs `case` in a child process under [`CAP`] and returns the child's peak resident memory in bytes;
+/// in the child (`CHILD` names this test), applies the cap and runs `case` itself.
+fn capped(name: &str, case: fn()) -> u64 {
+    capped_at(name, CAP, case)
+}
+
+/// [`capped`] under an address-space cap of `cap` bytes.
+fn capped_at(name: &str, cap: u64, case: fn()) -> u64 {
+    if std::env::var(CHILD).as_deref() == Ok(name) {
+        let lim = libc::rlimit { rlim_cur: cap, rlim_max: cap };
+        // SAFETY: setrlimit reads the struct we pass.
+        assert_eq!(unsafe { libc::setrlimit(libc::RLIMIT_AS, &lim) }, 0, "setrlimit");
+        case();
+        return 0;
+    }
+    let exe = std::env::current_exe().unwrap();
+    let child = std::process::Command::new(exe)
+        .args(["--exact", name, "--nocapture", "--test-threads=1"])
+        .env(CHILD, name)
+        .spawn()
+        .unwrap();
+    let mut status = 0;
+    // SAFETY: an all-zero rusage is valid; wait4 fills it for our own child.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let pid = child.id() as libc::pid_t;
+    // SAFETY: waits for the child we spawned; `status` and `usage` are valid for writes.
+    let r = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    assert_eq!(r, pid, "wait4");
+    assert!(
+        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+        "{name}: the capped child failed (status {status:#x}; an abort or a failed assertion, see its output above)"
+    );
+    let peak = usage.ru_maxrss as u64 * 1024;
+    eprintln!("{name}: peak resident memory {} MiB", peak >> 20);
+    peak
+}
+
+/// A fresh, empty directory for one case.
+fn scratch(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("zarr-hostile-memory-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn fs_store(root: &Path) -> Arc<dyn Store> {
+    Arc::new(FilesystemStore::new(root))
+}
+
+/// Extends (sparse) or creates the file `path` to `len` bytes.
+fn sparse(path: &Path, len: u64) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::OpenOptions::new().create(true).append(true).open(path).unwrap().set_len(len).unwrap();
+}
+
+/// Writes `content` to `path`, creating its directory.
+fn write(path: &Path, content: impl AsRef<[u8]>) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, content).unwrap();
+}
+
+/// Fails unless `r` is an error of variant `kind` whose message contains `needle`.
+fn expect_err<T: std::fmt::Debug>(what: &str, r: zarr::Result<T>, kind: fn(&Error) -> bool, needle: &str) {
+    match r {
+        Err(e) if kind(&e) && e.to_string().contains(needle) => {}
+        other => panic!("{what}: expected an error containing {needle:?}, got {other:?}"),
+    }
+}
+
+fn is_memory(e: &Error) -> bool {
+    matches!(e, Error::Memory(_))
+}
+
+fn is_codec(e: &Error) -> bool {
+    matches!(e, Error::Codec(_))
+}
+
+const EIGHT_GIB: u64 = 8 << 30;
+
+fn case_metadata_ceiling() {
+    let d = scratch("ceiling");
+    let store = fs_store(&d);
+    // Sparse documents: refused by their size, before a byte is read.
+    sparse(&d.join("big3/zarr.json"), EIGHT_GIB);
+    expect_err("v3 array", Array::open(store.clone(), "big3", false), is_memory, "metadata ceiling");
+    expect_err("v3 group", Group::open(store.clone(), "big3", false), is_memory, "metadata ceiling");
+    sparse(&d.join("big2/.zarray"), EIGHT_GIB);
+    expect_err("v2 .zarray", Array::open(store.clone(), "big2", false), is_memory, "metadata ceiling");
+    write(
+        &d.join("v2/.zarray"),
+        json!({"zarr_format": 2, "shape": [4], "chunks": [4], "dtype": "|u1", "compressor": null,
+               "fill_value": 0, "order": "C", "filters": null})
+        .to_string(),
+    );
+    sparse(&d.join("v2/.zattrs"), EIGHT_GIB);
+    expect_err("v2 .zattrs", Array::open(store.clone(), "v2", false), is_memory, "metadata ceiling");
+    write(&d.join("g/.zgroup"), r#"{"zarr_format": 2}"#);
+    sparse(&d.join("g/.zmetadata"), EIGHT_GIB);
+    expect_err("v2 .zmetadata", Group::open(store.clone(), "g", false), is_memory, "metadata ceiling");
+    // A real document of 65 MiB (a 30-million-element attribute list): refused before parsing.
+    let mut doc = br#"{"zarr_format": 3, "node_type": "group", "attributes": {"list": ["#.to_vec();
+    while doc.len() < (65 << 20) {
+        doc.extend_from_slice(b"1,");
+    }
+    doc.extend_from_slice(b"1]}}");
+    write(&d.join("real/zarr.json"), &doc);
+    drop(doc);
+    expect_err("65 MiB document", Group::open(store.clone(), "real", false), is_memory, "metadata ceiling");
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
+fn metadata_over_the_ceiling_is_refused() {
+    let peak = capped("metadata_over_the_ceiling_is_refused", case_metadata_ceiling);
+    // The 65 MiB text is built and written by the case itself (one copy, its doubling growth, one read
+    // back); nothing else may come near the claimed sizes.
+    assert!(peak < 400 << 20, "peak {peak}");
+}
+
+/// A group document whose attribute `nan` is a list of `n` bare NaN tokens.
+fn nan_document(n: usize) -> Vec<u8> {
+    let mut doc = br#"{"zarr_format": 3, "node_type": "group", "attributes": {"nan": ["#.to_vec();
+    for i in 0..n {
+        doc.extend_from_slice(if i + 1 < n { b"NaN," } else { b"NaN" });
+    }
+    doc.extend_from_slice(b"]}}");
+    doc
+}
+
+fn case_nan_tokens_refused() {
+    let d = scratch("nan2m");
+    let doc = nan_document(2_000_000);
+    assert_eq!(doc.len() / 1_000_000, 8, "8 MB of NaN");
+    write(&d.join("g/zarr.json"), &doc);
+    drop(doc);
+    expect_err("2 million NaN", Group::open(fs_store(&d), "g", false), is_memory, "JSON values");
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
+fn two_million_nan_tokens_are_refused_before_parsing() {
+    let peak = capped("two_million_nan_tokens_are_refused_before_parsing", case_nan_tokens_refused);
+    assert!(peak < 100 << 20, "peak {peak}: the document is refused before parsing");
+}
+
+fn case_nan_tokens_within() {
+    let d = scratch("nan500k");
+    let n = 500_000;
+    write(&d.join("g/zarr.json"), nan_document(n));
+    let g = Group::open(fs_store(&d), "g", false).unwrap();
+    let attrs = g.attributes();
+    let list = attrs["nan"].as_array().unwrap();
+    assert_eq!(list.len(), n);
+    assert!(list.iter().all(|v| v.as_number().is_some_and(|x| x.as_str() == "NaN")));
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
+fn half_a_million_nan_tokens_open_within_bounds() {
+    let peak = capped("half_a_million_nan_tokens_open_within_bounds", case_nan_tokens_within);
+    // 2 MB of text, close to the most values the default ceiling allows: about 110 bytes a parsed
+    // value, in at most three copies while the group opens and a fourth returned by attributes(), so
+    // under 2.6 x the 64 MiB ceiling plus the caller's copy (docs/limits.md).
+    assert!(peak < 256 << 20, "peak {peak}");
+}
+
+fn case_sparse_chunks() {
+    let d = scratch("sparse");
+    let store = fs_store(&d);
+    let data: Vec<u8> = (0..256u32).flat_map(|i| (i * 7).to_le_bytes()).collect();
+    let arrays = [
+        ("zstd", json!([bytes_codec("little"), {"name": "zstd", "configuration": {"level": 3, "checksum": false}}]), "c/0/0"),
+        ("plain", json!([bytes_codec("little")]), "c/0/0"),
+        ("shard", json!([sharding_codec(&[4, 4], json!([bytes_codec("little"), {"name": "zstd", "configuration": {"level": 1, "checksum": false}}]), "end")]), "c/0/0"),
+    ];
+    for (name, codecs, key) in arrays {
+        let a = Array::create(store.clone(), name, &v3_array(&[16, 16], &[16, 16], "uint32", json!(0), codecs)).unwrap();
+        a.write_region(&[0, 0], &[16, 16], &data).unwrap();
+        sparse(&d.join(name).join(key), EIGHT_GIB);
+        let a = Array::open(store.clone(), name, true).unwrap();
+        let mut whole = vec![0u8; 1024];
+        expect_err(&format!("{name}: whole read"), a.read_region(&[0, 0], &[16, 16], &mut whole), is_codec, "longer than any encoding");
+        let mut four = vec![0u8; 16];
+        expect_err(&format!("{name}: 2x2 read"), a.read_region(&[3, 3], &[2, 2], &mut four), is_codec, "longer than any encoding");
+        expect_err(&format!("{name}: 1x1 write"), a.write_region(&[1, 1], &[1, 1], &[1, 0, 0, 0]), is_codec, "longer than any encoding");
+        expect_err(&format!("{name}: whole chunk"), a.read_whole_chunk(&[0, 0], &mut whole), is_codec, "longer than any encoding");
+    }
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
+fn chunk_files_longer_than_any_encoding_are_not_read() {
+    let peak = capped("chunk_files_longer_than_any_encoding_are_not_read", case_sparse_chunks);
+    assert!(peak < 100 << 20, "peak {peak}");
+}
+
+fn resize_case(tag: &str, v2: bool) {
+    let d = scratch(tag);
+    let store = fs_store(&d);
+    let n: u64 = 1 << 62;
+    let doc = if v2 {
+        json!({"zarr_format": 2, "shape": [n], "chunks": [1], "dtype": "<i2", "compressor": null,
+               "fill_value": 0, "order": "C", "filters": null, "dimension_separator": "."})
+        .to_string()
+    } else {
+        v3_array(&[n], &[1], "int16", json!(0), json!([bytes_codec("little")]))
+    };
+    let mut a = Array::create(store.clone(), "a", &doc).unwrap();
+    // Chunks stored at both ends of the grid, and near the new edge.
+    let stored = [0u64, 5, 9, 10, 11, 1 << 40, n - 1];
+    for &i in &stored {
+        a.write_region(&[i], &[1], &7i16.to_le_bytes()).unwrap();
+    }
+    let t = std::time::Instant::now();
+    a.resize(&[10]).unwrap();
+    assert!(t.elapsed().as_secs() < 20, "resize took {:?}", t.elapsed());
+    let key = |i: u64| if v2 { format!("a/{i}") } else { format!("a/c/{i}") };
+    for &i in &stored {
+        assert_eq!(store.exists(&key(i)).unwrap(), i < 10, "chunk {i}");
+    }
+    let a = Array::open(store.clone(), "a", false).unwrap();
+    let mut out = vec![0u8; 20];
+    a.read_region(&[0], &[10], &mut out).unwrap();
+    let got: Vec<i16> = out.chunks(2).map(|b| i16::from_le_bytes([b[0], b[1]])).collect();
+    assert_eq!(got, [7, 0, 0, 0, 0, 7, 0, 0, 0, 7]);
+    // Growing back to 2^62 shows the deleted chunks as fill values.
+    let mut a = Array::open(store.clone(), "a", true).unwrap();
+    a.resize(&[n]).unwrap();
+    let mut one = vec![0u8; 2];
+    a.read_region(&[n - 1], &[1], &mut one).unwrap();
+    assert_eq!(one, [0, 0]);
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
+fn resizing_a_grid_of_2_62_chunks_follows_the_stored_chunks_v3() {
+    let peak = capped("resizing_a_grid_of_2_62_chunks_follows_the_stored_chunks_v3", || resize_case("resize3", false));
+    assert!(peak < 100 << 20, "peak {peak}");
+}
+
+#[test]
+fn resizing_a_grid_of_2_62_chunks_follows_the_stored_chunks_v2() {
+    let peak = capped("resizing_a_grid_of_2_62_chunks_follows_the_stored_chunks_v2", || resize_case("resize2", true));
+    assert!(peak < 100 << 20, "peak {peak}");
+}
+
+fn case_declared_huge_chunk() {
+    let d = scratch("declared");
+    let store = fs_store(&d);
+    let n: u64 = 3 << 30;
+    let zstd = json!({"name": "zstd", "configuration": {"level": 3, "checksum": false}});
+    Array::create(store.clone(), "a", &v3_array(&[n], &[n], "uint8", json!(0), json!([bytes_codec("little"), zstd]))).unwrap();
+    // A zstd frame announcing 3 GiB (single segment, 4-byte content size), one RLE block of 128 KiB of
+    // 7s, and nothing more: it is cut short.
+    let mut frame = vec![0x28, 0xb5, 0x2f, 0xfd, 0xa0];
+    frame.extend_from_slice(&(n as u32).to_le_bytes());
+    let block = (1u32 << 1) | (131072 << 3);
+    frame.extend_from_slice(&block.to_le_bytes()[..3]);
+    frame.push(7);
+    write(&d.join("a/c/0"), &frame);
+    let a = Array::open(store, "a", false).unwrap();
+    let mut out = vec![0u8; 16];
+    expect_err("the last 16 elements", a.read_region(&[n - 16], &[16], &mut out), is_codec, "zstd");
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
+fn a_declared_3_gib_chunk_costs_only_what_its_stored_bytes_decode_to() {
+    // The cap leaves room for the declared chunk's buffer (address space), not for touching it.
+    let peak = capped_at("a_declared_3_gib_chunk_costs_only_what_its_stored_bytes_decode_to", 5 << 30, case_declared_huge_chunk);
+    assert!(peak < 100 << 20, "peak {peak}: the declared 3 GiB buffer was written, not just allocated");
+}
