@@ -42,6 +42,7 @@ pub struct RangeTargets {
     options: HashMap<String, StoreOptions>,
     targets: Mutex<HashMap<String, Arc<Target>>>,
     /// Remote stores by `scheme://authority`.
+    #[cfg_attr(not(feature = "remote"), allow(dead_code))]
     servers: Mutex<HashMap<String, Arc<dyn Store>>>,
     bytes_read: AtomicU64,
 }

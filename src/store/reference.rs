@@ -8,7 +8,8 @@
 //! Targets are local paths (relative ones are taken relative to the directory of PATH), `file://`,
 //! `s3://` and `http(s)://` URLs, read through libzarr's stores ([`super::range_target`]) with the
 //! store options the location was opened with (for S3 and HTTP targets alike). A reference with a
-//! `null` URL is an error: this store has no default target.
+//! `null` URL names the default target, the store option `reference_target` (fsspec's `target`);
+//! without that option it is an error.
 //!
 //! Every value is looked up when it is read; a reference past its target's end, a missing target,
 //! an unknown or forbidden URL scheme, or a target that shrank is an error naming the key and the
@@ -62,6 +63,8 @@ pub struct ReferenceStore {
     path: PathBuf,
     index: Box<dyn ReferenceIndex>,
     targets: RangeTargets,
+    /// The target of references whose URL is null (option `reference_target`).
+    default_target: Option<Arc<str>>,
     concurrency: usize,
     bytes_read: AtomicU64,
 }
@@ -101,7 +104,14 @@ impl ReferenceStore {
             targets.set_options(scheme, options.clone());
         }
         let concurrency = if index.may_be_remote() { options.max_concurrency() } else { 0 };
-        Ok(ReferenceStore { path: path.to_path_buf(), index, targets, concurrency, bytes_read: AtomicU64::new(0) })
+        let default_target = match options.get("reference_target") {
+            Some(t) => {
+                targets.check_url(t).map_err(|e| e.context("store option 'reference_target'"))?;
+                Some(t.into())
+            }
+            None => None,
+        };
+        Ok(ReferenceStore { path: path.to_path_buf(), index, targets, default_target, concurrency, bytes_read: AtomicU64::new(0) })
     }
 
     fn read_only(&self, key: &str) -> Error {
@@ -115,17 +125,24 @@ impl ReferenceStore {
         Ok(match self.index.lookup(key).map_err(ctx)? {
             None => None,
             Some(Ref::Inline(v)) => Some(Resolved::Inline(v)),
-            Some(Ref::Url { url: None, .. }) => {
-                return Err(ctx(Error::Metadata("the URL is null and reference stores have no default target".into())))
-            }
-            Some(Ref::Url { url: Some(url), range }) => {
-                let (offset, len) = match range {
-                    Some(r) => r,
-                    None => (0, self.targets.len(&url).map_err(ctx)?),
-                };
-                Some(Resolved::Range { url, offset, len })
-            }
+            Some(Ref::Url { url: None, range }) => match &self.default_target {
+                Some(url) => Some(self.resolve_url(key, url.clone(), range)?),
+                None => {
+                    return Err(ctx(Error::Metadata(
+                        "the URL is null and no default target was given (store option 'reference_target')".into(),
+                    )))
+                }
+            },
+            Some(Ref::Url { url: Some(url), range }) => Some(self.resolve_url(key, url, range)?),
         })
+    }
+
+    fn resolve_url(&self, key: &str, url: Arc<str>, range: Option<(u64, u64)>) -> Result<Resolved> {
+        let (offset, len) = match range {
+            Some(r) => r,
+            None => (0, self.targets.len(&url).map_err(|e| e.context(format!("reference '{key}'")))?),
+        };
+        Ok(Resolved::Range { url, offset, len })
     }
 
     fn read_range(&self, key: &str, url: &str, offset: u64, len: u64) -> Result<Vec<u8>> {
@@ -276,6 +293,12 @@ mod tests {
         assert!(matches!(s.set("a/0", b"x"), Err(Error::ReadOnly(_))));
         assert!(matches!(s.delete("a/0"), Err(Error::ReadOnly(_))));
         assert!(matches!(s.ensure_writable(), Err(Error::ReadOnly(_))));
+        let mut o = StoreOptions::new();
+        o.set("reference_target", "data.bin").unwrap();
+        let with_default = open_location(&format!("{}", dir.join("refs.json").display()), &o).unwrap();
+        assert_eq!(with_default.get("bad/null").unwrap().unwrap(), [0]);
+        o.set("reference_target", "zip://x.zip").unwrap();
+        assert!(matches!(open_location(&format!("{}", dir.join("refs.json").display()), &o), Err(Error::Unsupported(_))));
         let inner = open_location(&format!("{}!/a", dir.join("refs.json").display()), &StoreOptions::new()).unwrap();
         assert_eq!(inner.get("0").unwrap().unwrap(), [5, 6, 7]);
         assert!(matches!(open_location("/nonexistent/refs.json", &StoreOptions::new()), Err(Error::NotFound(_))));

@@ -12,7 +12,12 @@ Covered:
     kerchunk's SingleHdf5ToZarr makes JSON references to them (version 1, every chunk a reference, and
     again with small chunks inlined as base64), which are also written as version 0 and with templates;
     libzarr opens `reference:///.../refs.json`, walks the group tree (zarr_group_list) and reads every
-    array equal to h5py (and every netCDF variable equal to netCDF4-python), and zarrdump prints it.
+    array equal to h5py (and every netCDF variable equal to netCDF4-python; a strided hyperslab converted
+    to float64 too), and zarrdump prints it.
+  * the Parquet layout: kerchunk's refs_to_dataframe (fastparquet, zstd pages) with a small record size
+    (several record files per array) and the default one, inline chunks or none, read equal.
+  * references with a null URL read the store option `reference_target` (fsspec's default target);
+    without it they are ZARR_ERR_METADATA naming the key.
   * Fletcher-32 (which kerchunk refuses): references made from h5py's chunk table with numcodecs'
     `fletcher32` outermost read equal, so HDF5's checksum and numcodecs' agree; a flipped checksum
     byte is ZARR_ERR_CHECKSUM.
@@ -21,10 +26,9 @@ Covered:
   * the same references with the files behind an HTTP server and moto's S3 on loopback.
   * writes are ZARR_ERR_READ_ONLY; bad input (a reference past the file's end, a missing target, a
     reference of the wrong shape, a self-referencing template, an unknown and a forbidden scheme, a
-    target file that shrank) is a specific error naming the key and the target, run under
-    `prlimit --as`.
+    target file that shrank, a Parquet file with other columns, an SZIP codec) is a specific error
+    naming the key and the target, run under `prlimit --as`.
 """
-import base64
 import copy
 import json
 import os
@@ -187,6 +191,11 @@ def t_netcdf(r, files):
         read_all(loc, {k: v for k, v in files.nc_h5.items() if k in names})
         if inline:
             assert any(isinstance(v, str) and v.startswith("base64:") for v in refs["refs"].values()), "nothing inlined"
+    # A strided hyperslab converted to float64 (zarr_read_hyperslab), across chunk boundaries.
+    with zc.Array.open(loc + "!/temp") as a:
+        out = np.zeros((2, 3, 3), dtype="f8")
+        a.read_hyperslab([1, 0, 1], [2, 3, 3], step=[2, 2, 2], buffer_type="float64", out=out)
+        check_equal("temp[1::2, ::2, 1::2]", out, files.nc_want["temp"][1:5:2, 0:5:2, 1:7:2].astype("f8"))
     # Fill values of chunks never written: the sparse variable's unwritten chunks read as its _FillValue.
     assert (files.nc_want["sparse"][2:, 2:] == np.float32(1.5)).all()
 
@@ -210,6 +219,20 @@ def t_version0_relative_file_uri(r, files):
     read_all(f"reference://{write_refs(files.dir / 'v0.json', v0)}", want)
     uri = with_urls(refs, lambda u: f"file://{u}")
     read_all(f"reference://{write_refs(r.path('uri.json'), uri)}", want)
+
+
+def t_default_target(r, files):
+    # References with a null URL read the store option reference_target (fsspec's `target`).
+    refs = with_urls(translate(files.h5, str(files.h5)), lambda u: None)
+    loc = f"reference://{write_refs(r.path('null.json'), refs)}"
+    want = {k: v for k, v in files.h5_want.items() if not k.startswith("fletcher")}
+    read_all(loc, want, options=zc.StoreOptions(reference_target=str(files.h5)))
+    with zc.Array.open(loc + "!/small") as a:
+        try:
+            a.read()
+            raise AssertionError("a null URL without a default target was read")
+        except zc.ZarrError as e:
+            assert e.name == "ZARR_ERR_METADATA" and "small/0" in str(e) and "reference_target" in str(e), e
 
 
 def t_templates(r, files):
@@ -378,6 +401,11 @@ def t_bad_input(r, files):
          ["refers to itself"]),
         (one("shrunk", [str(shrink), 4000, 8]), "shrunk", "ZARR_ERR_CODEC", ["shrunk/0", "shrink.bin"]),
     ]
+    # An HDF5 filter with no numcodecs equivalent, written by hand as kerchunk would not: refused by name.
+    szip = json.loads(arr)
+    szip["compressor"] = {"id": "szip", "mask": 4, "pixels_per_block": 32}
+    refs = {".zgroup": '{"zarr_format": 2}', "sz/.zarray": json.dumps(szip), "sz/0": [str(data), 0, 8]}
+    cases.append((f"reference://{write_refs(d / 'sz.json', refs)}!/sz", "szip", "ZARR_ERR_UNSUPPORTED", ["szip"]))
     # A wrong shape or type: the key is named when the reference file is opened.
     for name, value in (("shape", [str(data), 1]), ("type", 17), ("negative", [str(data), -1, 8])):
         loc = one(name, value)
@@ -429,6 +457,7 @@ def main():
     r.run("h5py", t_h5py, r, files)
     r.run("version0_relative_file_uri", t_version0_relative_file_uri, r, files)
     r.run("templates", t_templates, r, files)
+    r.run("default_target", t_default_target, r, files)
     r.run("parquet", t_parquet, r, files)
     r.run("fletcher32", t_fletcher32, r, files)
     r.run("gen", t_gen, r, files)
