@@ -27,6 +27,10 @@ use std::sync::{Arc, Mutex, OnceLock};
 /// Open targets kept at most; past this the table is emptied (handles are reopened on next use).
 const MAX_OPEN_TARGETS: usize = 4096;
 
+/// Remote ranges longer than this are checked against the object's size before their buffer is
+/// allocated.
+const CHECK_FIRST: u64 = 16 << 20;
+
 /// One opened target.
 enum Target {
     /// A local file: one handle shared by all reads.
@@ -173,9 +177,15 @@ impl RangeTargets {
     /// The `len` bytes of `url` at `offset`.
     pub fn read(&self, url: &str, offset: u64, len: u64) -> Result<Vec<u8>> {
         let n = usize::try_from(len).map_err(|_| Error::Codec(format!("target {url}: a range of {len} bytes")))?;
-        // Checked first where the size is known, so that a bad length allocates nothing.
-        if let Target::Local { len: size, path, .. } = &*self.target(url)? {
-            past_end(check_range(offset, len, *size), path.display(), offset, len, *size)?;
+        // Checked first where the size is known (a remote target's is learnt first for a large
+        // range: one HEAD), so that a bad length allocates nothing.
+        match &*self.target(url)? {
+            Target::Local { len: size, path, .. } => past_end(check_range(offset, len, *size), path.display(), offset, len, *size)?,
+            Target::Remote { .. } if len > CHECK_FIRST => {
+                let size = self.len(url)?;
+                past_end(check_range(offset, len, size), url, offset, len, size)?;
+            }
+            Target::Remote { .. } => {}
         }
         let mut buf = try_alloc(n)?;
         self.read_into(url, offset, &mut buf)?;

@@ -10,6 +10,9 @@ use super::reference_spec::Ref;
 use super::reference_template::{Templates, Value};
 use crate::error::{Error, Result};
 
+/// The most steps one key match may take.
+const MATCH_STEPS: u32 = 100_000;
+
 /// The values of one dimension.
 #[derive(Debug, Clone)]
 enum Dim {
@@ -149,17 +152,27 @@ impl Gen {
     /// The reference of `key`, when it is one of this entry's keys.
     pub fn lookup(&self, key: &str, templates: &Templates) -> Result<Option<Ref>> {
         let mut values = vec![None; self.dims.len()];
-        if !self.matches(0, key, &mut values) {
+        let mut budget = MATCH_STEPS;
+        if !self.matches(0, key, &mut values, &mut budget)? {
             return Ok(None);
         }
         let values: Vec<i128> = values.into_iter().map(|v| v.unwrap_or(0)).collect();
         self.reference(&values, templates).map(Some)
     }
 
-    fn matches(&self, part: usize, rest: &str, values: &mut Vec<Option<i128>>) -> bool {
+    /// Whether `rest` matches the key template from `part` on, binding dimension values; `budget`
+    /// bounds the tries of an ambiguous template (`{{a}}0{{b}}0{{c}}...` against a run of zeros).
+    fn matches(&self, part: usize, rest: &str, values: &mut Vec<Option<i128>>, budget: &mut u32) -> Result<bool> {
+        if *budget == 0 {
+            return Err(bad(self.index, format!("matching key '{rest}' takes too many tries (an ambiguous key template)")));
+        }
+        *budget -= 1;
         match self.key.get(part) {
-            None => rest.is_empty(),
-            Some(Part::Lit(s)) => rest.strip_prefix(s.as_str()).is_some_and(|r| self.matches(part + 1, r, values)),
+            None => Ok(rest.is_empty()),
+            Some(Part::Lit(s)) => match rest.strip_prefix(s.as_str()) {
+                Some(r) => self.matches(part + 1, r, values, budget),
+                None => Ok(false),
+            },
             Some(Part::Var(d)) => {
                 let run = rest.bytes().enumerate().take_while(|&(i, b)| b.is_ascii_digit() || (i == 0 && b == b'-')).count().min(40);
                 for n in (1..=run).rev() {
@@ -169,12 +182,12 @@ impl Gen {
                     }
                     let before = values[*d];
                     values[*d] = Some(v);
-                    if self.matches(part + 1, &rest[n..], values) {
-                        return true;
+                    if self.matches(part + 1, &rest[n..], values, budget)? {
+                        return Ok(true);
                     }
                     values[*d] = before;
                 }
-                false
+                Ok(false)
             }
         }
     }
@@ -336,6 +349,15 @@ mod tests {
         ] {
             assert!(matches!(Gen::parse(0, &g, &t), Err(Error::Metadata(_))), "{g}");
         }
+        // An ambiguous template against a hostile key: an error, not an exponential search.
+        let mut key = String::from("k");
+        let mut dims = serde_json::Map::new();
+        for i in 0..40 {
+            key.push_str(&format!("{{{{d{i}}}}}0"));
+            dims.insert(format!("d{i}"), json!([1, 101, 10101]));
+        }
+        let g = Gen::parse(0, &json!({"key": key, "url": "x", "dimensions": dims}), &t).unwrap();
+        assert!(g.lookup(&format!("k{}x", "10".repeat(200)), &t).is_err());
         let neg = json!({"key": "k{{i}}", "url": "x", "offset": "{{i - 10}}", "length": "1", "dimensions": {"i": {"stop": 5}}});
         assert!(Gen::parse(0, &neg, &t).unwrap().lookup("k1", &t).is_err());
     }

@@ -19,6 +19,8 @@ use std::collections::HashMap;
 pub(crate) const MAX_RENDERED: usize = 1 << 20;
 /// The most templates rendered inside one another.
 pub(crate) const MAX_DEPTH: usize = 32;
+/// The most parentheses and unary minus signs nested inside one `{{...}}`.
+const MAX_NESTING: usize = 64;
 
 /// A value inside `{{...}}`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -80,7 +82,7 @@ impl Templates {
             let after = &rest[open + 2..];
             let close = after.find("}}").ok_or_else(|| Error::Metadata(format!("'{text}': '{{{{' without '}}}}'")))?;
             let expr = &after[..close];
-            let v = Parser { src: expr, pos: 0, t: self, vars, stack, whole: text }.parse_all()?;
+            let v = Parser { src: expr, pos: 0, t: self, vars, stack, whole: text, nesting: 0 }.parse_all()?;
             out.push_str(&v.text());
             if out.len() > MAX_RENDERED {
                 return Err(Error::Metadata(format!("'{text}' renders to more than {MAX_RENDERED} bytes")));
@@ -110,6 +112,7 @@ struct Parser<'a, 's> {
     vars: Vars<'a>,
     stack: &'s mut Vec<String>,
     whole: &'a str,
+    nesting: usize,
 }
 
 impl Parser<'_, '_> {
@@ -192,6 +195,16 @@ impl Parser<'_, '_> {
     }
 
     fn factor(&mut self) -> Result<Value> {
+        self.nesting += 1;
+        if self.nesting > MAX_NESTING {
+            return Err(self.err(&format!("expression nested deeper than {MAX_NESTING}")));
+        }
+        let v = self.factor_inner();
+        self.nesting -= 1;
+        v
+    }
+
+    fn factor_inner(&mut self) -> Result<Value> {
         self.skip_ws();
         let rest = &self.src[self.pos..];
         let Some(c) = rest.chars().next() else { return Err(self.err("missing value")) };
@@ -290,6 +303,9 @@ mod tests {
         let e = t.render("{{a}}", &none).unwrap_err();
         assert!(e.message().contains("template 'a' refers to itself"), "{e}");
         assert!(t.render("{{b}}", &none).unwrap_err().message().contains("refers to itself"));
+        let deep = format!("{{{{{}1{}}}}}", "(".repeat(100_000), ")".repeat(100_000));
+        assert!(t.render(&deep, &none).unwrap_err().message().contains("nested deeper"));
+        assert!(t.render(&format!("{{{{{}1}}}}", "-".repeat(100_000)), &none).is_err());
         for bad in ["{{zz}}", "{{u|upper}}", "{{1/0}}", "{{ (1 }}", "{{", "{{x.y}}", "{{'a' + 1}}"] {
             assert!(matches!(t.render(bad, &none), Err(Error::Metadata(_))), "{bad}");
         }
