@@ -46,6 +46,8 @@ use std::sync::Arc;
 /// - `conditional_put` (default `true`): a write covering part of a chunk or shard on S3 stores the
 ///   merged value with a conditional PUT (`If-Match` / `If-None-Match`) and redoes the merge when
 ///   another writer changed the object meanwhile; `false`: plain PUTs (the last writer wins).
+/// - `reference_target` (`reference://` locations): the target URL of kerchunk references whose URL
+///   is null (fsspec's default `target`). Since: 0.4.
 ///
 /// Thread-safety: a zarr_store_options may be passed to several open calls at once, but must not be
 /// changed or freed while another thread uses it.

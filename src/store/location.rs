@@ -1,6 +1,6 @@
 //! Locations: what C callers pass as `path` (a filesystem path, a `file://` URI, `memory://NAME/node`,
-//! `zip://FILE.zip!/node`, and with the `remote` feature `s3://bucket/prefix`, `http://host/path` or
-//! `https://host/path`). [`open_location_with`] is the one place where a location becomes a store;
+//! `zip://FILE.zip!/node`, `reference://REFS[!/node]`, and with the `remote` feature
+//! `s3://bucket/prefix`, `http://host/path` or `https://host/path`). [`open_location_with`] is the one place where a location becomes a store;
 //! stores for further URI schemes plug in there.
 
 use super::filesystem::FilesystemStore;
@@ -19,9 +19,11 @@ pub fn open_location(location: &str) -> Result<Arc<dyn Store>> {
 /// The store named by `location`: a [`FilesystemStore`] rooted at a filesystem path or a `file://`
 /// URI (the directory need not exist yet; `options` do not apply); `memory://NAME[/node/path]` a named
 /// in-memory store (see [`super::memory::named`]); `zip://FILE[!/node/path]` a read-only zip file (see
-/// [`super::zip`]); with the `remote` feature an S3 store for `s3://bucket/prefix` and a read-only HTTP
-/// store for `http(s)://host/path`, set up from the environment and `options`. Other URI schemes are
-/// [`Error::Unsupported`]. Error messages have secrets masked ([`super::redact`]).
+/// [`super::zip`]); `reference://REFS[!/node/path]` read-only kerchunk references (see
+/// [`super::reference`]; `options` apply to their remote targets); with the `remote` feature an S3
+/// store for `s3://bucket/prefix` and a read-only HTTP store for `http(s)://host/path`, set up from
+/// the environment and `options`. Other URI schemes are [`Error::Unsupported`]. Error messages have
+/// secrets masked ([`super::redact`]).
 pub fn open_location_with(location: &str, options: &StoreOptions) -> Result<Arc<dyn Store>> {
     open_location_unredacted(location, options).map_err(super::redact::redact_error)
 }
@@ -33,6 +35,9 @@ fn open_location_unredacted(location: &str, options: &StoreOptions) -> Result<Ar
     }
     if let Some(rest) = location.strip_prefix("zip://") {
         return super::zip::open_location(rest);
+    }
+    if let Some(rest) = location.strip_prefix("reference://") {
+        return super::reference::open_location(rest, options);
     }
     let scheme = location.split_once("://").map(|(s, _)| s.to_ascii_lowercase());
     match scheme.as_deref() {

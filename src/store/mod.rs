@@ -16,6 +16,13 @@ pub mod location;
 pub mod lock;
 pub mod memory;
 pub mod prefix;
+pub mod range_target;
+pub mod reference;
+pub mod reference_gen;
+#[cfg(feature = "reference-parquet")]
+pub mod reference_parquet;
+pub mod reference_spec;
+pub mod reference_template;
 pub mod zip;
 #[cfg(feature = "remote")]
 pub mod object;

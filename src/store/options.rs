@@ -24,6 +24,7 @@ pub const KEYS: &[(&str, &str)] = &[
     ("conditional_put", "false: writes covering part of a chunk or shard on S3 use plain PUTs (last writer wins) instead of conditional ones (If-Match / If-None-Match, retried on a lost race; default true)"),
     ("multipart_threshold", "values larger than this many bytes are uploaded in parts (default 16 MiB, >= 5 MiB)"),
     ("multipart_part_size", "bytes per part of a multipart upload, all parts in flight at once up to max_concurrency (default 8 MiB, 5 MiB..=5 GiB)"),
+    ("reference_target", "reference:// locations: the target URL of references whose URL is null (fsspec's default target)"),
 ];
 
 /// Explicit settings for remote stores, as key/value strings checked when set.
