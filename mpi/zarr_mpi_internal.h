@@ -1,0 +1,39 @@
+/* What the files of libzarr_mpi share (not installed; not part of zarr_mpi.h). Every name here is hidden:
+ * the library exports only what zarr_mpi.h declares. */
+#ifndef ZARR_MPI_INTERNAL_H
+#define ZARR_MPI_INTERNAL_H
+
+#include "zarr_mpi.h"
+
+#define ZARR_MPI_HIDDEN __attribute__((visibility("hidden")))
+#define ZARR_MPI_MAX_RANK 32
+
+/* zarr_mpi.c: messages and agreement. */
+ZARR_MPI_HIDDEN zarr_status zarr_mpi_i_fail(zarr_status st, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+ZARR_MPI_HIDDEN zarr_status zarr_mpi_i_lib(zarr_status st, const char *what);
+ZARR_MPI_HIDDEN zarr_status zarr_mpi_i_mpi_failed(int rc, const char *what);
+/* The agreement on this rank's status `local`, explained by this thread's zarr_mpi message. */
+ZARR_MPI_HIDDEN zarr_status zarr_mpi_i_agree(MPI_Comm comm, zarr_status local);
+ZARR_MPI_HIDDEN uint64_t zarr_mpi_i_hash(const void *data, size_t n, uint64_t h);
+ZARR_MPI_HIDDEN uint64_t zarr_mpi_i_hash_str(const char *s);
+
+/* zarr_mpi_registry.c: what this process knows about the handles zarr_mpi_open/create/resize gave out:
+   the array's location and metadata document (so that the collective path opens a second, coordinated
+   handle from it without reading storage). Entries are removed by zarr_mpi_close(). Not thread-safe
+   (collective calls on one handle are not concurrent). */
+ZARR_MPI_HIDDEN zarr_status zarr_mpi_i_register(zarr_array *array, const char *path, int mode);
+ZARR_MPI_HIDDEN void zarr_mpi_i_unregister(zarr_array *array);
+/* The mode `array` was registered with (ZARR_READ or ZARR_READ_WRITE), or -1 when not registered. */
+ZARR_MPI_HIDDEN int zarr_mpi_i_mode(const zarr_array *array);
+/* The registered location of `array`, or NULL. */
+ZARR_MPI_HIDDEN const char *zarr_mpi_i_path(const zarr_array *array);
+/* A handle opened ZARR_READ_WRITE | ZARR_COORDINATED on the same array (owned by the registry, kept
+   until zarr_mpi_close()), or NULL when `array` is not registered, was opened read-only, or its
+   document changed since (then the caller's handle itself is used). */
+ZARR_MPI_HIDDEN zarr_array *zarr_mpi_i_coordinated(zarr_array *array);
+
+/* zarr_mpi_collective.c: the counters of zarr_mpi_get_stats(). */
+extern ZARR_MPI_HIDDEN zarr_mpi_stats zarr_mpi_i_stats;
+
+#endif
