@@ -389,6 +389,34 @@ int main(int argc, char **argv) {
         CHECK_OK(zarr_mpi_close(MPI_COMM_WORLD, f));
     }
 
+    /* 10a. Resize (a time step appended): rank 0 reads and writes zarr.json once, the others take the new
+       document from it; the collective write that follows reaches the new rows without a metadata read
+       (the coordinated handles are reopened from the new document). */
+    {
+        reset();
+        uint64_t grown[2] = {NY + 3, NX};
+        CHECK_OK(zarr_mpi_resize(MPI_COMM_WORLD, NULL, &a, grown, 2)); /* the path: known from the open */
+        c = totals();
+        report("zarr_mpi_resize", c);
+        /* zarr_array_resize() on rank 0 reads the stored document (twice: under the lock, then to check);
+           no other rank reads it, whatever their number. */
+        CHECK(sum_ull(me == 0 ? 0 : io_metadata_reads) == 0 && c.metadata_reads >= 1 && c.metadata_reads <= 2);
+        CHECK(c.s.metadata_reads == 1);
+        reset();
+        CHECK_OK(write_rows(a, me == 0 ? NY : 0, me == 0 ? NY + 3 : 0, 5));
+        c = totals();
+        report("write_all (the new rows)", c);
+        CHECK(c.metadata_reads == 0 && c.locks == 0);
+        int32_t row[3 * 37];
+        uint64_t start[2] = {NY, 0}, count[2] = {3, NX};
+        CHECK_OK(zarr_mpi_read_all(MPI_COMM_WORLD, a, start, count, NULL, NULL, ZARR_INT32, row, sizeof row));
+        for (uint64_t i = 0; i < 3 * NX; i++) {
+            CHECK(row[i] == value(NY + i / NX, i % NX, 5));
+        }
+        uint64_t back[2] = {NY, NX};
+        CHECK_OK(zarr_mpi_resize(MPI_COMM_WORLD, NULL, &a, back, 2));
+    }
+
     /* 10. The independent path, for contrast: the same uneven rows through zarr_mpi_write_hyperslab take
        locks and re-read zarr.json (so the counters above could have failed). */
     if (np > 1) {
