@@ -325,8 +325,8 @@ static zarr_status handshake(MPI_Comm comm, const char *what, const long *fields
 
 /* ---- aggregators ------------------------------------------------------------------------------ */
 
-/* The aggregator ranks of `comm`, interleaved over nodes (so that consecutive shards go to different
-   nodes) and spread within each node: cb_nodes in total when set, else up to 4 per node. */
+/* The aggregator ranks of `comm`, in rank order: cb_nodes in total when set (given to the nodes in turn),
+   else up to 4 per node, spread over each node's ranks. */
 static zarr_status aggregators(MPI_Comm comm, int64_t cb_nodes, int **out, int *count) {
     int size = 0, me = 0, rc, node_size = 0, node_rank = 0, leader = 0;
     MPI_Comm node = MPI_COMM_NULL;
@@ -394,6 +394,14 @@ static zarr_status aggregators(MPI_Comm comm, int64_t cb_nodes, int **out, int *
         }
     }
     free(all), free(leaders), free(picks);
+    /* In rank order: the shards' domains then follow the ranks (see owner_index()). */
+    for (int i = 1; i < c; i++) {
+        for (int j = i; j > 0 && aggs[j] < aggs[j - 1]; j--) {
+            int t = aggs[j];
+            aggs[j] = aggs[j - 1];
+            aggs[j - 1] = t;
+        }
+    }
     *out = aggs;
     *count = c;
     return ZARR_OK;
@@ -456,6 +464,8 @@ typedef struct {
     size_t arrival;      /* index in arrival order (source, then the source's order) */
     int round;
     int covered;         /* (first piece of a shard) the shard's pieces cover its part inside the array */
+    long self;           /* a piece of this rank's own selection: its index in pieces[] (it does not travel
+                            through MPI: copied straight between the rank's buffer and the shard), else -1 */
 } owned;
 
 typedef struct {
@@ -604,6 +614,18 @@ static zarr_status check_args(call *c, const uint64_t *start, const uint64_t *co
     return ZARR_OK;
 }
 
+/* The aggregator (index in c->aggs) owning shard `linear`: the grid's shards in C order are cut into
+   naggs contiguous domains, one per aggregator in rank order (as ROMIO's file domains), so that a
+   decomposition that follows the ranks' order keeps most pieces on the rank that holds them. */
+static size_t owner_index(const call *c, uint64_t linear) {
+    uint64_t total = 1;
+    for (size_t d = 0; d < c->a.r; d++) {
+        total *= c->a.grid[d];
+    }
+    u128 k = (u128)linear * (u128)(uint64_t)c->naggs / total;
+    return (size_t)k;
+}
+
 /* Cuts this rank's selection along the shard grid (one piece per shard it touches), sorted by owner. */
 static zarr_status make_pieces(call *c) {
     const array_info *a = &c->a;
@@ -660,7 +682,7 @@ static zarr_status make_pieces(call *c) {
             n *= p->count[d];
         }
         p->shard = linear;
-        p->dest = c->aggs[linear % (uint64_t)c->naggs];
+        p->dest = c->aggs[owner_index(c, linear)];
         p->bytes = (size_t)n * a->elem;
         for (size_t d = r; d-- > 0;) {
             if (++pos[d] < nseg[d]) {
@@ -863,6 +885,15 @@ static zarr_status exchange_headers(call *c, zarr_status st) {
         qsort(c->own, c->nown, sizeof(owned), cmp_owned);
         for (size_t k = 0; k < c->nown; k++) {
             c->order[c->own[k].arrival] = k;
+            c->own[k].self = -1;
+        }
+        /* This rank's own pieces came (in its order) as the ones from itself. */
+        size_t first = (size_t)c->rdispl[c->me] / h, mine = 0;
+        for (size_t i = 0; i < np && c->pieces[i].dest <= c->me; i++) {
+            if (c->pieces[i].dest == c->me) {
+                c->own[c->order[first + mine]].self = (long)i;
+                mine++;
+            }
         }
         zarr_status sc = schedule(c);
         if (local == ZARR_OK) {
@@ -941,13 +972,13 @@ static int round_layout(call *c, int q, int to_owner, size_t *piece_off, size_t 
         return 0;
     }
     for (size_t i = 0; i < c->npieces; i++) {
-        if (c->pieces[i].round == q) {
+        if (c->pieces[i].round == q && c->pieces[i].dest != c->me) {
             pb[c->pieces[i].dest] += c->pieces[i].bytes;
         }
     }
     for (size_t k = 0; k < c->nown; k++) {
         const owned *o = &c->own[c->order[k]];
-        if (o->round == q) {
+        if (o->round == q && o->self < 0) {
             ob[o->src] += o->bytes;
         }
     }
@@ -978,7 +1009,7 @@ static int round_layout(call *c, int q, int to_owner, size_t *piece_off, size_t 
         cur[p] = (size_t)acc;
     }
     for (size_t i = 0; i < c->npieces; i++) {
-        if (c->pieces[i].round == q) {
+        if (c->pieces[i].round == q && c->pieces[i].dest != c->me) {
             piece_off[i] = cur[c->pieces[i].dest];
             cur[c->pieces[i].dest] += c->pieces[i].bytes;
         }
@@ -989,7 +1020,7 @@ static int round_layout(call *c, int q, int to_owner, size_t *piece_off, size_t 
     for (size_t k = 0; k < c->nown; k++) {
         size_t idx = c->order[k];
         const owned *o = &c->own[idx];
-        if (o->round == q) {
+        if (o->round == q && o->self < 0) {
             own_off[idx] = cur[o->src];
             cur[o->src] += o->bytes;
         }
@@ -1046,12 +1077,10 @@ static zarr_status write_rounds(call *c, zarr_array *twin, const void *fill) {
         int64_t dense[R];
         for (size_t i = 0; i < c->npieces; i++) {
             const piece *p = &c->pieces[i];
-            if (p->round == q) {
+            if (p->round == q && p->dest != c->me) {
                 c_strides(p->count, r, a->elem, dense);
                 copy_box(out + poff[i], dense, piece_in_buffer(c, p), c->stride, p->count, r, a->elem);
-                if (p->dest != c->me) {
-                    zarr_mpi_i_stats.bytes_sent += p->bytes;
-                }
+                zarr_mpi_i_stats.bytes_sent += p->bytes;
             }
         }
         int rc = MPI_Alltoallv(out, c->scount, c->sdispl, MPI_BYTE, in, c->rcount, c->rdispl, MPI_BYTE, c->comm);
@@ -1096,9 +1125,12 @@ static zarr_status write_rounds(call *c, zarr_array *twin, const void *fill) {
                         cnt[d] = o->hdr[3 * d + 1];
                     }
                     size_t off = in_shard(a, o->hdr, origin, dst);
-                    c_strides(cnt, r, a->elem, src);
-                    copy_box(shard + off, dst, in + ooff[p], src, cnt, r, a->elem);
-                    if (o->src != c->me) {
+                    if (o->self >= 0) {
+                        copy_box(shard + off, dst, piece_in_buffer(c, &c->pieces[o->self]), c->stride, cnt, r,
+                                 a->elem);
+                    } else {
+                        c_strides(cnt, r, a->elem, src);
+                        copy_box(shard + off, dst, in + ooff[p], src, cnt, r, a->elem);
                         zarr_mpi_i_stats.bytes_received += o->bytes;
                     }
                 }
@@ -1171,9 +1203,12 @@ static zarr_status read_rounds(call *c) {
                         cnt[d] = o->hdr[3 * d + 1];
                     }
                     size_t off = in_shard(a, o->hdr, origin, src);
-                    c_strides(cnt, r, a->elem, dst);
-                    copy_box(out + ooff[p], dst, shard + off, src, cnt, r, a->elem);
-                    if (o->src != c->me) {
+                    if (o->self >= 0) {
+                        copy_box(piece_in_buffer(c, &c->pieces[o->self]), c->stride, shard + off, src, cnt, r,
+                                 a->elem);
+                    } else {
+                        c_strides(cnt, r, a->elem, dst);
+                        copy_box(out + ooff[p], dst, shard + off, src, cnt, r, a->elem);
                         zarr_mpi_i_stats.bytes_sent += o->bytes;
                     }
                 }
@@ -1196,12 +1231,10 @@ static zarr_status read_rounds(call *c) {
         int64_t dense[R];
         for (size_t i = 0; i < c->npieces; i++) {
             const piece *p = &c->pieces[i];
-            if (p->round == q) {
+            if (p->round == q && p->dest != c->me) {
                 c_strides(p->count, r, a->elem, dense);
                 copy_box(piece_in_buffer(c, p), c->stride, in + poff[i], dense, p->count, r, a->elem);
-                if (p->dest != c->me) {
-                    zarr_mpi_i_stats.bytes_received += p->bytes;
-                }
+                zarr_mpi_i_stats.bytes_received += p->bytes;
             }
         }
         free(in);
