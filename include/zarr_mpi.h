@@ -281,8 +281,8 @@ zarr_status zarr_mpi_read_hyperslab(MPI_Comm comm, zarr_array *array, const uint
  * cover together is not read; a shard they cover in part is read once by its owner and merged. Each
  * shard is replaced atomically: after a failure every shard holds its old or its new contents.
  *
- * Aggregators: by default up to 4 ranks per node (nodes from MPI_Comm_split_type(SHARED)),
- * interleaved over the nodes; the hint `cb_nodes` sets the total (zarr_mpi_set_hints(), or the
+ * Aggregators: by default up to 4 ranks per node (nodes from MPI_Comm_split_type(SHARED)); each owns
+ * one contiguous domain of the shards (C order), in rank order; the hint `cb_nodes` sets the total (zarr_mpi_set_hints(), or the
  * environment variable ZARR_MPI_CB_NODES). An aggregator holds at most `cb_buffer_size` bytes of shards
  * per round (default 64 MiB, at least one shard; ZARR_MPI_CB_BUFFER_SIZE): more shards take more
  * rounds.
