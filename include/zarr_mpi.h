@@ -375,7 +375,9 @@ void zarr_mpi_reset_stats(void);
 /**
  * Sets this process's libzarr thread count (zarr_set_num_threads()) to the node's CPUs divided by the
  * number of ranks of `comm` on the node (MPI_Comm_split_type(MPI_COMM_TYPE_SHARED)), at least 1, so
- * that ranks sharing a node do not oversubscribe it. ZARR_NUM_THREADS, when set, wins.
+ * that ranks sharing a node do not oversubscribe it; a rank bound to fewer CPUs than the node has
+ * (mpiexec --bind-to core, --map-by ...:pe=N; its sched_getaffinity mask) gets one thread per CPU it is
+ * bound to. ZARR_NUM_THREADS, when set, wins.
  *
  * @param threads  NULL or receives the thread count now in use
  * @returns (identical on every rank) ZARR_OK; any status of zarr_set_num_threads().

@@ -4,10 +4,11 @@
  * arguments, agree (zarr_mpi_agree(): an MPI_Allreduce(MIN) of "the first failing rank" plus a broadcast
  * of that rank's status and message), do the work, agree again. A rank that fails early still takes
  * part in every later agreement of the call, so no rank waits for one that has left. */
-#define _POSIX_C_SOURCE 200809L
+#define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
 #include "zarr_mpi_internal.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -614,6 +615,21 @@ zarr_status zarr_mpi_read_hyperslab(MPI_Comm comm, zarr_array *array, const uint
     return agree(comm, st, 1);
 }
 
+/* The threads for a rank sharing a node with `local` ranks: when the rank is bound to fewer CPUs than the
+   node has (mpiexec --bind-to core, --map-by ...:pe=N), the CPUs it is bound to (sched_getaffinity);
+   otherwise the node's CPUs divided among its ranks. At least 1. */
+static size_t threads_for(int local) {
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+#ifdef __linux__
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0 && CPU_COUNT(&set) < online) {
+        return (size_t)CPU_COUNT(&set);
+    }
+#endif
+    return online > local ? (size_t)(online / local) : 1;
+}
+
 zarr_status zarr_mpi_balance_threads(MPI_Comm comm, size_t *threads) {
     zarr_status st = ZARR_OK;
     int rc, local = 1;
@@ -628,9 +644,7 @@ zarr_status zarr_mpi_balance_threads(MPI_Comm comm, size_t *threads) {
     MPI_Comm_free(&node);
     const char *env = getenv("ZARR_NUM_THREADS");
     if (env == NULL || *env == '\0') {
-        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-        size_t n = cpus > local ? (size_t)(cpus / local) : 1;
-        st = lib(zarr_set_num_threads(n), "zarr_mpi_balance_threads: zarr_set_num_threads");
+        st = lib(zarr_set_num_threads(threads_for(local)), "zarr_mpi_balance_threads: zarr_set_num_threads");
     }
     if (st == ZARR_OK && threads != NULL) {
         st = lib(zarr_get_num_threads(threads), "zarr_mpi_balance_threads: zarr_get_num_threads");
