@@ -218,6 +218,11 @@ static zarr_status create_collective(MPI_Comm comm, const char *what, zarr_statu
                                      const char *metadata_json, const zarr_array_spec *spec, zarr_array **out) {
     int me = 0, rc, same_path = 1, same_meta = 1;
     zarr_status st = bad_args;
+    zarr_status begun = zarr_mpi_i_begin(
+        comm, strcmp(what, "zarr_mpi_create") != 0 ? ZARR_MPI_I_OP_CREATE_FROM_SPEC : ZARR_MPI_I_OP_CREATE);
+    if (begun != ZARR_OK) {
+        return begun;
+    }
     if ((rc = MPI_Comm_rank(comm, &me)) != MPI_SUCCESS) {
         return mpi_failed(rc, what);
     }
@@ -306,6 +311,10 @@ zarr_status zarr_mpi_open(MPI_Comm comm, const char *path, int mode, zarr_array 
     if (comm == MPI_COMM_NULL) {
         return fail(ZARR_ERR_INVALID_ARGUMENT, "zarr_mpi_open: the communicator is MPI_COMM_NULL");
     }
+    zarr_status begun = zarr_mpi_i_begin(comm, ZARR_MPI_I_OP_OPEN);
+    if (begun != ZARR_OK) {
+        return begun;
+    }
     if (path == NULL || out == NULL) {
         st = fail(ZARR_ERR_INVALID_ARGUMENT, "zarr_mpi_open: %s is NULL", path == NULL ? "path" : "out");
     } else if (mode != ZARR_READ && mode != ZARR_READ_WRITE) {
@@ -355,6 +364,10 @@ zarr_status zarr_mpi_open(MPI_Comm comm, const char *path, int mode, zarr_array 
 }
 
 zarr_status zarr_mpi_close(MPI_Comm comm, zarr_array *array) {
+    zarr_status begun = zarr_mpi_i_begin(comm, ZARR_MPI_I_OP_CLOSE);
+    if (begun != ZARR_OK) {
+        return begun;
+    }
     /* Everyone arrives first: no rank closes (and, say, lets the job go on to read) while others write. */
     zarr_status st = agree(comm, ZARR_OK, 1);
     zarr_mpi_i_unregister(array);
@@ -372,6 +385,10 @@ zarr_status zarr_mpi_resize(MPI_Comm comm, const char *path, zarr_array **array,
     size_t have = 0;
     if (comm == MPI_COMM_NULL) {
         return fail(ZARR_ERR_INVALID_ARGUMENT, "zarr_mpi_resize: the communicator is MPI_COMM_NULL");
+    }
+    zarr_status begun = zarr_mpi_i_begin(comm, ZARR_MPI_I_OP_RESIZE);
+    if (begun != ZARR_OK) {
+        return begun;
     }
     if ((rc = MPI_Comm_rank(comm, &me)) != MPI_SUCCESS) {
         return mpi_failed(rc, "zarr_mpi_resize: MPI_Comm_rank");
@@ -583,6 +600,10 @@ zarr_status zarr_mpi_decompose(MPI_Comm comm, const zarr_array *array, const int
 
 zarr_status zarr_mpi_write_block(MPI_Comm comm, zarr_array *array, const uint64_t *start,
                                  const uint64_t *count, const void *buffer, size_t buffer_size) {
+    zarr_status begun = zarr_mpi_i_begin(comm, ZARR_MPI_I_OP_WRITE_BLOCK);
+    if (begun != ZARR_OK) {
+        return begun;
+    }
     zarr_status st = lib(zarr_write_region(array, start, count, buffer, buffer_size),
                          "zarr_mpi_write_block: zarr_write_region");
     return agree(comm, st, 1);
@@ -590,6 +611,10 @@ zarr_status zarr_mpi_write_block(MPI_Comm comm, zarr_array *array, const uint64_
 
 zarr_status zarr_mpi_read_block(MPI_Comm comm, zarr_array *array, const uint64_t *start,
                                 const uint64_t *count, void *buffer, size_t buffer_size) {
+    zarr_status begun = zarr_mpi_i_begin(comm, ZARR_MPI_I_OP_READ_BLOCK);
+    if (begun != ZARR_OK) {
+        return begun;
+    }
     zarr_status st = lib(zarr_read_region(array, start, count, buffer, buffer_size),
                          "zarr_mpi_read_block: zarr_read_region");
     return agree(comm, st, 1);
@@ -599,6 +624,10 @@ zarr_status zarr_mpi_write_hyperslab(MPI_Comm comm, zarr_array *array, const uin
                                      const uint64_t *count, const uint64_t *step,
                                      const int64_t *buffer_stride, zarr_data_type buffer_type,
                                      const void *buffer, size_t buffer_size) {
+    zarr_status begun = zarr_mpi_i_begin(comm, ZARR_MPI_I_OP_WRITE_HYPERSLAB);
+    if (begun != ZARR_OK) {
+        return begun;
+    }
     zarr_status st = lib(zarr_write_hyperslab(array, start, count, step, buffer_stride, buffer_type, buffer,
                                               buffer_size),
                          "zarr_mpi_write_hyperslab: zarr_write_hyperslab");
@@ -609,6 +638,10 @@ zarr_status zarr_mpi_read_hyperslab(MPI_Comm comm, zarr_array *array, const uint
                                     const uint64_t *count, const uint64_t *step,
                                     const int64_t *buffer_stride, zarr_data_type buffer_type, void *buffer,
                                     size_t buffer_size) {
+    zarr_status begun = zarr_mpi_i_begin(comm, ZARR_MPI_I_OP_READ_HYPERSLAB);
+    if (begun != ZARR_OK) {
+        return begun;
+    }
     zarr_status st = lib(zarr_read_hyperslab(array, start, count, step, buffer_stride, buffer_type, buffer,
                                              buffer_size),
                          "zarr_mpi_read_hyperslab: zarr_read_hyperslab");
@@ -636,6 +669,10 @@ zarr_status zarr_mpi_balance_threads(MPI_Comm comm, size_t *threads) {
     MPI_Comm node = MPI_COMM_NULL;
     if (comm == MPI_COMM_NULL) {
         return fail(ZARR_ERR_INVALID_ARGUMENT, "zarr_mpi_balance_threads: the communicator is MPI_COMM_NULL");
+    }
+    zarr_status begun = zarr_mpi_i_begin(comm, ZARR_MPI_I_OP_BALANCE_THREADS);
+    if (begun != ZARR_OK) {
+        return begun;
     }
     if ((rc = MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node)) != MPI_SUCCESS ||
         (rc = MPI_Comm_size(node, &local)) != MPI_SUCCESS) {

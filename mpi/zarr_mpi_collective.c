@@ -253,6 +253,11 @@ static zarr_status describe(zarr_array *array, const char *what, array_info *a) 
 }
 
 enum { OP_WRITE_ALL = 1, OP_READ_ALL = 2 };
+static const char *const op_names[] = {"another call", "zarr_mpi_write_all", "zarr_mpi_read_all",
+                                       "zarr_mpi_open", "zarr_mpi_create", "zarr_mpi_create_from_spec",
+                                       "zarr_mpi_close", "zarr_mpi_resize", "zarr_mpi_write_block",
+                                       "zarr_mpi_read_block", "zarr_mpi_write_hyperslab",
+                                       "zarr_mpi_read_hyperslab", "zarr_mpi_balance_threads"};
 enum { H_OP, H_RANK, H_TYPE, H_DOC, H_PATH, H_NODES, H_BUFFER, H_SHAPE, H_LEN = H_SHAPE + R };
 
 typedef struct {
@@ -261,7 +266,7 @@ typedef struct {
 } long_int;
 
 static const char *op_name(long op) {
-    return op == OP_WRITE_ALL ? "zarr_mpi_write_all" : op == OP_READ_ALL ? "zarr_mpi_read_all" : "another call";
+    return op > 0 && op < (long)(sizeof op_names / sizeof op_names[0]) ? op_names[op] : op_names[0];
 }
 
 /* Compares the call between ranks: every rank's fields (operation, array, hints) must be equal among
@@ -1391,4 +1396,15 @@ zarr_status zarr_mpi_read_all(MPI_Comm comm, zarr_array *array, const uint64_t *
                               const uint64_t *step, const int64_t *buffer_stride, zarr_data_type buffer_type,
                               void *buffer, size_t buffer_size) {
     return collective(OP_READ_ALL, comm, array, start, count, step, buffer_stride, buffer_type, buffer, buffer_size);
+}
+
+zarr_status zarr_mpi_i_begin(MPI_Comm comm, int op) {
+    long fields[H_LEN];
+    if (comm == MPI_COMM_NULL) {
+        return zarr_mpi_i_fail(ZARR_ERR_INVALID_ARGUMENT, "%s: the communicator is MPI_COMM_NULL", op_name(op));
+    }
+    memset(fields, 0, sizeof fields);
+    fields[H_OP] = op;
+    zarr_status st = handshake(comm, op_name(op), fields, 1);
+    return st == ZARR_OK ? ZARR_OK : zarr_mpi_i_agree(comm, st);
 }

@@ -33,6 +33,16 @@ ZARR_MPI_HIDDEN const char *zarr_mpi_i_path(const zarr_array *array);
    document changed since (then the caller's handle itself is used). */
 ZARR_MPI_HIDDEN zarr_array *zarr_mpi_i_coordinated(zarr_array *array);
 
+/* zarr_mpi_collective.c: the first step of every collective call: the ranks compare which call they are
+   in (one of the ZARR_MPI_I_OP_*), so that ranks pairing different calls fail alike instead of mixing
+   their collectives (or hanging). */
+enum {
+    ZARR_MPI_I_OP_OPEN = 3, ZARR_MPI_I_OP_CREATE, ZARR_MPI_I_OP_CREATE_FROM_SPEC, ZARR_MPI_I_OP_CLOSE,
+    ZARR_MPI_I_OP_RESIZE, ZARR_MPI_I_OP_WRITE_BLOCK, ZARR_MPI_I_OP_READ_BLOCK, ZARR_MPI_I_OP_WRITE_HYPERSLAB,
+    ZARR_MPI_I_OP_READ_HYPERSLAB, ZARR_MPI_I_OP_BALANCE_THREADS
+};
+ZARR_MPI_HIDDEN zarr_status zarr_mpi_i_begin(MPI_Comm comm, int op);
+
 /* zarr_mpi_collective.c: the counters of zarr_mpi_get_stats(). */
 extern ZARR_MPI_HIDDEN zarr_mpi_stats zarr_mpi_i_stats;
 

@@ -324,6 +324,10 @@ int main(int argc, char **argv) {
         zarr_status st = me == np - 1 ? zarr_mpi_read_all(MPI_COMM_WORLD, a, start, count, NULL, NULL, ZARR_INT32, &v, 4)
                                       : zarr_mpi_write_all(MPI_COMM_WORLD, a, start, count, NULL, NULL, ZARR_INT32, &v, 0);
         check_failed_alike(st, ZARR_ERR_INVALID_ARGUMENT, "different collective calls");
+        /* The last rank closes while the others write: every rank fails (the handle stays open). */
+        st = me == np - 1 ? zarr_mpi_close(MPI_COMM_WORLD, a)
+                          : zarr_mpi_write_all(MPI_COMM_WORLD, a, start, count, NULL, NULL, ZARR_INT32, &v, 4);
+        check_failed_alike(st, ZARR_ERR_INVALID_ARGUMENT, "zarr_mpi_close on rank");
     }
     /* Ranks with different arrays: the last rank's has one more row. */
     if (np > 1) {
