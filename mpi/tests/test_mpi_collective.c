@@ -421,6 +421,22 @@ int main(int argc, char **argv) {
         CHECK_OK(zarr_mpi_resize(MPI_COMM_WORLD, NULL, &a, back, 2));
     }
 
+    /* 10b. An unsharded array (the chunk is the unit): the same uneven rows, strided reads back. */
+    {
+        char plain[PATH_MAX + 64], json3[2048];
+        snprintf(plain, sizeof plain, "%s/unsharded.zarr", dir);
+        test_metadata(json3, 2, shape, shard, NULL);
+        zarr_array *u = NULL;
+        CHECK_OK(zarr_mpi_create(MPI_COMM_WORLD, plain, json3, &u));
+        reset();
+        CHECK_OK(write_rows(u, lo, hi, 1));
+        c = totals();
+        report("write_all (unsharded)", c);
+        CHECK(c.stores == nshards() && c.locks == 0 && c.metadata_reads == 0 && c.s.shards_read == 0);
+        check_by_columns(u, gen1);
+        CHECK_OK(zarr_mpi_close(MPI_COMM_WORLD, u));
+    }
+
     /* 10. The independent path, for contrast: the same uneven rows through zarr_mpi_write_hyperslab take
        locks and re-read zarr.json (so the counters above could have failed). */
     if (np > 1) {
