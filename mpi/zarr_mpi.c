@@ -123,16 +123,29 @@ static uint64_t hash_bytes(const void *data, size_t n, uint64_t h) {
     return h;
 }
 
-/* Whether `value` is the same on every rank (collective; `value` is meaningful only when `st` is OK:
-   failing ranks take part with a neutral value). Returns ZARR_OK or ZARR_ERR_INVALID_ARGUMENT. */
+/* The two ranks whose values differed at the last same_everywhere() that found a difference. */
+static _Thread_local int differing[2];
+
+/* Whether `value` is the same on every rank (collective; `value` is meaningful only when `valid`: failing
+   ranks take part with neutral values). When not, differing[] names two ranks whose values differ (those
+   with the smallest and the largest). Returns ZARR_OK or the MPI failure. */
 static zarr_status same_everywhere(MPI_Comm comm, uint64_t value, int valid, int *same) {
-    uint64_t lo[2] = {valid ? value : UINT64_MAX, valid ? ~value : UINT64_MAX}, out[2];
-    int rc = MPI_Allreduce(lo, out, 2, MPI_UINT64_T, MPI_MIN, comm);
-    if (rc != MPI_SUCCESS) {
+    struct {
+        long v;
+        int r;
+    } lo, hi, mn, mx;
+    int me = 0, rc;
+    MPI_Comm_rank(comm, &me);
+    lo.v = valid ? (long)value : LONG_MAX;
+    hi.v = valid ? (long)value : LONG_MIN;
+    lo.r = hi.r = me;
+    if ((rc = MPI_Allreduce(&lo, &mn, 1, MPI_LONG_INT, MPI_MINLOC, comm)) != MPI_SUCCESS ||
+        (rc = MPI_Allreduce(&hi, &mx, 1, MPI_LONG_INT, MPI_MAXLOC, comm)) != MPI_SUCCESS) {
         return mpi_failed(rc, "zarr_mpi: MPI_Allreduce");
     }
-    /* min(v) == max(v) over the valid ranks: min(v) == ~min(~v). */
-    *same = out[0] == ~out[1] || out[0] == UINT64_MAX;
+    *same = mn.v == mx.v || mn.v == LONG_MAX;
+    differing[0] = mn.r;
+    differing[1] = mx.r;
     return ZARR_OK;
 }
 
@@ -228,15 +241,20 @@ static zarr_status create_collective(MPI_Comm comm, const char *what, zarr_statu
     }
     int valid = st == ZARR_OK;
     zarr_status ms = same_everywhere(comm, valid ? hash_str(path) : 0, valid, &same_path);
+    int path_ranks[2] = {differing[0], differing[1]};
     if (ms == ZARR_OK) {
         ms = same_everywhere(comm, valid ? hash_str(metadata_json) : 0, valid, &same_meta);
+    }
+    if (!same_path) {
+        differing[0] = path_ranks[0], differing[1] = path_ranks[1];
     }
     if (ms != ZARR_OK) {
         return ms;
     }
     if (st == ZARR_OK && (!same_path || !same_meta)) {
-        st = fail(ZARR_ERR_INVALID_ARGUMENT, "%s: %s differs between ranks", what,
-                  !same_path ? "path" : spec != NULL ? "the spec (its metadata document)" : "metadata_json");
+        st = fail(ZARR_ERR_INVALID_ARGUMENT, "%s: %s differs between ranks (rank %d's and rank %d's differ)", what,
+                  !same_path ? "path" : spec != NULL ? "the spec (its metadata document)" : "metadata_json",
+                  differing[0], differing[1]);
     }
     if ((st = agree(comm, st, 1)) != ZARR_OK) {
         return st;
@@ -323,14 +341,19 @@ zarr_status zarr_mpi_open(MPI_Comm comm, const char *path, int mode, zarr_array 
     }
     int valid = st == ZARR_OK;
     zarr_status ms = same_everywhere(comm, valid ? hash_str(path) : 0, valid, &same_path);
+    int path_ranks[2] = {differing[0], differing[1]};
     if (ms == ZARR_OK) {
         ms = same_everywhere(comm, (uint64_t)(unsigned)mode, valid, &same_mode);
+    }
+    if (!same_path) {
+        differing[0] = path_ranks[0], differing[1] = path_ranks[1];
     }
     if (ms != ZARR_OK) {
         return ms;
     }
     if (st == ZARR_OK && (!same_path || !same_mode)) {
-        st = fail(ZARR_ERR_INVALID_ARGUMENT, "zarr_mpi_open: %s differs between ranks", !same_path ? "path" : "mode");
+        st = fail(ZARR_ERR_INVALID_ARGUMENT, "zarr_mpi_open: %s differs between ranks (rank %d's and rank %d's differ)",
+                  !same_path ? "path" : "mode", differing[0], differing[1]);
     }
     if ((st = agree(comm, st, 1)) != ZARR_OK) {
         return st;
@@ -411,7 +434,9 @@ zarr_status zarr_mpi_resize(MPI_Comm comm, const char *path, zarr_array **array,
         return ms;
     }
     if (st == ZARR_OK && !same) {
-        st = fail(ZARR_ERR_INVALID_ARGUMENT, "zarr_mpi_resize: path or shape differs between ranks");
+        st = fail(ZARR_ERR_INVALID_ARGUMENT,
+                  "zarr_mpi_resize: path or shape differs between ranks (rank %d's and rank %d's differ)",
+                  differing[0], differing[1]);
     }
     if ((st = agree(comm, st, 1)) != ZARR_OK) {
         return st;
