@@ -1,8 +1,8 @@
 !> zarr_mpi_write_all / zarr_mpi_read_all from Fortran (module zarr_mpi): array sections written in place,
 !> 1-based starts, column-major buffers, an uneven split of the last Fortran dimension (the shards' rows
 !> split anywhere; the last rank owns nothing and passes a zero-size section), a strided write
-!> (step=), a read by another split, an overlap refused on every rank with the same message, and a
-!> zero-size buffer read through zarr_mpi_read_block. Run with 3 or more ranks; zarr-python reads the result
+!> (step=), a read by another split, an overlap refused on every rank with the same message, a character
+!> buffer refused cleanly, and a zero-size buffer read through zarr_mpi_read_block. Run with 3 or more ranks; zarr-python reads the result
 !> (mpi_check.py fortran_collective).
 !>
 !> The array: real(real64) a(nx, ny) in Fortran order, nx = 23, ny = 4 * nprocs + 3, shards of 8 x 8 with
@@ -17,6 +17,7 @@ program test_mpi_collective_f
   type(zarr_array_t) :: a
   integer :: ierr, me, np, ny, stat, stat2, i, j, k, lo, hi, c0, c1, rows, wrong
   real(real64), allocatable :: u(:, :), b(:, :), s(:, :), empty(:, :)
+  character(len=4), allocatable :: text(:, :)
   character(:), allocatable :: msg, msg0
   character(len=512) :: dir
 
@@ -73,6 +74,16 @@ program test_mpi_collective_f
     call check_by_rows(0.5_real64)
   end if
 
+  ! A buffer of an unsupported kind (character) is a clean error on every rank. (Not with errmsg=: gfortran
+  ! 12 passes a hidden length for a character actual argument of an assumed-type dummy, which the callee
+  ! then takes for errmsg's, and crashes; docs/mpi.md says so.)
+  allocate(text(nx, 1))
+  text = 'abcd'
+  call zarr_mpi_write_all(MPI_COMM_WORLD, a, text, stat=stat)
+  if (stat /= ZARR_ERR_INVALID_ARGUMENT) then
+    print '(a, i0, a, i0)', 'rank ', me, ': a character buffer gave status ', stat
+    call MPI_Abort(MPI_COMM_WORLD, 1, ierr)
+  end if
   ! A zero-size buffer (a rank that owns nothing) reads and writes nothing, also through the block calls.
   allocate(empty(nx, 0))
   call zarr_mpi_read_block(MPI_COMM_WORLD, a, empty, start=[1_int64, 1_int64], stat=stat2, errmsg=msg)
