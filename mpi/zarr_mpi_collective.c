@@ -330,9 +330,65 @@ static zarr_status handshake(MPI_Comm comm, const char *what, const long *fields
 
 /* ---- aggregators ------------------------------------------------------------------------------ */
 
-/* The aggregator ranks of `comm`, in rank order: cb_nodes in total when set (given to the nodes in turn),
-   else up to 4 per node, spread over each node's ranks. */
+/* The aggregators of a communicator, kept on it (MPI attribute caching) for later calls with the same
+   cb_nodes: the node structure of a communicator does not change. */
+typedef struct {
+    int64_t cb_nodes;
+    int count;
+    int aggs[];
+} cached_aggs;
+
+static int aggs_keyval = MPI_KEYVAL_INVALID;
+
+static int free_cached_aggs(MPI_Comm comm, int keyval, void *value, void *extra) {
+    (void)comm, (void)keyval, (void)extra;
+    free(value);
+    return MPI_SUCCESS;
+}
+
+static zarr_status compute_aggregators(MPI_Comm comm, int64_t cb_nodes, int **out, int *count);
+
+/* The aggregator ranks of `comm` (a malloc'd list), from its cache or computed (collective then: every
+   rank finds the same cache state, since every rank made the same calls with the same hints). */
 static zarr_status aggregators(MPI_Comm comm, int64_t cb_nodes, int **out, int *count) {
+    cached_aggs *c = NULL;
+    int flag = 0;
+    if (aggs_keyval == MPI_KEYVAL_INVALID &&
+        MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, free_cached_aggs, &aggs_keyval, NULL) != MPI_SUCCESS) {
+        aggs_keyval = MPI_KEYVAL_INVALID;
+    }
+    if (aggs_keyval != MPI_KEYVAL_INVALID && MPI_Comm_get_attr(comm, aggs_keyval, &c, &flag) == MPI_SUCCESS &&
+        flag && c != NULL && c->cb_nodes == cb_nodes) {
+        *out = malloc(sizeof(int) * (size_t)c->count);
+        if (*out == NULL) {
+            return zarr_mpi_i_fail(ZARR_ERR_INTERNAL, "zarr_mpi: out of memory");
+        }
+        memcpy(*out, c->aggs, sizeof(int) * (size_t)c->count);
+        *count = c->count;
+        return ZARR_OK;
+    }
+    zarr_status st = compute_aggregators(comm, cb_nodes, out, count);
+    if (st == ZARR_OK && aggs_keyval != MPI_KEYVAL_INVALID) {
+        cached_aggs *n = malloc(sizeof(cached_aggs) + sizeof(int) * (size_t)*count);
+        if (n == NULL) {
+            /* Every rank must find the same cache next time (or the ranks' collectives would part). */
+            fprintf(stderr, "zarr_mpi: out of memory caching %d aggregators\n", *count);
+            MPI_Abort(comm, 1);
+        } else {
+            n->cb_nodes = cb_nodes;
+            n->count = *count;
+            memcpy(n->aggs, *out, sizeof(int) * (size_t)*count);
+            if (MPI_Comm_set_attr(comm, aggs_keyval, n) != MPI_SUCCESS) { /* replaces (and frees) the old */
+                free(n);
+            }
+        }
+    }
+    return st;
+}
+
+/* The aggregator ranks of `comm`, in rank order: cb_nodes in total when set (given to the nodes in turn),
+   else up to 4 per node, spread over each node's ranks. Collective. */
+static zarr_status compute_aggregators(MPI_Comm comm, int64_t cb_nodes, int **out, int *count) {
     int size = 0, me = 0, rc, node_size = 0, node_rank = 0, leader = 0;
     MPI_Comm node = MPI_COMM_NULL;
     MPI_Comm_size(comm, &size);
