@@ -20,10 +20,20 @@
  * returns that rank's status and zarr_mpi_last_error() holds that rank's message on every rank. No rank
  * is left waiting because another failed. When several ranks fail, the lowest failing rank is reported.
  *
- * I/O is independent underneath: each rank reads and writes its own chunks (or shards) through libzarr,
- * encoding and decoding them in its own thread pool (zarr_set_num_threads(), ZARR_NUM_THREADS, or
- * zarr_mpi_balance_threads()). There is no global lock: ranks whose blocks share no chunk (shard) never
- * touch the same file. Blocks from zarr_mpi_decompose() share none unless it says so.
+ * Block and hyperslab I/O is independent underneath: each rank reads and writes its own chunks (or
+ * shards) through libzarr, encoding and decoding them in its own thread pool (zarr_set_num_threads(),
+ * ZARR_NUM_THREADS, or zarr_mpi_balance_threads()). There is no global lock: ranks whose blocks share no
+ * chunk (shard) never touch the same file. Blocks from zarr_mpi_decompose() share none unless it says
+ * so. zarr_mpi_write_all() / zarr_mpi_read_all() are collective I/O of any decomposition (two-phase:
+ * each shard written or read once, by one aggregator rank, without locks).
+ *
+ * Metadata is read once per job: zarr_mpi_open() reads it on rank 0 and sends the document to the other
+ * ranks, which open from it without touching storage (zarr_open_with_metadata()); zarr_mpi_create*() and
+ * zarr_mpi_resize() do the same after rank 0 wrote it. Close such handles with zarr_mpi_close().
+ *
+ * Every collective call starts with the same handshake, carrying which call it is: ranks that pair
+ * different calls (one rank skipped a call, or closes while the others write) all fail with
+ * ZARR_ERR_INVALID_ARGUMENT naming both calls, instead of mixing their collectives.
  *
  * Communicators: `comm` must be a valid intracommunicator (not MPI_COMM_NULL) on every calling rank; MPI
  * errors are handled by the communicator's error handler (by default MPI aborts the job).
@@ -81,7 +91,8 @@ zarr_status zarr_mpi_agree_message(MPI_Comm comm, zarr_status local, const char 
 
 /**
  * Creates an array collectively: rank 0 creates it at `path` from `metadata_json` (as zarr_create()),
- * then, after the agreement, every other rank opens it for reading and writing. Every rank must pass
+ * then, after the agreement, every other rank opens it for reading and writing, from rank 0's document
+ * (no storage read). Every rank must pass
  * the same `path` and `metadata_json` (they are compared: a difference is ZARR_ERR_INVALID_ARGUMENT).
  *
  * @param comm           the communicator (every rank that writes the array)
@@ -125,14 +136,18 @@ zarr_status zarr_mpi_create_from_spec(MPI_Comm comm, const char *path, const zar
                                       zarr_array **out);
 
 /**
- * Opens an existing array on every rank (as zarr_open()).
+ * Opens an existing array on every rank (as zarr_open()): rank 0 reads the metadata and sends the
+ * document; the other ranks open their handles from it without reading storage (a Zarr v2 or v1 array
+ * is opened by every rank). With ZARR_READ_WRITE, a local directory the process cannot write fails
+ * here (ZARR_ERR_READ_ONLY, naming it), not at the first write.
  *
  * @param comm  the communicator
  * @param path  the array's directory; the same on every rank (compared)
  * @param mode  ZARR_READ or ZARR_READ_WRITE; the same on every rank
  * @param out   receives this rank's new handle; set to NULL on failure, on every rank
  * @returns (identical on every rank) ZARR_OK; ZARR_ERR_INVALID_ARGUMENT (NULL, bad mode, path or mode
- *          differing between ranks); any status of zarr_open() on any rank (ZARR_ERR_NOT_FOUND, ...).
+ *          differing between ranks); ZARR_ERR_READ_ONLY; any status of zarr_open() on rank 0
+ *          (ZARR_ERR_NOT_FOUND, ...) or of zarr_open_with_metadata() on the others.
  * Collective. Thread-safe as far as MPI is.
  */
 zarr_status zarr_mpi_open(MPI_Comm comm, const char *path, int mode, zarr_array **out);
@@ -149,10 +164,12 @@ zarr_status zarr_mpi_close(MPI_Comm comm, zarr_array *array);
 
 /**
  * Changes the shape of an array collectively: rank 0 resizes it (zarr_array_resize(): the metadata is
- * rewritten once), then every other rank reopens its handle so that it sees the new shape (libzarr
- * handles keep the shape they were opened with). Typical use: appending a time step.
+ * read and rewritten once), then every other rank reopens its handle from rank 0's new document, without
+ * reading storage, so that it sees the new shape (libzarr handles keep the shape they were opened with).
+ * Typical use: appending a time step.
  *
- * @param path   the array's directory (the same on every rank; used to reopen)
+ * @param path   the array's directory (the same on every rank); NULL for a handle of zarr_mpi_open() or
+ *               zarr_mpi_create*(), which knows it (Since: 0.4)
  * @param array  in: this rank's open handle (opened for writing); out: the handle to use from now on
  *               (on the ranks other than 0 a new handle; the old one is closed). On failure every rank
  *               still holds an open handle (the old one where the reopen failed or was not reached),
