@@ -30,7 +30,7 @@
 !> and no rank hangs. Without `stat`, a failure prints errmsg and stops (ERROR STOP: on every rank alike).
 module zarr_mpi
   use, intrinsic :: iso_c_binding
-  use, intrinsic :: iso_fortran_env, only: int64, error_unit
+  use, intrinsic :: iso_fortran_env, only: int8, int16, int32, int64, error_unit
   use zarr, only: zarr_array_t, ZARR_OK, ZARR_READ, ZARR_READ_WRITE, ZARR_ERR_INVALID_ARGUMENT, &
                   zarr_c_spec_new, zarr_c_spec_free
   implicit none
@@ -323,19 +323,12 @@ contains
     integer, intent(in) :: comm
     type(zarr_array_t), intent(in) :: array
     type(*), dimension(..), intent(in) :: buf
-    integer(int64), intent(in), optional :: start(:)
+    class(*), intent(in), optional :: start(:)
     integer, intent(out), optional :: stat
     character(:), allocatable, intent(out), optional :: errmsg
     character(:), allocatable :: zmsg
     integer(c_int32_t) :: st
-    integer(c_int64_t) :: none(1)
-    none = 1
-    if (present(start)) then
-      st = c_transfer(int(comm, c_int), array%c_handle(), buf, int(start, c_int64_t), int(size(start), c_size_t), &
-                      none, 0_c_size_t, 1)
-    else
-      st = c_transfer(int(comm, c_int), array%c_handle(), buf, none, 0_c_size_t, none, 0_c_size_t, 1)
-    end if
+    st = transfer_all(comm, array, buf, start, mode=1)
     call report(st, 'zarr_mpi_write_block', stat, zmsg, comm)
     if (present(errmsg)) errmsg = zmsg
   end subroutine zarr_mpi_write_block
@@ -346,19 +339,12 @@ contains
     integer, intent(in) :: comm
     type(zarr_array_t), intent(in) :: array
     type(*), dimension(..), intent(inout) :: buf
-    integer(int64), intent(in), optional :: start(:)
+    class(*), intent(in), optional :: start(:)
     integer, intent(out), optional :: stat
     character(:), allocatable, intent(out), optional :: errmsg
     character(:), allocatable :: zmsg
     integer(c_int32_t) :: st
-    integer(c_int64_t) :: none(1)
-    none = 1
-    if (present(start)) then
-      st = c_transfer(int(comm, c_int), array%c_handle(), buf, int(start, c_int64_t), int(size(start), c_size_t), &
-                      none, 0_c_size_t, 0)
-    else
-      st = c_transfer(int(comm, c_int), array%c_handle(), buf, none, 0_c_size_t, none, 0_c_size_t, 0)
-    end if
+    st = transfer_all(comm, array, buf, start, mode=0)
     call report(st, 'zarr_mpi_read_block', stat, zmsg, comm)
     if (present(errmsg)) errmsg = zmsg
   end subroutine zarr_mpi_read_block
@@ -373,7 +359,7 @@ contains
     integer, intent(in) :: comm
     type(zarr_array_t), intent(in) :: array
     type(*), dimension(..), intent(in) :: buf
-    integer(int64), intent(in), optional :: start(:), step(:)
+    class(*), intent(in), optional :: start(:), step(:)
     integer, intent(out), optional :: stat
     character(:), allocatable, intent(out), optional :: errmsg
     character(:), allocatable :: zmsg
@@ -390,7 +376,7 @@ contains
     integer, intent(in) :: comm
     type(zarr_array_t), intent(in) :: array
     type(*), dimension(..), intent(inout) :: buf
-    integer(int64), intent(in), optional :: start(:), step(:)
+    class(*), intent(in), optional :: start(:), step(:)
     integer, intent(out), optional :: stat
     character(:), allocatable, intent(out), optional :: errmsg
     character(:), allocatable :: zmsg
@@ -400,30 +386,61 @@ contains
     if (present(errmsg)) errmsg = zmsg
   end subroutine zarr_mpi_read_all
 
-  !> zarr_mpi_f_transfer with the optional start and step.
+  !> zarr_mpi_f_transfer with the optional start and step, of any integer kind (a start vector serves
+  !> the serial a%write and these calls alike). A start or step that is not an integer array fails every
+  !> rank alike (the agreement it takes part in is the first step of zarr_mpi_f_transfer on the others).
   function transfer_all(comm, array, buf, start, step, mode) result(st)
     integer, intent(in) :: comm
     type(zarr_array_t), intent(in) :: array
     type(*), dimension(..), intent(in) :: buf
-    integer(int64), intent(in), optional :: start(:), step(:)
+    class(*), intent(in), optional :: start(:), step(:)
     integer, intent(in) :: mode
     integer(c_int32_t) :: st
     integer(c_int64_t) :: cstart(32), cstep(32)   ! (libzarr_mpi: arrays of rank 32 at most)
     integer(c_size_t) :: nstart, nstep
+    logical :: ok
     nstart = 0
     nstep = 0
     cstart = 1
     cstep = 1
+    ok = .true.
     if (present(start)) then
       nstart = size(start, kind=c_size_t)
-      cstart(1:min(size(start), 32)) = int(start(1:min(size(start), 32)), c_int64_t)
+      call to_int64(start, cstart, ok)
     end if
-    if (present(step)) then
+    if (present(step) .and. ok) then
       nstep = size(step, kind=c_size_t)
-      cstep(1:min(size(step), 32)) = int(step(1:min(size(step), 32)), c_int64_t)
+      call to_int64(step, cstep, ok)
+    end if
+    if (.not. ok) then
+      st = c_agree(int(comm, c_int), ZARR_ERR_INVALID_ARGUMENT, &
+                   c_str('start and step are integer arrays (of any kind)'))
+      return
     end if
     st = c_transfer(int(comm, c_int), array%c_handle(), buf, cstart, nstart, cstep, nstep, int(mode, c_int))
   end function transfer_all
+
+  !> The first 32 values of an integer array of any kind, as integer(int64); ok false for another type.
+  subroutine to_int64(x, out, ok)
+    class(*), intent(in) :: x(:)
+    integer(c_int64_t), intent(inout) :: out(32)
+    logical, intent(out) :: ok
+    integer :: n
+    n = min(size(x), 32)
+    ok = .true.
+    select type (x)
+    type is (integer(int8))
+      out(1:n) = int(x(1:n), c_int64_t)
+    type is (integer(int16))
+      out(1:n) = int(x(1:n), c_int64_t)
+    type is (integer(int32))
+      out(1:n) = int(x(1:n), c_int64_t)
+    type is (integer(int64))
+      out(1:n) = int(x(1:n), c_int64_t)
+    class default
+      ok = .false.
+    end select
+  end subroutine to_int64
 
   !> Shares the node's cores out among the ranks on it (libzarr threads per rank). Collective.
   subroutine zarr_mpi_balance_threads(comm, threads, stat, errmsg)

@@ -53,7 +53,8 @@ program test_mpi_collective_f
       s(i, j) = val(i, me + 1 + (j - 1) * np, 0.5_real64)
     end do
   end do
-  call zarr_mpi_write_all(MPI_COMM_WORLD, a, s, start=[1_int64, int(me + 1, int64)], step=[1_int64, int(np, int64)])
+  ! (default integers for start and step, as the serial a%write takes them; int64 elsewhere)
+  call zarr_mpi_write_all(MPI_COMM_WORLD, a, s, start=[1, me + 1], step=[1, np])
   call check_by_rows(0.5_real64)
 
   ! An overlap (rank 0 writes column 2, as rank 1 does): refused on every rank, nothing written.
@@ -79,6 +80,12 @@ program test_mpi_collective_f
   ! then takes for errmsg's, and crashes; docs/mpi.md says so.)
   allocate(text(nx, 1))
   text = 'abcd'
+  ! A start that is not an integer array: every rank fails alike.
+  call zarr_mpi_write_all(MPI_COMM_WORLD, a, s, start=[1.0, 2.0], stat=stat)
+  if (stat /= ZARR_ERR_INVALID_ARGUMENT) then
+    print '(a, i0, a, i0)', 'rank ', me, ': a real start gave status ', stat
+    call MPI_Abort(MPI_COMM_WORLD, 1, ierr)
+  end if
   call zarr_mpi_write_all(MPI_COMM_WORLD, a, text, stat=stat)
   if (stat /= ZARR_ERR_INVALID_ARGUMENT) then
     print '(a, i0, a, i0)', 'rank ', me, ': a character buffer gave status ', stat
