@@ -205,6 +205,17 @@ static int lattice_meet(uint64_t a1, uint64_t t1, uint64_t n1, uint64_t a2, uint
     return 1;
 }
 
+/* Whether this thread's messages quote indices as a Fortran caller writes them (the Fortran module sets
+   ZARR_INDEX_ORDER_FORTRAN around its calls: dimensions reversed, positions 1-based). */
+static int fortran_order(void) {
+    int previous = ZARR_INDEX_ORDER_C;
+    if (zarr_set_message_index_order(ZARR_INDEX_ORDER_C, &previous) != ZARR_OK) {
+        return 0;
+    }
+    zarr_set_message_index_order(previous, NULL);
+    return previous == ZARR_INDEX_ORDER_FORTRAN;
+}
+
 /* ---- the array, the hints and the handshake -------------------------------------------------- */
 
 typedef struct {
@@ -601,12 +612,13 @@ static zarr_status check_args(call *c, const uint64_t *start, const uint64_t *co
         }
         uint64_t last = c->start[d] + span * c->step[d];
         if (last >= a->shape[d]) {
+            int f = fortran_order(); /* then 1-based, dimensions numbered from 1 in Fortran order */
             return zarr_mpi_i_fail(ZARR_ERR_OUT_OF_BOUNDS,
                                    "%s: the selection reaches index %llu along dimension %zu, beyond the array's "
                                    "extent %llu (start %llu, count %llu, step %llu)",
-                                   what, (unsigned long long)last, d, (unsigned long long)a->shape[d],
-                                   (unsigned long long)c->start[d], (unsigned long long)c->count[d],
-                                   (unsigned long long)c->step[d]);
+                                   what, (unsigned long long)last + (unsigned)f, f ? a->r - d : d,
+                                   (unsigned long long)a->shape[d], (unsigned long long)c->start[d] + (unsigned)f,
+                                   (unsigned long long)c->count[d], (unsigned long long)c->step[d]);
         }
     }
     if (empty) {
@@ -822,9 +834,10 @@ static zarr_status schedule(call *c) {
                     if (d == r) {
                         char where[256] = "";
                         size_t len = 0;
+                        int f = fortran_order();
                         for (size_t e = 0; e < r && len < sizeof where - 24; e++) {
                             len += (size_t)snprintf(where + len, sizeof where - len, "%s%llu", e ? ", " : "",
-                                                    (unsigned long long)at[e]);
+                                                    (unsigned long long)(f ? at[r - 1 - e] + 1 : at[e]));
                         }
                         return zarr_mpi_i_fail(ZARR_ERR_INVALID_ARGUMENT,
                                                "%s: the selections of ranks %d and %d overlap (both write element "
