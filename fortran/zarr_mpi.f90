@@ -296,22 +296,38 @@ contains
     if (present(errmsg)) errmsg = zmsg
   end subroutine zarr_mpi_close
 
-  !> Changes the shape (Fortran order, the same on every rank): rank 0 rewrites the metadata, the others
-  !> reopen `path` so that their handle sees the new shape. Typical use: appending a time step. Collective.
+  !> Changes the shape (Fortran order, integers of any kind, the same on every rank): rank 0 rewrites the
+  !> metadata, the others reopen their handle from its new document (no storage read) so that it sees the
+  !> new shape. Typical use: appending a time step. `path` may be left out (pass array= and shape= by
+  !> keyword) for a handle of zarr_mpi_open / zarr_mpi_create*, which knows it. Collective.
   subroutine zarr_mpi_resize(comm, path, array, shape, stat, errmsg)
     integer, intent(in) :: comm
-    character(*), intent(in) :: path
+    character(*), intent(in), optional :: path
     type(zarr_array_t), intent(inout) :: array
-    integer(int64), intent(in) :: shape(:)
+    class(*), intent(in) :: shape(:)
     integer, intent(out), optional :: stat
     character(:), allocatable, intent(out), optional :: errmsg
-    character(:), allocatable :: zmsg
+    character(:), allocatable :: zmsg, what
     integer(c_int32_t) :: st
+    integer(c_int64_t) :: cshape(32)
+    logical :: ok
     type(c_ptr) :: h
-    call array%release_c_handle(h)
-    st = c_resize(int(comm, c_int), c_str(trim(path)), h, int(shape, c_int64_t), int(size(shape), c_size_t))
-    if (c_associated(h)) call array%adopt_c_handle(h)
-    call report(st, 'zarr_mpi_resize(' // trim(path) // ')', stat, zmsg, comm)
+    what = 'zarr_mpi_resize'
+    if (present(path)) what = what // '(' // trim(path) // ')'
+    cshape = 0
+    call to_int64(shape, cshape, ok)
+    if (.not. ok) then
+      st = c_agree(int(comm, c_int), ZARR_ERR_INVALID_ARGUMENT, c_str('shape is an integer array (of any kind)'))
+    else
+      call array%release_c_handle(h)
+      if (present(path)) then
+        st = c_resize(int(comm, c_int), c_str(trim(path)), h, cshape, int(size(shape), c_size_t))
+      else
+        st = c_resize(int(comm, c_int), c_str(''), h, cshape, int(size(shape), c_size_t))
+      end if
+      if (c_associated(h)) call array%adopt_c_handle(h)
+    end if
+    call report(st, what, stat, zmsg, comm)
     if (present(errmsg)) errmsg = zmsg
   end subroutine zarr_mpi_resize
 

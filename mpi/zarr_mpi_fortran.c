@@ -57,7 +57,8 @@ zarr_status zarr_mpi_f_resize(MPI_Fint comm, const char *path, zarr_array **arra
     if ((st = zarr_mpi_agree_message(c, st, msg)) != ZARR_OK) {
         return st;
     }
-    return zarr_mpi_resize(c, path, array, shape, rank);
+    /* An empty path (the Fortran caller left it out): the handle's own, from zarr_mpi_open / create. */
+    return zarr_mpi_resize(c, path != NULL && path[0] != '\0' ? path : NULL, array, shape, rank);
 }
 
 /* Fortran-order results: start_f 1-based; dims_f NULL or `rank` values; grid_f receives `rank` values. */

@@ -2,7 +2,8 @@
 !> 1-based starts, column-major buffers, an uneven split of the last Fortran dimension (the shards' rows
 !> split anywhere; the last rank owns nothing and passes a zero-size section), a strided write
 !> (step=), a read by another split, an overlap refused on every rank with the same message, a character
-!> buffer refused cleanly, and a zero-size buffer read through zarr_mpi_read_block. Run with 3 or more ranks; zarr-python reads the result
+!> buffer refused cleanly, a zero-size buffer read through zarr_mpi_read_block, and zarr_mpi_resize without
+!> the path. Run with 3 or more ranks; zarr-python reads the result
 !> (mpi_check.py fortran_collective).
 !>
 !> The array: real(real64) a(nx, ny) in Fortran order, nx = 23, ny = 4 * nprocs + 3, shards of 8 x 8 with
@@ -99,6 +100,14 @@ program test_mpi_collective_f
     print '(a, i0, a)', 'rank ', me, ': zarr_mpi_read_block into a zero-size buffer: ' // msg
     call MPI_Abort(MPI_COMM_WORLD, 1, ierr)
   end if
+  ! Resize without the path (the handle knows it), the shape in default integers; then back.
+  call zarr_mpi_resize(MPI_COMM_WORLD, array=a, shape=[nx, ny + 2])
+  if (any(a%shape() /= [nx, ny + 2])) then
+    print '(a, i0, a)', 'rank ', me, ': the shape after zarr_mpi_resize is wrong'
+    call MPI_Abort(MPI_COMM_WORLD, 1, ierr)
+  end if
+  call zarr_mpi_resize(MPI_COMM_WORLD, array=a, shape=[int(nx, int64), int(ny, int64)])
+  call check_by_rows(0.5_real64)
   call zarr_mpi_close(MPI_COMM_WORLD, a)
   if (me == 0) print '(a, i0, a)', 'Fortran collective I/O checked on ', np, ' ranks'
   call MPI_Finalize(ierr)
