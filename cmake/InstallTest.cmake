@@ -14,7 +14,8 @@
 # Inputs (-D): BUILD_DIR SOURCE_DIR CONFIG GENERATOR C_COMPILER READELF PKG_CONFIG VERSION SONAME
 #              LIBDIR INCLUDEDIR BINDIR [FORTRAN_COMPILER] [HDF5_TOOLS (bin/h5tozarr, bin/zarrtoh5 were
 #              built)] [MPI_C_COMPILER (libzarr_mpi was built)] [MPI_FORTRAN (its Fortran module was built:
-#              c_tests/downstream_fortran_mpi through find_package(zarr COMPONENTS fortran_mpi))]; the
+#              c_tests/downstream_fortran_mpi through find_package(zarr COMPONENTS fortran_mpi) and through
+#              pkg-config zarr-fortran-mpi with MPI_FORTRAN_COMPILER)]; the
 #              scratch directory is $ZARR_TEST_TMPDIR.
 cmake_minimum_required(VERSION 3.16)
 
@@ -264,6 +265,22 @@ if(MPI_FORTRAN AND FORTRAN_COMPILER)
   endif()
   run("${exe}" "${work}/cmake-fortran-mpi")
   message(STATUS "install.downstream: the Fortran MPI downstream build (zarr::fortran_mpi only) ran correctly")
+  # The same program through pkg-config zarr-fortran-mpi and MPI's Fortran wrapper.
+  if(PKG_CONFIG AND MPI_FORTRAN_COMPILER)
+    set(ENV{PKG_CONFIG_PATH} "${lib}/pkgconfig")
+    execute_process(COMMAND "${PKG_CONFIG}" --cflags --libs zarr-fortran-mpi OUTPUT_VARIABLE pc_fmpi
+                    OUTPUT_STRIP_TRAILING_WHITESPACE RESULT_VARIABLE rc)
+    if(NOT rc EQUAL 0)
+      message(FATAL_ERROR "pkg-config --cflags --libs zarr-fortran-mpi failed")
+    endif()
+    separate_arguments(pc_fmpi UNIX_COMMAND "${pc_fmpi}")
+    run("${MPI_FORTRAN_COMPILER}" -o "${work}/pc_fortran_mpi" "${SOURCE_DIR}/c_tests/downstream_fortran_mpi/main.f90"
+        ${pc_fmpi})
+    set(ENV{LD_LIBRARY_PATH} "${lib}")
+    run("${work}/pc_fortran_mpi" "${work}/pkg-config-fortran-mpi")
+    set(ENV{LD_LIBRARY_PATH} "")
+    message(STATUS "install.downstream: the Fortran MPI program built through pkg-config zarr-fortran-mpi ran")
+  endif()
 endif()
 
 # 4. pkg-config and a plain compiler line.

@@ -30,14 +30,15 @@
 !> and no rank hangs. Without `stat`, a failure prints errmsg and stops (ERROR STOP: on every rank alike).
 module zarr_mpi
   use, intrinsic :: iso_c_binding
-  use, intrinsic :: iso_fortran_env, only: int64, error_unit
+  use, intrinsic :: iso_fortran_env, only: int8, int16, int32, int64, error_unit
   use zarr, only: zarr_array_t, ZARR_OK, ZARR_READ, ZARR_READ_WRITE, ZARR_ERR_INVALID_ARGUMENT, &
                   zarr_c_spec_new, zarr_c_spec_free
   implicit none
   private
 
   public :: zarr_mpi_create, zarr_mpi_create_from_spec, zarr_mpi_open, zarr_mpi_close, zarr_mpi_decompose, &
-            zarr_mpi_write_block, zarr_mpi_read_block, zarr_mpi_resize, zarr_mpi_agree, zarr_mpi_balance_threads
+            zarr_mpi_write_block, zarr_mpi_read_block, zarr_mpi_resize, zarr_mpi_agree, zarr_mpi_balance_threads, &
+            zarr_mpi_write_all, zarr_mpi_read_all
 
   interface
     function c_strlen(s) bind(C, name="strlen") result(n)
@@ -103,15 +104,21 @@ module zarr_mpi
       integer(c_size_t), value :: rank
       integer(c_int32_t) :: st
     end function c_decompose
-    function c_transfer(comm, array, buf, start, start_len, writing) bind(C, name="zarr_mpi_f_transfer") result(st)
+    function c_transfer(comm, array, buf, start, start_len, step, step_len, mode) &
+        bind(C, name="zarr_mpi_f_transfer") result(st)
       import :: c_int, c_int32_t, c_ptr, c_int64_t, c_size_t
-      integer(c_int), value :: comm, writing
+      integer(c_int), value :: comm, mode
       type(c_ptr), value :: array
       type(*), dimension(..), intent(in) :: buf
-      integer(c_int64_t), intent(in) :: start(*)
-      integer(c_size_t), value :: start_len
+      integer(c_int64_t), intent(in) :: start(*), step(*)
+      integer(c_size_t), value :: start_len, step_len
       integer(c_int32_t) :: st
     end function c_transfer
+    function c_rank(comm) bind(C, name="zarr_mpi_f_rank") result(r)
+      import :: c_int
+      integer(c_int), value :: comm
+      integer(c_int) :: r
+    end function c_rank
   end interface
 
 contains
@@ -140,11 +147,13 @@ contains
   end function last_error
 
   !> The outcome of a collective call into stat/errmsg; without stat, a failure stops (on every rank).
-  subroutine report(st, what, stat, errmsg)
+  subroutine report(st, what, stat, errmsg, comm)
     integer(c_int32_t), intent(in) :: st
     character(*), intent(in) :: what
     integer, intent(out), optional :: stat
     character(:), allocatable, intent(inout) :: errmsg
+    !> the communicator of a collective call (its outcome is the same on every rank: printed by rank 0 only)
+    integer, intent(in), optional :: comm
     if (st == ZARR_OK) then
       errmsg = ''
     else
@@ -155,7 +164,11 @@ contains
       return
     end if
     if (st /= ZARR_OK) then
-      write(error_unit, '(a)') 'libzarr_mpi: ' // errmsg
+      if (present(comm)) then
+        if (c_rank(int(comm, c_int)) == 0) write(error_unit, '(a)') 'libzarr_mpi: ' // errmsg
+      else
+        write(error_unit, '(a)') 'libzarr_mpi: ' // errmsg
+      end if
       error stop
     end if
   end subroutine report
@@ -177,7 +190,7 @@ contains
     else
       st = c_agree(int(comm, c_int), int(local, c_int32_t), c_str('(no message)'))
     end if
-    call report(st, 'zarr_mpi_agree', stat, zmsg)
+    call report(st, 'zarr_mpi_agree', stat, zmsg, comm)
     if (present(errmsg)) errmsg = zmsg
   end subroutine zarr_mpi_agree
 
@@ -198,7 +211,7 @@ contains
       st = c_create(int(comm, c_int), c_str(trim(path)), c_str(metadata_json), h)
       if (st == ZARR_OK) call array%adopt_c_handle(h)
     end if
-    call report(st, 'zarr_mpi_create(' // trim(path) // ')', stat, zmsg)
+    call report(st, 'zarr_mpi_create(' // trim(path) // ')', stat, zmsg, comm)
     if (present(errmsg)) errmsg = zmsg
   end subroutine zarr_mpi_create
 
@@ -236,7 +249,7 @@ contains
       end if
       call zarr_c_spec_free(spec)
     end if
-    call report(st, 'zarr_mpi_create_from_spec(' // trim(path) // ')', stat, zmsg)
+    call report(st, 'zarr_mpi_create_from_spec(' // trim(path) // ')', stat, zmsg, comm)
     if (present(errmsg)) errmsg = zmsg
   end subroutine zarr_mpi_create_from_spec
 
@@ -260,7 +273,7 @@ contains
       st = c_open(int(comm, c_int), c_str(trim(path)), m, h)
       if (st == ZARR_OK) call array%adopt_c_handle(h)
     end if
-    call report(st, 'zarr_mpi_open(' // trim(path) // ')', stat, zmsg)
+    call report(st, 'zarr_mpi_open(' // trim(path) // ')', stat, zmsg, comm)
     if (present(errmsg)) errmsg = zmsg
   end subroutine zarr_mpi_open
 
@@ -279,26 +292,42 @@ contains
       call array%close(stat=cst, errmsg=cmsg)
       st = c_agree(int(comm, c_int), int(cst, c_int32_t), c_str(cmsg))
     end if
-    call report(st, 'zarr_mpi_close', stat, zmsg)
+    call report(st, 'zarr_mpi_close', stat, zmsg, comm)
     if (present(errmsg)) errmsg = zmsg
   end subroutine zarr_mpi_close
 
-  !> Changes the shape (Fortran order, the same on every rank): rank 0 rewrites the metadata, the others
-  !> reopen `path` so that their handle sees the new shape. Typical use: appending a time step. Collective.
+  !> Changes the shape (Fortran order, integers of any kind, the same on every rank): rank 0 rewrites the
+  !> metadata, the others reopen their handle from its new document (no storage read) so that it sees the
+  !> new shape. Typical use: appending a time step. `path` may be left out (pass array= and shape= by
+  !> keyword) for a handle of zarr_mpi_open / zarr_mpi_create*, which knows it. Collective.
   subroutine zarr_mpi_resize(comm, path, array, shape, stat, errmsg)
     integer, intent(in) :: comm
-    character(*), intent(in) :: path
+    character(*), intent(in), optional :: path
     type(zarr_array_t), intent(inout) :: array
-    integer(int64), intent(in) :: shape(:)
+    class(*), intent(in) :: shape(:)
     integer, intent(out), optional :: stat
     character(:), allocatable, intent(out), optional :: errmsg
-    character(:), allocatable :: zmsg
+    character(:), allocatable :: zmsg, what
     integer(c_int32_t) :: st
+    integer(c_int64_t) :: cshape(32)
+    logical :: ok
     type(c_ptr) :: h
-    call array%release_c_handle(h)
-    st = c_resize(int(comm, c_int), c_str(trim(path)), h, int(shape, c_int64_t), int(size(shape), c_size_t))
-    if (c_associated(h)) call array%adopt_c_handle(h)
-    call report(st, 'zarr_mpi_resize(' // trim(path) // ')', stat, zmsg)
+    what = 'zarr_mpi_resize'
+    if (present(path)) what = what // '(' // trim(path) // ')'
+    cshape = 0
+    call to_int64(shape, cshape, ok)
+    if (.not. ok) then
+      st = c_agree(int(comm, c_int), ZARR_ERR_INVALID_ARGUMENT, c_str('shape is an integer array (of any kind)'))
+    else
+      call array%release_c_handle(h)
+      if (present(path)) then
+        st = c_resize(int(comm, c_int), c_str(trim(path)), h, cshape, int(size(shape), c_size_t))
+      else
+        st = c_resize(int(comm, c_int), c_str(''), h, cshape, int(size(shape), c_size_t))
+      end if
+      if (c_associated(h)) call array%adopt_c_handle(h)
+    end if
+    call report(st, what, stat, zmsg, comm)
     if (present(errmsg)) errmsg = zmsg
   end subroutine zarr_mpi_resize
 
@@ -310,19 +339,13 @@ contains
     integer, intent(in) :: comm
     type(zarr_array_t), intent(in) :: array
     type(*), dimension(..), intent(in) :: buf
-    integer(int64), intent(in), optional :: start(:)
+    class(*), intent(in), optional :: start(:)
     integer, intent(out), optional :: stat
     character(:), allocatable, intent(out), optional :: errmsg
     character(:), allocatable :: zmsg
     integer(c_int32_t) :: st
-    integer(c_int64_t) :: none(1)
-    none = 1
-    if (present(start)) then
-      st = c_transfer(int(comm, c_int), array%c_handle(), buf, int(start, c_int64_t), int(size(start), c_size_t), 1)
-    else
-      st = c_transfer(int(comm, c_int), array%c_handle(), buf, none, 0_c_size_t, 1)
-    end if
-    call report(st, 'zarr_mpi_write_block', stat, zmsg)
+    st = transfer_all(comm, array, buf, start, mode=1)
+    call report(st, 'zarr_mpi_write_block', stat, zmsg, comm)
     if (present(errmsg)) errmsg = zmsg
   end subroutine zarr_mpi_write_block
 
@@ -332,21 +355,108 @@ contains
     integer, intent(in) :: comm
     type(zarr_array_t), intent(in) :: array
     type(*), dimension(..), intent(inout) :: buf
-    integer(int64), intent(in), optional :: start(:)
+    class(*), intent(in), optional :: start(:)
     integer, intent(out), optional :: stat
     character(:), allocatable, intent(out), optional :: errmsg
     character(:), allocatable :: zmsg
     integer(c_int32_t) :: st
-    integer(c_int64_t) :: none(1)
-    none = 1
-    if (present(start)) then
-      st = c_transfer(int(comm, c_int), array%c_handle(), buf, int(start, c_int64_t), int(size(start), c_size_t), 0)
-    else
-      st = c_transfer(int(comm, c_int), array%c_handle(), buf, none, 0_c_size_t, 0)
-    end if
-    call report(st, 'zarr_mpi_read_block', stat, zmsg)
+    st = transfer_all(comm, array, buf, start, mode=0)
+    call report(st, 'zarr_mpi_read_block', stat, zmsg, comm)
     if (present(errmsg)) errmsg = zmsg
   end subroutine zarr_mpi_read_block
+
+  !> Collective write of any decomposition (two-phase aggregation, zarr_mpi_write_all() of zarr_mpi.h):
+  !> each rank passes its own block `buf` (an array section in place: a block inside an array with halo
+  !> cells needs no copy) at `start` (1-based, Fortran order; default all 1), every `step`-th element
+  !> along each dimension (default all 1); the blocks may split shards any way and a rank may pass an
+  !> empty buffer. Each shard is assembled by one aggregator rank and stored once, without locks. Two
+  !> ranks writing the same element is an error on every rank, before anything is written. Collective.
+  subroutine zarr_mpi_write_all(comm, array, buf, start, step, stat, errmsg)
+    integer, intent(in) :: comm
+    type(zarr_array_t), intent(in) :: array
+    type(*), dimension(..), intent(in) :: buf
+    class(*), intent(in), optional :: start(:), step(:)
+    integer, intent(out), optional :: stat
+    character(:), allocatable, intent(out), optional :: errmsg
+    character(:), allocatable :: zmsg
+    integer(c_int32_t) :: st
+    st = transfer_all(comm, array, buf, start, step, 3)
+    call report(st, 'zarr_mpi_write_all', stat, zmsg, comm)
+    if (present(errmsg)) errmsg = zmsg
+  end subroutine zarr_mpi_write_all
+
+  !> Collective read of any decomposition (zarr_mpi_read_all()): each shard is read and decoded once, by
+  !> its aggregator, and every rank receives its block `buf` at `start` (every `step`-th element; as
+  !> zarr_mpi_write_all; blocks of different ranks may overlap). Collective.
+  subroutine zarr_mpi_read_all(comm, array, buf, start, step, stat, errmsg)
+    integer, intent(in) :: comm
+    type(zarr_array_t), intent(in) :: array
+    type(*), dimension(..), intent(inout) :: buf
+    class(*), intent(in), optional :: start(:), step(:)
+    integer, intent(out), optional :: stat
+    character(:), allocatable, intent(out), optional :: errmsg
+    character(:), allocatable :: zmsg
+    integer(c_int32_t) :: st
+    st = transfer_all(comm, array, buf, start, step, 2)
+    call report(st, 'zarr_mpi_read_all', stat, zmsg, comm)
+    if (present(errmsg)) errmsg = zmsg
+  end subroutine zarr_mpi_read_all
+
+  !> zarr_mpi_f_transfer with the optional start and step, of any integer kind (a start vector serves
+  !> the serial a%write and these calls alike). A start or step that is not an integer array fails every
+  !> rank alike (the agreement it takes part in is the first step of zarr_mpi_f_transfer on the others).
+  function transfer_all(comm, array, buf, start, step, mode) result(st)
+    integer, intent(in) :: comm
+    type(zarr_array_t), intent(in) :: array
+    type(*), dimension(..), intent(in) :: buf
+    class(*), intent(in), optional :: start(:), step(:)
+    integer, intent(in) :: mode
+    integer(c_int32_t) :: st
+    integer(c_int64_t) :: cstart(32), cstep(32)   ! (libzarr_mpi: arrays of rank 32 at most)
+    integer(c_size_t) :: nstart, nstep
+    logical :: ok
+    nstart = 0
+    nstep = 0
+    cstart = 1
+    cstep = 1
+    ok = .true.
+    if (present(start)) then
+      nstart = size(start, kind=c_size_t)
+      call to_int64(start, cstart, ok)
+    end if
+    if (present(step) .and. ok) then
+      nstep = size(step, kind=c_size_t)
+      call to_int64(step, cstep, ok)
+    end if
+    if (.not. ok) then
+      st = c_agree(int(comm, c_int), ZARR_ERR_INVALID_ARGUMENT, &
+                   c_str('start and step are integer arrays (of any kind)'))
+      return
+    end if
+    st = c_transfer(int(comm, c_int), array%c_handle(), buf, cstart, nstart, cstep, nstep, int(mode, c_int))
+  end function transfer_all
+
+  !> The first 32 values of an integer array of any kind, as integer(int64); ok false for another type.
+  subroutine to_int64(x, out, ok)
+    class(*), intent(in) :: x(:)
+    integer(c_int64_t), intent(inout) :: out(32)
+    logical, intent(out) :: ok
+    integer :: n
+    n = min(size(x), 32)
+    ok = .true.
+    select type (x)
+    type is (integer(int8))
+      out(1:n) = int(x(1:n), c_int64_t)
+    type is (integer(int16))
+      out(1:n) = int(x(1:n), c_int64_t)
+    type is (integer(int32))
+      out(1:n) = int(x(1:n), c_int64_t)
+    type is (integer(int64))
+      out(1:n) = int(x(1:n), c_int64_t)
+    class default
+      ok = .false.
+    end select
+  end subroutine to_int64
 
   !> Shares the node's cores out among the ranks on it (libzarr threads per rank). Collective.
   subroutine zarr_mpi_balance_threads(comm, threads, stat, errmsg)
@@ -360,7 +470,7 @@ contains
     n = 0
     st = c_balance_threads(int(comm, c_int), n)
     if (present(threads)) threads = int(n)
-    call report(st, 'zarr_mpi_balance_threads', stat, zmsg)
+    call report(st, 'zarr_mpi_balance_threads', stat, zmsg, comm)
     if (present(errmsg)) errmsg = zmsg
   end subroutine zarr_mpi_balance_threads
 

@@ -20,10 +20,20 @@
  * returns that rank's status and zarr_mpi_last_error() holds that rank's message on every rank. No rank
  * is left waiting because another failed. When several ranks fail, the lowest failing rank is reported.
  *
- * I/O is independent underneath: each rank reads and writes its own chunks (or shards) through libzarr,
- * encoding and decoding them in its own thread pool (zarr_set_num_threads(), ZARR_NUM_THREADS, or
- * zarr_mpi_balance_threads()). There is no global lock: ranks whose blocks share no chunk (shard) never
- * touch the same file. Blocks from zarr_mpi_decompose() share none unless it says so.
+ * Block and hyperslab I/O is independent underneath: each rank reads and writes its own chunks (or
+ * shards) through libzarr, encoding and decoding them in its own thread pool (zarr_set_num_threads(),
+ * ZARR_NUM_THREADS, or zarr_mpi_balance_threads()). There is no global lock: ranks whose blocks share no
+ * chunk (shard) never touch the same file. Blocks from zarr_mpi_decompose() share none unless it says
+ * so. zarr_mpi_write_all() / zarr_mpi_read_all() are collective I/O of any decomposition (two-phase:
+ * each shard written or read once, by one aggregator rank, without locks).
+ *
+ * Metadata is read once per job: zarr_mpi_open() reads it on rank 0 and sends the document to the other
+ * ranks, which open from it without touching storage (zarr_open_with_metadata()); zarr_mpi_create*() and
+ * zarr_mpi_resize() do the same after rank 0 wrote it. Close such handles with zarr_mpi_close().
+ *
+ * Every collective call starts with the same handshake, carrying which call it is: ranks that pair
+ * different calls (one rank skipped a call, or closes while the others write) all fail with
+ * ZARR_ERR_INVALID_ARGUMENT naming both calls, instead of mixing their collectives.
  *
  * Communicators: `comm` must be a valid intracommunicator (not MPI_COMM_NULL) on every calling rank; MPI
  * errors are handled by the communicator's error handler (by default MPI aborts the job).
@@ -81,7 +91,8 @@ zarr_status zarr_mpi_agree_message(MPI_Comm comm, zarr_status local, const char 
 
 /**
  * Creates an array collectively: rank 0 creates it at `path` from `metadata_json` (as zarr_create()),
- * then, after the agreement, every other rank opens it for reading and writing. Every rank must pass
+ * then, after the agreement, every other rank opens it for reading and writing, from rank 0's document
+ * (no storage read). Every rank must pass
  * the same `path` and `metadata_json` (they are compared: a difference is ZARR_ERR_INVALID_ARGUMENT).
  *
  * @param comm           the communicator (every rank that writes the array)
@@ -125,14 +136,18 @@ zarr_status zarr_mpi_create_from_spec(MPI_Comm comm, const char *path, const zar
                                       zarr_array **out);
 
 /**
- * Opens an existing array on every rank (as zarr_open()).
+ * Opens an existing array on every rank (as zarr_open()): rank 0 reads the metadata and sends the
+ * document; the other ranks open their handles from it without reading storage (a Zarr v2 or v1 array
+ * is opened by every rank). With ZARR_READ_WRITE, a local directory the process cannot write fails
+ * here (ZARR_ERR_READ_ONLY, naming it), not at the first write.
  *
  * @param comm  the communicator
  * @param path  the array's directory; the same on every rank (compared)
  * @param mode  ZARR_READ or ZARR_READ_WRITE; the same on every rank
  * @param out   receives this rank's new handle; set to NULL on failure, on every rank
  * @returns (identical on every rank) ZARR_OK; ZARR_ERR_INVALID_ARGUMENT (NULL, bad mode, path or mode
- *          differing between ranks); any status of zarr_open() on any rank (ZARR_ERR_NOT_FOUND, ...).
+ *          differing between ranks); ZARR_ERR_READ_ONLY; any status of zarr_open() on rank 0
+ *          (ZARR_ERR_NOT_FOUND, ...) or of zarr_open_with_metadata() on the others.
  * Collective. Thread-safe as far as MPI is.
  */
 zarr_status zarr_mpi_open(MPI_Comm comm, const char *path, int mode, zarr_array **out);
@@ -149,10 +164,12 @@ zarr_status zarr_mpi_close(MPI_Comm comm, zarr_array *array);
 
 /**
  * Changes the shape of an array collectively: rank 0 resizes it (zarr_array_resize(): the metadata is
- * rewritten once), then every other rank reopens its handle so that it sees the new shape (libzarr
- * handles keep the shape they were opened with). Typical use: appending a time step.
+ * read and rewritten once), then every other rank reopens its handle from rank 0's new document, without
+ * reading storage, so that it sees the new shape (libzarr handles keep the shape they were opened with).
+ * Typical use: appending a time step.
  *
- * @param path   the array's directory (the same on every rank; used to reopen)
+ * @param path   the array's directory (the same on every rank); NULL for a handle of zarr_mpi_open() or
+ *               zarr_mpi_create*(), which knows it (Since: 0.4)
  * @param array  in: this rank's open handle (opened for writing); out: the handle to use from now on
  *               (on the ranks other than 0 a new handle; the old one is closed). On failure every rank
  *               still holds an open handle (the old one where the reopen failed or was not reached),
@@ -267,9 +284,117 @@ zarr_status zarr_mpi_read_hyperslab(MPI_Comm comm, zarr_array *array, const uint
                                     size_t buffer_size);
 
 /**
+ * Collective write of any decomposition (two-phase aggregation): each rank passes its own hyperslab,
+ * with exactly the arguments of zarr_mpi_write_hyperslab() (start, count, optional step, buffer
+ * strides and memory type, so a block inside a local array with halo cells needs no copy); together
+ * the ranks' selections may split shards any way (uneven rows, halos cut off, ranks with nothing).
+ *
+ * Every shard (chunk, when the array is not sharded) has one owner among the aggregator ranks. The
+ * pieces of each rank's selection travel to the owners over MPI (MPI_Alltoallv), and each owner
+ * assembles, encodes and stores each of its shards once (zarr_array_write_chunk()). No lock is taken
+ * and zarr.json is not re-read when the handle comes from zarr_mpi_open() / zarr_mpi_create*() /
+ * zarr_mpi_resize() (the owners then store through a ZARR_COORDINATED handle opened from the same
+ * document; another handle is written through as it is, with its locks). A shard the selections
+ * cover together is not read; a shard they cover in part is read once by its owner and merged. Each
+ * shard is replaced atomically: after a failure every shard holds its old or its new contents.
+ *
+ * Aggregators: by default up to 4 ranks per node (nodes from MPI_Comm_split_type(SHARED)); each owns
+ * one contiguous domain of the shards (C order), in rank order; the hint `cb_nodes` sets the total (zarr_mpi_set_hints(), or the
+ * environment variable ZARR_MPI_CB_NODES). An aggregator holds at most `cb_buffer_size` bytes of shards
+ * per round (default 64 MiB, at least one shard; ZARR_MPI_CB_BUFFER_SIZE): more shards take more
+ * rounds.
+ *
+ * Contributions: a rank may select nothing (a zero count; it still takes part). Two ranks selecting
+ * the same element is ZARR_ERR_INVALID_ARGUMENT on every rank, found before anything is written
+ * (the message names both ranks and one shared element). Every rank must pass the same array (its
+ * shape, type and metadata are compared) and the same hints.
+ *
+ * @param comm    the communicator (every rank that opened the array)
+ * @param array   this rank's handle (opened for writing)
+ * @param start, count, step, buffer_stride, buffer_type, buffer, buffer_size
+ *                this rank's selection and buffer, as zarr_write_hyperslab() (count 0: nothing)
+ * @returns (identical on every rank) ZARR_OK; ZARR_ERR_INVALID_ARGUMENT (bad or overlapping
+ *          selections, arrays or hints differing between ranks, ranks in different collective
+ *          calls); ZARR_ERR_OUT_OF_BOUNDS; ZARR_ERR_BUFFER_SIZE; ZARR_ERR_VALUE (conversion);
+ *          ZARR_ERR_READ_ONLY; ZARR_ERR_UNSUPPORTED (variable-length types, irregular grids, a shard
+ *          of more than 2 GiB decoded); any status of the owners' reads and writes (ZARR_ERR_IO, ...).
+ *          zarr_mpi_last_error() names the failing rank.
+ * Collective. Not thread-safe with other collective calls on the same communicator. Since: 0.4.
+ */
+zarr_status zarr_mpi_write_all(MPI_Comm comm, zarr_array *array, const uint64_t *start,
+                               const uint64_t *count, const uint64_t *step, const int64_t *buffer_stride,
+                               zarr_data_type buffer_type, const void *buffer, size_t buffer_size);
+
+/**
+ * Collective read of any decomposition, the mirror of zarr_mpi_write_all(): each shard the ranks'
+ * selections touch is read and decoded once, by its owner, and the pieces are sent to the ranks that
+ * asked for them. Selections of different ranks may overlap. Arguments as zarr_mpi_read_hyperslab().
+ *
+ * @returns (identical on every rank) as zarr_mpi_write_all() (without ZARR_ERR_READ_ONLY), plus
+ *          ZARR_ERR_CODEC / ZARR_ERR_CHECKSUM of a shard. On failure the buffers are unspecified.
+ * Collective. Not thread-safe with other collective calls on the same communicator. Since: 0.4.
+ */
+zarr_status zarr_mpi_read_all(MPI_Comm comm, zarr_array *array, const uint64_t *start,
+                              const uint64_t *count, const uint64_t *step, const int64_t *buffer_stride,
+                              zarr_data_type buffer_type, void *buffer, size_t buffer_size);
+
+/**
+ * Sets the hints of this process's later collective reads and writes (as ROMIO's): `cb_nodes` (the
+ * number of aggregator ranks in all) and `cb_buffer_size` (bytes of shards an aggregator holds per
+ * round). Keys that are absent return to their defaults (the environment variables
+ * ZARR_MPI_CB_NODES and ZARR_MPI_CB_BUFFER_SIZE, else 4 aggregators per node and 64 MiB); other keys
+ * are ignored. MPI_INFO_NULL resets both. Every rank must set the same values (compared at each
+ * collective call).
+ *
+ * @returns ZARR_OK; ZARR_ERR_INVALID_ARGUMENT (a value that is not a positive integer; nothing
+ *          changes). Not collective. Not thread-safe. Since: 0.4.
+ */
+zarr_status zarr_mpi_set_hints(MPI_Info info);
+
+/**
+ * What this process's zarr_mpi calls did since it started or since zarr_mpi_reset_stats(): the
+ * counts behind the scaling model of docs/mpi.md.
+ */
+typedef struct zarr_mpi_stats {
+    /** zarr_mpi_write_all() and zarr_mpi_read_all() calls */
+    uint64_t collective_calls;
+    /** metadata documents read from storage by zarr_mpi_open(), zarr_mpi_create*() and
+        zarr_mpi_resize() (rank 0 reads; the others open from its document) */
+    uint64_t metadata_reads;
+    /** shards (chunks) this process stored as an owner */
+    uint64_t shards_written;
+    /** shards (chunks) this process read as an owner: each shard of a collective read, and the shards of
+        a collective write that the selections cover only in part */
+    uint64_t shards_read;
+    /** element bytes sent to other ranks (pieces; not what a rank keeps for itself) */
+    uint64_t bytes_sent;
+    /** element bytes received from other ranks */
+    uint64_t bytes_received;
+    /** bytes of piece headers and schedules sent */
+    uint64_t control_bytes_sent;
+    /** element bytes this rank selected in zarr_mpi_write_all() (in the array's type) */
+    uint64_t bytes_selected;
+    /** exchange rounds */
+    uint64_t rounds;
+} zarr_mpi_stats;
+
+/**
+ * This process's counters.
+ *
+ * @returns ZARR_OK; ZARR_ERR_INVALID_ARGUMENT (`stats` NULL). Not collective. Not thread-safe.
+ * Since: 0.4.
+ */
+zarr_status zarr_mpi_get_stats(zarr_mpi_stats *stats);
+
+/** Sets this process's counters to zero. Not collective. Not thread-safe. Since: 0.4. */
+void zarr_mpi_reset_stats(void);
+
+/**
  * Sets this process's libzarr thread count (zarr_set_num_threads()) to the node's CPUs divided by the
  * number of ranks of `comm` on the node (MPI_Comm_split_type(MPI_COMM_TYPE_SHARED)), at least 1, so
- * that ranks sharing a node do not oversubscribe it. ZARR_NUM_THREADS, when set, wins.
+ * that ranks sharing a node do not oversubscribe it; a rank bound to fewer CPUs than the node has
+ * (mpiexec --bind-to core, --map-by ...:pe=N; its sched_getaffinity mask) gets one thread per CPU it is
+ * bound to. ZARR_NUM_THREADS, when set, wins.
  *
  * @param threads  NULL or receives the thread count now in use
  * @returns (identical on every rank) ZARR_OK; any status of zarr_set_num_threads().

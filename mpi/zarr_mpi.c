@@ -4,9 +4,11 @@
  * arguments, agree (zarr_mpi_agree(): an MPI_Allreduce(MIN) of "the first failing rank" plus a broadcast
  * of that rank's status and message), do the work, agree again. A rank that fails early still takes
  * part in every later agreement of the call, so no rank waits for one that has left. */
-#define _POSIX_C_SOURCE 200809L
-#include "zarr_mpi.h"
+#define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
+#include "zarr_mpi_internal.h"
 
+#include <errno.h>
+#include <sched.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -19,7 +21,17 @@
 /* This thread's last message (zarr_mpi_last_error()). */
 static _Thread_local char last_error[ZARR_MPI_MSG_MAX + 160];
 
+static zarr_status fail(zarr_status st, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 static zarr_status fail(zarr_status st, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(last_error, sizeof last_error, fmt, ap);
+    va_end(ap);
+    return st;
+}
+
+zarr_status zarr_mpi_i_fail(zarr_status st, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(last_error, sizeof last_error, fmt, ap);
@@ -36,6 +48,8 @@ static zarr_status lib(zarr_status st, const char *what) {
 }
 
 const char *zarr_mpi_last_error(void) { return last_error; }
+
+zarr_status zarr_mpi_i_lib(zarr_status st, const char *what) { return lib(st, what); }
 
 /* MPI failed (with an error handler that returns): reported as ZARR_ERR_IO. */
 static zarr_status mpi_failed(int rc, const char *what) {
@@ -88,6 +102,10 @@ static zarr_status agree(MPI_Comm comm, zarr_status local, int own_message) {
 
 zarr_status zarr_mpi_agree(MPI_Comm comm, zarr_status local) { return agree(comm, local, 0); }
 
+zarr_status zarr_mpi_i_agree(MPI_Comm comm, zarr_status local) { return agree(comm, local, 1); }
+
+zarr_status zarr_mpi_i_mpi_failed(int rc, const char *what) { return mpi_failed(rc, what); }
+
 zarr_status zarr_mpi_agree_message(MPI_Comm comm, zarr_status local, const char *message) {
     if (local != ZARR_OK && message != NULL) {
         fail(local, "%s", message);
@@ -105,20 +123,105 @@ static uint64_t hash_bytes(const void *data, size_t n, uint64_t h) {
     return h;
 }
 
-/* Whether `value` is the same on every rank (collective; `value` is meaningful only when `st` is OK:
-   failing ranks take part with a neutral value). Returns ZARR_OK or ZARR_ERR_INVALID_ARGUMENT. */
+/* The two ranks whose values differed at the last same_everywhere() that found a difference. */
+static _Thread_local int differing[2];
+
+/* Whether `value` is the same on every rank (collective; `value` is meaningful only when `valid`: failing
+   ranks take part with neutral values). When not, differing[] names two ranks whose values differ (those
+   with the smallest and the largest). Returns ZARR_OK or the MPI failure. */
 static zarr_status same_everywhere(MPI_Comm comm, uint64_t value, int valid, int *same) {
-    uint64_t lo[2] = {valid ? value : UINT64_MAX, valid ? ~value : UINT64_MAX}, out[2];
-    int rc = MPI_Allreduce(lo, out, 2, MPI_UINT64_T, MPI_MIN, comm);
-    if (rc != MPI_SUCCESS) {
+    struct {
+        long v;
+        int r;
+    } lo, hi, mn, mx;
+    int me = 0, rc;
+    MPI_Comm_rank(comm, &me);
+    lo.v = valid ? (long)value : LONG_MAX;
+    hi.v = valid ? (long)value : LONG_MIN;
+    lo.r = hi.r = me;
+    if ((rc = MPI_Allreduce(&lo, &mn, 1, MPI_LONG_INT, MPI_MINLOC, comm)) != MPI_SUCCESS ||
+        (rc = MPI_Allreduce(&hi, &mx, 1, MPI_LONG_INT, MPI_MAXLOC, comm)) != MPI_SUCCESS) {
         return mpi_failed(rc, "zarr_mpi: MPI_Allreduce");
     }
-    /* min(v) == max(v) over the valid ranks: min(v) == ~min(~v). */
-    *same = out[0] == ~out[1] || out[0] == UINT64_MAX;
+    *same = mn.v == mx.v || mn.v == LONG_MAX;
+    differing[0] = mn.r;
+    differing[1] = mx.r;
     return ZARR_OK;
 }
 
 static uint64_t hash_str(const char *s) { return hash_bytes(s, strlen(s) + 1, 1469598103934665603ull); }
+
+uint64_t zarr_mpi_i_hash(const void *data, size_t n, uint64_t h) { return hash_bytes(data, n, h); }
+
+uint64_t zarr_mpi_i_hash_str(const char *s) { return hash_str(s); }
+
+/* Rank 0 holds `a0` (opened or created, agreed on); every other rank opens its handle from rank 0's
+   metadata document, sent over MPI, without touching storage (zarr_open_with_metadata()). Arrays whose
+   document does not describe them whole (Zarr v2, v1: attributes apart) are opened by each rank. Sets
+   *out on every rank (a0 on rank 0) and returns this rank's status (not yet agreed). */
+static zarr_status open_from_root(MPI_Comm comm, int me, zarr_array *a0, const char *path, int mode,
+                                  const char *what, zarr_array **out) {
+    char *doc = NULL;
+    uint64_t len = 0;
+    int rc, format = 0;
+    if (me == 0 && zarr_array_zarr_format(a0, &format) == ZARR_OK && format == 3 &&
+        zarr_array_metadata(a0, &doc) == ZARR_OK && strlen(doc) < (size_t)INT_MAX) {
+        len = strlen(doc) + 1;
+    }
+    if ((rc = MPI_Bcast(&len, 1, MPI_UINT64_T, 0, comm)) != MPI_SUCCESS) {
+        zarr_string_free(doc);
+        return mpi_failed(rc, what);
+    }
+    char *text = me == 0 ? doc : len > 0 ? malloc((size_t)len) : NULL;
+    if (len > 0) {
+        if (text == NULL) {
+            fprintf(stderr, "%s: out of memory (a metadata document of %llu bytes)\n", what, (unsigned long long)len);
+            MPI_Abort(comm, 1);
+        }
+        if ((rc = MPI_Bcast(text, (int)len, MPI_CHAR, 0, comm)) != MPI_SUCCESS) {
+            if (me != 0) {
+                free(text);
+            }
+            zarr_string_free(doc);
+            return mpi_failed(rc, what);
+        }
+    }
+    zarr_status st = ZARR_OK;
+    if (me == 0) {
+        *out = a0;
+    } else if (len > 0) {
+        text[len - 1] = '\0';
+        st = zarr_open_with_metadata(path, mode, text, out);
+        if (st != ZARR_OK) {
+            fail(st, "%s: zarr_open_with_metadata: %s", what, zarr_last_error());
+        }
+        free(text);
+    } else {
+        st = zarr_open(path, mode, out);
+        zarr_mpi_i_stats.metadata_reads++;
+        if (st != ZARR_OK) {
+            fail(st, "%s: zarr_open: %s", what, zarr_last_error());
+        }
+    }
+    zarr_string_free(doc);
+    return st;
+}
+
+/* ZARR_READ_WRITE of a local directory the process cannot write fails at open (as in HDF5 and netCDF),
+   not at the first write. */
+static zarr_status check_writable(const char *path, const char *what) {
+    const char *dir = path;
+    if (strncmp(path, "file://", 7) == 0) {
+        dir = path + 7;
+    } else if (strstr(path, "://") != NULL) {
+        return ZARR_OK; /* other stores say so themselves */
+    }
+    if (access(dir, W_OK) != 0 && (errno == EACCES || errno == EROFS || errno == EPERM)) {
+        return fail(ZARR_ERR_READ_ONLY, "%s: %s is not writable (%s), but ZARR_READ_WRITE was asked for", what, dir,
+                    strerror(errno));
+    }
+    return ZARR_OK;
+}
 
 /* The collective creation behind zarr_mpi_create() and zarr_mpi_create_from_spec(): `metadata_json` is
    the document (compared between ranks); rank 0 creates the array from `spec` when it is not NULL (so
@@ -128,20 +231,30 @@ static zarr_status create_collective(MPI_Comm comm, const char *what, zarr_statu
                                      const char *metadata_json, const zarr_array_spec *spec, zarr_array **out) {
     int me = 0, rc, same_path = 1, same_meta = 1;
     zarr_status st = bad_args;
+    zarr_status begun = zarr_mpi_i_begin(
+        comm, strcmp(what, "zarr_mpi_create") != 0 ? ZARR_MPI_I_OP_CREATE_FROM_SPEC : ZARR_MPI_I_OP_CREATE);
+    if (begun != ZARR_OK) {
+        return begun;
+    }
     if ((rc = MPI_Comm_rank(comm, &me)) != MPI_SUCCESS) {
         return mpi_failed(rc, what);
     }
     int valid = st == ZARR_OK;
     zarr_status ms = same_everywhere(comm, valid ? hash_str(path) : 0, valid, &same_path);
+    int path_ranks[2] = {differing[0], differing[1]};
     if (ms == ZARR_OK) {
         ms = same_everywhere(comm, valid ? hash_str(metadata_json) : 0, valid, &same_meta);
+    }
+    if (!same_path) {
+        differing[0] = path_ranks[0], differing[1] = path_ranks[1];
     }
     if (ms != ZARR_OK) {
         return ms;
     }
     if (st == ZARR_OK && (!same_path || !same_meta)) {
-        st = fail(ZARR_ERR_INVALID_ARGUMENT, "%s: %s differs between ranks", what,
-                  !same_path ? "path" : spec != NULL ? "the spec (its metadata document)" : "metadata_json");
+        st = fail(ZARR_ERR_INVALID_ARGUMENT, "%s: %s differs between ranks (rank %d's and rank %d's differ)", what,
+                  !same_path ? "path" : spec != NULL ? "the spec (its metadata document)" : "metadata_json",
+                  differing[0], differing[1]);
     }
     if ((st = agree(comm, st, 1)) != ZARR_OK) {
         return st;
@@ -158,13 +271,12 @@ static zarr_status create_collective(MPI_Comm comm, const char *what, zarr_statu
         zarr_close(a);
         return st;
     }
-    if (me != 0) {
-        st = zarr_open(path, ZARR_READ_WRITE, &a);
-        if (st != ZARR_OK) {
-            fail(st, "%s: zarr_open: %s", what, zarr_last_error());
-        }
+    st = open_from_root(comm, me, a, path, ZARR_READ_WRITE, what, &a);
+    if (st == ZARR_OK) {
+        st = zarr_mpi_i_register(a, path, ZARR_READ_WRITE);
     }
     if ((st = agree(comm, st, 1)) != ZARR_OK) {
+        zarr_mpi_i_unregister(a);
         zarr_close(a);
         return st;
     }
@@ -217,6 +329,10 @@ zarr_status zarr_mpi_open(MPI_Comm comm, const char *path, int mode, zarr_array 
     if (comm == MPI_COMM_NULL) {
         return fail(ZARR_ERR_INVALID_ARGUMENT, "zarr_mpi_open: the communicator is MPI_COMM_NULL");
     }
+    zarr_status begun = zarr_mpi_i_begin(comm, ZARR_MPI_I_OP_OPEN);
+    if (begun != ZARR_OK) {
+        return begun;
+    }
     if (path == NULL || out == NULL) {
         st = fail(ZARR_ERR_INVALID_ARGUMENT, "zarr_mpi_open: %s is NULL", path == NULL ? "path" : "out");
     } else if (mode != ZARR_READ && mode != ZARR_READ_WRITE) {
@@ -225,21 +341,44 @@ zarr_status zarr_mpi_open(MPI_Comm comm, const char *path, int mode, zarr_array 
     }
     int valid = st == ZARR_OK;
     zarr_status ms = same_everywhere(comm, valid ? hash_str(path) : 0, valid, &same_path);
+    int path_ranks[2] = {differing[0], differing[1]};
     if (ms == ZARR_OK) {
         ms = same_everywhere(comm, (uint64_t)(unsigned)mode, valid, &same_mode);
+    }
+    if (!same_path) {
+        differing[0] = path_ranks[0], differing[1] = path_ranks[1];
     }
     if (ms != ZARR_OK) {
         return ms;
     }
     if (st == ZARR_OK && (!same_path || !same_mode)) {
-        st = fail(ZARR_ERR_INVALID_ARGUMENT, "zarr_mpi_open: %s differs between ranks", !same_path ? "path" : "mode");
+        st = fail(ZARR_ERR_INVALID_ARGUMENT, "zarr_mpi_open: %s differs between ranks (rank %d's and rank %d's differ)",
+                  !same_path ? "path" : "mode", differing[0], differing[1]);
     }
     if ((st = agree(comm, st, 1)) != ZARR_OK) {
         return st;
     }
+    /* Rank 0 reads the metadata; the others open from its document (one metadata read per job). */
     zarr_array *a = NULL;
-    st = lib(zarr_open(path, mode, &a), "zarr_mpi_open: zarr_open");
+    int me = 0;
+    MPI_Comm_rank(comm, &me);
+    if (me == 0) {
+        st = mode == ZARR_READ_WRITE ? check_writable(path, "zarr_mpi_open") : ZARR_OK;
+        if (st == ZARR_OK) {
+            st = lib(zarr_open(path, mode, &a), "zarr_mpi_open: zarr_open");
+            zarr_mpi_i_stats.metadata_reads++;
+        }
+    }
     if ((st = agree(comm, st, 1)) != ZARR_OK) {
+        zarr_close(a);
+        return st;
+    }
+    st = open_from_root(comm, me, a, path, mode, "zarr_mpi_open", &a);
+    if (st == ZARR_OK) {
+        st = zarr_mpi_i_register(a, path, mode);
+    }
+    if ((st = agree(comm, st, 1)) != ZARR_OK) {
+        zarr_mpi_i_unregister(a);
         zarr_close(a);
         return st;
     }
@@ -248,8 +387,13 @@ zarr_status zarr_mpi_open(MPI_Comm comm, const char *path, int mode, zarr_array 
 }
 
 zarr_status zarr_mpi_close(MPI_Comm comm, zarr_array *array) {
+    zarr_status begun = zarr_mpi_i_begin(comm, ZARR_MPI_I_OP_CLOSE);
+    if (begun != ZARR_OK) {
+        return begun;
+    }
     /* Everyone arrives first: no rank closes (and, say, lets the job go on to read) while others write. */
     zarr_status st = agree(comm, ZARR_OK, 1);
+    zarr_mpi_i_unregister(array);
     zarr_status cs = array == NULL ? ZARR_OK : lib(zarr_close(array), "zarr_mpi_close: zarr_close");
     if (st != ZARR_OK) {
         return st;
@@ -265,12 +409,20 @@ zarr_status zarr_mpi_resize(MPI_Comm comm, const char *path, zarr_array **array,
     if (comm == MPI_COMM_NULL) {
         return fail(ZARR_ERR_INVALID_ARGUMENT, "zarr_mpi_resize: the communicator is MPI_COMM_NULL");
     }
+    zarr_status begun = zarr_mpi_i_begin(comm, ZARR_MPI_I_OP_RESIZE);
+    if (begun != ZARR_OK) {
+        return begun;
+    }
     if ((rc = MPI_Comm_rank(comm, &me)) != MPI_SUCCESS) {
         return mpi_failed(rc, "zarr_mpi_resize: MPI_Comm_rank");
     }
+    if (path == NULL && array != NULL && *array != NULL) {
+        path = zarr_mpi_i_path(*array); /* a handle of zarr_mpi_open / zarr_mpi_create knows its path */
+    }
     if (path == NULL || array == NULL || *array == NULL || shape == NULL) {
         st = fail(ZARR_ERR_INVALID_ARGUMENT, "zarr_mpi_resize: %s is NULL",
-                  path == NULL ? "path" : array == NULL || *array == NULL ? "array" : "shape");
+                  path == NULL ? "path (and the handle is not one of zarr_mpi_open / zarr_mpi_create)"
+                  : array == NULL || *array == NULL ? "array" : "shape");
     } else if ((st = lib(zarr_array_rank(*array, &have), "zarr_mpi_resize: zarr_array_rank")) == ZARR_OK &&
                have != rank) {
         st = fail(ZARR_ERR_INVALID_ARGUMENT, "zarr_mpi_resize: rank %zu given for an array of rank %zu", rank, have);
@@ -282,25 +434,37 @@ zarr_status zarr_mpi_resize(MPI_Comm comm, const char *path, zarr_array **array,
         return ms;
     }
     if (st == ZARR_OK && !same) {
-        st = fail(ZARR_ERR_INVALID_ARGUMENT, "zarr_mpi_resize: path or shape differs between ranks");
+        st = fail(ZARR_ERR_INVALID_ARGUMENT,
+                  "zarr_mpi_resize: path or shape differs between ranks (rank %d's and rank %d's differ)",
+                  differing[0], differing[1]);
     }
     if ((st = agree(comm, st, 1)) != ZARR_OK) {
         return st;
     }
+    /* The path outlives the old handle's registration. */
+    char *where = strdup(path);
     if (me == 0) {
-        st = lib(zarr_array_resize(*array, shape, rank), "zarr_mpi_resize: zarr_array_resize");
+        st = where == NULL ? fail(ZARR_ERR_INTERNAL, "zarr_mpi_resize: out of memory")
+                           : lib(zarr_array_resize(*array, shape, rank), "zarr_mpi_resize: zarr_array_resize");
+        zarr_mpi_i_stats.metadata_reads++; /* the resize starts from the stored document */
     }
     if ((st = agree(comm, st, 1)) != ZARR_OK) {
+        free(where);
         return st;
     }
-    if (me != 0) {
-        zarr_array *fresh = NULL;
-        st = lib(zarr_open(path, ZARR_READ_WRITE, &fresh), "zarr_mpi_resize: zarr_open");
-        if (st == ZARR_OK) {
-            zarr_close(*array);
-            *array = fresh;
+    /* The other ranks take the new document from rank 0 (no storage read). */
+    zarr_array *fresh = NULL;
+    st = open_from_root(comm, me, *array, where, ZARR_READ_WRITE, "zarr_mpi_resize", &fresh);
+    if (st == ZARR_OK && me != 0) {
+        int mode = zarr_mpi_i_mode(*array);
+        zarr_mpi_i_unregister(*array);
+        zarr_close(*array);
+        *array = fresh;
+        if (mode >= 0) {
+            st = zarr_mpi_i_register(fresh, where, mode);
         }
     }
+    free(where);
     return agree(comm, st, 1);
 }
 
@@ -461,6 +625,10 @@ zarr_status zarr_mpi_decompose(MPI_Comm comm, const zarr_array *array, const int
 
 zarr_status zarr_mpi_write_block(MPI_Comm comm, zarr_array *array, const uint64_t *start,
                                  const uint64_t *count, const void *buffer, size_t buffer_size) {
+    zarr_status begun = zarr_mpi_i_begin(comm, ZARR_MPI_I_OP_WRITE_BLOCK);
+    if (begun != ZARR_OK) {
+        return begun;
+    }
     zarr_status st = lib(zarr_write_region(array, start, count, buffer, buffer_size),
                          "zarr_mpi_write_block: zarr_write_region");
     return agree(comm, st, 1);
@@ -468,6 +636,10 @@ zarr_status zarr_mpi_write_block(MPI_Comm comm, zarr_array *array, const uint64_
 
 zarr_status zarr_mpi_read_block(MPI_Comm comm, zarr_array *array, const uint64_t *start,
                                 const uint64_t *count, void *buffer, size_t buffer_size) {
+    zarr_status begun = zarr_mpi_i_begin(comm, ZARR_MPI_I_OP_READ_BLOCK);
+    if (begun != ZARR_OK) {
+        return begun;
+    }
     zarr_status st = lib(zarr_read_region(array, start, count, buffer, buffer_size),
                          "zarr_mpi_read_block: zarr_read_region");
     return agree(comm, st, 1);
@@ -477,6 +649,10 @@ zarr_status zarr_mpi_write_hyperslab(MPI_Comm comm, zarr_array *array, const uin
                                      const uint64_t *count, const uint64_t *step,
                                      const int64_t *buffer_stride, zarr_data_type buffer_type,
                                      const void *buffer, size_t buffer_size) {
+    zarr_status begun = zarr_mpi_i_begin(comm, ZARR_MPI_I_OP_WRITE_HYPERSLAB);
+    if (begun != ZARR_OK) {
+        return begun;
+    }
     zarr_status st = lib(zarr_write_hyperslab(array, start, count, step, buffer_stride, buffer_type, buffer,
                                               buffer_size),
                          "zarr_mpi_write_hyperslab: zarr_write_hyperslab");
@@ -487,10 +663,29 @@ zarr_status zarr_mpi_read_hyperslab(MPI_Comm comm, zarr_array *array, const uint
                                     const uint64_t *count, const uint64_t *step,
                                     const int64_t *buffer_stride, zarr_data_type buffer_type, void *buffer,
                                     size_t buffer_size) {
+    zarr_status begun = zarr_mpi_i_begin(comm, ZARR_MPI_I_OP_READ_HYPERSLAB);
+    if (begun != ZARR_OK) {
+        return begun;
+    }
     zarr_status st = lib(zarr_read_hyperslab(array, start, count, step, buffer_stride, buffer_type, buffer,
                                              buffer_size),
                          "zarr_mpi_read_hyperslab: zarr_read_hyperslab");
     return agree(comm, st, 1);
+}
+
+/* The threads for a rank sharing a node with `local` ranks: when the rank is bound to fewer CPUs than the
+   node has (mpiexec --bind-to core, --map-by ...:pe=N), the CPUs it is bound to (sched_getaffinity);
+   otherwise the node's CPUs divided among its ranks. At least 1. */
+static size_t threads_for(int local) {
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+#ifdef __linux__
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0 && CPU_COUNT(&set) < online) {
+        return (size_t)CPU_COUNT(&set);
+    }
+#endif
+    return online > local ? (size_t)(online / local) : 1;
 }
 
 zarr_status zarr_mpi_balance_threads(MPI_Comm comm, size_t *threads) {
@@ -500,6 +695,10 @@ zarr_status zarr_mpi_balance_threads(MPI_Comm comm, size_t *threads) {
     if (comm == MPI_COMM_NULL) {
         return fail(ZARR_ERR_INVALID_ARGUMENT, "zarr_mpi_balance_threads: the communicator is MPI_COMM_NULL");
     }
+    zarr_status begun = zarr_mpi_i_begin(comm, ZARR_MPI_I_OP_BALANCE_THREADS);
+    if (begun != ZARR_OK) {
+        return begun;
+    }
     if ((rc = MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node)) != MPI_SUCCESS ||
         (rc = MPI_Comm_size(node, &local)) != MPI_SUCCESS) {
         return mpi_failed(rc, "zarr_mpi_balance_threads: MPI_Comm_split_type");
@@ -507,9 +706,7 @@ zarr_status zarr_mpi_balance_threads(MPI_Comm comm, size_t *threads) {
     MPI_Comm_free(&node);
     const char *env = getenv("ZARR_NUM_THREADS");
     if (env == NULL || *env == '\0') {
-        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-        size_t n = cpus > local ? (size_t)(cpus / local) : 1;
-        st = lib(zarr_set_num_threads(n), "zarr_mpi_balance_threads: zarr_set_num_threads");
+        st = lib(zarr_set_num_threads(threads_for(local)), "zarr_mpi_balance_threads: zarr_set_num_threads");
     }
     if (st == ZARR_OK && threads != NULL) {
         st = lib(zarr_get_num_threads(threads), "zarr_mpi_balance_threads: zarr_get_num_threads");

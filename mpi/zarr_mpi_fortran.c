@@ -57,7 +57,8 @@ zarr_status zarr_mpi_f_resize(MPI_Fint comm, const char *path, zarr_array **arra
     if ((st = zarr_mpi_agree_message(c, st, msg)) != ZARR_OK) {
         return st;
     }
-    return zarr_mpi_resize(c, path, array, shape, rank);
+    /* An empty path (the Fortran caller left it out): the handle's own, from zarr_mpi_open / create. */
+    return zarr_mpi_resize(c, path != NULL && path[0] != '\0' ? path : NULL, array, shape, rank);
 }
 
 /* Fortran-order results: start_f 1-based; dims_f NULL or `rank` values; grid_f receives `rank` values. */
@@ -102,20 +103,31 @@ static int buffer_type(const CFI_cdesc_t *buf) {
     return -1;
 }
 
-/* Writes (writing = 1) or reads the buffer `buf` at start_f (1-based, Fortran order; NULL: all 1) of an
- * array of rank `rank` (start_len 0: no start given). The buffer's extents are the counts; a buffer of lower rank than the array
- * covers the first dimensions (Fortran order), the others get a count of 1. */
+/* What zarr_mpi_f_transfer does. */
+enum { READ_BLOCK = 0, WRITE_BLOCK = 1, READ_ALL = 2, WRITE_ALL = 3 };
+
+/* Writes or reads (`mode`) the buffer `buf` at start_f (1-based, Fortran order; start_len 0: all 1), every
+ * step_f-th element along each dimension (step_len 0: all 1), of an array of rank `rank`. The buffer's
+ * extents are the counts; a buffer of lower rank than the array covers the first dimensions (Fortran
+ * order), the others get a count of 1. A buffer with no elements (a rank that owns nothing) takes part
+ * and moves nothing. */
 zarr_status zarr_mpi_f_transfer(MPI_Fint comm, zarr_array *array, CFI_cdesc_t *buf, const int64_t *start_f,
-                                size_t start_len, int writing) {
+                                size_t start_len, const int64_t *step_f, size_t step_len, int mode) {
     MPI_Comm c = MPI_Comm_f2c(comm);
-    uint64_t start[MAX_RANK], count[MAX_RANK];
+    uint64_t start[MAX_RANK], count[MAX_RANK], step[MAX_RANK];
     int64_t stride[MAX_RANK];
     size_t rank = 0, bytes = 0;
-    char msg[256] = "";
-    const char *what = writing ? "zarr_mpi_write_block" : "zarr_mpi_read_block";
+    char msg[1024] = "";
+    static const char *names[4] = {"zarr_mpi_read_block", "zarr_mpi_write_block", "zarr_mpi_read_all",
+                                   "zarr_mpi_write_all"};
+    const char *what = names[mode & 3];
+    int writing = mode == WRITE_BLOCK || mode == WRITE_ALL, empty = 0;
     zarr_status st = zarr_array_rank(array, &rank);
     if (start_len == 0) {
         start_f = NULL;
+    }
+    if (step_len == 0) {
+        step_f = NULL;
     }
     int type = buf == NULL ? -1 : buffer_type(buf);
     if (st != ZARR_OK) {
@@ -129,30 +141,37 @@ zarr_status zarr_mpi_f_transfer(MPI_Fint comm, zarr_array *array, CFI_cdesc_t *b
     } else if (type < 0) {
         st = ZARR_ERR_INVALID_ARGUMENT;
         snprintf(msg, sizeof msg, "%s: the buffer's type is not an integer, real, complex or logical(c_bool) kind "
-                 "libzarr converts", what);
+                 "libzarr converts (character, default logical and derived types are not)", what);
     } else if (start_f != NULL && start_len != rank) {
         st = ZARR_ERR_INVALID_ARGUMENT;
         snprintf(msg, sizeof msg, "%s: start has %zu values for an array of rank %zu", what, start_len, rank);
+    } else if (step_f != NULL && step_len != rank) {
+        st = ZARR_ERR_INVALID_ARGUMENT;
+        snprintf(msg, sizeof msg, "%s: step has %zu values for an array of rank %zu", what, step_len, rank);
     } else {
         size_t elem = buf->elem_len, span = 0;
-        int empty = 0;
         for (size_t d = 0; d < rank; d++) {   /* d: Fortran dimension; rank-1-d: Zarr dimension */
             size_t z = rank - 1 - d;
-            int64_t s = start_f != NULL ? start_f[d] : 1;
+            int64_t s = start_f != NULL ? start_f[d] : 1, k = step_f != NULL ? step_f[d] : 1;
             if (s < 1) {
                 st = ZARR_ERR_INVALID_ARGUMENT;
                 snprintf(msg, sizeof msg, "%s: start(%zu) = %lld (indices start at 1)", what, d + 1, (long long)s);
             }
+            if (k < 1) {
+                st = ZARR_ERR_INVALID_ARGUMENT;
+                snprintf(msg, sizeof msg, "%s: step(%zu) = %lld (at least 1)", what, d + 1, (long long)k);
+            }
             start[z] = (uint64_t)(s - 1);
+            step[z] = (uint64_t)k;
             if (d < (size_t)buf->rank) {
                 CFI_index_t ext = buf->dim[d].extent, sm = buf->dim[d].sm;
                 count[z] = (uint64_t)ext;
                 empty |= ext == 0;
-                if (sm < 0 || (size_t)sm % elem != 0) {
+                if (sm < 0 || (elem > 0 && (size_t)sm % elem != 0)) {
                     st = ZARR_ERR_INVALID_ARGUMENT;
                     snprintf(msg, sizeof msg, "%s: the buffer has a negative or odd stride (pass a copy)", what);
                 }
-                stride[z] = (int64_t)((size_t)sm / elem);
+                stride[z] = elem > 0 ? (int64_t)((size_t)sm / elem) : 0;
                 span += ext > 0 ? (size_t)(ext - 1) * (size_t)stride[z] : 0;
             } else {
                 count[z] = 1;
@@ -164,16 +183,41 @@ zarr_status zarr_mpi_f_transfer(MPI_Fint comm, zarr_array *array, CFI_cdesc_t *b
     if ((st = zarr_mpi_agree_message(c, st, msg)) != ZARR_OK) {
         return st;
     }
-    /* (an empty buffer may have no address: nothing is read or written through this one) */
+    /* (an empty buffer may have no address: nothing is read or written through this one; its strides,
+       where an extent is 0, say nothing, so none are passed) */
     void *data = buf->base_addr != NULL ? buf->base_addr : (void *)&bytes;
+    const int64_t *strides = empty ? NULL : stride;
     /* libzarr's messages (a selection out of bounds, ...) quote the selection as the Fortran caller wrote
        it: Fortran order, 1-based (zarr_set_message_index_order(), this thread only, restored after). */
     int previous = ZARR_INDEX_ORDER_C;
     zarr_status order = zarr_set_message_index_order(ZARR_INDEX_ORDER_FORTRAN, &previous);
-    st = writing ? zarr_mpi_write_hyperslab(c, array, start, count, NULL, stride, (zarr_data_type)type, data, bytes)
-                 : zarr_mpi_read_hyperslab(c, array, start, count, NULL, stride, (zarr_data_type)type, data, bytes);
+    zarr_data_type t = (zarr_data_type)type;
+    switch (mode) {
+    case WRITE_ALL:
+        st = zarr_mpi_write_all(c, array, start, count, step, strides, t, data, bytes);
+        break;
+    case READ_ALL:
+        st = zarr_mpi_read_all(c, array, start, count, step, strides, t, data, bytes);
+        break;
+    default:
+        /* The block calls: independent libzarr I/O, agreed with this call's own name in the message. */
+        st = writing ? zarr_write_hyperslab(array, start, count, step, strides, t, data, bytes)
+                     : zarr_read_hyperslab(array, start, count, step, strides, t, data, bytes);
+        if (st != ZARR_OK) {
+            snprintf(msg, sizeof msg, "%s: %s", what, zarr_last_error());
+        }
+        st = zarr_mpi_agree_message(c, st, msg);
+        break;
+    }
     if (order == ZARR_OK) {
         zarr_set_message_index_order(previous, NULL);
     }
     return st;
+}
+
+/* This process's rank in `comm` (for printing a message once per job). */
+int zarr_mpi_f_rank(MPI_Fint comm) {
+    int r = 0;
+    MPI_Comm_rank(MPI_Comm_f2c(comm), &r);
+    return r;
 }

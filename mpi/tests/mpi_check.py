@@ -12,6 +12,11 @@
                                  i*100 + j + 0.5 for i < 40, the fill value -7.5 below; gzip, dimension
                                  names y, x and a title attribute
 
+    mpi_check.py collective DIR  DIR/collective.zarr of test_mpi_collective.c (4 ranks): int32 (17, 37)
+                                 in 8 x 16 shards, cell (i, j) = 5000000 + i*1000 + j
+    mpi_check.py fortran_collective DIR  DIR/fortran_collective.zarr of test_mpi_collective.f90 (3 ranks):
+                                 float64, Fortran a(23, 15) = Zarr (15, 23), cell [j, i] = j*1000 + i + 0.5
+
 Exit 0 when every cell matches; 77 when zarr-python is missing (a skip, except under CI=true)."""
 import sys
 from pathlib import Path
@@ -62,6 +67,14 @@ def main():
             assert a.chunks == (10, 12), (name, a.chunks)
             names = a.metadata.dimension_names if fmt == 3 else a.attrs["_ARRAY_DIMENSIONS"]
             assert tuple(names) == ("y", "x"), (name, names)
+    elif kind == "collective":
+        i, j = np.meshgrid(np.arange(17), np.arange(37), indexing="ij")
+        check(root / "collective.zarr", (5000000 + i * 1000 + j).astype(np.int32))
+        a = zarr.open_array(str(root / "collective.zarr"), mode="r")
+        assert a.shards == (8, 16) and a.chunks == (4, 8), (a.shards, a.chunks)
+    elif kind == "fortran_collective":
+        j, i = np.meshgrid(np.arange(15), np.arange(23), indexing="ij")
+        check(root / "fortran_collective.zarr", (j * 1000.0 + i + 0.5).astype(np.float64))
     else:
         sys.exit(f"unknown check {kind}")
 

@@ -45,6 +45,7 @@ int main(int argc, char **argv) {
     snprintf(other, sizeof other, "%s/b.zarr", test_dir());
     zarr_status st = zarr_mpi_create(MPI_COMM_WORLD, me == 1 ? other : path_a, meta, &a);
     expect(st, ZARR_ERR_INVALID_ARGUMENT, 0, "path differs between ranks");
+    expect(st, ZARR_ERR_INVALID_ARGUMENT, 0, "rank 1's"); /* the message names the odd rank */
     CHECK(a == NULL);
 
     /* 3. create works; creating again fails on rank 0 (it exists) and every rank learns it. */
@@ -94,6 +95,11 @@ int main(int argc, char **argv) {
     uint64_t bigger[2] = {20, 12}, odd[2] = {24, 12};
     expect(zarr_mpi_resize(MPI_COMM_WORLD, path_a, &a, me == last ? odd : bigger, 2), ZARR_ERR_INVALID_ARGUMENT,
            0, "differs between ranks");
+    {
+        char odd_rank[32];
+        snprintf(odd_rank, sizeof odd_rank, "rank %d's", last);
+        expect(ZARR_ERR_INVALID_ARGUMENT, ZARR_ERR_INVALID_ARGUMENT, 0, odd_rank);
+    }
     CHECK(a != NULL);
     CHECK_OK(zarr_mpi_resize(MPI_COMM_WORLD, path_a, &a, bigger, 2));
     uint64_t now[2];

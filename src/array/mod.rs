@@ -3,6 +3,7 @@
 
 mod chunks;
 mod conditional_write;
+mod from_document;
 mod read;
 mod remote_shard;
 mod shard_update;
@@ -35,6 +36,9 @@ pub struct Array {
     writable: bool,
     /// Shard indexes read from a remote store, kept with the shard's ETag.
     shard_indexes: remote_shard::ShardIndexCache,
+    /// Writers are coordinated by the caller (one writer per chunk at a time, no resize by others):
+    /// writes take no store lock and do not re-read the stored shape ([`Array::open_from_document`]).
+    coordinated: bool,
 }
 
 impl Array {
@@ -98,7 +102,7 @@ impl Array {
     pub(crate) fn from_parts(store: Arc<dyn Store>, path: String, meta: ArrayMetadata, writable: bool) -> Array {
         let prefix = node_prefix(&path);
         let attributes = Mutex::new(meta.attributes.clone());
-        Array { store, path, prefix, meta, attributes, writable, shard_indexes: Default::default() }
+        Array { store, path, prefix, meta, attributes, writable, shard_indexes: Default::default(), coordinated: false }
     }
 
     /// The parsed metadata (attributes as when opened; see [`Array::attributes`]).
@@ -208,6 +212,9 @@ impl Array {
     /// right after any check, which would then guarantee nothing and cost a round trip (10-100 ms)
     /// per write call, so there it is not made (docs/concurrency.md).
     fn lock_chunks<'a>(&self, chunks: impl IntoIterator<Item = &'a [u64]>) -> Result<StoreLock> {
+        if self.coordinated {
+            return Ok(StoreLock::none());
+        }
         let lock = self.store.lock(&self.prefix, &crate::store::lock::chunk_write_ranges(chunks))?;
         if !lock.is_held() && self.store.io_concurrency() > 0 {
             return Ok(lock);

@@ -15,6 +15,7 @@ pub mod hyperslab;
 pub mod index_order;
 pub mod last_error;
 pub mod memory_store;
+pub mod open_metadata;
 pub mod spec;
 pub mod status;
 pub mod store_options;
