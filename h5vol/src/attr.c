@@ -52,6 +52,11 @@ static zj *load_attrs_of(zh5_file *file, const char *path, int kind, int *array_
         zj_free(doc);
         return NULL;
     }
+    if (zh5_record_load(doc) < 0) {   /* the record as the object it holds (stored as a string) */
+        zh5_err(H5E_ATTR, H5E_CANTALLOC, "out of memory reading the attributes of \"/%s\"", path);
+        zj_free(doc);
+        return NULL;
+    }
     return doc;
 }
 
@@ -90,10 +95,10 @@ static zj *load_attrs_read(zh5_file *file, const char *path, int kind)
     return attrs;
 }
 
-static herr_t store_attrs(zh5_file *file, const char *path, int kind, const zj *attrs)
+static herr_t store_attrs(zh5_file *file, const char *path, int kind, zj *attrs)
 {
     zarr_status st;
-    char *json = zj_dump(attrs);
+    char *json = zh5_record_dump(attrs);   /* the record as a string holding its JSON text */
     if (!json) {
         zh5_err(H5E_ATTR, H5E_CANTALLOC, "out of memory");
         return -1;

@@ -2,7 +2,9 @@
  * `_libzarr_hdf5` of a node holds `attribute_types`, {"<attribute>": "<type>"} with a Zarr v3 data type
  * name (int8 ... uint64, float16/32/64, bool), "string" (variable-length) or "char" (fixed-length
  * string), or for enums and compounds a record object (attrrecord.c); see docs/hdf5-netcdf.md. h5tozarr writes it, zarrtoh5 and the connector read it back, so
- * an int16 attribute stays int16 whichever way it travels. The reserved attribute itself is not an
+ * an int16 attribute stays int16 whichever way it travels. The record is stored as a string holding its
+ * JSON text (older stores: the object itself, read as well); in memory it is the object
+ * (zh5_record_load / zh5_record_dump). The reserved attribute itself is not an
  * HDF5 attribute. A numeric attribute whose value is text (xarray's base64 `_FillValue`, Zarr v3's
  * "NaN" / "0x..." forms) reads as the number it encodes (zh5_attr_decode_numbers). */
 #define _POSIX_C_SOURCE 200809L
@@ -63,6 +65,42 @@ int zh5_attr_numeric_type(const char *tname, zarr_data_type *type, size_t *size)
             return 1;
         }
     return 0;
+}
+
+int zh5_record_load(zj *attrs)
+{
+    zj *reserved = attrs && attrs->kind == ZJ_OBJECT ? zj_get(attrs, ZH5_RESERVED_ATTR) : NULL;
+    char err[64];
+    if (!reserved || reserved->kind != ZJ_STRING)
+        return 0;
+    zj *rec = zj_parse(reserved->text, err, sizeof err);
+    if (!rec)   /* not JSON text (or no memory for it: then the record reads as absent, like a foreign one) */
+        return 0;
+    if (rec->kind != ZJ_OBJECT) {
+        zj_free(rec);
+        return 0;
+    }
+    return zj_set(attrs, ZH5_RESERVED_ATTR, rec) < 0 ? (zj_free(rec), -1) : 0;
+}
+
+char *zh5_record_dump(zj *attrs)
+{
+    for (size_t i = 0; attrs && attrs->kind == ZJ_OBJECT && i < attrs->count; i++) {
+        zj *rec = attrs->items[i];
+        if (strcmp(attrs->keys[i], ZH5_RESERVED_ATTR) != 0 || rec->kind != ZJ_OBJECT)
+            continue;
+        char *text = zj_dump(rec), *out = NULL;
+        zj *str = text ? zj_new_string(text, strlen(text)) : NULL;
+        free(text);
+        if (!str)
+            return NULL;
+        attrs->items[i] = str;   /* lent for the dump, then the object is put back */
+        out = zj_dump(attrs);
+        attrs->items[i] = rec;
+        zj_free(str);
+        return out;
+    }
+    return zj_dump(attrs);
 }
 
 static zj *types_of(const zj *attrs)

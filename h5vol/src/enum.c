@@ -102,7 +102,7 @@ herr_t zh5_enum_record_on(zarr_array *array, hid_t en, const char *path)
     if (json)
         zarr_string_free(json);
     json = NULL;
-    if (!attrs || attrs->kind != ZJ_OBJECT)
+    if (!attrs || attrs->kind != ZJ_OBJECT || zh5_record_load(attrs) < 0)
         goto done;
     if (!(reserved = zj_get(attrs, ZH5_RESERVED_ATTR))) {
         if (!(reserved = zj_new(ZJ_OBJECT)) || zj_set(attrs, ZH5_RESERVED_ATTR, reserved) < 0) {
@@ -114,7 +114,7 @@ herr_t zh5_enum_record_on(zarr_array *array, hid_t en, const char *path)
         zj_free(rec);
         goto done;
     }
-    if (!(json = zj_dump(attrs)))
+    if (!(json = zh5_record_dump(attrs)))   /* the record as a string holding its JSON text */
         goto done;
     st = zarr_array_set_attributes(array, json);
     free(json);
@@ -171,6 +171,11 @@ herr_t zh5_enum_apply(zh5_obj *ds)
         return 0;   /* no attributes to read: a plain integer array */
     zj *attrs = zj_parse(json, err, sizeof err);
     zarr_string_free(json);
+    if (attrs && attrs->kind == ZJ_OBJECT && zh5_record_load(attrs) < 0) {
+        zh5_err(H5E_DATATYPE, H5E_CANTALLOC, "\"/%s\": out of memory reading _libzarr_hdf5", ds->path);
+        zj_free(attrs);
+        return -1;
+    }
     const zj *reserved = attrs && attrs->kind == ZJ_OBJECT ? zj_get(attrs, ZH5_RESERVED_ATTR) : NULL;
     const zj *rec = reserved && reserved->kind == ZJ_OBJECT ? zj_get(reserved, "enum") : NULL;
     const zj *members = rec && rec->kind == ZJ_OBJECT ? zj_get(rec, "members") : NULL;

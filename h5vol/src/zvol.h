@@ -212,6 +212,14 @@ herr_t zh5_attr_specific(void *obj, const H5VL_loc_params_t *loc, H5VL_attr_spec
 herr_t zh5_attr_close(void *attr, hid_t dxpl, void **req);
 /* attrtypes.c: the attribute types recorded in the reserved attribute `_libzarr_hdf5` (attribute_types). */
 #define ZH5_RESERVED_ATTR "_libzarr_hdf5"
+/* The record as stored is a JSON string holding the record object's text (h5tozarr and the connector write
+   it so since 0.4: xarray writes a string attribute to netCDF, an object it refuses); older stores hold the
+   object itself. zh5_record_load turns a string that holds a JSON object into that object in `attrs` (any
+   other string stays: not the project's record); 0, or -1 when out of memory. */
+int zh5_record_load(zj *attrs);
+/* The attributes object as JSON text to store (malloc'd; NULL when out of memory), an object record written
+   as the string holding its text; `attrs` is the same after the call. */
+char *zh5_record_dump(zj *attrs);
 /* The recorded name of an HDF5 type (int8 ... float64, bool, string, char); NULL when none. */
 const char *zh5_attr_type_name(hid_t type);
 /* 1 (type and size set) when tname names a numeric type, else 0. */

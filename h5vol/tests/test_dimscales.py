@@ -13,12 +13,15 @@ Covered, for Zarr v3 and v2 hierarchies:
   * h5py writes (make_scale, dims[i].attach_scale, detach_scale, dims[i].label): zarr-python finds the
     dimension names (v3 dimension_names, v2 _ARRAY_DIMENSIONS) and none of the H5DS attributes stored, and
     xarray opens the hierarchy with the dimensions and coordinates attached, values equal as xarray decodes
-    them by default (a v2 dataset without an HDF5 fill value has fill_value null: a 0.0 stays 0.0, not NaN);
+    them by default (a v2 dataset without an HDF5 fill value has fill_value null: a 0.0 stays 0.0, not NaN),
+    the connector's `_libzarr_hdf5` record (the attribute types) a string attribute, and writes the Dataset
+    to netCDF-4 (a child without the connector; netCDF4-python reads the values and the record back);
   * xarray writes: h5py sees the dimension scales (dims, is_scale, DIMENSION_LIST references dereferenced,
     REFERENCE_LIST, object references), h5netcdf sees the dimensions and variables, and xarray through
     h5netcdf (engine="h5netcdf") reads a Dataset identical to the one written;
   * h5netcdf writes a netCDF-style hierarchy through the connector: xarray (open_zarr) and zarr-python read
-    the dimensions, coordinates and values, and h5netcdf reads them back;
+    the dimensions, coordinates and values, and h5netcdf reads them back; the connector's `_libzarr_hdf5`
+    record is a string attribute to xarray;
   * without libzarr_h5vol_v1api preloaded (a child process): no H5DS attribute is shown, and attach_scale
     fails with an exception, leaving the names as they were.
 """
@@ -93,6 +96,8 @@ with h5py.File(sys.argv[1], "w") as f:
     t = f.create_dataset("time", data=np.array([1, 2], "i4"))
     d = f.create_dataset("data", data=np.arange(6, dtype="f4").reshape(2, 3))
     e = f.create_dataset("extra", data=np.arange(3, dtype="i2"))
+    f.attrs["title"] = "written by h5py"
+    d.attrs["valid_max"] = np.int16(100)
     x.make_scale("x")
     t.make_scale("time")
     assert x.is_scale and t.is_scale and not d.is_scale
@@ -103,6 +108,29 @@ with h5py.File(sys.argv[1], "w") as f:
     assert [len(dim) for dim in d.dims] == [1, 1], [len(dim) for dim in d.dims]
     assert d.dims[1].label == "east"
 """
+
+
+TO_NETCDF = r"""
+import json, sys, netCDF4, xarray as xr
+zarr_path, nc_path, fmt = sys.argv[1], sys.argv[2], int(sys.argv[3])
+with xr.open_zarr(zarr_path, consolidated=False, zarr_format=fmt) as ds:
+    ds.to_netcdf(nc_path, engine="netcdf4")
+with netCDF4.Dataset(nc_path) as nc:
+    print(json.dumps({"attrs": {k: nc.getncattr(k) for k in nc.ncattrs()},
+                      "vars": {n: [list(v.dimensions), v[:].tolist(), sorted(v.ncattrs())]
+                               for n, v in nc.variables.items()}}))
+"""
+
+
+def to_netcdf(r, root, fmt, tag):
+    """xarray's to_netcdf (netCDF4 engine) of the hierarchy at root, in a child without the connector; what
+    netCDF4-python reads back: {"attrs": root attributes, "vars": {name: [dims, values, attribute names]}}."""
+    env = {k: v for k, v in os.environ.items() if k not in ("HDF5_VOL_CONNECTOR", "LD_PRELOAD")}
+    nc = r.path(f"{tag}.nc")
+    p = subprocess.run([sys.executable, "-c", TO_NETCDF, root, nc, str(fmt)], env=env, capture_output=True,
+                       text=True, timeout=300)
+    assert p.returncode == 0, f"xarray's to_netcdf failed:\n{p.stdout}\n{p.stderr}"
+    return json.loads(p.stdout)
 
 
 def t_h5py_writes(r):
@@ -121,11 +149,22 @@ def t_h5py_writes(r):
         np.testing.assert_array_equal(ds["x"].values, np.arange(3.0) * 10)
         np.testing.assert_array_equal(ds["time"].values, [1, 2])
         np.testing.assert_array_equal(ds["data"].values, np.arange(6, dtype="f4").reshape(2, 3))
+        # the connector's record of the attribute types is a string to xarray (JSON text), not a dict, so
+        # the Dataset goes back to netCDF-4 (issue 33), the record a text attribute there
+        rec = ds.attrs["_libzarr_hdf5"]
+        assert isinstance(rec, str) and json.loads(rec) == {"attribute_types": {"title": "string"}}, rec
+        rec = ds["data"].attrs["_libzarr_hdf5"]
+        assert isinstance(rec, str) and json.loads(rec)["attribute_types"]["valid_max"] == "int16", rec
+        got = to_netcdf(r, root, fmt, f"h5py_v{fmt}")
+        assert got["attrs"] == {"title": "written by h5py", "_libzarr_hdf5": ds.attrs["_libzarr_hdf5"]}, got
+        assert got["vars"]["data"][:2] == [["time", "x"], [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]], got["vars"]
+        assert "_libzarr_hdf5" in got["vars"]["data"][2] and "valid_max" in got["vars"]["data"][2], got["vars"]
         # h5py's view of what it wrote, and a detach
         with h5py.File(root, "a") as f:
             d, x, t = f["data"], f["x"], f["time"]
             assert [[s.name for s in dim.values()] for dim in d.dims] == [["/time"], ["/x"]]
-            assert sorted(d.attrs) == ["DIMENSION_LABELS", "DIMENSION_LIST"], sorted(d.attrs)
+            assert sorted(d.attrs) == ["DIMENSION_LABELS", "DIMENSION_LIST", "valid_max"], sorted(d.attrs)
+            assert d.attrs["valid_max"].dtype == np.int16 and d.attrs["valid_max"] == 100
             assert sorted(x.attrs) == ["CLASS", "NAME", "REFERENCE_LIST"], sorted(x.attrs)
             refs = sorted((f[ref].name, int(dim)) for ref, dim in x.attrs["REFERENCE_LIST"])
             assert refs == [("/data", 1), ("/extra", 0)], refs
@@ -199,6 +238,10 @@ def t_h5netcdf_writes(r):
         np.testing.assert_array_equal(ds["time"].values, [5, 6])
         np.testing.assert_array_equal(ds["x"].values, [1.0, 2.0, 3.0])
         assert ds["w"].attrs["units"] == "m" and ds.attrs["title"] == "written by h5netcdf"
+        # the connector's record of the attribute types is a string to xarray (JSON text), no dict attribute
+        recs = {k: v.attrs.get("_libzarr_hdf5") for k, v in [("/", ds)] + list(ds.variables.items())}
+        assert isinstance(recs["/"], str) and json.loads(recs["/"])["attribute_types"]["title"] == "string", recs
+        assert all(rec is None or isinstance(rec, str) for rec in recs.values()), recs
         with h5netcdf.File(root, "r") as f:
             assert {k: len(v) for k, v in f.dimensions.items()} == {"x": 3, "time": 2}, f.dimensions
             assert f.variables["w"].dimensions == ("time", "x")
