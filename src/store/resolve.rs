@@ -8,7 +8,7 @@
 //! - [`Resolve::Beneath`] (a confined store): never leaving the root. `openat2` with `RESOLVE_BENEATH`
 //!   and `RESOLVE_NO_MAGICLINKS` (Linux 5.6 and later) follows links that stay below the root and
 //!   refuses an absolute link, a `..` above the root and `/proc` magic links (`EXDEV`, `ELOOP`). Where
-//!   the kernel lacks `openat2` (`ENOSYS`), the path is walked one component at a time with
+//!   the kernel lacks `openat2` (`ENOSYS`, or `EPERM` from a seccomp filter), the path is walked one component at a time with
 //!   `O_NOFOLLOW`, which refuses every symbolic link (`ELOOP`): stricter, never looser;
 //! - [`Resolve::NoFollow`] (deleting and moving, in every mode): that same walk, so a link anywhere in
 //!   the path is `ELOOP` and a link at the end is the link itself.
@@ -89,6 +89,9 @@ pub fn open(root: &Path, rel: &str, how: Resolve, flags: libc::c_int, mode: libc
     if how == Resolve::Beneath && !NO_OPENAT2.load(Ordering::Relaxed) {
         match openat2_beneath(root_fd.as_raw_fd(), rel, flags, mode) {
             Err(e) if e.raw_os_error() == Some(libc::ENOSYS) => NO_OPENAT2.store(true, Ordering::Relaxed),
+            // Some seccomp filters (older container runtimes) answer unknown system calls with EPERM:
+            // walk this time (a genuine EPERM comes back from the walk too).
+            Err(e) if e.raw_os_error() == Some(libc::EPERM) => {}
             other => return other,
         }
     }
