@@ -364,6 +364,16 @@ typedef struct zarr_node_list zarr_node_list;
  *   another writer changed the object meanwhile; `false`: plain PUTs (the last writer wins).
  * - `reference_target` (`reference://` locations): the target URL of kerchunk references whose URL
  *   is null (fsspec's default `target`). Since: 0.4.
+ * - `confine` (filesystem stores; default `false`, or `true` when the environment has
+ *   ZARR_CONFINE=1; Since: 0.4): `true` confines every access (read, write, listing, lock file,
+ *   delete, move) to the store's root directory, for stores from untrusted sources. A symbolic link
+ *   leading out of the root (an absolute link, or `..` above the root) is refused with ZARR_ERR_IO
+ *   before anything outside is read, written or created (`openat2` with `RESOLVE_BENEATH`; on
+ *   kernels without `openat2`, before Linux 5.6, every symbolic link is refused). Without it, reads
+ *   and writes follow symbolic links wherever they lead, as every Zarr implementation does (a chunk
+ *   directory may link to another disk). Deleting and moving never follow a link, confined or not:
+ *   zarr_group_delete_member() removes a link as a link, and fails with ZARR_ERR_IO when the member
+ *   lies below a directory that is a link.
  *
  * Thread-safety: a zarr_store_options may be passed to several open calls at once, but must not be
  * changed or freed while another thread uses it.
@@ -1280,6 +1290,12 @@ zarr_status zarr_node_type_at(const char *path,
  * them stores keys again that no node names. Other group handles opened with consolidated metadata
  * before the deletion keep their snapshot: reopen them.
  *
+ * A filesystem store never follows a symbolic link while deleting, as `rm -r` does (Since: 0.4): a
+ * member or any directory or file below it that is a link is removed as a link, its target left
+ * intact; a member that lies below a directory that is a link is refused with ZARR_ERR_IO before
+ * anything is changed. (In a confined store, see zarr_store_options, a member whose metadata is
+ * reached through a link out of the store cannot even be read: ZARR_ERR_IO.)
+ *
  * @param group  a group opened for writing; this handle stops using consolidated metadata (like after
  *               zarr_group_create_group())
  * @param name   a NUL-terminated relative path below the group, e.g. "a" or "a/b"; "", ".", "..", paths
@@ -1289,7 +1305,8 @@ zarr_status zarr_node_type_at(const char *path,
  *          in the store nor in the consolidated metadata the group uses);
  *          ZARR_ERR_READ_ONLY (the group was opened read-only, or the store cannot be written: zip
  *          archives, plain HTTP); ZARR_ERR_UNSUPPORTED (the store cannot list its keys);
- *          ZARR_ERR_METADATA (a consolidated metadata document is malformed); ZARR_ERR_IO.
+ *          ZARR_ERR_METADATA (a consolidated metadata document is malformed); ZARR_ERR_IO (also: the
+ *          member lies below a symbolic link).
  * Not safe while other threads or processes read or write the deleted node or change the
  * consolidated metadata of its ancestors; safe beside work on other nodes. Since: 0.3.
  *
@@ -1316,6 +1333,11 @@ zarr_status zarr_group_delete_member(struct zarr_group *group,
  * or ZARR_ERR_NOT_FOUND; reopen the node at its new path. Other group handles opened with consolidated
  * metadata before the move keep their snapshot: reopen them.
  *
+ * A filesystem store never follows a symbolic link while moving, as `mv` does (Since: 0.4): a member
+ * that is a link is moved as a link, and a source or destination below a directory that is a link is
+ * refused with ZARR_ERR_IO before anything is changed, so nothing is moved into or out of a directory
+ * outside the store.
+ *
  * @param group     a group opened for writing; this handle stops using consolidated metadata (like
  *                  after zarr_group_create_group())
  * @param src_name  a NUL-terminated relative path below the group of an existing array or group, e.g.
@@ -1329,7 +1351,8 @@ zarr_status zarr_group_delete_member(struct zarr_group *group,
  *          `dst_name`); ZARR_ERR_EXISTS (an array or group, or other keys, at `dst_name`);
  *          ZARR_ERR_READ_ONLY (the group was opened read-only, or the store cannot be written: zip
  *          archives, plain HTTP); ZARR_ERR_UNSUPPORTED (the store cannot list its keys);
- *          ZARR_ERR_METADATA (a consolidated metadata document is malformed); ZARR_ERR_IO.
+ *          ZARR_ERR_METADATA (a consolidated metadata document is malformed); ZARR_ERR_IO (also: a
+ *          path lies below a symbolic link).
  * Not safe while other threads or processes read or write the moved node or its destination or
  * change the consolidated metadata of their ancestors; safe beside work on other nodes. Since: 0.3.
  *

@@ -21,6 +21,12 @@ use std::ffi::c_char;
 /// them stores keys again that no node names. Other group handles opened with consolidated metadata
 /// before the deletion keep their snapshot: reopen them.
 ///
+/// A filesystem store never follows a symbolic link while deleting, as `rm -r` does (Since: 0.4): a
+/// member or any directory or file below it that is a link is removed as a link, its target left
+/// intact; a member that lies below a directory that is a link is refused with ZARR_ERR_IO before
+/// anything is changed. (In a confined store, see zarr_store_options, a member whose metadata is
+/// reached through a link out of the store cannot even be read: ZARR_ERR_IO.)
+///
 /// @param group  a group opened for writing; this handle stops using consolidated metadata (like after
 ///               zarr_group_create_group())
 /// @param name   a NUL-terminated relative path below the group, e.g. "a" or "a/b"; "", ".", "..", paths
@@ -30,7 +36,8 @@ use std::ffi::c_char;
 ///          in the store nor in the consolidated metadata the group uses);
 ///          ZARR_ERR_READ_ONLY (the group was opened read-only, or the store cannot be written: zip
 ///          archives, plain HTTP); ZARR_ERR_UNSUPPORTED (the store cannot list its keys);
-///          ZARR_ERR_METADATA (a consolidated metadata document is malformed); ZARR_ERR_IO.
+///          ZARR_ERR_METADATA (a consolidated metadata document is malformed); ZARR_ERR_IO (also: the
+///          member lies below a symbolic link).
 /// Not safe while other threads or processes read or write the deleted node or change the
 /// consolidated metadata of its ancestors; safe beside work on other nodes. Since: 0.3.
 ///

@@ -23,6 +23,11 @@ use std::ffi::c_char;
 /// or ZARR_ERR_NOT_FOUND; reopen the node at its new path. Other group handles opened with consolidated
 /// metadata before the move keep their snapshot: reopen them.
 ///
+/// A filesystem store never follows a symbolic link while moving, as `mv` does (Since: 0.4): a member
+/// that is a link is moved as a link, and a source or destination below a directory that is a link is
+/// refused with ZARR_ERR_IO before anything is changed, so nothing is moved into or out of a directory
+/// outside the store.
+///
 /// @param group     a group opened for writing; this handle stops using consolidated metadata (like
 ///                  after zarr_group_create_group())
 /// @param src_name  a NUL-terminated relative path below the group of an existing array or group, e.g.
@@ -36,7 +41,8 @@ use std::ffi::c_char;
 ///          `dst_name`); ZARR_ERR_EXISTS (an array or group, or other keys, at `dst_name`);
 ///          ZARR_ERR_READ_ONLY (the group was opened read-only, or the store cannot be written: zip
 ///          archives, plain HTTP); ZARR_ERR_UNSUPPORTED (the store cannot list its keys);
-///          ZARR_ERR_METADATA (a consolidated metadata document is malformed); ZARR_ERR_IO.
+///          ZARR_ERR_METADATA (a consolidated metadata document is malformed); ZARR_ERR_IO (also: a
+///          path lies below a symbolic link).
 /// Not safe while other threads or processes read or write the moved node or its destination or
 /// change the consolidated metadata of their ancestors; safe beside work on other nodes. Since: 0.3.
 ///

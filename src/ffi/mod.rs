@@ -1,8 +1,9 @@
 //! The C ABI (`include/zarr.h`). Every exported function runs inside [`guard`]: errors become a status
 //! code plus `zarr_last_error()`, and a panic becomes `ZARR_ERR_INTERNAL`, never an unwind into C.
 //!
-//! Handles are boxes of Rust values behind opaque C types, tagged with a magic number so that NULL,
-//! closed or mixed-up handles are caught (best effort) with `ZARR_ERR_INVALID_HANDLE` ([`handle`]).
+//! Handles are tokens naming a slot of a handle table (with its generation) that holds a boxed Rust
+//! value and its kind, so that NULL, closed (also after the slot was reused), never-valid and mixed-up
+//! handles are `ZARR_ERR_INVALID_HANDLE` without reading freed memory ([`handle`]).
 #![allow(non_camel_case_types)]
 
 pub mod array;

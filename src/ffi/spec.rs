@@ -131,7 +131,8 @@ pub unsafe extern "C" fn zarr_array_spec_new(
         need_out(out, "out")?;
         let shape = unsafe { slice_arg(shape, rank, "shape") }?;
         let spec = ArraySpec::new(spec_data_type(data_type)?, shape)?;
-        unsafe { write_out(out, zarr_array_spec::into_raw(spec), "out") }
+        let handle = zarr_array_spec::into_raw(spec)?;
+        unsafe { write_out(out, handle, "out") }
     })
 }
 

@@ -48,6 +48,16 @@ use std::sync::Arc;
 ///   another writer changed the object meanwhile; `false`: plain PUTs (the last writer wins).
 /// - `reference_target` (`reference://` locations): the target URL of kerchunk references whose URL
 ///   is null (fsspec's default `target`). Since: 0.4.
+/// - `confine` (filesystem stores; default `false`, or `true` when the environment has
+///   ZARR_CONFINE=1; Since: 0.4): `true` confines every access (read, write, listing, lock file,
+///   delete, move) to the store's root directory, for stores from untrusted sources. A symbolic link
+///   leading out of the root (an absolute link, or `..` above the root) is refused with ZARR_ERR_IO
+///   before anything outside is read, written or created (`openat2` with `RESOLVE_BENEATH`; on
+///   kernels without `openat2`, before Linux 5.6, every symbolic link is refused). Without it, reads
+///   and writes follow symbolic links wherever they lead, as every Zarr implementation does (a chunk
+///   directory may link to another disk). Deleting and moving never follow a link, confined or not:
+///   zarr_group_delete_member() removes a link as a link, and fails with ZARR_ERR_IO when the member
+///   lies below a directory that is a link.
 ///
 /// Thread-safety: a zarr_store_options may be passed to several open calls at once, but must not be
 /// changed or freed while another thread uses it.

@@ -51,6 +51,8 @@ impl Group {
         if node::node_kind(store, &path)?.is_none() && !in_snapshot()? {
             return Err(Error::NotFound(format!("no array or group at {}", node::describe(store, &path))));
         }
+        // Nothing is changed when the node can only be reached through a symbolic link.
+        store.check_removable(&node_prefix(&path))?;
         self.drop_snapshot();
         // 1. consolidated metadata of every ancestor group, root first.
         let segments: Vec<&str> = path.split('/').collect();
@@ -128,8 +130,18 @@ pub(super) fn prune_v3(doc: &mut Value, rel: &str) -> bool {
     changed
 }
 
-/// Deletes every key below `prefix` (ending in `/`), each level's node documents first.
+/// Deletes every key below `prefix` (ending in `/`), each level's node documents first. A store that
+/// deletes a tree itself ([`Store::delete_tree`]: the filesystem store, which never follows a symbolic
+/// link) does; otherwise key by key.
 pub(super) fn delete_subtree(store: &dyn Store, prefix: &str) -> Result<()> {
+    if store.delete_tree(prefix, &DOCUMENTS)? {
+        return Ok(());
+    }
+    delete_keys(store, prefix)
+}
+
+/// [`delete_subtree`] key by key, through the store's listing.
+fn delete_keys(store: &dyn Store, prefix: &str) -> Result<()> {
     let listing = store.list_dir(prefix)?;
     for doc in DOCUMENTS {
         if listing.keys.iter().any(|k| k == doc) {
@@ -140,7 +152,7 @@ pub(super) fn delete_subtree(store: &dyn Store, prefix: &str) -> Result<()> {
         store.delete(&format!("{prefix}{key}"))?;
     }
     for sub in &listing.prefixes {
-        delete_subtree(store, &format!("{prefix}{sub}/"))?;
+        delete_keys(store, &format!("{prefix}{sub}/"))?;
     }
     store.remove_empty_prefix(prefix)
 }

@@ -53,8 +53,11 @@ impl Group {
         if !matches!(node::node_kind(store, parent)?, Some((NodeKind::Group, _))) {
             return Err(Error::NotFound(format!("no group at {} to move '{from}' into", node::describe(store, parent))));
         }
-        self.drop_snapshot();
         let (from_prefix, to_prefix) = (node_prefix(&src), node_prefix(&dst));
+        // Nothing is changed when either path can only be reached through a symbolic link.
+        store.check_removable(&from_prefix)?;
+        store.check_removable(&to_prefix)?;
+        self.drop_snapshot();
         let renamed = store.rename_prefix(&from_prefix, &to_prefix)?;
         if !renamed {
             copy_subtree(store, &from_prefix, &to_prefix)?;

@@ -11,17 +11,24 @@
 //! locked itself, see [`super::lock`]). With `ZARR_FSYNC=1`
 //! in the environment the file and its directory are also flushed to disk before and after the rename.
 //!
-//! Keys never leave the root ([`validate_key`]), but symbolic links inside the root are followed (a
-//! chunk file or directory may link to another disk). A dangling link, and a key whose file is not a
-//! regular file (directory, FIFO, socket, device), is an [`Error::Io`] when read; a FIFO never blocks.
-//! Writing a key whose file is a link replaces the link with a regular file (the target is untouched).
+//! Keys never leave the root ([`validate_key`]), but by default symbolic links inside the root are
+//! followed by reads and writes (a chunk file or directory may link to another disk). A confined store
+//! ([`FilesystemStore::with_confine`], store option `confine`, `ZARR_CONFINE=1`) resolves every path
+//! below its root only ([`super::resolve`]): a link leading out is [`Error::Io`]. Deleting a tree
+//! ([`Store::delete_tree`]) and moving one ([`Store::rename_prefix`]) never follow a link in any mode:
+//! a link is removed or moved as a link, and a path through a linked directory is refused. A dangling
+//! link, and a key whose file is not a regular file (directory, FIFO, socket, device), is an
+//! [`Error::Io`] when read; a FIFO never blocks. Writing a key whose file is a link replaces the link
+//! with a regular file (the target is untouched).
 
 use super::lock::FileLock;
+use super::resolve::{self, bytes, split_last, Resolve};
 use super::{check_range, validate_key, ByteSource, DirListing, LockRange, ReadLimit, Store, StoreLock};
 use crate::error::{Error, Result};
-use std::fs::{self, File, OpenOptions};
+use std::fs::File;
 use std::io::{IoSlice, Read, Write};
-use std::os::unix::fs::{FileExt, FileTypeExt, OpenOptionsExt};
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -32,21 +39,51 @@ static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
 pub struct FilesystemStore {
     root: PathBuf,
     fsync: bool,
+    /// Every access stays below the root ([`Resolve::Beneath`]); otherwise reads and writes follow links.
+    confine: bool,
     bytes_read: AtomicU64,
     /// Set when `O_TMPFILE` turned out not to work here: every write then takes the named route.
     no_tmpfile: std::sync::atomic::AtomicBool,
 }
 
+/// Whether the environment asks for confined filesystem stores (`ZARR_CONFINE=1` or `true`).
+pub fn confine_from_env() -> bool {
+    std::env::var("ZARR_CONFINE").map(|v| v == "1" || v.eq_ignore_ascii_case("true")).unwrap_or(false)
+}
+
 impl FilesystemStore {
-    /// A store rooted at `root` (which need not exist yet).
+    /// A store rooted at `root` (which need not exist yet), confined when the environment says so
+    /// (`ZARR_CONFINE=1`, see [`FilesystemStore::with_confine`]).
     pub fn new(root: impl Into<PathBuf>) -> FilesystemStore {
+        Self::with_confine(root, confine_from_env())
+    }
+
+    /// A store rooted at `root`. With `confine`, every access (read, write, listing, lock file, delete,
+    /// move) stays below the root: a symbolic link leading out of it, and where the kernel lacks
+    /// `openat2` any link, is refused with [`Error::Io`] (see [`super::resolve`]). Without it, reads
+    /// and writes follow links wherever they lead (deleting and moving never follow a link).
+    pub fn with_confine(root: impl Into<PathBuf>, confine: bool) -> FilesystemStore {
         let fsync = std::env::var("ZARR_FSYNC").map(|v| v == "1" || v.eq_ignore_ascii_case("true")).unwrap_or(false);
-        FilesystemStore { root: root.into(), fsync, bytes_read: AtomicU64::new(0), no_tmpfile: Default::default() }
+        FilesystemStore { root: root.into(), fsync, confine, bytes_read: AtomicU64::new(0), no_tmpfile: Default::default() }
     }
 
     /// The root directory.
     pub fn root(&self) -> &Path {
         &self.root
+    }
+
+    /// Whether every access stays below the root.
+    pub fn confined(&self) -> bool {
+        self.confine
+    }
+
+    /// How reads and writes resolve paths.
+    fn how(&self) -> Resolve {
+        if self.confine {
+            Resolve::Beneath
+        } else {
+            Resolve::Follow
+        }
     }
 
     fn path_of(&self, key: &str) -> Result<PathBuf> {
@@ -58,28 +95,48 @@ impl FilesystemStore {
         self.bytes_read.fetch_add(n as u64, Ordering::Relaxed);
     }
 
-    /// The path of `key` and the fixed temporary name writers holding its lock use.
-    fn locked_temp(&self, key: &str) -> Result<(PathBuf, PathBuf)> {
-        let path = self.path_of(key)?;
-        let name = path.file_name().expect("validated key").to_string_lossy();
-        let tmp = path.with_file_name(format!(".{name}{LOCKED_TEMP_SUFFIX}"));
-        Ok((path, tmp))
+    /// The error of a failed system call on `rel`: a refusal of the confined resolution (or of a
+    /// link met while deleting or moving) says so, without naming anything outside the root.
+    fn err(&self, rel: &str, e: std::io::Error) -> Error {
+        let path = self.root.join(rel);
+        if resolve::is_refusal(&e) {
+            let why = if self.confine {
+                "the path leaves the store root or passes through a symbolic link the confined store does not follow"
+            } else {
+                "the path passes through a symbolic link"
+            };
+            return Error::Io(format!("{}: refused: {why} ({e})", path.display()));
+        }
+        Error::io(path.display(), e)
     }
 
-    /// The temporary name of a write of `key`: fixed (`.<name>.zarrtmp`) when the caller holds `key`'s
-    /// lock, replacing what a killed writer left; otherwise unique (`.<name>.<pid>.<n>.tmp`).
-    fn temp_name(&self, key: &str, locked: bool) -> Result<(PathBuf, PathBuf)> {
+    /// The directory holding `key`'s file (`O_PATH`), created when missing, and the file's name.
+    fn dir_for_write<'k>(&self, key: &'k str) -> Result<(OwnedFd, &'k str)> {
+        validate_key(key)?;
+        let (parent, name) = split_last(key);
+        let dir = resolve::open_dir_creating(&self.root, parent, self.how()).map_err(|e| self.err(parent, e))?;
+        Ok((dir, name))
+    }
+
+    /// The fixed temporary name writers holding `name`'s lock use.
+    fn locked_temp(name: &str) -> String {
+        format!(".{name}{LOCKED_TEMP_SUFFIX}")
+    }
+
+    /// The temporary name of a write of `name`: fixed (`.<name>.zarrtmp`) when the caller holds the
+    /// key's lock, replacing what a killed writer left; otherwise unique (`.<name>.<pid>.<n>.tmp`).
+    fn temp_name(name: &str, locked: bool) -> String {
         if locked {
-            return self.locked_temp(key);
+            return Self::locked_temp(name);
         }
-        let path = self.path_of(key)?;
-        let name = path.file_name().expect("validated key").to_string_lossy();
-        let tmp = path.with_file_name(format!(
-            ".{name}.{}.{}.tmp",
-            std::process::id(),
-            TEMP_COUNTER.fetch_add(1, Ordering::Relaxed)
-        ));
-        Ok((path, tmp))
+        format!(".{name}.{}.{}.tmp", std::process::id(), TEMP_COUNTER.fetch_add(1, Ordering::Relaxed))
+    }
+
+    fn sync_dir(&self, dir: &OwnedFd) -> std::io::Result<()> {
+        if self.fsync {
+            File::from(resolve::openat(dir.as_raw_fd(), b".", libc::O_RDONLY | libc::O_DIRECTORY, 0)?).sync_all()?;
+        }
+        Ok(())
     }
 
     /// Writes `parts` as the value of `key`, atomically: readers see the old value or the new one.
@@ -88,147 +145,138 @@ impl FilesystemStore {
     /// then given the key's name (`linkat`) when the key has no file yet: no temporary name is created,
     /// renamed or left behind by a killed writer. A key that has a file gets the named temporary file of
     /// [`Self::temp_name`], renamed over the old one. File systems without `O_TMPFILE` (and a system
-    /// without `/proc`) take the named route for every write.
+    /// without `/proc`) take the named route for every write. Every call after the directory was
+    /// resolved is relative to it (`*at`), so a confined write stays in the directory resolved below
+    /// the root.
     fn write_atomic(&self, key: &str, parts: &[&[u8]], locked: bool) -> Result<()> {
+        let (dir, name) = self.dir_for_write(key)?;
         #[cfg(target_os = "linux")]
         if !self.no_tmpfile.load(Ordering::Relaxed) {
-            if let Some(done) = self.write_unnamed(key, parts, locked) {
+            if let Some(done) = self.write_unnamed(&dir, key, name, parts, locked) {
                 return done;
             }
         }
-        self.write_via_temp(key, parts, locked)
+        self.write_via_temp(&dir, key, name, parts, locked)
     }
 
     /// The `O_TMPFILE` route of [`Self::write_atomic`]. `None`: the route is not open here (no
-    /// `O_TMPFILE` on this file system, or no `/proc`; then never again for this store), or the key's
-    /// directory went away before the link. Nothing was stored; the caller takes the named route.
+    /// `O_TMPFILE` on this file system, or no `/proc`; then never again for this store). Nothing was
+    /// stored; the caller takes the named route.
     #[cfg(target_os = "linux")]
-    fn write_unnamed(&self, key: &str, parts: &[&[u8]], locked: bool) -> Option<Result<()>> {
-        use std::os::unix::ffi::OsStrExt;
-        use std::os::unix::io::AsRawFd;
-        let path = match self.path_of(key) {
-            Ok(p) => p,
-            Err(e) => return Some(Err(e)),
-        };
-        let dir = path.parent().expect("a key has a parent directory");
-        let open = || OpenOptions::new().write(true).custom_flags(libc::O_TMPFILE | libc::O_CLOEXEC).open(dir);
-        // Directories are created only when missing (no mkdir per write in the common case).
-        let opened = match open() {
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => fs::create_dir_all(dir).and_then(|_| open()),
-            other => other,
-        };
-        let mut f = match opened {
-            Ok(f) => f,
+    fn write_unnamed(&self, dir: &OwnedFd, key: &str, name: &str, parts: &[&[u8]], locked: bool) -> Option<Result<()>> {
+        let d = dir.as_raw_fd();
+        let err = |e| Some(Err(self.err(key, e)));
+        let mut f = match resolve::openat(d, b".", libc::O_TMPFILE | libc::O_WRONLY, 0o666) {
+            Ok(fd) => File::from(fd),
             Err(e) if tmpfile_unsupported(&e) => {
                 self.no_tmpfile.store(true, Ordering::Relaxed);
                 return None;
             }
-            Err(e) => return Some(Err(Error::io(path.display(), e))),
+            Err(e) => return err(e),
         };
         let written = write_all_vectored(&mut f, parts).and_then(|_| if self.fsync { f.sync_all() } else { Ok(()) });
         if let Err(e) = written {
             // The unnamed file goes with its descriptor: nothing is left behind.
-            return Some(Err(Error::io(path.display(), e)));
+            return err(e);
         }
-        let proc_path = std::ffi::CString::new(format!("/proc/self/fd/{}", f.as_raw_fd())).expect("no NUL");
-        let link = |to: &Path| -> std::io::Result<()> {
-            let to = std::ffi::CString::new(to.as_os_str().as_bytes())
-                .map_err(|_| std::io::Error::from(std::io::ErrorKind::InvalidInput))?;
-            // SAFETY: both paths are NUL-terminated strings that outlive the call.
-            let rc = unsafe {
-                libc::linkat(libc::AT_FDCWD, proc_path.as_ptr(), libc::AT_FDCWD, to.as_ptr(), libc::AT_SYMLINK_FOLLOW)
-            };
-            if rc == 0 {
-                Ok(())
-            } else {
-                Err(std::io::Error::last_os_error())
-            }
-        };
-        let sync_dir = || if self.fsync { File::open(dir)?.sync_all() } else { Ok(()) };
-        match link(&path) {
-            Ok(()) => return Some(sync_dir().map_err(|e| Error::io(path.display(), e))),
+        match resolve::link_open_file(f.as_raw_fd(), d, bytes(name)) {
+            Ok(()) => return Some(self.sync_dir(dir).map_err(|e| self.err(key, e))),
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
             Err(e) if e.kind() == std::io::ErrorKind::NotFound && !Path::new("/proc/self/fd").is_dir() => {
                 self.no_tmpfile.store(true, Ordering::Relaxed);
                 return None;
             }
-            Err(e) => return Some(Err(Error::io(path.display(), e))),
+            Err(e) => return err(e),
         }
         // The key has a file: name the new one, then rename it over the old one.
-        let tmp = match self.temp_name(key, locked) {
-            Ok((_, tmp)) => tmp,
-            Err(e) => return Some(Err(e)),
-        };
+        let tmp = Self::temp_name(name, locked);
         let replace = || -> std::io::Result<()> {
-            match link(&tmp) {
+            match resolve::link_open_file(f.as_raw_fd(), d, bytes(&tmp)) {
                 // What a killed writer left under the fixed name (held under the key's lock), or under a
                 // unique name of a dead process with this process's id.
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                    fs::remove_file(&tmp)?;
-                    link(&tmp)?;
+                    resolve::unlink_at(d, bytes(&tmp), 0)?;
+                    resolve::link_open_file(f.as_raw_fd(), d, bytes(&tmp))?;
                 }
                 other => other?,
             }
-            drop(f);
-            rename_over(&tmp, &path)?;
-            sync_dir()
+            rename_over(d, &tmp, name)?;
+            self.sync_dir(dir)
         };
         Some(replace().map_err(|e| {
-            let _ = fs::remove_file(&tmp);
-            Error::io(path.display(), e)
+            let _ = resolve::unlink_at(d, bytes(&tmp), 0);
+            self.err(key, e)
         }))
     }
 
     /// Writes `parts` to a temporary file beside `key`'s file and renames it over that file (the route
-    /// of [`Self::write_atomic`] without `O_TMPFILE`; names: [`Self::temp_name`]).
-    fn write_via_temp(&self, key: &str, parts: &[&[u8]], locked: bool) -> Result<()> {
-        let (path, tmp) = self.temp_name(key, locked)?;
-        let dir = path.parent().expect("a key has a parent directory");
+    /// of [`Self::write_atomic`] without `O_TMPFILE`; names: [`Self::temp_name`]). The temporary file
+    /// is opened with `O_NOFOLLOW`: a link planted under its name is replaced, never written through.
+    fn write_via_temp(&self, dir: &OwnedFd, key: &str, name: &str, parts: &[&[u8]], locked: bool) -> Result<()> {
+        let d = dir.as_raw_fd();
+        let tmp = Self::temp_name(name, locked);
         let write = || -> std::io::Result<()> {
-            let open = || {
-                let mut o = OpenOptions::new();
-                o.write(true);
-                if locked {
-                    o.create(true).truncate(true);
-                } else {
-                    o.create_new(true);
-                }
-                o.open(&tmp)
-            };
-            // Directories are created only when missing (no mkdir per write in the common case).
-            let mut f = match open() {
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                    fs::create_dir_all(dir)?;
-                    open()?
+            let flags = libc::O_WRONLY | libc::O_CREAT | libc::O_NOFOLLOW | if locked { libc::O_TRUNC } else { libc::O_EXCL };
+            let fd = match resolve::openat(d, bytes(&tmp), flags, 0o666) {
+                Err(e) if locked && (e.raw_os_error() == Some(libc::ELOOP) || e.raw_os_error() == Some(libc::EISDIR)) => {
+                    resolve::unlink_at(d, bytes(&tmp), 0)?;
+                    resolve::openat(d, bytes(&tmp), flags, 0o666)?
                 }
                 other => other?,
             };
+            let mut f = File::from(fd);
             write_all_vectored(&mut f, parts)?;
             if self.fsync {
                 f.sync_all()?;
             }
             drop(f);
-            rename_over(&tmp, &path)?;
-            if self.fsync {
-                File::open(dir)?.sync_all()?;
-            }
-            Ok(())
+            rename_over(d, &tmp, name)?;
+            self.sync_dir(dir)
         };
         write().map_err(|e| {
-            let _ = fs::remove_file(&tmp);
-            Error::io(path.display(), e)
+            let _ = resolve::unlink_at(d, bytes(&tmp), 0);
+            self.err(key, e)
         })
+    }
+
+    /// Opens the file of `key` for reading (see [`open_value`]).
+    fn open_value(&self, key: &str) -> Result<Option<(File, u64)>> {
+        let path = self.path_of(key)?;
+        if !self.confine {
+            return open_value(&path, key);
+        }
+        let file = match resolve::open(&self.root, key, Resolve::Beneath, libc::O_RDONLY | libc::O_NONBLOCK, 0) {
+            Ok(fd) => File::from(fd),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound || e.raw_os_error() == Some(libc::ENOTDIR) => return Ok(None),
+            Err(e) => return Err(self.err(key, e)),
+        };
+        check_value_file(file, &path, key).map(Some)
+    }
+
+    /// Walks to the directory holding `rel` without following any link (deleting, moving): the
+    /// directory (`O_PATH`) and `rel`'s last component. `None` when a directory on the way is missing.
+    fn parent_nofollow<'r>(&self, rel: &'r str, what: &str) -> Result<Option<(OwnedFd, &'r str)>> {
+        let (parent, name) = split_last(rel);
+        match resolve::open(&self.root, parent, Resolve::NoFollow, libc::O_PATH | libc::O_DIRECTORY, 0) {
+            Ok(d) => Ok(Some((d, name))),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) if resolve::is_refusal(&e) || e.raw_os_error() == Some(libc::ENOTDIR) => Err(Error::Io(format!(
+                "{}: refused: {what} never follows a symbolic link, and a directory above '{rel}' is one (or not a directory)",
+                self.root.join(parent).display()
+            ))),
+            Err(e) => Err(self.err(parent, e)),
+        }
     }
 }
 
-/// Renames `tmp` over `path`. The file being replaced is kept open across the rename so that it is
-/// freed on the closing thread, not inside the rename (deferred_close.rs); it is opened without
+/// Renames `tmp` over `name` in `dir`. The file being replaced is kept open across the rename so that
+/// it is freed on the closing thread, not inside the rename (deferred_close.rs); it is opened without
 /// following a symbolic link, and never blocking (FIFO).
-fn rename_over(tmp: &Path, path: &Path) -> std::io::Result<()> {
-    let replaced = OpenOptions::new().read(true).custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK).open(path).ok();
-    fs::rename(tmp, path)?;
+fn rename_over(dir: std::os::fd::RawFd, tmp: &str, name: &str) -> std::io::Result<()> {
+    let replaced = resolve::openat(dir, bytes(name), libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_NONBLOCK, 0).ok();
+    resolve::rename_at(dir, bytes(tmp), dir, bytes(name))?;
     if let Some(old) = replaced {
-        super::deferred_close::close_later(old);
+        super::deferred_close::close_later(File::from(old));
     }
     Ok(())
 }
@@ -301,15 +349,12 @@ impl ByteSource for FileSource<'_> {
 /// without a writer cannot block the open, and its type checked before a byte is read (`O_NONBLOCK`
 /// has no effect on reads of regular files). Returns the file and its size.
 fn open_value(path: &Path, key: &str) -> Result<Option<(File, u64)>> {
-    let file = match OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK).open(path) {
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = match std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK).open(path) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return match fs::read_link(path) {
-                Ok(target) => Err(Error::Io(format!(
-                    "{}: dangling symbolic link (to {})",
-                    path.display(),
-                    target.display()
-                ))),
+            return match std::fs::read_link(path) {
+                Ok(_) => Err(Error::Io(format!("{}: dangling symbolic link", path.display()))),
                 Err(_) => Ok(None),
             };
         }
@@ -317,6 +362,13 @@ fn open_value(path: &Path, key: &str) -> Result<Option<(File, u64)>> {
         Err(e) if e.raw_os_error() == Some(libc::ENOTDIR) => return Ok(None),
         Err(e) => return Err(Error::io(path.display(), e)),
     };
+    check_value_file(file, path, key).map(Some)
+}
+
+/// `file` (opened for `key` at `path`) and its size, if it is a regular file; anything else is an
+/// error naming what it is.
+fn check_value_file(file: File, path: &Path, key: &str) -> Result<(File, u64)> {
+    use std::os::unix::fs::FileTypeExt;
     let meta = file.metadata().map_err(|e| Error::io(path.display(), e))?;
     let ft = meta.file_type();
     if !ft.is_file() {
@@ -333,7 +385,54 @@ fn open_value(path: &Path, key: &str) -> Result<Option<(File, u64)>> {
         };
         return Err(Error::Io(format!("{}: not a regular file ({kind}) where the value of key '{key}' should be", path.display())));
     }
-    Ok(Some((file, meta.len())))
+    Ok((file, meta.len()))
+}
+
+/// Removes everything in the directory open at `dir` (not `O_PATH`) without following a link: the
+/// entries named in `first` go first (a node's documents, so that readers see the node disappear at
+/// once), then every other entry that is not a directory (a link to a directory is removed as a
+/// link), then each directory below, emptied the same way and removed. What another writer puts there
+/// meanwhile may stay (the directory is then left, not an error).
+fn remove_contents(dir: &OwnedFd, first: &[&str]) -> std::io::Result<()> {
+    let d = dir.as_raw_fd();
+    let entries = resolve::read_dir(d)?;
+    let gone = |r: std::io::Result<()>| match r {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        other => other,
+    };
+    let (dirs, others): (Vec<_>, Vec<_>) = entries.into_iter().partition(|e| e.is_dir(d));
+    for doc in first {
+        if others.iter().any(|e| e.name == doc.as_bytes()) {
+            gone(resolve::unlink_at(d, doc.as_bytes(), 0))?;
+        }
+    }
+    for e in others.iter().filter(|e| !first.iter().any(|doc| e.name == doc.as_bytes())) {
+        gone(resolve::unlink_at(d, &e.name, 0))?;
+    }
+    for e in dirs {
+        let sub = match resolve::openat(d, &e.name, libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW, 0) {
+            Ok(sub) => sub,
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => continue,
+            // Replaced by a link (or a file) since it was listed: removed as what it is now.
+            Err(err) if matches!(err.raw_os_error(), Some(libc::ELOOP) | Some(libc::ENOTDIR)) => {
+                gone(resolve::unlink_at(d, &e.name, 0))?;
+                continue;
+            }
+            Err(err) => return Err(err),
+        };
+        remove_contents(&sub, first)?;
+        drop(sub);
+        remove_empty_dir(d, &e.name)?;
+    }
+    Ok(())
+}
+
+/// Removes the directory `name` in `dir` if it is empty; absent or not empty is no error.
+fn remove_empty_dir(dir: std::os::fd::RawFd, name: &[u8]) -> std::io::Result<()> {
+    match resolve::unlink_at(dir, name, libc::AT_REMOVEDIR) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound || matches!(e.raw_os_error(), Some(libc::ENOTEMPTY) | Some(libc::EEXIST)) => Ok(()),
+        other => other,
+    }
 }
 
 impl Store for FilesystemStore {
@@ -346,7 +445,7 @@ impl Store for FilesystemStore {
     /// costs nothing), and the read stops one byte past the limit (a file growing meanwhile).
     fn get_into(&self, key: &str, buf: &mut Vec<u8>, limit: ReadLimit) -> Result<bool> {
         let path = self.path_of(key)?;
-        let Some((f, size)) = open_value(&path, key)? else { return Ok(false) };
+        let Some((f, size)) = self.open_value(key)? else { return Ok(false) };
         limit.check(&path.display().to_string(), size)?;
         buf.clear();
         let size = usize::try_from(size).map_err(|_| crate::error::alloc_failed(usize::MAX))?;
@@ -360,8 +459,7 @@ impl Store for FilesystemStore {
     }
 
     fn open(&self, key: &str) -> Result<Option<Box<dyn ByteSource + '_>>> {
-        let path = self.path_of(key)?;
-        let Some((file, len)) = open_value(&path, key)? else { return Ok(None) };
+        let Some((file, len)) = self.open_value(key)? else { return Ok(None) };
         Ok(Some(Box::new(FileSource { file, len, key: key.to_string(), store: self })))
     }
 
@@ -374,19 +472,35 @@ impl Store for FilesystemStore {
     }
 
     fn lock(&self, node_prefix: &str, ranges: &[LockRange]) -> Result<StoreLock> {
-        if !node_prefix.is_empty() {
+        let dir = if node_prefix.is_empty() {
+            ""
+        } else {
             let p = node_prefix.strip_suffix('/').ok_or_else(|| {
                 Error::InvalidArgument(format!("node prefix '{node_prefix}' must end with '/'"))
             })?;
             validate_key(p)?;
-        }
+            p
+        };
         let path = self.root.join(node_prefix).join(LOCK_FILE);
-        Ok(StoreLock::new(FileLock::acquire(&path, ranges)?))
+        if !self.confine {
+            return Ok(StoreLock::new(FileLock::acquire(&path, ranges)?));
+        }
+        let d = resolve::open_dir_creating(&self.root, dir, Resolve::Beneath).map_err(|e| self.err(dir, e))?;
+        let file = resolve::openat(d.as_raw_fd(), LOCK_FILE.as_bytes(), libc::O_RDWR | libc::O_CREAT | libc::O_NOFOLLOW, 0o666)
+            .map_err(|e| self.err(&format!("{node_prefix}{LOCK_FILE}"), e))?;
+        Ok(StoreLock::new(FileLock::lock_open_file(File::from(file), &path, ranges)?))
     }
 
     fn lock_group_document(&self, _node_prefix: &str, document_key: &str) -> Result<StoreLock> {
         // No lock file in a group's directory (readers would list it as a child): the document itself.
-        Ok(StoreLock::new(FileLock::acquire_document(&self.path_of(document_key)?)?))
+        let path = self.path_of(document_key)?;
+        if !self.confine {
+            return Ok(StoreLock::new(FileLock::acquire_document(&path)?));
+        }
+        let open = |flags: libc::c_int| {
+            resolve::open(&self.root, document_key, Resolve::Beneath, flags | libc::O_NONBLOCK, 0).map(File::from)
+        };
+        Ok(StoreLock::new(FileLock::acquire_document_with(&path, &open)?))
     }
 
     fn set_parts_locked(&self, key: &str, parts: &[&[u8]], _lock: &StoreLock) -> Result<()> {
@@ -396,83 +510,136 @@ impl Store for FilesystemStore {
     fn delete_locked(&self, key: &str, _lock: &StoreLock) -> Result<()> {
         self.delete(key)?;
         // A killed writer's temporary value of the key, if any.
-        let (_, tmp) = self.locked_temp(key)?;
-        match fs::remove_file(&tmp) {
-            Ok(()) => Ok(()),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound || e.raw_os_error() == Some(libc::ENOTDIR) => Ok(()),
-            Err(e) => Err(Error::io(tmp.display(), e)),
-        }
+        let (parent, name) = split_last(key);
+        let tmp = if parent.is_empty() { Self::locked_temp(name) } else { format!("{parent}/{}", Self::locked_temp(name)) };
+        self.delete(&tmp)
     }
 
     fn delete(&self, key: &str) -> Result<()> {
-        let path = self.path_of(key)?;
-        match fs::remove_file(&path) {
+        validate_key(key)?;
+        let (parent, name) = split_last(key);
+        let dir = match resolve::open(&self.root, parent, self.how(), libc::O_PATH | libc::O_DIRECTORY, 0) {
+            Ok(d) => d,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound || e.raw_os_error() == Some(libc::ENOTDIR) => return Ok(()),
+            Err(e) => return Err(self.err(parent, e)),
+        };
+        match resolve::unlink_at(dir.as_raw_fd(), bytes(name), 0) {
             Ok(()) => Ok(()),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-            Err(e) => Err(Error::io(path.display(), e)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound || e.raw_os_error() == Some(libc::ENOTDIR) => Ok(()),
+            Err(e) => Err(self.err(key, e)),
         }
+    }
+
+    fn check_removable(&self, prefix: &str) -> Result<()> {
+        let Some(p) = prefix.strip_suffix('/') else { return Ok(()) };
+        validate_key(p)?;
+        self.parent_nofollow(p, "deleting or moving").map(drop)
+    }
+
+    fn delete_tree(&self, prefix: &str, first: &[&str]) -> Result<bool> {
+        let Some(p) = prefix.strip_suffix('/') else { return Ok(false) };
+        validate_key(p)?;
+        let Some((parent, name)) = self.parent_nofollow(p, "deleting")? else { return Ok(true) };
+        let pd = parent.as_raw_fd();
+        let st = match resolve::stat_at(pd, bytes(name), false) {
+            Ok(st) => st,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(true),
+            Err(e) => return Err(self.err(p, e)),
+        };
+        if st.st_mode & libc::S_IFMT != libc::S_IFDIR {
+            // The member is a link (or a file): removed as itself, its target untouched.
+            return match resolve::unlink_at(pd, bytes(name), 0) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(self.err(p, e)),
+                _ => Ok(true),
+            };
+        }
+        let result = match resolve::openat(pd, bytes(name), libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW, 0) {
+            Ok(dir) => remove_contents(&dir, first),
+            Err(e) if matches!(e.raw_os_error(), Some(libc::ELOOP) | Some(libc::ENOTDIR)) => {
+                // Replaced by a link since: removed as a link.
+                resolve::unlink_at(pd, bytes(name), 0)
+            }
+            Err(e) => Err(e),
+        };
+        result.and_then(|()| remove_empty_dir(pd, bytes(name))).map_err(|e| self.err(p, e))?;
+        Ok(true)
     }
 
     fn rename_prefix(&self, from: &str, to: &str) -> Result<bool> {
         let (Some(f), Some(t)) = (from.strip_suffix('/'), to.strip_suffix('/')) else {
             return Err(Error::InvalidArgument(format!("cannot rename the store root ('{from}' to '{to}')")));
         };
-        let (src, dst) = (self.path_of(f)?, self.path_of(t)?);
-        // One rename(2) of the node's directory: atomic within the filesystem.
-        fs::rename(&src, &dst).map_err(|e| Error::io(format!("renaming {} to {}", src.display(), dst.display()), e))?;
+        validate_key(f)?;
+        validate_key(t)?;
+        let missing = |p: &str| Error::NotFound(format!("{}: no such directory", self.root.join(p).display()));
+        let (src_dir, src_name) = self.parent_nofollow(f, "moving")?.ok_or_else(|| missing(f))?;
+        let (dst_dir, dst_name) = self.parent_nofollow(t, "moving")?.ok_or_else(|| missing(t))?;
+        // One rename(2) of the node's directory (a link is moved as a link): atomic within the filesystem.
+        resolve::rename_at(src_dir.as_raw_fd(), bytes(src_name), dst_dir.as_raw_fd(), bytes(dst_name)).map_err(|e| {
+            Error::io(format!("renaming {} to {}", self.root.join(f).display(), self.root.join(t).display()), e)
+        })?;
         Ok(true)
     }
 
     fn remove_empty_prefix(&self, prefix: &str) -> Result<()> {
         let Some(p) = prefix.strip_suffix('/') else { return Ok(()) };
-        let path = self.path_of(p)?;
+        validate_key(p)?;
+        let Some((parent, name)) = self.parent_nofollow(p, "deleting")? else { return Ok(()) };
         // What the store itself keeps there (an array's lock file, a killed writer's temporary files)
         // goes with the directory; it is never listed as a key.
-        if let Ok(entries) = fs::read_dir(&path) {
-            for e in entries.flatten() {
-                if e.file_name().to_str().is_some_and(is_internal_name) && e.file_type().is_ok_and(|t| t.is_file()) {
-                    let _ = fs::remove_file(e.path());
+        let pd = parent.as_raw_fd();
+        if let Ok(dir) = resolve::openat(pd, bytes(name), libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW, 0) {
+            for e in resolve::read_dir(dir.as_raw_fd()).unwrap_or_default() {
+                if e.utf8().is_some_and(is_internal_name) && e.d_type == libc::DT_REG {
+                    let _ = resolve::unlink_at(dir.as_raw_fd(), &e.name, 0);
                 }
             }
         }
-        match fs::remove_dir(&path) {
-            Ok(()) => Ok(()),
-            // Absent, or not empty (a file another writer put there meanwhile): left as it is.
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound || e.kind() == std::io::ErrorKind::DirectoryNotEmpty => Ok(()),
-            Err(e) => Err(Error::io(path.display(), e)),
-        }
+        remove_empty_dir(pd, bytes(name)).map_err(|e| self.err(p, e))
     }
 
     fn exists(&self, key: &str) -> Result<bool> {
         let path = self.path_of(key)?;
-        Ok(path.is_file())
+        if !self.confine {
+            return Ok(path.is_file());
+        }
+        Ok(resolve::open(&self.root, key, Resolve::Beneath, libc::O_PATH, 0)
+            .and_then(|fd| resolve::file_type(fd.as_raw_fd()))
+            .is_ok_and(|t| t == libc::S_IFREG))
     }
 
     fn list_dir(&self, prefix: &str) -> Result<DirListing> {
-        let dir = if prefix.is_empty() {
-            self.root.clone()
+        let rel = if prefix.is_empty() {
+            ""
         } else {
             let p = prefix.strip_suffix('/').ok_or_else(|| {
                 Error::InvalidArgument(format!("list prefix '{prefix}' must end with '/'"))
             })?;
-            self.path_of(p)?
+            validate_key(p)?;
+            p
         };
         let mut out = DirListing::default();
-        let entries = match fs::read_dir(&dir) {
-            Ok(e) => e,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(out),
-            Err(e) if e.raw_os_error() == Some(libc::ENOTDIR) => return Ok(out),
-            Err(e) => return Err(Error::io(dir.display(), e)),
+        let dir = match resolve::open(&self.root, rel, self.how(), libc::O_RDONLY | libc::O_DIRECTORY, 0) {
+            Ok(d) => d,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound || e.raw_os_error() == Some(libc::ENOTDIR) => return Ok(out),
+            Err(e) => return Err(self.err(rel, e)),
         };
-        for entry in entries {
-            let entry = entry.map_err(|e| Error::io(dir.display(), e))?;
-            let Ok(name) = entry.file_name().into_string() else { continue };
-            let ft = entry.file_type().map_err(|e| Error::io(entry.path().display(), e))?;
-            let is_dir = ft.is_dir() || (ft.is_symlink() && entry.path().is_dir());
+        let d = dir.as_raw_fd();
+        for entry in resolve::read_dir(d).map_err(|e| self.err(rel, e))? {
+            let Some(name) = entry.utf8() else { continue };
+            let is_dir = entry.is_dir(d)
+                || (entry.is_link(d)
+                    && if self.confine {
+                        // Listed as a directory only where the link stays below the root.
+                        let full = if rel.is_empty() { name.to_string() } else { format!("{rel}/{name}") };
+                        resolve::open(&self.root, &full, Resolve::Beneath, libc::O_PATH | libc::O_DIRECTORY, 0).is_ok()
+                    } else {
+                        resolve::stat_at(d, &entry.name, true).is_ok_and(|st| st.st_mode & libc::S_IFMT == libc::S_IFDIR)
+                    });
             if is_dir {
-                out.prefixes.push(name);
-            } else if !is_internal_name(&name) {
-                out.keys.push(name);
+                out.prefixes.push(name.to_string());
+            } else if !is_internal_name(name) {
+                out.keys.push(name.to_string());
             }
         }
         Ok(out.sorted())
@@ -490,6 +657,7 @@ impl Store for FilesystemStore {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::fs;
 
     fn tmpdir(tag: &str) -> PathBuf {
         let d = std::env::temp_dir().join(format!("zarr-fs-{tag}-{}", std::process::id()));

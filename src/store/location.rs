@@ -17,7 +17,7 @@ pub fn open_location(location: &str) -> Result<Arc<dyn Store>> {
 }
 
 /// The store named by `location`: a [`FilesystemStore`] rooted at a filesystem path or a `file://`
-/// URI (the directory need not exist yet; `options` do not apply); `memory://NAME[/node/path]` a named
+/// URI (the directory need not exist yet; of `options` only `confine` applies, else `ZARR_CONFINE`); `memory://NAME[/node/path]` a named
 /// in-memory store (see [`super::memory::named`]); `zip://FILE[!/node/path]` a read-only zip file (see
 /// [`super::zip`]); `reference://REFS[!/node/path]` read-only kerchunk references (see
 /// [`super::reference`]; `options` apply to their remote targets); with the `remote` feature an S3
@@ -46,8 +46,8 @@ fn open_location_unredacted(location: &str, options: &StoreOptions) -> Result<Ar
         #[cfg(feature = "remote")]
         Some("http" | "https") => Ok(Arc::new(super::object::ObjectStoreAdapter::http(location, options)?)),
         _ => {
-            let _ = options;
-            Ok(Arc::new(FilesystemStore::new(path_from_location(location)?)))
+            let confine = options.get_bool("confine").unwrap_or_else(super::filesystem::confine_from_env);
+            Ok(Arc::new(FilesystemStore::with_confine(path_from_location(location)?, confine)))
         }
     }
 }

@@ -168,6 +168,13 @@ impl FileLock {
             other => other,
         }
         .map_err(|e| Error::io(format!("lock file {}", path.display()), e))?;
+        Self::lock_open_file(file, path, ranges)
+    }
+
+    /// Takes `ranges` of the lock file already open as `file` (at `path`, for messages), as
+    /// [`FileLock::acquire`] does once it has opened the file (a confined store opens it below its root).
+    pub fn lock_open_file(file: std::fs::File, path: &std::path::Path, ranges: &[LockRange]) -> Result<FileLock> {
+        check_ranges(ranges)?;
         lock_ranges(&file, path, ranges)?;
         Ok(FileLock { _file: file })
     }
@@ -180,11 +187,25 @@ impl FileLock {
     /// the lock of the document it reads and replaces, and every later writer waits for it or locks the
     /// replacement, which it reads. A missing document is [`Error::NotFound`].
     pub fn acquire_document(path: &std::path::Path) -> Result<FileLock> {
+        let open = |flags: libc::c_int| {
+            let mut o = std::fs::OpenOptions::new();
+            o.read(true).write(flags & libc::O_ACCMODE == libc::O_RDWR);
+            o.open(path)
+        };
+        Self::acquire_document_with(path, &open)
+    }
+
+    /// [`FileLock::acquire_document`], opening the document with `open(flags)` (`O_RDWR` to lock it,
+    /// `O_RDONLY` to compare it): a confined store opens it below its root.
+    pub fn acquire_document_with(
+        path: &std::path::Path,
+        open: &dyn Fn(libc::c_int) -> std::io::Result<std::fs::File>,
+    ) -> Result<FileLock> {
         use std::os::unix::fs::MetadataExt;
         let range = [LockRange::metadata(true)];
         let gone = || Error::NotFound(format!("{}: the metadata document is gone", path.display()));
         loop {
-            let file = match std::fs::OpenOptions::new().read(true).write(true).open(path) {
+            let file = match open(libc::O_RDWR) {
                 Ok(f) => f,
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(gone()),
                 Err(e) => return Err(Error::io(format!("metadata document {}", path.display()), e)),
@@ -195,7 +216,7 @@ impl FileLock {
                 Err(e) => return Err(e),
             }
             let held = file.metadata().map_err(|e| Error::io(path.display(), e))?;
-            let now = match std::fs::File::open(path).and_then(|f| f.metadata()) {
+            let now = match open(libc::O_RDONLY).and_then(|f| f.metadata()) {
                 Ok(m) => m,
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(gone()),
                 Err(e) => return Err(Error::io(path.display(), e)),

@@ -23,6 +23,7 @@ pub mod reference_gen;
 pub mod reference_parquet;
 pub mod reference_spec;
 pub mod reference_template;
+pub mod resolve;
 pub mod zip;
 #[cfg(feature = "remote")]
 pub mod object;
@@ -362,6 +363,24 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     /// The caller has checked that nothing is stored below `to`.
     fn rename_prefix(&self, from: &str, to: &str) -> Result<bool> {
         let _ = (from, to);
+        Ok(false)
+    }
+
+    /// Fails, before anything is changed, when deleting or moving the node at `prefix` (ending in
+    /// `/`) would have to pass through a symbolic link above it (the filesystem store: a directory on
+    /// the way from the root is a link). Deleting and moving never follow a link. The default (stores
+    /// without links) succeeds.
+    fn check_removable(&self, prefix: &str) -> Result<()> {
+        let _ = prefix;
+        Ok(())
+    }
+
+    /// Deletes everything below `prefix` (ending in `/`) where the store can do it itself, the keys
+    /// named `first` at each level before the others (a node's documents), without following a
+    /// symbolic link: a link is removed as a link, its target untouched (the filesystem store).
+    /// `Ok(false)`: not offered, nothing done; the caller deletes key by key (the default).
+    fn delete_tree(&self, prefix: &str, first: &[&str]) -> Result<bool> {
+        let _ = (prefix, first);
         Ok(false)
     }
 

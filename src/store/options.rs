@@ -1,7 +1,9 @@
 //! Store options: the settings of remote stores (endpoint, credentials, timeouts, retries, concurrency)
 //! that a caller gives explicitly, on top of the standard environment (`AWS_*`). C callers build them
 //! with `zarr_store_options_*` (src/ffi/store_options.rs) and pass them to the `*_with_options` calls;
-//! [`super::open_location_with`] hands them to the store the location names. Local stores ignore them.
+//! [`super::open_location_with`] hands them to the store the location names. Local stores ignore them,
+//! except `confine`, which the filesystem store reads (every access below its root, see
+//! [`super::filesystem::FilesystemStore::with_confine`]).
 
 use crate::error::{Error, Result};
 use std::collections::BTreeMap;
@@ -23,6 +25,7 @@ pub const KEYS: &[(&str, &str)] = &[
     ("max_concurrency", "requests in flight at once, for all threads of the process together (default 64, or ZARR_REMOTE_CONCURRENCY; 1..1024)"),
     ("conditional_put", "false: writes covering part of a chunk or shard on S3 use plain PUTs (last writer wins) instead of conditional ones (If-Match / If-None-Match, retried on a lost race; default true)"),
     ("multipart_threshold", "values larger than this many bytes are uploaded in parts (default 16 MiB, >= 5 MiB)"),
+    ("confine", "true: a filesystem store never reads, writes, lists, locks, deletes or moves anything outside its root: a symbolic link leading out of it is refused (ZARR_ERR_IO); for stores from untrusted sources (default false, or ZARR_CONFINE=1)"),
     ("multipart_part_size", "bytes per part of a multipart upload, all parts in flight at once up to max_concurrency (default 8 MiB, 5 MiB..=5 GiB)"),
     ("reference_target", "reference:// locations: the target URL of references whose URL is null (fsspec's default target)"),
 ];
@@ -66,7 +69,7 @@ impl StoreOptions {
             return Ok(());
         }
         match key {
-            "path_style" | "allow_http" | "anonymous" | "conditional_put" => {
+            "path_style" | "allow_http" | "anonymous" | "conditional_put" | "confine" => {
                 parse_bool(key, value)?;
             }
             "timeout_ms" | "connect_timeout_ms" => {

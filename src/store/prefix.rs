@@ -86,6 +86,12 @@ impl Store for PrefixStore {
     fn rename_prefix(&self, from: &str, to: &str) -> Result<bool> {
         self.inner.rename_prefix(&format!("{}{from}", self.prefix), &format!("{}{to}", self.prefix))
     }
+    fn check_removable(&self, prefix: &str) -> Result<()> {
+        self.inner.check_removable(&format!("{}{prefix}", self.prefix))
+    }
+    fn delete_tree(&self, prefix: &str, first: &[&str]) -> Result<bool> {
+        self.inner.delete_tree(&format!("{}{prefix}", self.prefix), first)
+    }
     fn exists(&self, key: &str) -> Result<bool> {
         self.inner.exists(&self.full(key)?)
     }

@@ -43,7 +43,7 @@ pub struct ZipStore {
     file: File,
     file_len: u64,
     /// The parsed archive, for local headers and inflating deflated members.
-    archive: Mutex<ZipArchive<File>>,
+    archive: Mutex<ZipArchive<Budgeted>>,
     /// Member name -> entry; directory entries and names that are not valid keys are left out.
     members: BTreeMap<String, Member>,
     bytes_read: AtomicU64,
@@ -69,13 +69,123 @@ pub fn open_location(rest: &str) -> Result<Arc<dyn Store>> {
     super::prefix::PrefixStore::wrap(store, inner)
 }
 
+/// The most bytes after the start of the end-of-central-directory record: the record (22 bytes) and a
+/// comment of at most 65535 bytes. The record lies in this many bytes at the end of a zip file.
+const EOCD_WINDOW: u64 = 22 + 65535;
+
+/// Reads of the archive while its central directory is parsed are limited to this many bytes beyond
+/// the central directory itself (end records, zip64 records, slack).
+const OPEN_SLACK: u64 = EOCD_WINDOW + (1 << 20);
+
+fn le16(b: &[u8], at: usize) -> u64 {
+    u16::from_le_bytes([b[at], b[at + 1]]) as u64
+}
+fn le32(b: &[u8], at: usize) -> u64 {
+    u32::from_le_bytes(b[at..at + 4].try_into().expect("4 bytes")) as u64
+}
+fn le64(b: &[u8], at: usize) -> u64 {
+    u64::from_le_bytes(b[at..at + 8].try_into().expect("8 bytes"))
+}
+
+/// Finds the end-of-central-directory record in the last [`EOCD_WINDOW`] bytes of `file` (`len` bytes
+/// long; the format puts it there) and returns the size of the central directory it describes (from
+/// the zip64 end record where there is one). A file without one fails after reading 64 KiB, however
+/// large it is.
+fn central_directory_size(file: &File, len: u64, path: &Path) -> Result<u64> {
+    let not_zip = |why: &str| Error::Io(format!("{}: not a readable zip file: {why}", path.display()));
+    let start = len.saturating_sub(EOCD_WINDOW);
+    let mut tail = vec![0u8; (len - start) as usize];
+    file.read_exact_at(&mut tail, start).map_err(|e| Error::io(path.display(), e))?;
+    let at = (0..tail.len().saturating_sub(21))
+        .rev()
+        .find(|&i| tail[i..i + 4] == *b"PK\x05\x06")
+        .ok_or_else(|| not_zip("no end-of-central-directory record in its last 64 KiB"))?;
+    let eocd = &tail[at..];
+    let cd_size = le32(eocd, 12);
+    let zip64 = le16(eocd, 10) == 0xFFFF || le32(eocd, 16) == 0xFFFF_FFFF || cd_size == 0xFFFF_FFFF;
+    let eocd_offset = start + at as u64;
+    let size = if zip64 && eocd_offset >= 20 {
+        // The zip64 locator just before the record, and the zip64 end record it points to.
+        let mut loc = [0u8; 20];
+        file.read_exact_at(&mut loc, eocd_offset - 20).map_err(|e| Error::io(path.display(), e))?;
+        let mut rec = [0u8; 56];
+        if loc[..4] == *b"PK\x06\x07" && le64(&loc, 8) + 56 <= eocd_offset - 20 {
+            file.read_exact_at(&mut rec, le64(&loc, 8)).map_err(|e| Error::io(path.display(), e))?;
+        }
+        if rec[..4] == *b"PK\x06\x06" {
+            le64(&rec, 40)
+        } else {
+            cd_size
+        }
+    } else {
+        cd_size
+    };
+    if size > len {
+        return Err(not_zip("its central directory is larger than the file"));
+    }
+    Ok(size)
+}
+
+/// The archive's reader while its central directory is parsed: reads stop with an error once the
+/// shared budget `left` is spent (then the store sets it to `u64::MAX`), so that end records pointing
+/// nowhere cannot make the parser scan a huge (sparse) file for signatures.
+#[derive(Debug)]
+struct Budgeted {
+    file: File,
+    left: Arc<AtomicU64>,
+}
+
+impl Read for Budgeted {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let left = self.left.load(Ordering::Relaxed);
+        if left == 0 && !buf.is_empty() {
+            return Err(std::io::Error::other("the zip end records point outside the central directory"));
+        }
+        let n = buf.len().min(usize::try_from(left).unwrap_or(usize::MAX));
+        let got = self.file.read(&mut buf[..n])?;
+        if left != u64::MAX {
+            self.left.fetch_sub(got as u64, Ordering::Relaxed);
+        }
+        Ok(got)
+    }
+}
+
+impl std::io::Seek for Budgeted {
+    fn seek(&mut self, pos: std::io::SeekFrom) -> std::io::Result<u64> {
+        self.file.seek(pos)
+    }
+}
+
 impl ZipStore {
-    /// Opens the zip file at `path` and reads its central directory.
+    /// Opens the zip file at `path` and reads its central directory. The file is opened without
+    /// blocking (a FIFO is an error, not a hang) and must be a regular file; the end of its central
+    /// directory is looked for in its last 64 KiB only, as the format allows.
     pub fn open(path: &Path) -> Result<ZipStore> {
-        let file = File::open(path).map_err(|e| Error::io(path.display(), e))?;
-        let file_len = file.metadata().map_err(|e| Error::io(path.display(), e))?.len();
-        let archive_file = File::open(path).map_err(|e| Error::io(path.display(), e))?;
-        let archive = ZipArchive::new(archive_file).map_err(|e| zip_err(path, e))?;
+        use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(path)
+            .map_err(|e| Error::io(path.display(), e))?;
+        let meta = file.metadata().map_err(|e| Error::io(path.display(), e))?;
+        if !meta.file_type().is_file() {
+            let kind = match meta.file_type() {
+                t if t.is_dir() => "a directory",
+                t if t.is_fifo() => "a FIFO",
+                t if t.is_socket() => "a socket",
+                t if t.is_char_device() || t.is_block_device() => "a device",
+                _ => "of an unknown type",
+            };
+            return Err(Error::Io(format!("{}: not a regular file ({kind}), so not a zip file", path.display())));
+        }
+        let file_len = meta.len();
+        let cd_size = central_directory_size(&file, file_len, path)?;
+        // The parser reads through a duplicate (it seeks; `file` is read by position only).
+        let archive_file = file.try_clone().map_err(|e| Error::io(path.display(), e))?;
+        let left = Arc::new(AtomicU64::new(cd_size.saturating_add(OPEN_SLACK)));
+        let archive = ZipArchive::new(Budgeted { file: archive_file, left: left.clone() }).map_err(|e| zip_err(path, e))?;
+        // Members are read later through the same reader, unlimited.
+        left.store(u64::MAX, Ordering::Relaxed);
         let mut members = BTreeMap::new();
         for index in 0..archive.len() {
             let Some(name) = archive.name_for_index(index) else { continue };
