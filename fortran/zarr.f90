@@ -59,7 +59,8 @@ module zarr
   integer, parameter, public :: ZARR_OK = 0, ZARR_ERR_INVALID_ARGUMENT = -1, ZARR_ERR_INVALID_HANDLE = -2, &
     ZARR_ERR_BUFFER_SIZE = -3, ZARR_ERR_OUT_OF_BOUNDS = -4, ZARR_ERR_READ_ONLY = -5, ZARR_ERR_METADATA = -10, &
     ZARR_ERR_UNSUPPORTED = -11, ZARR_ERR_VALUE = -12, ZARR_ERR_CODEC = -20, ZARR_ERR_CHECKSUM = -21, &
-    ZARR_ERR_NOT_FOUND = -30, ZARR_ERR_EXISTS = -31, ZARR_ERR_IO = -40, ZARR_ERR_INTERNAL = -50
+    ZARR_ERR_NOT_FOUND = -30, ZARR_ERR_EXISTS = -31, ZARR_ERR_IO = -40, ZARR_ERR_INTERNAL = -50, &
+    ZARR_ERR_MEMORY = -60
   !> Element types (zarr_data_type in include/zarr.h; data_type() returns one of these or another
   !> value of that enum).
   integer, parameter, public :: ZARR_BOOL = 0, ZARR_INT8 = 1, ZARR_INT16 = 2, ZARR_INT32 = 3, ZARR_INT64 = 4, &

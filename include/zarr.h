@@ -450,6 +450,14 @@ typedef int32_t zarr_status;
  */
 #define ZARR_ERR_INTERNAL (-50)
 
+/**
+ * Memory for the request could not be allocated: the allocator refused, or the input asks for more than a
+ * documented ceiling allows (a metadata document over the metadata ceiling, a stored or remote object
+ * longer than the request can need). The call changed nothing; smaller requests may still succeed.
+ * Since: 0.4.
+ */
+#define ZARR_ERR_MEMORY (-60)
+
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus

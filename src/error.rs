@@ -47,6 +47,9 @@ pub enum Error {
     /// A bug in libzarr (including a caught panic).
     #[error("{0}")]
     Internal(String),
+    /// An allocation failed, or the input asks for more memory than a documented ceiling allows.
+    #[error("{0}")]
+    Memory(String),
 }
 
 /// Result alias used throughout the crate.
@@ -80,6 +83,7 @@ impl Error {
             Error::Exists(m) => (ZARR_ERR_EXISTS, m),
             Error::Io(m) => (ZARR_ERR_IO, m),
             Error::Internal(m) => (ZARR_ERR_INTERNAL, m),
+            Error::Memory(m) => (ZARR_ERR_MEMORY, m),
         }
     }
 
@@ -106,6 +110,7 @@ impl Error {
             Error::Exists(m) => Error::Exists(wrap(m)),
             Error::Io(m) => Error::Io(wrap(m)),
             Error::Internal(m) => Error::Internal(wrap(m)),
+            Error::Memory(m) => Error::Memory(wrap(m)),
         }
     }
 
@@ -119,13 +124,23 @@ impl Error {
     }
 }
 
-/// Allocates a zero-initialised buffer of `n` bytes, failing with an error instead of aborting.
+/// Allocates a zero-initialised buffer of `n` bytes, failing with [`Error::Memory`] instead of aborting.
 pub fn try_alloc(n: usize) -> Result<Vec<u8>> {
     let mut v = Vec::new();
-    v.try_reserve_exact(n)
-        .map_err(|_| Error::Internal(format!("cannot allocate {n} bytes")))?;
+    try_reserve(&mut v, n)?;
     v.resize(n, 0);
     Ok(v)
+}
+
+/// Makes room in `v` for `additional` more elements, failing with [`Error::Memory`] instead of aborting
+/// (the fallible allocation every input-driven buffer uses).
+pub fn try_reserve<T>(v: &mut Vec<T>, additional: usize) -> Result<()> {
+    v.try_reserve_exact(additional).map_err(|_| alloc_failed(additional.saturating_mul(std::mem::size_of::<T>())))
+}
+
+/// The error of an allocation of `bytes` bytes that the allocator refused.
+pub fn alloc_failed(bytes: usize) -> Error {
+    Error::Memory(format!("cannot allocate {bytes} bytes"))
 }
 
 #[cfg(test)]
@@ -149,7 +164,7 @@ mod tests {
 
     #[test]
     fn try_alloc_refuses_absurd() {
-        assert!(try_alloc(usize::MAX / 2).is_err());
+        assert_eq!(try_alloc(usize::MAX / 2).unwrap_err().status(), ZARR_ERR_MEMORY);
         assert_eq!(try_alloc(3).unwrap(), vec![0, 0, 0]);
     }
 }

@@ -43,3 +43,9 @@ pub const ZARR_ERR_IO: zarr_status = -40;
 
 /// A bug in libzarr, including a caught internal panic.
 pub const ZARR_ERR_INTERNAL: zarr_status = -50;
+
+/// Memory for the request could not be allocated: the allocator refused, or the input asks for more than a
+/// documented ceiling allows (a metadata document over the metadata ceiling, a stored or remote object
+/// longer than the request can need). The call changed nothing; smaller requests may still succeed.
+/// Since: 0.4.
+pub const ZARR_ERR_MEMORY: zarr_status = -60;

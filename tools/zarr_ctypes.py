@@ -14,6 +14,7 @@ STATUS = {
     -4: "ZARR_ERR_OUT_OF_BOUNDS", -5: "ZARR_ERR_READ_ONLY", -10: "ZARR_ERR_METADATA", -11: "ZARR_ERR_UNSUPPORTED",
     -12: "ZARR_ERR_VALUE", -20: "ZARR_ERR_CODEC", -21: "ZARR_ERR_CHECKSUM", -30: "ZARR_ERR_NOT_FOUND",
     -31: "ZARR_ERR_EXISTS", -40: "ZARR_ERR_IO", -50: "ZARR_ERR_INTERNAL",
+    -60: "ZARR_ERR_MEMORY",
 }
 READ, READ_WRITE = 1, 3
 DTYPES = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16",
