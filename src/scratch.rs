@@ -1,7 +1,7 @@
 //! Per-thread reusable buffers, so that decoding a chunk allocates (and page-faults) nothing in the
 //! steady state. A buffer is moved out of its slot while in use: nested users get a fresh one.
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 use std::cell::Cell;
 
 thread_local! {
@@ -38,7 +38,8 @@ fn with_high_water<R>(
     let mut buf = slot.with(|c| c.take());
     // The Vec's length is its high-water mark, so growing zeroes only new bytes, once.
     if buf.len() < n {
-        buf.try_reserve_exact(n - buf.len()).map_err(|_| Error::Internal(format!("cannot allocate {n} bytes")))?;
+        let more = n - buf.len();
+        crate::error::try_reserve(&mut buf, more).map_err(|_| crate::error::alloc_failed(n))?;
         buf.resize(n, 0);
     }
     let r = f(&mut buf[..n]);
