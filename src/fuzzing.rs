@@ -237,7 +237,8 @@ pub fn codec_numcodecs(data: &[u8]) {
         if let Ok(mut out) = crate::error::try_alloc(size) {
             let _ = codec.decode_into(&cur, &mut out);
             if size > 2 {
-                let _ = codec.decode_partial(&cur, size / 3, size / 2, &mut out);
+                let _ = codec.decode_partial(&cur, size / 3, size / 2, size, &mut out);
+                let _ = codec.decode_partial(&cur, size / 3, size / 2, size, &mut out[..size / 2]);
             }
         }
         match codec.decode(&cur, DecodedSize::AtMost(max)) {

@@ -257,6 +257,22 @@ impl CodecChain {
         Ok(bytes)
     }
 
+    /// Checks, before a buffer for the decoded chunk is allocated, that `encoded` can be a chunk of
+    /// this chain as far as a cheap look tells: its length when the chain's encoded size is fixed
+    /// (`bytes` alone, checksums, fixed-ratio filters), and what the outermost bytes->bytes codec's
+    /// headers declare ([`BytesToBytesCodec::check_decodable`]: a zstd or blosc frame's content size,
+    /// an lz4 header, a DEFLATE stream's largest expansion). A stored chunk far smaller than its
+    /// declared decoded size then costs no allocation of that size.
+    pub fn check_encoded(&self, encoded: &[u8]) -> Result<()> {
+        if let Some(n) = self.encoded_size.filter(|&n| n != encoded.len() as u64) {
+            return Err(Error::Codec(format!("the stored chunk has {} bytes, a chunk of this array encodes to {n}", encoded.len())));
+        }
+        if let (Some(c), Some(DecodedSize::Exact(n))) = (self.bytes_to_bytes.last(), self.b2b_sizes.last()) {
+            c.check_decodable(encoded, *n)?;
+        }
+        Ok(())
+    }
+
     /// Decodes one chunk into `out` (exactly the decoded representation's size).
     pub fn decode_chunk(&self, encoded: &[u8], out: &mut [u8]) -> Result<()> {
         if out.len() != self.reprs[0].nbytes() {
@@ -266,6 +282,7 @@ impl CodecChain {
                 self.reprs[0].nbytes()
             )));
         }
+        self.check_encoded(encoded)?;
         let a2b_repr = self.reprs.last().unwrap();
         let direct = self.array_to_array.is_empty() && self.array_to_bytes.is_identity(a2b_repr);
         let mut cur: Cow<[u8]> = Cow::Borrowed(encoded);
@@ -321,17 +338,28 @@ impl CodecChain {
                 return dest.copy_from(encoded, 0, &repr.shape, sel, &swap);
             }
         }
-        with_decoded(repr.nbytes(), |chunk| {
-            if let (true, [b2b], Some(swap)) = (
-                self.array_to_array.is_empty(),
-                self.bytes_to_bytes.as_slice(),
-                self.array_to_bytes.element_bytes(repr),
-            ) {
-                let (first, end) = sel.byte_span(&repr.layout());
-                if (first > 0 || end < chunk.len()) && b2b.decode_partial(encoded, first, end, chunk)? {
-                    return dest.copy_from(chunk, 0, &repr.shape, sel, &swap);
-                }
+        // Nothing is allocated for the decoded chunk before the stored bytes are known to fit it.
+        self.check_encoded(encoded)?;
+        if let (true, [b2b], Some(swap)) =
+            (self.array_to_array.is_empty(), self.bytes_to_bytes.as_slice(), self.array_to_bytes.element_bytes(repr))
+        {
+            // A compressor that can decode part of its output: a buffer for the bytes up to the
+            // selection's end, not for the whole chunk.
+            let (first, end) = sel.byte_span(&repr.layout());
+            let total = repr.nbytes();
+            if (first > 0 || end < total)
+                && with_decoded(end, |prefix| {
+                    let done = b2b.decode_partial(encoded, first, end, total, prefix)?;
+                    if done {
+                        dest.copy_from(prefix, 0, &repr.shape, sel, &swap)?;
+                    }
+                    Ok(done)
+                })?
+            {
+                return Ok(());
             }
+        }
+        with_decoded(repr.nbytes(), |chunk| {
             self.decode_chunk(encoded, chunk)?;
             dest.copy_from(chunk, 0, &repr.shape, sel, &SwapPlan::identity())
         })

@@ -227,12 +227,22 @@ pub trait BytesToBytesCodec: Send + Sync + std::fmt::Debug {
         out.copy_from_slice(&v);
         Ok(())
     }
-    /// Decodes at least the decoded bytes `start..end` of `encoded` into the same positions of `out`
-    /// (the full decoded size), doing less work than a full decode. `Ok(false)`: not possible here
-    /// (the caller decodes everything). Only codecs whose partial output is as trustworthy as a full
-    /// decode offer this (no skipped checksums).
-    fn decode_partial(&self, _encoded: &[u8], _start: usize, _end: usize, _out: &mut [u8]) -> Result<bool> {
+    /// Decodes at least the decoded bytes `start..end` of `encoded`, whose full decoded size is
+    /// `total`, into the same positions of `out` (at least `end` bytes: a buffer for the prefix the
+    /// selection needs, not the whole chunk), doing less work than a full decode. `Ok(false)`: not
+    /// possible here (the caller decodes everything). Only codecs whose partial output is as
+    /// trustworthy as a full decode offer this (no skipped checksums), and they check what the stored
+    /// bytes declare against `total` whatever part is read: a frame that declares another size or is
+    /// cut short is `Error::Codec` for every selection.
+    fn decode_partial(&self, _encoded: &[u8], _start: usize, _end: usize, _total: usize, _out: &mut [u8]) -> Result<bool> {
         Ok(false)
+    }
+    /// Fails (`Error::Codec`) when `encoded` cannot decode to `expected` bytes as far as a cheap look
+    /// at it tells (a size its header declares, block sizes, the codec's largest expansion), before the
+    /// caller allocates `expected` bytes for it. The default checks nothing; the decode still checks
+    /// the size it gets.
+    fn check_decodable(&self, _encoded: &[u8], _expected: usize) -> Result<()> {
+        Ok(())
     }
     /// The encoded size for `decoded` input bytes, when it does not depend on the values.
     fn encoded_size(&self, _decoded: u64) -> Option<u64> {

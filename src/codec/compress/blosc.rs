@@ -167,37 +167,47 @@ pub fn blosc_decompress_into(encoded: &[u8], out: &mut [u8]) -> Result<()> {
 }
 
 /// Decodes only the blocks of a blosc frame holding the decoded bytes `start..end`, into the same
-/// positions of `out` (which has the frame's full decoded size).
-pub fn blosc_decompress_range(encoded: &[u8], start: usize, end: usize, out: &mut [u8]) -> Result<()> {
+/// positions of `out` (at least `end` bytes; the frame must hold `total`). `Ok(false)`: the frame's
+/// items do not divide its size (the caller decodes everything).
+pub fn blosc_decompress_range(encoded: &[u8], start: usize, end: usize, total: usize, out: &mut [u8]) -> Result<bool> {
     let nbytes = frame_nbytes(encoded)?;
-    if nbytes != out.len() || start > end || end > nbytes {
-        return Err(Error::Codec(format!("blosc: frame holds {nbytes} bytes, expected {}", out.len())));
+    if nbytes != total || start > end || end > nbytes || out.len() < end {
+        return Err(Error::Codec(format!("blosc: frame holds {nbytes} bytes, the chunk has {total}")));
     }
     if start == end {
-        return Ok(());
+        return Ok(true);
     }
     let typesize = (encoded[3] as usize).max(1);
     let first = start / typesize;
     let stop = end.div_ceil(typesize).min(nbytes / typesize);
     if stop * typesize < end || nbytes > i32::MAX as usize {
-        // The tail is not a whole item: decode everything.
-        return blosc_decompress_into(encoded, out);
+        // The tail is not a whole item.
+        return Ok(false);
     }
-    let n = stop - first;
-    // SAFETY: header validated against the length; items first..stop lie inside the frame's output and
-    // the destination has room for them at the same offsets.
-    let got = unsafe {
-        blosc_src::blosc_getitem(
-            encoded.as_ptr().cast(),
-            first as i32,
-            n as i32,
-            out.as_mut_ptr().add(first * typesize).cast(),
-        )
+    // The last item may reach past `out`: it goes through a buffer of its own.
+    let whole = (out.len() / typesize).min(stop);
+    let get = |from: usize, n: usize, dst: *mut u8| -> Result<()> {
+        // SAFETY: header validated against the length; items from..from+n lie inside the frame's
+        // output and the destination has room for n items.
+        let got = unsafe { blosc_src::blosc_getitem(encoded.as_ptr().cast(), from as i32, n as i32, dst.cast()) };
+        if got < 0 || got as usize != n * typesize {
+            return Err(Error::Codec(format!("blosc: corrupt frame (partial decompression returned {got})")));
+        }
+        Ok(())
     };
-    if got < 0 || got as usize != n * typesize {
-        return Err(Error::Codec(format!("blosc: corrupt frame (partial decompression returned {got})")));
+    if whole > first {
+        // SAFETY (of the pointer): first * typesize < whole * typesize <= out.len().
+        get(first, whole - first, unsafe { out.as_mut_ptr().add(first * typesize) })?;
     }
-    Ok(())
+    if stop > whole.max(first) {
+        let from = whole.max(first);
+        let mut tail = vec![0u8; (stop - from) * typesize];
+        get(from, stop - from, tail.as_mut_ptr())?;
+        let at = from * typesize;
+        let n = out.len().min(stop * typesize) - at;
+        out[at..at + n].copy_from_slice(&tail[..n]);
+    }
+    Ok(true)
 }
 
 /// Compresses `data` into one blosc frame.
@@ -246,19 +256,26 @@ impl BytesToBytesCodec for BloscCodec {
         blosc_compress(data, self.cname, self.clevel, self.shuffle, self.typesize, self.blocksize)
     }
 
-    fn decode_partial(&self, encoded: &[u8], start: usize, end: usize, out: &mut [u8]) -> Result<bool> {
+    fn decode_partial(&self, encoded: &[u8], start: usize, end: usize, total: usize, out: &mut [u8]) -> Result<bool> {
+        self.check_decodable(encoded, total)?;
         // Decoding block by block costs more per byte than one bulk call: only worth it when the
         // range spans at most 3/4 of the blocks.
-        if encoded.len() >= MIN_HEADER {
-            let blocksize = u32::from_le_bytes(encoded[8..12].try_into().unwrap()) as usize;
-            if blocksize > 0 && end > start {
-                let touched = ((end - 1) / blocksize - start / blocksize + 1) * blocksize;
-                if touched * 4 > out.len() * 3 {
-                    return Ok(false);
-                }
+        let blocksize = u32::from_le_bytes(encoded[8..12].try_into().unwrap()) as usize;
+        if blocksize > 0 && end > start {
+            let touched = ((end - 1) / blocksize - start / blocksize + 1) * blocksize;
+            if touched * 4 > total * 3 {
+                return Ok(false);
             }
         }
-        blosc_decompress_range(encoded, start, end, out).map(|()| true)
+        blosc_decompress_range(encoded, start, end, total, out)
+    }
+
+    fn check_decodable(&self, encoded: &[u8], expected: usize) -> Result<()> {
+        let n = frame_nbytes(encoded)?;
+        if n != expected {
+            return Err(Error::Codec(format!("blosc: the frame header declares {n} bytes, the chunk has {expected}")));
+        }
+        Ok(())
     }
 
     fn decode<'a>(&self, encoded: &'a [u8], size: DecodedSize) -> Result<Cow<'a, [u8]>> {
@@ -317,16 +334,23 @@ mod tests {
         let d: Vec<u8> = (0..65536u32).flat_map(|i| (i / 9).to_le_bytes()).collect();
         let c = BloscCodec::new("lz4", 5, Shuffle::Byte, 4, 4096).unwrap();
         let e = c.encode(&d).unwrap();
-        for (s, t) in [(0, 4), (100, 9000), (4096, 8192), (250_000, 262_144), (8, 8)] {
+        for (s, t) in [(0, 4), (100, 9000), (4096, 8192), (250_000, 262_144), (8, 8), (3, 7), (101, 9001)] {
             let mut out = vec![0xAAu8; d.len()];
-            assert!(c.decode_partial(&e, s, t, &mut out).unwrap());
+            assert!(c.decode_partial(&e, s, t, d.len(), &mut out).unwrap());
             assert_eq!(out[s..t], d[s..t], "{s}..{t}");
+            // a buffer for the prefix only (the last item cut by its end)
+            let mut out = vec![0xAAu8; t];
+            assert!(c.decode_partial(&e, s, t, d.len(), &mut out).unwrap());
+            assert_eq!(out[s..t], d[s..t], "{s}..{t} into {t} bytes");
         }
         // most of the frame: declined, the caller decodes everything
         let mut out = vec![0u8; d.len()];
-        assert!(!c.decode_partial(&e, 0, d.len() - 10, &mut out).unwrap());
-        assert!(blosc_decompress_range(&e, 10, 5, &mut out).is_err());
-        assert!(blosc_decompress_range(&e[..e.len() - 1], 0, 10, &mut out).is_err());
+        assert!(!c.decode_partial(&e, 0, d.len() - 10, d.len(), &mut out).unwrap());
+        assert!(blosc_decompress_range(&e, 10, 5, d.len(), &mut out).is_err());
+        assert!(blosc_decompress_range(&e[..e.len() - 1], 0, 10, d.len(), &mut out).is_err());
+        // a frame of another size than the chunk is refused whatever the range
+        assert!(matches!(c.decode_partial(&e, 0, 4, d.len() + 4, &mut out), Err(Error::Codec(_))));
+        assert!(matches!(c.check_decodable(&e, d.len() - 4), Err(Error::Codec(_))));
     }
 
     #[test]

@@ -59,9 +59,126 @@ fn with_decompressor<R>(f: impl FnOnce(*mut ld::libdeflate_decompressor) -> R) -
 
 /// Inflates `encoded` into `out`; returns the decoded length. With `exact`, the stream must fill `out`.
 pub fn inflate_into(framing: Framing, name: &str, encoded: &[u8], out: &mut [u8], exact: bool) -> Result<usize> {
-    inflate_or_full(framing, name, encoded, out, exact)?.ok_or_else(|| {
-        Error::Codec(format!("{name}: stream decodes to more than {} bytes", out.len()))
-    })
+    match inflate_or_full(framing, name, encoded, out, exact) {
+        Ok(Some(n)) => Ok(n),
+        Ok(None) => Err(Error::Codec(format!("{name}: {}", diagnose(framing, encoded, out.len())))),
+        Err(e) => Err(e),
+    }
+}
+
+/// The most a DEFLATE stream of `len` bytes can decode to: a 258-byte match takes at least two bits
+/// (RFC 1951), so 1032 bytes per input byte.
+fn max_expansion(len: usize) -> u64 {
+    len as u64 * 1032 + 1024
+}
+
+/// Fails unless a stream of `encoded.len()` bytes can decode to `expected` bytes ([`max_expansion`];
+/// a gzip stream whose size field disagrees is left to the decoder, since members may be
+/// concatenated).
+pub fn check_decodable(name: &str, encoded: &[u8], expected: usize) -> Result<()> {
+    if expected as u64 > max_expansion(encoded.len()) {
+        return Err(Error::Codec(format!(
+            "{name}: a stream of {} bytes cannot decode to the chunk's {expected} bytes (nothing decoded)",
+            encoded.len()
+        )));
+    }
+    Ok(())
+}
+
+/// What is wrong with a stream that libdeflate refused (called only after a failure): the stream is
+/// decoded again with a streaming decoder (flate2) into a small window, counting at most `expected + 1`
+/// decoded bytes, and the header, the DEFLATE data and the trailer of each member are checked in turn.
+fn diagnose(framing: Framing, encoded: &[u8], expected: usize) -> String {
+    let (trailer, what) = match framing {
+        Framing::Gzip => (8, "CRC-32 and size"),
+        Framing::Zlib => (4, "Adler-32"),
+    };
+    let mut pos = 0usize;
+    let mut total = 0u64;
+    let mut window = vec![0u8; 1 << 16];
+    loop {
+        let header = match framing {
+            Framing::Gzip => gzip_header_len(&encoded[pos..]),
+            Framing::Zlib => zlib_header_len(&encoded[pos..]),
+        };
+        let Some(h) = header else {
+            return format!("the header at byte {pos} is truncated or invalid ({} bytes, {total} decoded before it)", encoded.len());
+        };
+        pos += h;
+        let mut raw = flate2::Decompress::new(false);
+        loop {
+            let (in0, out0) = (raw.total_in(), raw.total_out());
+            let status = raw.decompress(&encoded[pos..], &mut window, flate2::FlushDecompress::None);
+            let (used, made) = ((raw.total_in() - in0) as usize, raw.total_out() - out0);
+            pos += used;
+            total += made;
+            if total > expected as u64 {
+                return format!("the stream decodes to more than the chunk's {expected} bytes");
+            }
+            match status {
+                Err(_) => return format!("corrupt DEFLATE data at byte {pos} (after {total} decoded bytes)"),
+                Ok(flate2::Status::StreamEnd) => break,
+                Ok(_) if used == 0 && made == 0 => {
+                    return format!(
+                        "truncated stream: the DEFLATE data ends unfinished at byte {pos} of {} (after {total} decoded bytes)",
+                        encoded.len()
+                    )
+                }
+                Ok(_) => {}
+            }
+        }
+        let left = encoded.len() - pos;
+        if left < trailer {
+            return format!(
+                "truncated stream: the DEFLATE data is complete ({total} decoded bytes) but {} of its {trailer} trailer bytes ({what}) {} missing",
+                trailer - left,
+                if trailer - left == 1 { "is" } else { "are" }
+            );
+        }
+        pos += trailer;
+        let rest = &encoded[pos..];
+        if framing == Framing::Gzip && rest.len() >= 2 && rest[..2] == [0x1f, 0x8b] {
+            continue;
+        }
+        if (total as usize) < expected {
+            return format!("the stream decodes to {total} bytes, the chunk has {expected}");
+        }
+        return format!("the stream's trailer ({what}) does not match its data, or bytes follow it");
+    }
+}
+
+/// The length of the gzip member header at the start of `b` (RFC 1952 2.3), `None` if it is cut short
+/// or not a gzip header.
+fn gzip_header_len(b: &[u8]) -> Option<usize> {
+    if b.len() < 10 || b[0] != 0x1f || b[1] != 0x8b || b[2] != 8 {
+        return None;
+    }
+    let flags = b[3];
+    let mut p = 10;
+    if flags & 4 != 0 {
+        let xlen = u16::from_le_bytes(b.get(p..p + 2)?.try_into().ok()?) as usize;
+        p += 2 + xlen;
+    }
+    for bit in [8, 16] {
+        if flags & bit != 0 {
+            p += b.get(p..)?.iter().position(|&c| c == 0)? + 1;
+        }
+    }
+    if flags & 2 != 0 {
+        p += 2;
+    }
+    (p <= b.len()).then_some(p)
+}
+
+/// The length of the zlib header at the start of `b` (RFC 1950 2.2), `None` if it is cut short or
+/// not a zlib header.
+fn zlib_header_len(b: &[u8]) -> Option<usize> {
+    let (cmf, flg) = (*b.first()?, *b.get(1)?);
+    if cmf & 0x0f != 8 || (u16::from(cmf) << 8 | u16::from(flg)) % 31 != 0 {
+        return None;
+    }
+    let n = if flg & 0x20 != 0 { 6 } else { 2 };
+    (n <= b.len()).then_some(n)
 }
 
 /// [`inflate_into`], with `Ok(None)` when the stream decodes to more than `out` holds.
@@ -100,7 +217,7 @@ fn inflate_or_full(framing: Framing, name: &str, encoded: &[u8], out: &mut [u8],
         match rc {
             ld::libdeflate_result_LIBDEFLATE_SUCCESS => {}
             ld::libdeflate_result_LIBDEFLATE_INSUFFICIENT_SPACE => return Ok(None),
-            _ => return Err(corrupt(format!("corrupt or truncated stream ({} bytes)", encoded.len()))),
+            _ => return Err(corrupt(diagnose(framing, encoded, out.len()))),
         }
         ip += used_in;
         op += used_out;
@@ -112,7 +229,7 @@ fn inflate_or_full(framing: Framing, name: &str, encoded: &[u8], out: &mut [u8],
             return Err(corrupt(format!("{} bytes of trailing garbage", rest.len())));
         }
         if exact && op != out.len() {
-            return Err(corrupt(format!("decoded {op} bytes, expected {}", out.len())));
+            return Err(corrupt(format!("the stream decodes to {op} bytes, the chunk has {}", out.len())));
         }
         return Ok(Some(op));
     }
@@ -122,6 +239,9 @@ fn inflate_or_full(framing: Framing, name: &str, encoded: &[u8], out: &mut [u8],
 pub fn inflate_to_vec(framing: Framing, name: &str, encoded: &[u8], size: DecodedSize) -> Result<Vec<u8>> {
     let max = size.max();
     let exact = matches!(size, DecodedSize::Exact(_));
+    if exact {
+        check_decodable(name, encoded, max)?;
+    }
     // A large bound is not allocated up front: start from a guess (a gzip stream's recorded size
     // when plausible) and grow while the stream needs more, so damaged data cannot demand memory.
     let mut cap = if exact || max <= GROW_ABOVE {
@@ -143,7 +263,7 @@ pub fn inflate_to_vec(framing: Framing, name: &str, encoded: &[u8], size: Decode
                 return Ok(out);
             }
             None if cap < max => cap = cap.saturating_mul(4).min(max),
-            None => return Err(Error::Codec(format!("{name}: stream decodes to more than {max} bytes"))),
+            None => return Err(Error::Codec(format!("{name}: {}", diagnose(framing, encoded, max)))),
         }
     }
 }
@@ -176,7 +296,7 @@ pub fn deflate(framing: Framing, level: i32, data: &[u8]) -> Result<Vec<u8>> {
                 Framing::Zlib => ld::libdeflate_zlib_compress_bound(c, data.len()),
             };
             let mut out: Vec<u8> = Vec::new();
-            out.try_reserve_exact(bound).map_err(|_| Error::Internal(format!("cannot allocate {bound} bytes")))?;
+            crate::error::try_reserve(&mut out, bound)?;
             let n = match framing {
                 Framing::Gzip => ld::libdeflate_gzip_compress(
                     c,

@@ -75,6 +75,10 @@ impl BytesToBytesCodec for GzipCodec {
         inflate_into(Framing::Gzip, "gzip", encoded, out, true).map(|_| ())
     }
 
+    fn check_decodable(&self, encoded: &[u8], expected: usize) -> Result<()> {
+        crate::codec::compress::deflate::check_decodable("gzip", encoded, expected)
+    }
+
     fn to_json(&self) -> Value {
         json!({"name": "gzip", "configuration": {"level": self.level}})
     }

@@ -64,6 +64,29 @@ fn split_header(encoded: &[u8]) -> Result<(usize, &[u8])> {
     Ok((size, block))
 }
 
+/// The header announces `n` bytes where the chunk has `expected`: nothing was decoded.
+fn announced(n: usize, expected: usize) -> Error {
+    corrupt(&format!("the header announces {n} decoded bytes, the chunk has {expected} (nothing decoded)"))
+}
+
+/// The most an LZ4 block of `len` bytes can decode to: a sequence of a 1-byte token and a 2-byte
+/// offset copies at most 4 + 15 + 255 per further length byte, so the ratio stays below 255:1 (plus
+/// the final literals).
+fn max_expansion(len: usize) -> u64 {
+    len as u64 * 255 + 64
+}
+
+/// Fails unless a block of `block.len()` bytes can decode to `n` bytes.
+fn check_expansion(n: usize, block: &[u8]) -> Result<()> {
+    if n as u64 > max_expansion(block.len()) {
+        return Err(corrupt(&format!(
+            "the header announces {n} decoded bytes, more than a block of {} bytes can hold (nothing decoded)",
+            block.len()
+        )));
+    }
+    Ok(())
+}
+
 /// Decompresses `block` into `out`, which must be exactly the decoded size.
 fn decompress_block(block: &[u8], out: &mut [u8]) -> Result<()> {
     if out.is_empty() && block.is_empty() {
@@ -99,7 +122,7 @@ impl BytesToBytesCodec for Lz4Codec {
         // SAFETY: plain arithmetic on an int within LZ4_MAX_INPUT_SIZE.
         let bound = unsafe { lz4_sys::LZ4_compressBound(data.len() as c_int) } as usize;
         let mut out = Vec::new();
-        out.try_reserve_exact(4 + bound).map_err(|_| Error::Internal(format!("cannot allocate {} bytes", 4 + bound)))?;
+        crate::error::try_reserve(&mut out, 4 + bound)?;
         out.extend_from_slice(&(data.len() as u32).to_le_bytes());
         out.resize(4 + bound, 0);
         // SAFETY: the source is valid for data.len() bytes, the destination for `bound` bytes after the
@@ -122,16 +145,30 @@ impl BytesToBytesCodec for Lz4Codec {
 
     fn decode<'a>(&self, encoded: &'a [u8], size: DecodedSize) -> Result<Cow<'a, [u8]>> {
         let (n, block) = split_header(encoded)?;
-        size.check(n, "lz4")?;
+        match size {
+            DecodedSize::Exact(e) if n != e => return Err(announced(n, e)),
+            DecodedSize::AtMost(m) if n > m => {
+                return Err(corrupt(&format!("the header announces {n} bytes, more than the {m} allowed")))
+            }
+            _ => {}
+        }
+        check_expansion(n, block)?;
         let mut out = crate::error::try_alloc(n)?;
         decompress_block(block, &mut out)?;
         Ok(Cow::Owned(out))
     }
 
     fn decode_into(&self, encoded: &[u8], out: &mut [u8]) -> Result<()> {
+        self.check_decodable(encoded, out.len())?;
+        decompress_block(&encoded[4..], out)
+    }
+
+    fn check_decodable(&self, encoded: &[u8], expected: usize) -> Result<()> {
         let (n, block) = split_header(encoded)?;
-        DecodedSize::Exact(out.len()).check(n, "lz4")?;
-        decompress_block(block, out)
+        if n != expected {
+            return Err(announced(n, expected));
+        }
+        check_expansion(n, block)
     }
 
     fn to_json(&self) -> Value {
@@ -181,6 +218,13 @@ mod tests {
         assert!(matches!(c.decode_into(&[0, 0, 0], &mut []), Err(Error::Codec(_))));
     }
 
+    fn assert_codec<T: std::fmt::Debug>(r: Result<T>) -> String {
+        match r {
+            Err(Error::Codec(m)) => m,
+            other => panic!("expected Error::Codec, got {other:?}"),
+        }
+    }
+
     #[test]
     fn sizes_and_corruption() {
         let c = Lz4Codec::new(1);
@@ -196,6 +240,14 @@ mod tests {
         big[..4].copy_from_slice(&u32::MAX.to_le_bytes());
         assert!(matches!(c.decode(&big, DecodedSize::AtMost(1 << 20)), Err(Error::Codec(_))));
         assert!(matches!(c.decode(&big, DecodedSize::AtMost(usize::MAX)), Err(Error::Codec(_))));
+        // a header claiming 2^31-1 bytes: the message says the header claims it, nothing was decoded
+        let mut claim = e.clone();
+        claim[..4].copy_from_slice(&(i32::MAX as u32).to_le_bytes());
+        let mut out = vec![0; d.len()];
+        let m = assert_codec(c.decode_into(&claim, &mut out));
+        assert!(m.contains("header announces 2147483647") && !m.contains("decoded 2147483647"), "{m}");
+        let m = assert_codec(c.decode(&claim, DecodedSize::AtMost(usize::MAX)));
+        assert!(m.contains("more than a block of"), "{m}");
         // header says more than the block holds, and less
         let mut more = e.clone();
         more[..4].copy_from_slice(&(d.len() as u32 + 10).to_le_bytes());

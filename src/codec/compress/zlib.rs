@@ -44,6 +44,10 @@ impl BytesToBytesCodec for ZlibCodec {
         inflate_into(Framing::Zlib, "zlib", encoded, out, true).map(|_| ())
     }
 
+    fn check_decodable(&self, encoded: &[u8], expected: usize) -> Result<()> {
+        crate::codec::compress::deflate::check_decodable("zlib", encoded, expected)
+    }
+
     fn to_json(&self) -> Value {
         json!({"id": "zlib", "level": self.level})
     }

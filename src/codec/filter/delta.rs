@@ -7,16 +7,16 @@
 //! Encode (numcodecs): `enc[0] = x[0]` (numpy scalar assignment), `enc[1:] = diff(x)` computed in
 //! `dtype` (integers wrap) and cast to `astype`. Decode: `cumsum(enc, out=dec)`, which numpy
 //! accumulates in `promote_types(dtype, astype)` (e.g. float64 for int64 with uint64) before casting
-//! each running sum to `dtype`. Integers, unsigned integers and floats are supported; bool, complex,
-//! datetime and object dtypes are refused.
+//! each running sum to `dtype`. Integers, unsigned integers, floats and bools are supported (numpy's
+//! bool `diff` is `not_equal` and its bool `cumsum` an `or`: lossy, as in numcodecs); complex, datetime
+//! and object dtypes are refused.
 //!
 //! Differences from numcodecs: an empty chunk encodes to nothing (numcodecs raises IndexError). Where
 //! numpy's scalar assignment of the first element raises (a first value that does not fit a signed
 //! integer `astype`, NaN or infinity into one), encoding fails with `Error::Value`.
 
-use super::{check_decode, check_input, count, decode_new, num_type, ratio_size};
+use super::{check_decode, count, decode_new, num_type, ratio_size};
 use crate::codec::numcodecs::numpy::{promote, scalar_assign_ok, Arr, NumType};
-use crate::dtype::DataType;
 use crate::codec::numcodecs::{V2Config, V2Elem};
 use crate::codec::{BytesToBytesCodec, DecodedSize};
 use crate::error::{Error, Result};
@@ -38,18 +38,12 @@ pub struct DeltaCodec {
 impl DeltaCodec {
     /// A codec storing the differences of `dtype` elements as `astype`.
     pub fn new(dtype: NumType, astype: NumType) -> Result<DeltaCodec> {
-        for t in [&dtype, &astype] {
-            if t.data_type == DataType::Bool {
-                return Err(Error::Unsupported(format!("numcodecs 'delta': bool dtype '{}' is not supported", t.typestr())));
-            }
-        }
         Ok(DeltaCodec { dtype, astype })
     }
 
     /// Builds the filter from its configuration for `input` elements; returns what it produces.
     pub fn from_config(c: &V2Config, input: &V2Elem) -> Result<(DeltaCodec, V2Elem)> {
         let dtype = num_type(c, "dtype", NumType::from_elem(input))?;
-        check_input(c, "dtype", &dtype, input)?;
         let astype = num_type(c, "astype", Some(dtype.clone()))?;
         let out = astype.elem();
         Ok((DeltaCodec::new(dtype, astype)?, out))
@@ -181,12 +175,10 @@ mod tests {
         assert_eq!(c.encode(&(-5i16).to_le_bytes()).unwrap(), [251]);
         let input = V2Elem::parse("<i4").unwrap();
         for (cfg, bad_meta) in [
-            (json!({"id": "delta", "dtype": "<i2"}), true),
             (json!({"id": "delta", "dtype": "<i4", "astype": 5}), true),
             (json!({"id": "delta", "dtype": "<x4"}), false),
             (json!({"id": "delta", "dtype": "<c8"}), false),
             (json!({"id": "delta", "dtype": "|O"}), false),
-            (json!({"id": "delta", "dtype": "<i4", "astype": "|b1"}), false),
             (json!({"id": "delta", "dtype": "<M8[ns]"}), false),
         ] {
             match filter(&cfg, &input) {

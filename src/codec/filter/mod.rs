@@ -2,6 +2,14 @@
 //! element type of the bytes they receive; under v3 `numcodecs.<id>`, array -> array). The numcodecs
 //! filters compute with the numpy model of [`crate::codec::numcodecs::numpy`]; this module holds what
 //! they share to read their configurations and check sizes.
+//!
+//! **Typing of a v2 filter chain, as numcodecs types it.** A numcodecs filter with a dtype of its own
+//! (`delta`, `fixedscaleoffset`, `quantize`: `dtype`; `astype`: `decode_dtype`; `categorize`: `dtype`;
+//! `packbits`: bool) views the bytes it receives as that dtype (`ensure_ndarray(buf).view(dtype)`),
+//! whatever the previous filter produced: `[shuffle, delta]` is valid although `shuffle` hands on
+//! plain bytes. The elements received only give defaults (a `delta` without `dtype`) and the type of
+//! `bitround`, which numcodecs takes from the array it is given. A buffer that is not a whole number
+//! of the filter's elements is `Error::Codec` when it is encoded or decoded, where numcodecs raises.
 
 pub mod astype;
 pub mod bitround;
@@ -48,6 +56,9 @@ pub fn num_type(c: &V2Config, key: &str, default: Option<NumType>) -> Result<Num
 }
 
 /// Fails unless the configured `t` (member `key`) has the size of the elements the filter receives.
+/// Only for a filter under Zarr v3 (`numcodecs.<id>`, an array -> array codec, whose output zarr-python
+/// reshapes to the chunk's shape): under Zarr v2 a filter views whatever bytes it receives as its own
+/// dtype, as numcodecs does.
 pub fn check_input(c: &V2Config, key: &str, t: &NumType, input: &V2Elem) -> Result<()> {
     if t.size() != input.data_type.size() {
         return Err(Error::Metadata(format!(
@@ -96,7 +107,7 @@ pub fn decode_new<'a, F: BytesToBytesCodec + ?Sized>(
 ) -> Result<Cow<'a, [u8]>> {
     let n = count(encoded.len(), stored, codec, "encoded data")?;
     size.check(n * received, codec)?;
-    let mut out = vec![0; n * received];
+    let mut out = crate::error::try_alloc(n * received)?;
     filter.decode_into(encoded, &mut out)?;
     Ok(Cow::Owned(out))
 }

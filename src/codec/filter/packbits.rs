@@ -2,7 +2,7 @@
 //!
 //! numcodecs id: `packbits`. No configuration. Example: `{"id": "packbits"}`
 //!
-//! The elements received must be bools (`|b1`). Encoded: one header byte holding the number of
+//! The bytes received are viewed as bools (`|b1`, nonzero is true), as numcodecs views them. Encoded: one header byte holding the number of
 //! padding bits in the last byte (0..=7), then the bits, most significant first (`numpy.packbits`);
 //! `n` bools take `1 + ceil(n / 8)` bytes (an empty input is the header `[0]`). Decode unpacks and drops
 //! the padding. A header above 7, a missing header, or padding without a byte to pad are
@@ -10,7 +10,6 @@
 
 use crate::codec::numcodecs::{V2Config, V2Elem};
 use crate::codec::{BytesToBytesCodec, DecodedSize};
-use crate::dtype::DataType;
 use crate::error::{Error, Result};
 use serde_json::{json, Value};
 use std::borrow::Cow;
@@ -25,14 +24,9 @@ pub static CODEC: CodecEntry = CodecEntry::numcodecs(array_filter("packbits", |c
 pub struct PackBitsCodec;
 
 impl PackBitsCodec {
-    /// Builds the filter for `input` elements (bools); returns what it produces.
-    pub fn from_config(_c: &V2Config, input: &V2Elem) -> Result<(PackBitsCodec, V2Elem)> {
-        if input.data_type != DataType::Bool {
-            return Err(Error::Unsupported(format!(
-                "numcodecs 'packbits' needs bool elements, not {}",
-                input.data_type
-            )));
-        }
+    /// Builds the filter; returns what it produces. Whatever it receives is viewed as bools (one per
+    /// byte, nonzero is true), as numcodecs views its input.
+    pub fn from_config(_c: &V2Config, _input: &V2Elem) -> Result<(PackBitsCodec, V2Elem)> {
         Ok((PackBitsCodec, V2Elem::bytes()))
     }
 
@@ -59,7 +53,7 @@ impl BytesToBytesCodec for PackBitsCodec {
     fn decode<'a>(&self, encoded: &'a [u8], size: DecodedSize) -> Result<Cow<'a, [u8]>> {
         let n = Self::decoded_len(encoded)?;
         size.check(n, "packbits")?;
-        let mut out = vec![0; n];
+        let mut out = crate::error::try_alloc(n)?;
         self.decode_into(encoded, &mut out)?;
         Ok(Cow::Owned(out))
     }
@@ -121,7 +115,9 @@ mod tests {
         let mut out = [0; 4];
         assert!(matches!(c.decode_into(&[0, 1], &mut out), Err(Error::Codec(_))));
         assert!(matches!(c.decode(&[0, 1], DecodedSize::Exact(4)), Err(Error::Codec(_))));
-        assert!(matches!(filter(&json!({"id": "packbits"}), &V2Elem::parse("|u1").unwrap()), Err(Error::Unsupported(_))));
+        // any bytes are viewed as bools, as numcodecs views them
+        let (u, _) = filter(&json!({"id": "packbits"}), &V2Elem::parse("<i2").unwrap()).unwrap();
+        assert_eq!(u.encode(&[1, 0, 0, 2]).unwrap(), [4, 0b1001_0000]);
         assert_eq!(filter(&json!({"id": "packbits"}), &V2Elem::parse("|b1").unwrap()).unwrap().1, V2Elem::bytes());
     }
 }

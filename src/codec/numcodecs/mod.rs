@@ -5,7 +5,9 @@
 //! `numcodecs.<id>` names under v3 ([`v3`]).
 //!
 //! Every codec receives the description of the bytes it is given ([`V2Elem`]: element type and byte
-//! order); a filter also returns the description of what it produces (e.g. `astype` changes it).
+//! order); a filter also returns the description of what it produces (e.g. `astype` changes it). A
+//! filter with a dtype of its own views what it receives as that dtype, as numcodecs does (see
+//! [`super::filter`]): the description gives defaults, and the element type of `bitround` and blosc.
 //! Configuration members not listed by a codec are ignored, as numcodecs ignores them.
 
 pub mod numpy;
@@ -107,8 +109,7 @@ pub fn compress_streaming(
     let mut cap = first_capacity;
     let mut consumed = 0usize;
     loop {
-        out.try_reserve(cap.saturating_sub(out.len()))
-            .map_err(|_| Error::Internal(format!("cannot allocate {cap} bytes")))?;
+        out.try_reserve(cap.saturating_sub(out.len())).map_err(|_| crate::error::alloc_failed(cap))?;
         let (used, done) = step(&data[consumed..], &mut out)?;
         consumed += used;
         if done {

@@ -615,7 +615,9 @@ impl Arr {
                     ))
                 }
                 Some(_) => s,
-                None => return Err(format!("numpy does not compute `bool {} int` in bool", op.symbol())),
+                // a bool array with a python int computes in the default integer (NEP 50:
+                // `np.array([True]) - 3` is int64)
+                None => return self.cast(&DataType::Int64).op_py(op, s),
             }
         };
         Ok(with_values!(ref &self, T, v => Arr::new(k, op_scalar::<T>(v, op, T::from_canon(s)))))

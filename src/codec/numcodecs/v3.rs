@@ -153,8 +153,11 @@ impl BytesToBytesCodec for V3Bytes {
     fn decode_into(&self, encoded: &[u8], out: &mut [u8]) -> Result<()> {
         self.inner.decode_into(encoded, out)
     }
-    fn decode_partial(&self, encoded: &[u8], start: usize, end: usize, out: &mut [u8]) -> Result<bool> {
-        self.inner.decode_partial(encoded, start, end, out)
+    fn decode_partial(&self, encoded: &[u8], start: usize, end: usize, total: usize, out: &mut [u8]) -> Result<bool> {
+        self.inner.decode_partial(encoded, start, end, total, out)
+    }
+    fn check_decodable(&self, encoded: &[u8], expected: usize) -> Result<()> {
+        self.inner.check_decodable(encoded, expected)
     }
     fn encoded_size(&self, decoded: u64) -> Option<u64> {
         self.inner.encoded_size(decoded)
@@ -181,6 +184,22 @@ impl V3Filter {
     fn new(v2: &Value, decoded: &ArrayRepr, json: Value) -> Result<V3Filter> {
         let input = V2Elem { data_type: decoded.data_type.clone(), byte_order: Some(native()) };
         let (inner, out) = filter(v2, &input)?;
+        // Under v3 the filter is an array -> array codec of the chunk's elements (zarr-python reshapes
+        // its output to the chunk's shape): its own dtype must be theirs, unlike under v2, where a
+        // filter views any bytes as its dtype.
+        let c = super::V2Config::new(v2)?;
+        for key in ["dtype", "decode_dtype"] {
+            if let Ok(t) = crate::codec::filter::num_type(&c, key, None) {
+                crate::codec::filter::check_input(&c, key, &t, &input)?;
+            }
+        }
+        // zarr-python's `numcodecs.bitround` keeps the chunk's data type (its integer result holds
+        // the same bytes); under v2 the next filter sees numcodecs' integers.
+        let id_of = |e: &registry::CodecEntry| e.numcodecs.as_ref().map(|n| n.id);
+        let out = if Some(c.id) == id_of(&crate::codec::filter::bitround_numcodecs::CODEC) { input.clone() } else { out };
+        if Some(c.id) == id_of(&crate::codec::filter::packbits::CODEC) && decoded.data_type != DataType::Bool {
+            return Err(Error::Unsupported(format!("numcodecs 'packbits' needs bool elements, not {}", decoded.data_type)));
+        }
         let swap = out.data_type.size() > 1 && out.byte_order.is_some_and(|o| o != native());
         Ok(V3Filter { inner, input: decoded.data_type.clone(), output: out.data_type, swap, json })
     }

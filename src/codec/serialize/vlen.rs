@@ -212,7 +212,7 @@ impl VlenCodec {
         let total = elems.iter().try_fold(4usize, |a, e| a.checked_add(4 + e.len()));
         let total = total.ok_or_else(|| Error::InvalidArgument("encoded chunk size overflows".into()))?;
         let mut out = Vec::new();
-        out.try_reserve_exact(total).map_err(|_| Error::Internal(format!("cannot allocate {total} bytes")))?;
+        crate::error::try_reserve(&mut out, total)?;
         out.extend_from_slice(&count.to_le_bytes());
         let swap = self.swap_unit();
         for e in elems {

@@ -349,7 +349,7 @@ pub fn decompress(encoded: &[u8], src: Source, out: &mut [u8]) -> Result<()> {
     let mut buf: Vec<u64> = Vec::new();
     let fill = |buf: &mut Vec<u64>, extra: usize| -> Result<()> {
         buf.clear();
-        buf.try_reserve_exact(words + extra).map_err(|_| Error::Internal("zfp: cannot allocate the stream buffer".into()))?;
+        crate::error::try_reserve(buf, words + extra)?;
         buf.extend(encoded.chunks(8).map(|c| {
             let mut w = [0u8; 8];
             w[..c.len()].copy_from_slice(c);
