@@ -1,5 +1,6 @@
-/* An instrumented file system for the MPI tests: the test program defines open, open64, fcntl, rename and
- * linkat, which the libraries it loads (libzarr included) then call instead of the C library's (the
+/* An instrumented file system for the MPI tests: the test program defines open, open64, openat, openat64,
+ * fcntl, rename, renameat and linkat (the directory-relative calls with the directory's path taken from
+ * /proc/self/fd, as the filesystem store works relative to directory descriptors), which the libraries it loads (libzarr included) then call instead of the C library's (the
  * program is linked with ENABLE_EXPORTS, so its definitions come first); each counts what touches
  * paths below `io_counter_prefix`, then calls the C library's function. Counted per process:
  *   metadata_reads  zarr.json opened for reading
@@ -49,6 +50,24 @@ static void io_count_store(const char *to) {
     }
 }
 
+/* The path `name` names relative to the directory descriptor `dirfd` (AT_FDCWD or an absolute name: itself). */
+static const char *io_at_path(int dirfd, const char *name, char *buf, size_t size) {
+    if (name == NULL || name[0] == '/' || dirfd == AT_FDCWD) {
+        return name;
+    }
+    char link[64];
+    snprintf(link, sizeof link, "/proc/self/fd/%d", dirfd);
+    ssize_t n = readlink(link, buf, size - 1);
+    if (n <= 0) {
+        return name;
+    }
+    buf[n] = '\0';
+    if (strcmp(name, ".") != 0) {
+        snprintf(buf + n, size - (size_t)n, "/%s", name);
+    }
+    return buf;
+}
+
 int open(const char *path, int flags, ...) {
     static int (*real)(const char *, int, ...) = NULL;
     mode_t mode = 0;
@@ -79,6 +98,50 @@ int open64(const char *path, int flags, ...) {
     }
     io_count_open(path, flags);
     return real(path, flags, mode);
+}
+
+static int io_openat(const char *sym, int dirfd, const char *path, int flags, mode_t mode) {
+    int (*real)(int, const char *, int, ...) = NULL;
+    *(void **)&real = dlsym(RTLD_NEXT, sym);
+    char buf[PATH_MAX * 2];
+    io_count_open(io_at_path(dirfd, path, buf, sizeof buf), flags);
+    return real(dirfd, path, flags, mode);
+}
+
+int openat(int dirfd, const char *path, int flags, ...) {
+    mode_t mode = 0;
+    if (flags & (O_CREAT | __O_TMPFILE)) {
+        va_list ap;
+        va_start(ap, flags);
+        mode = (mode_t)va_arg(ap, int);
+        va_end(ap);
+    }
+    return io_openat("openat", dirfd, path, flags, mode);
+}
+
+int openat64(int dirfd, const char *path, int flags, ...) {
+    mode_t mode = 0;
+    if (flags & (O_CREAT | __O_TMPFILE)) {
+        va_list ap;
+        va_start(ap, flags);
+        mode = (mode_t)va_arg(ap, int);
+        va_end(ap);
+    }
+    return io_openat("openat64", dirfd, path, flags, mode);
+}
+
+int renameat(int fromfd, const char *from, int tofd, const char *to) {
+    static int (*real)(int, const char *, int, const char *) = NULL;
+    if (real == NULL) {
+        *(void **)&real = dlsym(RTLD_NEXT, "renameat");
+    }
+    char buf[PATH_MAX * 2];
+    const char *full = io_at_path(tofd, to, buf, sizeof buf); /* before: the name then exists */
+    int rc = real(fromfd, from, tofd, to);
+    if (rc == 0) {
+        io_count_store(full);
+    }
+    return rc;
 }
 
 int fcntl(int fd, int cmd, ...) {
@@ -121,9 +184,11 @@ int linkat(int fromfd, const char *from, int tofd, const char *to, int flags) {
     if (real == NULL) {
         *(void **)&real = dlsym(RTLD_NEXT, "linkat");
     }
+    char buf[PATH_MAX * 2];
+    const char *full = io_at_path(tofd, to, buf, sizeof buf);
     int rc = real(fromfd, from, tofd, to, flags);
     if (rc == 0) {
-        io_count_store(to);
+        io_count_store(full);
     }
     return rc;
 }
