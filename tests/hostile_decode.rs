@@ -38,35 +38,10 @@ const PEAK: u64 = 512 << 20;
 /// The environment variable naming the case a child process runs.
 const CHILD: &str = "ZARR_HOSTILE_DECODE_CASE";
 
-/// Runs `case` in a child process under [`CAP`] and checks its peak resident memory; in the child
-/// (`CHILD` names this test), applies the cap and runs `case` itself.
+/// Runs `case` in a child process under [`CAP`] and checks its peak resident memory
+/// ([`common::capped::run_capped`]).
 fn capped(name: &str, case: fn()) {
-    if std::env::var(CHILD).as_deref() == Ok(name) {
-        let lim = libc::rlimit { rlim_cur: CAP, rlim_max: CAP };
-        // SAFETY: setrlimit reads the struct we pass.
-        assert_eq!(unsafe { libc::setrlimit(libc::RLIMIT_AS, &lim) }, 0, "setrlimit");
-        case();
-        return;
-    }
-    let exe = std::env::current_exe().unwrap();
-    let child = std::process::Command::new(exe)
-        .args(["--exact", name, "--nocapture", "--test-threads=1"])
-        .env(CHILD, name)
-        .spawn()
-        .unwrap();
-    let mut status = 0;
-    // SAFETY: an all-zero rusage is valid; wait4 fills it for our own child.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    let pid = child.id() as libc::pid_t;
-    // SAFETY: waits for the child we spawned; `status` and `usage` are valid for writes.
-    let r = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
-    assert_eq!(r, pid, "wait4");
-    assert!(
-        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
-        "{name}: the capped child failed (status {status:#x}; an abort or a failed assertion, see its output above)"
-    );
-    let peak = usage.ru_maxrss as u64 * 1024;
-    eprintln!("{name}: peak resident memory {} MiB", peak >> 20);
+    let peak = common::capped::run_capped(CHILD, name, CAP, case);
     assert!(peak < PEAK, "{name}: peak resident memory {} MiB", peak >> 20);
 }
 

@@ -3,6 +3,8 @@
 // Each test crate uses a subset of these.
 #![allow(dead_code)]
 
+pub mod capped;
+
 use serde_json::{json, Value};
 use std::path::PathBuf;
 
