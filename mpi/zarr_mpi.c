@@ -643,6 +643,8 @@ zarr_status zarr_mpi_resize(MPI_Comm comm, const char *path, zarr_array **array,
             st = zarr_mpi_i_register(fresh, where, mode);
         }
     }
+    /* (every rank's handle, new or kept, finds its lock scope again at its next write, together) */
+    zarr_mpi_i_forget_lock_scope(*array);
     free(where);
     return agree(comm, st, 1);
 }
@@ -802,11 +804,76 @@ zarr_status zarr_mpi_decompose(MPI_Comm comm, const zarr_array *array, const int
 
 /* ---- block I/O -------------------------------------------------------------------------------- */
 
+/* Whether writing `count` elements from `start` every `step` (NULL: 1) covers some shard (chunk) of
+   `array` in part: a read-modify-write of a shard other ranks may write too. 0 when the arguments are
+   not usable (the write then says why). */
+static int splits_shards(const zarr_array *array, const uint64_t *start, const uint64_t *count,
+                         const uint64_t *step) {
+    size_t r = 0;
+    uint64_t shape[64], shard[64];
+    if (start == NULL || count == NULL || zarr_array_rank(array, &r) != ZARR_OK || r == 0 || r > 64 ||
+        zarr_array_shape(array, shape, r) != ZARR_OK || zarr_array_chunk_shape(array, shard, r) != ZARR_OK) {
+        return 0;
+    }
+    for (size_t d = 0; d < r; d++) {
+        if (count[d] == 0) {
+            return 0; /* nothing written */
+        }
+    }
+    for (size_t d = 0; d < r; d++) {
+        uint64_t k = step != NULL ? step[d] : 1, n = shard[d];
+        if (n <= 1) {
+            continue;
+        }
+        if (k != 1 && count[d] > 1) {
+            return 1;
+        }
+        uint64_t hi = start[d] + count[d];
+        if (start[d] % n != 0 || (hi % n != 0 && hi < shape[d])) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Before an independent write (which locks shards with fcntl, see concurrency.md): refuses, on every
+   rank, what those locks cannot make safe at the array's location (zarr_mpi_lockscope.c): any write on
+   Lustre mounted without flock (the locks fail there), and on Lustre mounted localflock, when the job
+   spans nodes, a write that covers a shard in part (ranks on other nodes writing the rest of it would
+   not be excluded). Collective (for zarr_mpi handles; nothing for others). */
+static zarr_status check_locks(MPI_Comm comm, zarr_array *array, const uint64_t *start, const uint64_t *count,
+                               const uint64_t *step, const char *what) {
+    int scope = ZARR_MPI_I_LOCKS_CLUSTER, spans = 0;
+    const char *mount = "";
+    zarr_status st = zarr_mpi_i_handle_lock_scope(comm, array, &scope, &spans, &mount);
+    if (st != ZARR_OK || scope == ZARR_MPI_I_LOCKS_CLUSTER || (scope == ZARR_MPI_I_LOCKS_NODE && !spans)) {
+        return st;
+    }
+    const char *path = zarr_mpi_i_path(array);
+    zarr_status local = ZARR_OK;
+    if (scope == ZARR_MPI_I_LOCKS_NONE) {
+        local = fail(ZARR_ERR_UNSUPPORTED,
+                     "%s: %s is on %s: fcntl locks fail there, and independent writes lock the shards they "
+                     "write; write with zarr_mpi_write_all (no locks), or mount with -o flock", what, path, mount);
+    } else if (splits_shards(array, start, count, step)) {
+        local = fail(ZARR_ERR_UNSUPPORTED,
+                     "%s: %s is on %s, where fcntl locks hold within a node only, and this job spans nodes: "
+                     "this selection covers a shard in part, and ranks on other nodes writing the rest of it "
+                     "could lose updates; write with zarr_mpi_write_all (no locks), decompose along the "
+                     "shards (zarr_mpi_decompose), or mount with -o flock", what, path, mount);
+    }
+    return agree(comm, local, 1);
+}
+
 zarr_status zarr_mpi_write_block(MPI_Comm comm, zarr_array *array, const uint64_t *start,
                                  const uint64_t *count, const void *buffer, size_t buffer_size) {
     zarr_status begun = zarr_mpi_i_begin(comm, ZARR_MPI_I_OP_WRITE_BLOCK);
     if (begun != ZARR_OK) {
         return begun;
+    }
+    zarr_status locks = check_locks(comm, array, start, count, NULL, "zarr_mpi_write_block");
+    if (locks != ZARR_OK) {
+        return locks;
     }
     zarr_status st = lib(zarr_write_region(array, start, count, buffer, buffer_size),
                          "zarr_mpi_write_block: zarr_write_region");
@@ -831,6 +898,10 @@ zarr_status zarr_mpi_write_hyperslab(MPI_Comm comm, zarr_array *array, const uin
     zarr_status begun = zarr_mpi_i_begin(comm, ZARR_MPI_I_OP_WRITE_HYPERSLAB);
     if (begun != ZARR_OK) {
         return begun;
+    }
+    zarr_status locks = check_locks(comm, array, start, count, step, "zarr_mpi_write_hyperslab");
+    if (locks != ZARR_OK) {
+        return locks;
     }
     zarr_status st = lib(zarr_write_hyperslab(array, start, count, step, buffer_stride, buffer_type, buffer,
                                               buffer_size),
