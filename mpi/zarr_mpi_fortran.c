@@ -17,7 +17,36 @@ zarr_status zarr_mpi_f_agree(MPI_Fint comm, zarr_status local, const char *messa
     return zarr_mpi_agree_message(MPI_Comm_f2c(comm), local, message);
 }
 
-const char *zarr_mpi_f_last_error(void) { return zarr_mpi_last_error(); }
+/* The block calls of the module go through zarr_mpi_write_hyperslab / zarr_mpi_read_hyperslab (their
+   handshake, with its sequence numbers, and the lock check of independent writes); their messages then
+   name those C functions. `renamed` holds such a message with the Fortran procedure's name instead, as
+   long as zarr_mpi_last_error() is still `original` (a later call replaces both). */
+static _Thread_local char original[1400], renamed[1400];
+
+/* original := zarr_mpi_last_error(); renamed := it with the C block calls' names replaced by the Fortran
+   procedures' (on every rank alike: a message may name another rank's call). */
+static void rename_message(void) {
+    static const char *const from[2] = {"zarr_mpi_write_hyperslab", "zarr_mpi_read_hyperslab"};
+    static const char *const to[2] = {"zarr_mpi_write_block", "zarr_mpi_read_block"};
+    size_t n = 0;
+    snprintf(original, sizeof original, "%s", zarr_mpi_last_error());
+    for (const char *p = original; *p != '\0' && n + 1 < sizeof renamed;) {
+        int k = strncmp(p, from[0], strlen(from[0])) == 0 ? 0 : strncmp(p, from[1], strlen(from[1])) == 0 ? 1 : -1;
+        if (k >= 0 && n + strlen(to[k]) + 1 < sizeof renamed) {
+            memcpy(renamed + n, to[k], strlen(to[k]));
+            n += strlen(to[k]);
+            p += strlen(from[k]);
+        } else {
+            renamed[n++] = *p++;
+        }
+    }
+    renamed[n] = '\0';
+}
+
+const char *zarr_mpi_f_last_error(void) {
+    const char *m = zarr_mpi_last_error();
+    return original[0] != '\0' && strcmp(m, original) == 0 ? renamed : m;
+}
 
 zarr_status zarr_mpi_f_create(MPI_Fint comm, const char *path, const char *json, int flags, zarr_array **out) {
     return zarr_mpi_create_with_flags(MPI_Comm_f2c(comm), path, json, flags, out);
@@ -190,13 +219,13 @@ zarr_status zarr_mpi_f_transfer(MPI_Fint comm, zarr_array *array, CFI_cdesc_t *b
         st = zarr_mpi_read_all(c, array, start, count, step, strides, t, data, bytes);
         break;
     default:
-        /* The block calls: independent libzarr I/O, agreed with this call's own name in the message. */
-        st = writing ? zarr_write_hyperslab(array, start, count, step, strides, t, data, bytes)
-                     : zarr_read_hyperslab(array, start, count, step, strides, t, data, bytes);
+        /* The block calls: independent libzarr I/O through the C calls (handshake, lock check, agreement),
+           the messages with this procedure's name. */
+        st = writing ? zarr_mpi_write_hyperslab(c, array, start, count, step, strides, t, data, bytes)
+                     : zarr_mpi_read_hyperslab(c, array, start, count, step, strides, t, data, bytes);
         if (st != ZARR_OK) {
-            snprintf(msg, sizeof msg, "%s: %s", what, zarr_last_error());
+            rename_message();
         }
-        st = zarr_mpi_agree_message(c, st, msg);
         break;
     }
     if (order == ZARR_OK) {

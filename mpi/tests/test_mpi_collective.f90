@@ -16,7 +16,7 @@ program test_mpi_collective_f
   implicit none
   integer, parameter :: nx = 23
   type(zarr_array_t) :: a, c
-  integer :: ierr, me, np, ny, stat, stat2, i, j, k, lo, hi, c0, c1, rows, wrong
+  integer :: ierr, me, np, ny, stat, stat2, i, j, k, lo, hi, c0, c1, rows, wrong, odd
   real(real64), allocatable :: u(:, :), b(:, :), s(:, :), empty(:, :)
   character(len=4), allocatable :: text(:, :)
   logical, allocatable :: flags(:)
@@ -126,6 +126,29 @@ program test_mpi_collective_f
   call zarr_mpi_read_block(MPI_COMM_WORLD, a, empty, start=[1_int64, 1_int64], stat=stat2, errmsg=msg)
   if (stat2 /= ZARR_OK) then
     print '(a, i0, a)', 'rank ', me, ': zarr_mpi_read_block into a zero-size buffer: ' // msg
+    call MPI_Abort(MPI_COMM_WORLD, 1, ierr)
+  end if
+  ! The block calls take part in the handshake (operation, sequence numbers), named as the Fortran
+  ! procedures: on a duplicate communicator the last rank reads while the others write.
+  if (np > 1) then
+    call MPI_Comm_dup(MPI_COMM_WORLD, odd, ierr)
+    if (me == np - 1) then
+      call zarr_mpi_read_block(odd, a, s(:, 1:1), start=[1, 1], stat=stat, errmsg=msg)
+    else
+      call zarr_mpi_write_block(odd, a, s(:, 1:1), start=[1, 1], stat=stat, errmsg=msg)
+    end if
+    if (stat /= ZARR_ERR_INVALID_ARGUMENT .or. index(msg, 'different collective calls') == 0 .or. &
+        index(msg, 'zarr_mpi_read_block on rank') == 0 .or. index(msg, 'hyperslab') /= 0) then
+      print '(a, i0, a)', 'rank ', me, ': expected different calls named as in Fortran, got ' // msg
+      call MPI_Abort(MPI_COMM_WORLD, 1, ierr)
+    end if
+    call MPI_Comm_free(odd, ierr)
+  end if
+  ! A block out of bounds: the message names zarr_mpi_write_block (and libzarr's call), on every rank.
+  call zarr_mpi_write_block(MPI_COMM_WORLD, a, s(:, 1:1), start=[1, ny + 1], stat=stat, errmsg=msg)
+  if (stat /= ZARR_ERR_OUT_OF_BOUNDS .or. index(msg, 'zarr_mpi_write_block: zarr_write_hyperslab') == 0 .or. &
+      index(msg, 'zarr_mpi_write_hyperslab') /= 0) then
+    print '(a, i0, a)', 'rank ', me, ': an out-of-bounds block gave ' // msg
     call MPI_Abort(MPI_COMM_WORLD, 1, ierr)
   end if
   ! Resize without the path (the handle knows it), the shape in default integers; then back.
