@@ -33,7 +33,13 @@
  *
  * Every collective call starts with the same handshake, carrying which call it is: ranks that pair
  * different calls (one rank skipped a call, or closes while the others write) all fail with
- * ZARR_ERR_INVALID_ARGUMENT naming both calls, instead of mixing their collectives.
+ * ZARR_ERR_INVALID_ARGUMENT naming both calls, instead of mixing their collectives. It also carries the
+ * call's sequence number on the communicator and how many calls of its kind the rank made there (Since:
+ * 0.4): ranks out of step (a skipped or added call pairing, say, one time step's write with the next's)
+ * fail with ZARR_ERR_INVALID_ARGUMENT ("ranks are out of step: rank 3 is in its 1st zarr_mpi_write_all
+ * on this communicator, rank 0 in its 2nd") and nothing is written. The counts are kept on the
+ * communicator (an MPI attribute; MPI_Comm_dup() starts afresh); once ranks made different calls on it,
+ * every later call of those kinds there fails alike (end the job).
  *
  * Communicators: `comm` must be a valid intracommunicator (not MPI_COMM_NULL) on every calling rank; MPI
  * errors are handled by the communicator's error handler (by default MPI aborts the job).
@@ -281,6 +287,12 @@ zarr_status zarr_mpi_decompose(MPI_Comm comm, const zarr_array *array, const int
  * @returns (identical on every rank) ZARR_OK or the status of the lowest failing rank: any of
  *          zarr_write_region() (ZARR_ERR_OUT_OF_BOUNDS, ZARR_ERR_BUFFER_SIZE, ZARR_ERR_READ_ONLY, ...).
  *          A rank's failed write leaves that rank's chunks unchanged; other ranks' writes are stored.
+ *          ZARR_ERR_UNSUPPORTED, before any rank writes (Since: 0.4), for a handle of zarr_mpi_open() /
+ *          zarr_mpi_create*() whose array lies on Lustre mounted without `flock` (`noflock`, or neither
+ *          option: the locks fail), or mounted `localflock` when the communicator spans nodes and this
+ *          block covers a shard in part (the locks would not exclude other nodes); use
+ *          zarr_mpi_write_all(), which takes no locks. ZARR_ERR_INVALID_ARGUMENT when the ranks are in
+ *          different calls or out of step (see zarr_mpi_write_all()).
  * Collective. Thread-safe as zarr_write_region() is, for distinct communicators.
  */
 zarr_status zarr_mpi_write_block(MPI_Comm comm, zarr_array *array, const uint64_t *start,
