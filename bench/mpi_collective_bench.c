@@ -1,19 +1,33 @@
-/* Collective (zarr_mpi_write_all) against independent (zarr_mpi_write_hyperslab) writes of one float32
- * array, for a decomposition aligned to the shards and one that is not (uneven rows, each rank's block
- * inside a buffer with a one-cell halo). Run by bench/mpi_collective.sh with 1, 2, 4 and 8 ranks.
+/* One workload, several writers: a float32 array of rows of 1024, written by N ranks from blocks of rows
+ * split on shard boundaries (aligned) or unevenly (non-aligned), each rank's block inside a buffer with a
+ * one-cell halo (written in place, no copy). Run by bench/mpi_collective.sh with 1, 2, 4 and 8 ranks.
  *
  *   mpiexec -n N zarr_mpi_collective_bench DIR MIB REPS CODEC
  *
- * DIR: scratch directory; MIB: array size in MiB (rows of 1024 float32, shards of 256 rows, inner chunks
- * of 64 x 256); REPS: repetitions (the best is reported); CODEC: zstd (level 1) or none. Every write is
- * checked: each rank reads its rows back (zarr_mpi_read_all) and compares every cell. One line per
- * (decomposition, mode): the best time (the slowest rank's, between barriers) and the rate. */
-#define _POSIX_C_SOURCE 200809L
+ * DIR: scratch directory; MIB: array size in MiB (shards of 256 rows, inner chunks of 64 x 256); REPS:
+ * repetitions (the best is reported); CODEC: zstd (level 1), gzip (level 1: deflate, as HDF5's) or none.
+ * Writers: libzarr_mpi collective (zarr_mpi_write_all) and independent (zarr_mpi_write_hyperslab); built
+ * with -DZARR_BENCH_PEERS (bench/mpi_collective.sh does, with mpicc, against parallel HDF5 and PnetCDF;
+ * CMake's target has neither) also parallel HDF5 (H5FD_MPIO with H5FD_MPIO_COLLECTIVE transfers, chunks of
+ * 256 rows, deflate level 1 for gzip, none for none; HDF5 has no zstd filter built in, so not for zstd)
+ * and PnetCDF (ncmpi_put_vara_all, uncompressed: for none only; a subarray datatype describes the halo).
+ *
+ * Every write is checked: each rank reads its rows back (through the same library) and compares every
+ * cell. One line per (decomposition, writer): the best time of the slowest rank, from before the write to
+ * after the file's close (creation excluded), the rate, and the files and bytes the last repetition left
+ * (rank 0 walks the store). */
+#define _XOPEN_SOURCE 700 /* nftw */
+#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "zarr_mpi.h"
+#ifdef ZARR_BENCH_PEERS
+#include <hdf5.h>
+#include <pnetcdf.h>
+#endif
 
 #define NX 1024
 #define SHARD_ROWS 256
@@ -25,6 +39,25 @@ static float value(uint64_t i, uint64_t j) { return (float)((i * 7 + j * 13) % 1
 static void die(const char *what, zarr_status st) {
     fprintf(stderr, "rank %d: %s: %s: %s\n", me, what, zarr_status_name(st), zarr_mpi_last_error());
     MPI_Abort(MPI_COMM_WORLD, 1);
+}
+
+static unsigned long long walk_files, walk_bytes;
+
+static int count_entry(const char *p, const struct stat *sb, int flag, struct FTW *ftw) {
+    (void)p, (void)ftw;
+    if (flag == FTW_F) {
+        walk_files++;
+        walk_bytes += (unsigned long long)sb->st_size;
+    }
+    return 0;
+}
+
+/* Files and bytes below `path` (a file or a directory). */
+static void footprint(const char *path, unsigned long long *files, unsigned long long *bytes) {
+    walk_files = walk_bytes = 0;
+    nftw(path, count_entry, 16, FTW_PHYS);
+    *files = walk_files;
+    *bytes = walk_bytes;
 }
 
 /* Rows of rank q: aligned, whole shards balanced (as zarr_mpi_decompose); not aligned, widths in the
@@ -48,13 +81,170 @@ static void rows_of(int aligned, uint64_t ny, int q, uint64_t *lo, uint64_t *hi)
     *hi = q == np - 1 ? ny : (uint64_t)((double)ny * (before + w[q % 8]) / total);
 }
 
+enum { WRITER_COLLECTIVE, WRITER_INDEPENDENT, WRITER_HDF5, WRITER_PNETCDF };
+static const char *const writer_names[4] = {"libzarr_mpi collective", "libzarr_mpi independent",
+                                            "HDF5 mpio collective", "PnetCDF put_vara_all"};
+
+/* This rank's rows [lo, lo + rows) read back (`back`, rows x NX) are the values written. */
+static void check_rows(const float *back, uint64_t lo, uint64_t rows) {
+    for (uint64_t i = 0; i < rows; i++) {
+        for (uint64_t j = 0; j < NX; j++) {
+            if (back[i * NX + j] != value(lo + i, j)) {
+                fprintf(stderr, "rank %d: cell (%llu, %llu) wrong\n", me, (unsigned long long)(lo + i),
+                        (unsigned long long)j);
+                MPI_Abort(MPI_COMM_WORLD, 1);
+            }
+        }
+    }
+}
+
+/* The slowest rank's time from a barrier to the end of the write */
+static double slowest_since(double t0) {
+    double t = MPI_Wtime() - t0, slowest = 0;
+    MPI_Allreduce(&t, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    return slowest;
+}
+
+#ifdef ZARR_BENCH_PEERS
+#define H5_OK(call)                                                                                        \
+    do {                                                                                                     \
+        if ((call) < 0) {                                                                                    \
+            fprintf(stderr, "rank %d: %s failed\n", me, #call);                                              \
+            MPI_Abort(MPI_COMM_WORLD, 1);                                                                    \
+        }                                                                                                    \
+    } while (0)
+#define NCCHECK(call)                                                                                        \
+    do {                                                                                                     \
+        int rc_ = (call);                                                                                    \
+        if (rc_ != NC_NOERR) {                                                                               \
+            fprintf(stderr, "rank %d: %s: %s\n", me, #call, ncmpi_strerror(rc_));                           \
+            MPI_Abort(MPI_COMM_WORLD, 1);                                                                    \
+        }                                                                                                    \
+    } while (0)
+
+/* The file and memory dataspaces of this rank's rows (the memory one: the block inside its halo). */
+static void h5_spaces(uint64_t ny, uint64_t lo, uint64_t rows, hid_t *fs, hid_t *ms) {
+    hsize_t dims[2] = {ny, NX}, start[2] = {lo, 0}, count[2] = {rows, NX};
+    hsize_t mdims[2] = {rows + 2, NX + 2}, mstart[2] = {1, 1};
+    *fs = H5Screate_simple(2, dims, NULL);
+    *ms = H5Screate_simple(2, mdims, NULL);
+    H5_OK(H5Sselect_hyperslab(*fs, H5S_SELECT_SET, start, NULL, count, NULL));
+    H5_OK(H5Sselect_hyperslab(*ms, H5S_SELECT_SET, mstart, NULL, count, NULL));
+}
+
+static double write_hdf5(const char *path, int deflate, uint64_t ny, uint64_t lo, uint64_t rows, const float *local,
+                         float *back) {
+    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS), dcpl = H5Pcreate(H5P_DATASET_CREATE), dxpl = H5Pcreate(H5P_DATASET_XFER);
+    H5_OK(H5Pset_fapl_mpio(fapl, MPI_COMM_WORLD, MPI_INFO_NULL));
+    hsize_t chunk[2] = {SHARD_ROWS, NX};
+    H5_OK(H5Pset_chunk(dcpl, 2, chunk));
+    H5_OK(H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER));
+    if (deflate) {
+        H5_OK(H5Pset_deflate(dcpl, 1));
+    }
+    H5_OK(H5Pset_dxpl_mpio(dxpl, H5FD_MPIO_COLLECTIVE));
+    hid_t f = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, fapl), fs, ms;
+    H5_OK(f);
+    h5_spaces(ny, lo, rows, &fs, &ms);
+    hid_t d = H5Dcreate2(f, "data", H5T_NATIVE_FLOAT, fs, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+    H5_OK(d);
+    MPI_Barrier(MPI_COMM_WORLD);
+    double t0 = MPI_Wtime();
+    H5_OK(H5Dwrite(d, H5T_NATIVE_FLOAT, ms, fs, dxpl, local));
+    H5_OK(H5Dclose(d));
+    H5_OK(H5Fclose(f));
+    double t = slowest_since(t0);
+    /* Read back (collectively, into a dense buffer). */
+    f = H5Fopen(path, H5F_ACC_RDONLY, fapl);
+    H5_OK(f);
+    d = H5Dopen2(f, "data", H5P_DEFAULT);
+    H5_OK(d);
+    hsize_t dense[2] = {rows, NX};
+    hid_t bs = H5Screate_simple(2, dense, NULL);
+    H5_OK(H5Dread(d, H5T_NATIVE_FLOAT, bs, fs, dxpl, back));
+    check_rows(back, lo, rows);
+    H5Sclose(bs), H5Sclose(fs), H5Sclose(ms), H5Dclose(d), H5Fclose(f);
+    H5Pclose(fapl), H5Pclose(dcpl), H5Pclose(dxpl);
+    return t;
+}
+
+static double write_pnetcdf(const char *path, uint64_t ny, uint64_t lo, uint64_t rows, const float *local,
+                            float *back) {
+    int nc, dims[2], var;
+    NCCHECK(ncmpi_create(MPI_COMM_WORLD, path, NC_CLOBBER | NC_64BIT_DATA, MPI_INFO_NULL, &nc));
+    NCCHECK(ncmpi_def_dim(nc, "y", (MPI_Offset)ny, &dims[0]));
+    NCCHECK(ncmpi_def_dim(nc, "x", NX, &dims[1]));
+    NCCHECK(ncmpi_def_var(nc, "data", NC_FLOAT, 2, dims, &var));
+    NCCHECK(ncmpi_enddef(nc));
+    int sizes[2] = {(int)rows + 2, NX + 2}, sub[2] = {(int)rows, NX}, starts[2] = {1, 1};
+    MPI_Datatype block;
+    MPI_Type_create_subarray(2, sizes, sub, starts, MPI_ORDER_C, MPI_FLOAT, &block);
+    MPI_Type_commit(&block);
+    MPI_Offset start[2] = {(MPI_Offset)lo, 0}, count[2] = {(MPI_Offset)rows, NX};
+    MPI_Barrier(MPI_COMM_WORLD);
+    double t0 = MPI_Wtime();
+    NCCHECK(ncmpi_put_vara_all(nc, var, start, count, local, 1, block));
+    NCCHECK(ncmpi_close(nc));
+    double t = slowest_since(t0);
+    MPI_Type_free(&block);
+    NCCHECK(ncmpi_open(MPI_COMM_WORLD, path, NC_NOWRITE, MPI_INFO_NULL, &nc));
+    NCCHECK(ncmpi_get_vara_float_all(nc, var, start, count, back));
+    NCCHECK(ncmpi_close(nc));
+    check_rows(back, lo, rows);
+    return t;
+}
+#endif
+
+/* One write of this rank's rows by `writer` (timed), then every cell read back and checked. */
+static double timed_write(int writer, const char *path, const char *json, const char *codec, uint64_t ny,
+                          uint64_t lo, uint64_t rows, const float *local, float *back) {
+    const uint64_t w = NX + 2;
+#ifdef ZARR_BENCH_PEERS
+    if (writer == WRITER_HDF5) {
+        return write_hdf5(path, strcmp(codec, "gzip") == 0, ny, lo, rows, local, back);
+    }
+    if (writer == WRITER_PNETCDF) {
+        return write_pnetcdf(path, ny, lo, rows, local, back);
+    }
+#else
+    (void)codec, (void)ny;
+#endif
+    zarr_array *a = NULL;
+    zarr_status st = zarr_mpi_create_with_flags(MPI_COMM_WORLD, path, json, ZARR_MPI_CLOBBER, &a);
+    if (st != ZARR_OK) {
+        die("zarr_mpi_create_with_flags", st);
+    }
+    uint64_t start[2] = {lo, 0}, count[2] = {rows, NX};
+    int64_t stride[2] = {(int64_t)w, 1};
+    size_t size = sizeof(float) * ((rows + 2) * w - w - 1);
+    MPI_Barrier(MPI_COMM_WORLD);
+    double t0 = MPI_Wtime();
+    st = writer == WRITER_COLLECTIVE
+             ? zarr_mpi_write_all(MPI_COMM_WORLD, a, start, count, NULL, stride, ZARR_FLOAT32, local + w + 1, size)
+             : zarr_mpi_write_hyperslab(MPI_COMM_WORLD, a, start, count, NULL, stride, ZARR_FLOAT32, local + w + 1,
+                                        size);
+    zarr_status cs = st == ZARR_OK ? zarr_mpi_close(MPI_COMM_WORLD, a) : ZARR_OK;
+    double t = slowest_since(t0);
+    if (st != ZARR_OK || cs != ZARR_OK) {
+        die("write", st != ZARR_OK ? st : cs);
+    }
+    if ((st = zarr_mpi_open(MPI_COMM_WORLD, path, ZARR_READ, &a)) != ZARR_OK ||
+        (st = zarr_mpi_read_all(MPI_COMM_WORLD, a, start, count, NULL, NULL, ZARR_FLOAT32, back,
+                                sizeof(float) * rows * NX)) != ZARR_OK) {
+        die("read back", st);
+    }
+    check_rows(back, lo, rows);
+    zarr_mpi_close(MPI_COMM_WORLD, a);
+    return t;
+}
+
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
     MPI_Comm_size(MPI_COMM_WORLD, &np);
     if (argc != 5) {
         if (me == 0) {
-            fprintf(stderr, "usage: %s DIR MIB REPS zstd|none\n", argv[0]);
+            fprintf(stderr, "usage: %s DIR MIB REPS zstd|gzip|none\n", argv[0]);
         }
         MPI_Finalize();
         return 2;
@@ -66,6 +256,14 @@ int main(int argc, char **argv) {
     char json[2048], comp[160] = "";
     if (strcmp(codec, "zstd") == 0) {
         snprintf(comp, sizeof comp, ",{\"name\":\"zstd\",\"configuration\":{\"level\":1,\"checksum\":false}}");
+    } else if (strcmp(codec, "gzip") == 0) {
+        snprintf(comp, sizeof comp, ",{\"name\":\"gzip\",\"configuration\":{\"level\":1}}");
+    } else if (strcmp(codec, "none") != 0) {
+        if (me == 0) {
+            fprintf(stderr, "codec %s: zstd, gzip or none\n", codec);
+        }
+        MPI_Finalize();
+        return 2;
     }
     snprintf(json, sizeof json,
              "{\"zarr_format\":3,\"node_type\":\"array\",\"shape\":[%llu,%d],\"data_type\":\"float32\","
@@ -94,54 +292,32 @@ int main(int argc, char **argv) {
                 local[i * w + j] = halo ? -1.0f : value(lo + i - 1, j - 1);
             }
         }
-        for (int collective = 1; collective >= 0; collective--) {
+        for (int writer = 0; writer < 4; writer++) {
+            if ((writer == WRITER_HDF5 && strcmp(codec, "zstd") == 0) ||
+                (writer == WRITER_PNETCDF && strcmp(codec, "none") != 0)) {
+                continue; /* no such codec there */
+            }
+#ifndef ZARR_BENCH_PEERS
+            if (writer >= WRITER_HDF5) {
+                continue;
+            }
+#endif
             double best = 1e30;
+            char path[4200] = "";
             for (int rep = 0; rep < reps; rep++) {
-                char path[4200];
-                snprintf(path, sizeof path, "%s/rep%d_%d_%d.zarr", dir, rep, aligned, collective);
-                zarr_array *a = NULL;
-                zarr_status st = zarr_mpi_create(MPI_COMM_WORLD, path, json, &a);
-                if (st != ZARR_OK) {
-                    die("zarr_mpi_create", st);
+                snprintf(path, sizeof path, "%s/rep%d_%d_%d.%s", dir, rep, aligned, writer,
+                         writer == WRITER_HDF5 ? "h5" : writer == WRITER_PNETCDF ? "nc" : "zarr");
+                double t = timed_write(writer, path, json, codec, ny, lo, rows, local, back);
+                if (t < best) {
+                    best = t;
                 }
-                uint64_t start[2] = {lo, 0}, count[2] = {rows, NX};
-                int64_t stride[2] = {(int64_t)w, 1};
-                size_t size = sizeof(float) * ((rows + 2) * w - w - 1);
-                MPI_Barrier(MPI_COMM_WORLD);
-                double t0 = MPI_Wtime();
-                st = collective ? zarr_mpi_write_all(MPI_COMM_WORLD, a, start, count, NULL, stride, ZARR_FLOAT32,
-                                                     local + w + 1, size)
-                                : zarr_mpi_write_hyperslab(MPI_COMM_WORLD, a, start, count, NULL, stride,
-                                                           ZARR_FLOAT32, local + w + 1, size);
-                double t = MPI_Wtime() - t0, slowest = 0;
-                MPI_Allreduce(&t, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-                if (st != ZARR_OK) {
-                    die("write", st);
-                }
-                if (slowest < best) {
-                    best = slowest;
-                }
-                /* Every cell checked. */
-                st = zarr_mpi_read_all(MPI_COMM_WORLD, a, start, count, NULL, NULL, ZARR_FLOAT32, back,
-                                       sizeof(float) * rows * NX);
-                if (st != ZARR_OK) {
-                    die("zarr_mpi_read_all", st);
-                }
-                for (uint64_t i = 0; i < rows; i++) {
-                    for (uint64_t j = 0; j < NX; j++) {
-                        if (back[i * NX + j] != value(lo + i, j)) {
-                            fprintf(stderr, "rank %d: cell (%llu, %llu) wrong\n", me, (unsigned long long)(lo + i),
-                                    (unsigned long long)j);
-                            MPI_Abort(MPI_COMM_WORLD, 1);
-                        }
-                    }
-                }
-                zarr_mpi_close(MPI_COMM_WORLD, a);
             }
             if (me == 0) {
-                printf("np=%d %-11s %-11s %-4s %.3f s %.1f MiB/s (values checked)\n", np,
-                       aligned ? "aligned" : "non-aligned", collective ? "collective" : "independent", codec, best,
-                       (double)ny * NX * 4 / 1048576.0 / best);
+                unsigned long long files = 0, bytes = 0;
+                footprint(path, &files, &bytes);
+                printf("np=%d %-11s %-22s %-4s %.3f s %7.1f MiB/s %6llu files %11llu bytes (values checked)\n", np,
+                       aligned ? "aligned" : "non-aligned", writer_names[writer], codec, best,
+                       (double)ny * NX * 4 / 1048576.0 / best, files, bytes);
                 fflush(stdout);
             }
         }

@@ -30,9 +30,10 @@
 !> and no rank hangs. Without `stat`, a failure prints errmsg and stops (ERROR STOP: on every rank alike).
 module zarr_mpi
   use, intrinsic :: iso_c_binding
-  use, intrinsic :: iso_fortran_env, only: int8, int16, int32, int64, error_unit
+  use, intrinsic :: iso_fortran_env, only: int8, int16, int32, int64, real32, real64, error_unit
   use zarr, only: zarr_array_t, ZARR_OK, ZARR_READ, ZARR_READ_WRITE, ZARR_ERR_INVALID_ARGUMENT, &
-                  zarr_c_spec_new, zarr_c_spec_free
+                  zarr_c_spec_new, zarr_c_spec_free, ZARR_BOOL, ZARR_INT8, ZARR_INT16, ZARR_INT32, ZARR_INT64, &
+                  ZARR_FLOAT32, ZARR_FLOAT64, ZARR_COMPLEX64, ZARR_COMPLEX128
   implicit none
   private
 
@@ -57,16 +58,17 @@ module zarr_mpi
       character(kind=c_char), intent(in) :: message(*)
       integer(c_int32_t) :: st
     end function c_agree
-    function c_create(comm, path, json, out) bind(C, name="zarr_mpi_f_create") result(st)
+    function c_create(comm, path, json, flags, out) bind(C, name="zarr_mpi_f_create") result(st)
       import :: c_int, c_int32_t, c_char, c_ptr
-      integer(c_int), value :: comm
+      integer(c_int), value :: comm, flags
       character(kind=c_char), intent(in) :: path(*), json(*)
       type(c_ptr), intent(out) :: out
       integer(c_int32_t) :: st
     end function c_create
-    function c_create_from_spec(comm, path, spec, out) bind(C, name="zarr_mpi_f_create_from_spec") result(st)
+    function c_create_from_spec(comm, path, spec, flags, out) bind(C, name="zarr_mpi_f_create_from_spec") &
+        result(st)
       import :: c_int, c_int32_t, c_char, c_ptr
-      integer(c_int), value :: comm
+      integer(c_int), value :: comm, flags
       character(kind=c_char), intent(in) :: path(*)
       type(c_ptr), value :: spec
       type(c_ptr), intent(out) :: out
@@ -104,7 +106,7 @@ module zarr_mpi
       integer(c_size_t), value :: rank
       integer(c_int32_t) :: st
     end function c_decompose
-    function c_transfer(comm, array, buf, start, start_len, step, step_len, mode) &
+    function c_transfer(comm, array, buf, start, start_len, step, step_len, mode, buf_type, buf_elem) &
         bind(C, name="zarr_mpi_f_transfer") result(st)
       import :: c_int, c_int32_t, c_ptr, c_int64_t, c_size_t
       integer(c_int), value :: comm, mode
@@ -112,6 +114,8 @@ module zarr_mpi
       type(*), dimension(..), intent(in) :: buf
       integer(c_int64_t), intent(in) :: start(*), step(*)
       integer(c_size_t), value :: start_len, step_len
+      integer(c_int), value :: buf_type
+      integer(c_size_t), value :: buf_elem
       integer(c_int32_t) :: st
     end function c_transfer
     function c_rank(comm) bind(C, name="zarr_mpi_f_rank") result(r)
@@ -196,19 +200,22 @@ contains
 
   !> Creates an array collectively from a complete Zarr v3 metadata document (in Zarr's dimension order,
   !> the same on every rank): rank 0 writes it, the other ranks open the array after it. `array` must not
-  !> be open; on success it is open for reading and writing on every rank. Collective.
-  subroutine zarr_mpi_create(comm, path, metadata_json, array, stat, errmsg)
+  !> be open; on success it is open for reading and writing on every rank. An array or group already at
+  !> `path` fails every rank (ZARR_ERR_EXISTS) unless `clobber` is .true. (netCDF's NF90_CLOBBER): then it is
+  !> replaced (zarr_mpi_create_with_flags() with ZARR_MPI_CLOBBER). Collective.
+  subroutine zarr_mpi_create(comm, path, metadata_json, array, stat, errmsg, clobber)
     integer, intent(in) :: comm
     character(*), intent(in) :: path, metadata_json
     type(zarr_array_t), intent(inout) :: array
     integer, intent(out), optional :: stat
     character(:), allocatable, intent(out), optional :: errmsg
+    logical, intent(in), optional :: clobber
     character(:), allocatable :: zmsg
     integer(c_int32_t) :: st
     type(c_ptr) :: h
     st = local_check(comm, .not. array%is_open(), 'the array handle is open already')
     if (st == ZARR_OK) then
-      st = c_create(int(comm, c_int), c_str(trim(path)), c_str(metadata_json), h)
+      st = c_create(int(comm, c_int), c_str(trim(path)), c_str(metadata_json), flags_of(clobber), h)
       if (st == ZARR_OK) call array%adopt_c_handle(h)
     end if
     call report(st, 'zarr_mpi_create(' // trim(path) // ')', stat, zmsg, comm)
@@ -219,9 +226,10 @@ contains
   !> on one process (same keywords, Fortran order, the same defaults): every rank passes the same
   !> values (their specs are compared: a difference fails every rank), rank 0 creates the array, the
   !> other ranks open it after it (zarr_mpi_create_from_spec() of zarr_mpi.h). `array` must not be
-  !> open; on success it is open for reading and writing on every rank. Collective.
+  !> open; on success it is open for reading and writing on every rank. `clobber`: as zarr_mpi_create.
+  !> Collective.
   subroutine zarr_mpi_create_from_spec(comm, path, array, shape, type, chunks, shards, codec, level, shuffle, &
-                                       fill, dimension_names, attributes, zarr_format, stat, errmsg)
+                                       fill, dimension_names, attributes, zarr_format, stat, errmsg, clobber)
     integer, intent(in) :: comm
     character(*), intent(in) :: path
     type(zarr_array_t), intent(inout) :: array
@@ -233,6 +241,7 @@ contains
     character(*), intent(in), optional :: dimension_names(:)
     integer, intent(out), optional :: stat
     character(:), allocatable, intent(out), optional :: errmsg
+    logical, intent(in), optional :: clobber
     character(:), allocatable :: zmsg, smsg
     integer(c_int32_t) :: st
     integer :: sst
@@ -244,7 +253,7 @@ contains
                            attributes, zarr_format, stat=sst, errmsg=smsg)
       st = c_agree(int(comm, c_int), int(sst, c_int32_t), c_str(smsg))
       if (st == ZARR_OK) then
-        st = c_create_from_spec(int(comm, c_int), c_str(trim(path)), spec, h)
+        st = c_create_from_spec(int(comm, c_int), c_str(trim(path)), spec, flags_of(clobber), h)
         if (st == ZARR_OK) call array%adopt_c_handle(h)
       end if
       call zarr_c_spec_free(spec)
@@ -252,6 +261,15 @@ contains
     call report(st, 'zarr_mpi_create_from_spec(' // trim(path) // ')', stat, zmsg, comm)
     if (present(errmsg)) errmsg = zmsg
   end subroutine zarr_mpi_create_from_spec
+
+  !> The flags of zarr_mpi_create_with_flags() for the optional `clobber`.
+  integer(c_int) function flags_of(clobber)
+    logical, intent(in), optional :: clobber
+    flags_of = 0
+    if (present(clobber)) then
+      if (clobber) flags_of = 1   ! ZARR_MPI_CLOBBER
+    end if
+  end function flags_of
 
   !> Opens an existing array on every rank; `mode` is ZARR_READ (the default) or ZARR_READ_WRITE, the
   !> same on every rank. `array` must not be open. Collective.
@@ -338,7 +356,7 @@ contains
   subroutine zarr_mpi_write_block(comm, array, buf, start, stat, errmsg)
     integer, intent(in) :: comm
     type(zarr_array_t), intent(in) :: array
-    type(*), dimension(..), intent(in) :: buf
+    class(*), dimension(..), intent(in) :: buf
     class(*), intent(in), optional :: start(:)
     integer, intent(out), optional :: stat
     character(:), allocatable, intent(out), optional :: errmsg
@@ -354,7 +372,7 @@ contains
   subroutine zarr_mpi_read_block(comm, array, buf, start, stat, errmsg)
     integer, intent(in) :: comm
     type(zarr_array_t), intent(in) :: array
-    type(*), dimension(..), intent(inout) :: buf
+    class(*), dimension(..), intent(inout) :: buf
     class(*), intent(in), optional :: start(:)
     integer, intent(out), optional :: stat
     character(:), allocatable, intent(out), optional :: errmsg
@@ -374,7 +392,7 @@ contains
   subroutine zarr_mpi_write_all(comm, array, buf, start, step, stat, errmsg)
     integer, intent(in) :: comm
     type(zarr_array_t), intent(in) :: array
-    type(*), dimension(..), intent(in) :: buf
+    class(*), dimension(..), intent(in) :: buf
     class(*), intent(in), optional :: start(:), step(:)
     integer, intent(out), optional :: stat
     character(:), allocatable, intent(out), optional :: errmsg
@@ -391,7 +409,7 @@ contains
   subroutine zarr_mpi_read_all(comm, array, buf, start, step, stat, errmsg)
     integer, intent(in) :: comm
     type(zarr_array_t), intent(in) :: array
-    type(*), dimension(..), intent(inout) :: buf
+    class(*), dimension(..), intent(inout) :: buf
     class(*), intent(in), optional :: start(:), step(:)
     integer, intent(out), optional :: stat
     character(:), allocatable, intent(out), optional :: errmsg
@@ -408,7 +426,7 @@ contains
   function transfer_all(comm, array, buf, start, step, mode) result(st)
     integer, intent(in) :: comm
     type(zarr_array_t), intent(in) :: array
-    type(*), dimension(..), intent(in) :: buf
+    class(*), dimension(..), intent(in) :: buf
     class(*), intent(in), optional :: start(:), step(:)
     integer, intent(in) :: mode
     integer(c_int32_t) :: st
@@ -433,8 +451,45 @@ contains
                    c_str('start and step are integer arrays (of any kind)'))
       return
     end if
-    st = c_transfer(int(comm, c_int), array%c_handle(), buf, cstart, nstart, cstep, nstep, int(mode, c_int))
+    st = c_transfer(int(comm, c_int), array%c_handle(), buf, cstart, nstart, cstep, nstep, int(mode, c_int), &
+                    buffer_type(buf), int(storage_size(buf) / 8, c_size_t))
   end function transfer_all
+
+  !> The zarr type of a buffer's elements, or -2 (character), -3 (default logical), -1 (another type).
+  !> The public procedures take buffers as class(*), not type(*): gfortran (12) passes a character actual
+  !> argument of an assumed-type dummy with a hidden length that the callee does not expect (and then takes
+  !> for errmsg's), so a character buffer crashed the call. A class(*) dummy carries its type, which is
+  !> found here by comparison with a value of each kind (same_type_as of unlimited polymorphic objects; for
+  !> intrinsic types its result is the processor's, gfortran's compares type and kind), and handed to C
+  !> with the element size: the C descriptor made from a class(*) object does not say them.
+  function buffer_type(buf) result(t)
+    class(*), dimension(..), intent(in) :: buf
+    integer(c_int) :: t
+    class(*), allocatable :: probe
+    t = -1
+    probe = 1_int8
+    if (same_type_as(buf, probe)) t = ZARR_INT8
+    probe = 1_int16
+    if (same_type_as(buf, probe)) t = ZARR_INT16
+    probe = 1_int32
+    if (same_type_as(buf, probe)) t = ZARR_INT32
+    probe = 1_int64
+    if (same_type_as(buf, probe)) t = ZARR_INT64
+    probe = 1.0_real32
+    if (same_type_as(buf, probe)) t = ZARR_FLOAT32
+    probe = 1.0_real64
+    if (same_type_as(buf, probe)) t = ZARR_FLOAT64
+    probe = (1.0_real32, 0.0_real32)
+    if (same_type_as(buf, probe)) t = ZARR_COMPLEX64
+    probe = (1.0_real64, 0.0_real64)
+    if (same_type_as(buf, probe)) t = ZARR_COMPLEX128
+    probe = .true._c_bool
+    if (same_type_as(buf, probe)) t = ZARR_BOOL
+    probe = 'a'
+    if (same_type_as(buf, probe)) t = -2
+    probe = .true.
+    if (same_type_as(buf, probe)) t = -3
+  end function buffer_type
 
   !> The first 32 values of an integer array of any kind, as integer(int64); ok false for another type.
   subroutine to_int64(x, out, ok)

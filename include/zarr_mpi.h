@@ -33,7 +33,13 @@
  *
  * Every collective call starts with the same handshake, carrying which call it is: ranks that pair
  * different calls (one rank skipped a call, or closes while the others write) all fail with
- * ZARR_ERR_INVALID_ARGUMENT naming both calls, instead of mixing their collectives.
+ * ZARR_ERR_INVALID_ARGUMENT naming both calls, instead of mixing their collectives. It also carries the
+ * call's sequence number on the communicator and how many calls of its kind the rank made there (Since:
+ * 0.4): ranks out of step (a skipped or added call pairing, say, one time step's write with the next's)
+ * fail with ZARR_ERR_INVALID_ARGUMENT ("ranks are out of step: rank 3 is in its 1st zarr_mpi_write_all
+ * on this communicator, rank 0 in its 2nd") and nothing is written. The counts are kept on the
+ * communicator (an MPI attribute; MPI_Comm_dup() starts afresh); once ranks made different calls on it,
+ * every later call of those kinds there fails alike (end the job).
  *
  * Communicators: `comm` must be a valid intracommunicator (not MPI_COMM_NULL) on every calling rank; MPI
  * errors are handled by the communicator's error handler (by default MPI aborts the job).
@@ -107,6 +113,31 @@ zarr_status zarr_mpi_agree_message(MPI_Comm comm, zarr_status local, const char 
  */
 zarr_status zarr_mpi_create(MPI_Comm comm, const char *path, const char *metadata_json, zarr_array **out);
 
+/** zarr_mpi_create_with_flags() / zarr_mpi_create_from_spec_with_flags(): replace an array or group
+    already at the path (netCDF's NC_CLOBBER). Without it, creating where an array or group is fails with
+    ZARR_ERR_EXISTS on every rank (NC_NOCLOBBER). Since: 0.4. */
+#define ZARR_MPI_CLOBBER 1
+
+/**
+ * zarr_mpi_create() with flags: 0 (as zarr_mpi_create(): an array or group already at `path` is
+ * ZARR_ERR_EXISTS on every rank, with one message, and is left as it was) or ZARR_MPI_CLOBBER: an array or
+ * group at `path` (a local directory) is replaced. Rank 0 moves it aside (a rename within its parent
+ * directory), creates the new array, and then deletes the old one (symbolic links below it are removed as
+ * links, their targets left alone); when the create fails, the old one is put back. A directory without
+ * Zarr metadata, or a file, is never deleted (zarr_create() then reports what it finds). An array or group
+ * in another store (s3://, ...) is not replaced: ZARR_ERR_UNSUPPORTED.
+ *
+ * @param flags  0 or ZARR_MPI_CLOBBER; the same on every rank (compared)
+ * @returns as zarr_mpi_create(), and ZARR_ERR_INVALID_ARGUMENT (unknown or differing flags);
+ *          ZARR_ERR_UNSUPPORTED (ZARR_MPI_CLOBBER for a node outside the local file system); ZARR_ERR_IO
+ *          (the old node could not be moved aside: nothing changed; or it could not be deleted after the
+ *          create: the message names where it lies). When the path's directory cannot be written, the
+ *          message names that directory.
+ * Collective. Thread-safe as far as MPI is. Since: 0.4.
+ */
+zarr_status zarr_mpi_create_with_flags(MPI_Comm comm, const char *path, const char *metadata_json, int flags,
+                                       zarr_array **out);
+
 /**
  * Creates an array collectively from a spec (zarr_array_spec_new() and the zarr_array_spec_set_*()
  * calls, without JSON): rank 0 creates it at `path` with zarr_create_from_spec(), then, after the
@@ -134,6 +165,15 @@ zarr_status zarr_mpi_create(MPI_Comm comm, const char *path, const char *metadat
  */
 zarr_status zarr_mpi_create_from_spec(MPI_Comm comm, const char *path, const zarr_array_spec *spec,
                                       zarr_array **out);
+
+/**
+ * zarr_mpi_create_from_spec() with flags: 0 or ZARR_MPI_CLOBBER, as zarr_mpi_create_with_flags().
+ *
+ * @returns as zarr_mpi_create_from_spec() and zarr_mpi_create_with_flags().
+ * Collective. Thread-safe as far as MPI is. Since: 0.4.
+ */
+zarr_status zarr_mpi_create_from_spec_with_flags(MPI_Comm comm, const char *path, const zarr_array_spec *spec,
+                                                 int flags, zarr_array **out);
 
 /**
  * Opens an existing array on every rank (as zarr_open()): rank 0 reads the metadata and sends the
@@ -247,6 +287,12 @@ zarr_status zarr_mpi_decompose(MPI_Comm comm, const zarr_array *array, const int
  * @returns (identical on every rank) ZARR_OK or the status of the lowest failing rank: any of
  *          zarr_write_region() (ZARR_ERR_OUT_OF_BOUNDS, ZARR_ERR_BUFFER_SIZE, ZARR_ERR_READ_ONLY, ...).
  *          A rank's failed write leaves that rank's chunks unchanged; other ranks' writes are stored.
+ *          ZARR_ERR_UNSUPPORTED, before any rank writes (Since: 0.4), for a handle of zarr_mpi_open() /
+ *          zarr_mpi_create*() whose array lies on Lustre mounted without `flock` (`noflock`, or neither
+ *          option: the locks fail), or mounted `localflock` when the communicator spans nodes and this
+ *          block covers a shard in part (the locks would not exclude other nodes); use
+ *          zarr_mpi_write_all(), which takes no locks. ZARR_ERR_INVALID_ARGUMENT when the ranks are in
+ *          different calls or out of step (see zarr_mpi_write_all()).
  * Collective. Thread-safe as zarr_write_region() is, for distinct communicators.
  */
 zarr_status zarr_mpi_write_block(MPI_Comm comm, zarr_array *array, const uint64_t *start,

@@ -4,10 +4,12 @@
  * arguments, agree (zarr_mpi_agree(): an MPI_Allreduce(MIN) of "the first failing rank" plus a broadcast
  * of that rank's status and message), do the work, agree again. A rank that fails early still takes
  * part in every later agreement of the call, so no rank waits for one that has left. */
-#define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
+#define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT, nftw */
 #include "zarr_mpi_internal.h"
 
 #include <errno.h>
+#include <ftw.h>
+#include <sys/stat.h>
 #include <sched.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -223,16 +225,143 @@ static zarr_status check_writable(const char *path, const char *what) {
     return ZARR_OK;
 }
 
+/* ---- creation, replacing what is there (ZARR_MPI_CLOBBER) ------------------------------------- */
+
+/* The local directory of `path` (a plain path or file://), or NULL for another store. */
+static const char *local_dir(const char *path) {
+    if (strncmp(path, "file://", 7) == 0) {
+        return path + 7;
+    }
+    return strstr(path, "://") == NULL ? path : NULL;
+}
+
+static int remove_entry(const char *p, const struct stat *sb, int flag, struct FTW *ftw) {
+    (void)sb, (void)flag, (void)ftw;
+    return remove(p); /* FTW_PHYS: a link is removed as a link, its target left alone */
+}
+
+/* Rank 0 of a create with ZARR_MPI_CLOBBER: when an array or group is at `path` (a local directory), it is
+   moved aside (renamed within its parent directory) so that zarr_create can make the new one; *aside
+   receives that name (malloc'd; NULL when nothing was there). Nothing else (a directory without Zarr
+   metadata, a file) is touched: zarr_create then says what it finds. */
+static zarr_status move_aside(const char *path, const char *what, char **aside) {
+    zarr_node_type type;
+    *aside = NULL;
+    zarr_status st = zarr_node_type_at(path, &type);
+    if (st == ZARR_ERR_NOT_FOUND) {
+        return ZARR_OK;
+    }
+    if (st != ZARR_OK) {
+        return fail(st, "%s: ZARR_MPI_CLOBBER: %s: %s", what, path, zarr_last_error());
+    }
+    const char *dir = local_dir(path);
+    if (dir == NULL) {
+        return fail(ZARR_ERR_UNSUPPORTED, "%s: ZARR_MPI_CLOBBER replaces local directories only, and %s holds an %s",
+                    what, path, type == ZARR_NODE_ARRAY ? "array" : "group");
+    }
+    size_t n = strlen(dir);
+    while (n > 1 && dir[n - 1] == '/') {
+        n--; /* "out.zarr/" is moved as "out.zarr" */
+    }
+    static unsigned serial = 0;
+    size_t cap = n + 64;
+    char *from = malloc(n + 1), *to = malloc(cap);
+    if (from == NULL || to == NULL) {
+        free(from), free(to);
+        return fail(ZARR_ERR_INTERNAL, "%s: out of memory", what);
+    }
+    memcpy(from, dir, n);
+    from[n] = '\0';
+    snprintf(to, cap, "%s.clobbered-%ld-%u", from, (long)getpid(), serial++);
+    if (rename(from, to) != 0) {
+        st = fail(ZARR_ERR_IO, "%s: ZARR_MPI_CLOBBER: cannot move the %s at %s aside (%s); nothing was changed", what,
+                  type == ZARR_NODE_ARRAY ? "array" : "group", from, strerror(errno));
+        free(from), free(to);
+        return st;
+    }
+    free(from);
+    *aside = to;
+    return ZARR_OK;
+}
+
+/* libzarr's message for a failed create at `path`, or, when the failure is that a local directory could
+   not be written, one naming that directory (the deepest existing one on the way to `path`), not a file
+   that would have been made in it. */
+static const char *creation_message(const char *path, zarr_status st) {
+    static _Thread_local char text[2 * PATH_MAX + 160];
+    const char *dir = local_dir(path);
+    if (dir == NULL || st == ZARR_ERR_EXISTS || st == ZARR_ERR_INVALID_ARGUMENT || st == ZARR_ERR_METADATA) {
+        return zarr_last_error();
+    }
+    char probe[PATH_MAX];
+    struct stat sb;
+    if (snprintf(probe, sizeof probe, "%s", dir) >= (int)sizeof probe) {
+        return zarr_last_error();
+    }
+    /* The deepest existing ancestor (the path itself when it exists). */
+    for (;;) {
+        size_t n = strlen(probe);
+        while (n > 1 && probe[n - 1] == '/') {
+            probe[--n] = '\0';
+        }
+        if (stat(probe, &sb) == 0) {
+            break;
+        }
+        char *slash = strrchr(probe, '/');
+        if (slash == NULL) {
+            snprintf(probe, sizeof probe, ".");
+            break;
+        }
+        if (slash == probe) {
+            probe[1] = '\0';
+            break;
+        }
+        *slash = '\0';
+    }
+    if (access(probe, W_OK) == 0) {
+        return zarr_last_error();
+    }
+    int err = errno;
+    snprintf(text, sizeof text, "cannot create %s: the directory %s is not writable (%s)", path, probe,
+             strerror(err));
+    return text;
+}
+
+/* After the create: the replaced node is deleted (created == 1), or put back (the create failed). */
+static zarr_status settle_aside(const char *path, char *aside, int created, const char *what, zarr_status st) {
+    if (aside == NULL) {
+        return st;
+    }
+    const char *dir = local_dir(path);
+    size_t n = strlen(dir);
+    while (n > 1 && dir[n - 1] == '/') {
+        n--;
+    }
+    if (!created) {
+        char *back = strndup(dir, n);
+        if (back == NULL || rename(aside, back) != 0) {
+            /* (st stays the create's failure; this message says where the old node is) */
+            fail(st, "%s: %s; the replaced node could not be put back, it is at %s", what, zarr_last_error(), aside);
+        }
+        free(back);
+    } else if (nftw(aside, remove_entry, 16, FTW_DEPTH | FTW_PHYS) != 0) {
+        st = fail(ZARR_ERR_IO, "%s: created, but the replaced node moved aside to %s could not be deleted (%s)", what,
+                  aside, strerror(errno));
+    }
+    free(aside);
+    return st;
+}
+
 /* The collective creation behind zarr_mpi_create() and zarr_mpi_create_from_spec(): `metadata_json` is
    the document (compared between ranks); rank 0 creates the array from `spec` when it is not NULL (so
    that the spec's own rules apply: v2 attributes in .zattrs, ...), else from `metadata_json`. `what` names
    the caller in messages; `bad_args` is this rank's argument failure (already reported with fail()). */
-static zarr_status create_collective(MPI_Comm comm, const char *what, zarr_status bad_args, const char *path,
-                                     const char *metadata_json, const zarr_array_spec *spec, zarr_array **out) {
-    int me = 0, rc, same_path = 1, same_meta = 1;
+static zarr_status create_collective(MPI_Comm comm, const char *what, int op, zarr_status bad_args, const char *path,
+                                     const char *metadata_json, const zarr_array_spec *spec, int flags,
+                                     zarr_array **out) {
+    int me = 0, rc, same_path = 1, same_meta = 1, same_flags = 1;
     zarr_status st = bad_args;
-    zarr_status begun = zarr_mpi_i_begin(
-        comm, strcmp(what, "zarr_mpi_create") != 0 ? ZARR_MPI_I_OP_CREATE_FROM_SPEC : ZARR_MPI_I_OP_CREATE);
+    zarr_status begun = zarr_mpi_i_begin(comm, op);
     if (begun != ZARR_OK) {
         return begun;
     }
@@ -245,16 +374,29 @@ static zarr_status create_collective(MPI_Comm comm, const char *what, zarr_statu
     if (ms == ZARR_OK) {
         ms = same_everywhere(comm, valid ? hash_str(metadata_json) : 0, valid, &same_meta);
     }
+    int meta_ranks[2] = {differing[0], differing[1]};
+    if (ms == ZARR_OK) {
+        ms = same_everywhere(comm, (uint64_t)(unsigned)flags, valid, &same_flags);
+    }
     if (!same_path) {
         differing[0] = path_ranks[0], differing[1] = path_ranks[1];
+    } else if (!same_meta) {
+        differing[0] = meta_ranks[0], differing[1] = meta_ranks[1];
     }
     if (ms != ZARR_OK) {
         return ms;
     }
-    if (st == ZARR_OK && (!same_path || !same_meta)) {
+    if (st == ZARR_OK && (!same_path || !same_meta || !same_flags)) {
         st = fail(ZARR_ERR_INVALID_ARGUMENT, "%s: %s differs between ranks (rank %d's and rank %d's differ)", what,
-                  !same_path ? "path" : spec != NULL ? "the spec (its metadata document)" : "metadata_json",
+                  !same_path                            ? "path"
+                  : same_meta                           ? "flags (ZARR_MPI_CLOBBER)"
+                  : op == ZARR_MPI_I_OP_CREATE_FROM_SPEC ? "the spec (its metadata document)"
+                                                         : "metadata_json",
                   differing[0], differing[1]);
+    }
+    if (st == ZARR_OK && (flags & ~ZARR_MPI_CLOBBER) != 0) {
+        st = fail(ZARR_ERR_INVALID_ARGUMENT, "%s: unknown flags 0x%x (0 or ZARR_MPI_CLOBBER)", what,
+                  (unsigned)flags);
     }
     if ((st = agree(comm, st, 1)) != ZARR_OK) {
         return st;
@@ -262,9 +404,19 @@ static zarr_status create_collective(MPI_Comm comm, const char *what, zarr_statu
     /* Rank 0 writes the metadata; the others open what it wrote. */
     zarr_array *a = NULL;
     if (me == 0) {
-        st = spec != NULL ? zarr_create_from_spec(path, spec, &a) : zarr_create(path, metadata_json, &a);
-        if (st != ZARR_OK) {
-            fail(st, "%s: %s: %s", what, spec != NULL ? "zarr_create_from_spec" : "zarr_create", zarr_last_error());
+        char *aside = NULL;
+        st = flags & ZARR_MPI_CLOBBER ? move_aside(path, what, &aside) : ZARR_OK;
+        if (st == ZARR_OK) {
+            st = spec != NULL ? zarr_create_from_spec(path, spec, &a) : zarr_create(path, metadata_json, &a);
+            if (st != ZARR_OK) {
+                fail(st, "%s: %s: %s", what, spec != NULL ? "zarr_create_from_spec" : "zarr_create",
+                     creation_message(path, st));
+                if (st == ZARR_ERR_EXISTS) {
+                    fail(st, "%s: %s: %s (pass ZARR_MPI_CLOBBER to replace it)", what,
+                         spec != NULL ? "zarr_create_from_spec" : "zarr_create", zarr_last_error());
+                }
+            }
+            st = settle_aside(path, aside, st == ZARR_OK, what, st);
         }
     }
     if ((st = agree(comm, st, 1)) != ZARR_OK) {
@@ -296,28 +448,55 @@ zarr_status zarr_mpi_create(MPI_Comm comm, const char *path, const char *metadat
         st = fail(ZARR_ERR_INVALID_ARGUMENT, "zarr_mpi_create: %s is NULL",
                   path == NULL ? "path" : metadata_json == NULL ? "metadata_json" : "out");
     }
-    return create_collective(comm, "zarr_mpi_create", st, path, metadata_json, NULL, out);
+    return create_collective(comm, "zarr_mpi_create", ZARR_MPI_I_OP_CREATE, st, path, metadata_json, NULL, 0, out);
 }
 
-zarr_status zarr_mpi_create_from_spec(MPI_Comm comm, const char *path, const zarr_array_spec *spec,
-                                      zarr_array **out) {
+zarr_status zarr_mpi_create_with_flags(MPI_Comm comm, const char *path, const char *metadata_json, int flags,
+                                       zarr_array **out) {
+    zarr_status st = ZARR_OK;
+    if (out != NULL) {
+        *out = NULL;
+    }
+    if (comm == MPI_COMM_NULL) {
+        return fail(ZARR_ERR_INVALID_ARGUMENT, "zarr_mpi_create_with_flags: the communicator is MPI_COMM_NULL");
+    }
+    if (path == NULL || metadata_json == NULL || out == NULL) {
+        st = fail(ZARR_ERR_INVALID_ARGUMENT, "zarr_mpi_create_with_flags: %s is NULL",
+                  path == NULL ? "path" : metadata_json == NULL ? "metadata_json" : "out");
+    }
+    return create_collective(comm, "zarr_mpi_create_with_flags", ZARR_MPI_I_OP_CREATE, st, path, metadata_json, NULL,
+                             flags, out);
+}
+
+static zarr_status create_from_spec(MPI_Comm comm, const char *what, const char *path, const zarr_array_spec *spec,
+                                    int flags, zarr_array **out) {
     zarr_status st = ZARR_OK;
     char *json = NULL;
     if (out != NULL) {
         *out = NULL;
     }
     if (comm == MPI_COMM_NULL) {
-        return fail(ZARR_ERR_INVALID_ARGUMENT, "zarr_mpi_create_from_spec: the communicator is MPI_COMM_NULL");
+        return fail(ZARR_ERR_INVALID_ARGUMENT, "%s: the communicator is MPI_COMM_NULL", what);
     }
     if (path == NULL || spec == NULL || out == NULL) {
-        st = fail(ZARR_ERR_INVALID_ARGUMENT, "zarr_mpi_create_from_spec: %s is NULL",
+        st = fail(ZARR_ERR_INVALID_ARGUMENT, "%s: %s is NULL", what,
                   path == NULL ? "path" : spec == NULL ? "spec" : "out");
     } else if ((st = zarr_array_spec_to_json(spec, &json)) != ZARR_OK) {
-        fail(st, "zarr_mpi_create_from_spec: zarr_array_spec_to_json: %s", zarr_last_error());
+        fail(st, "%s: zarr_array_spec_to_json: %s", what, zarr_last_error());
     }
-    st = create_collective(comm, "zarr_mpi_create_from_spec", st, path, json, spec, out);
+    st = create_collective(comm, what, ZARR_MPI_I_OP_CREATE_FROM_SPEC, st, path, json, spec, flags, out);
     zarr_string_free(json);
     return st;
+}
+
+zarr_status zarr_mpi_create_from_spec(MPI_Comm comm, const char *path, const zarr_array_spec *spec,
+                                      zarr_array **out) {
+    return create_from_spec(comm, "zarr_mpi_create_from_spec", path, spec, 0, out);
+}
+
+zarr_status zarr_mpi_create_from_spec_with_flags(MPI_Comm comm, const char *path, const zarr_array_spec *spec,
+                                                 int flags, zarr_array **out) {
+    return create_from_spec(comm, "zarr_mpi_create_from_spec_with_flags", path, spec, flags, out);
 }
 
 zarr_status zarr_mpi_open(MPI_Comm comm, const char *path, int mode, zarr_array **out) {
@@ -464,6 +643,8 @@ zarr_status zarr_mpi_resize(MPI_Comm comm, const char *path, zarr_array **array,
             st = zarr_mpi_i_register(fresh, where, mode);
         }
     }
+    /* (every rank's handle, new or kept, finds its lock scope again at its next write, together) */
+    zarr_mpi_i_forget_lock_scope(*array);
     free(where);
     return agree(comm, st, 1);
 }
@@ -623,11 +804,76 @@ zarr_status zarr_mpi_decompose(MPI_Comm comm, const zarr_array *array, const int
 
 /* ---- block I/O -------------------------------------------------------------------------------- */
 
+/* Whether writing `count` elements from `start` every `step` (NULL: 1) covers some shard (chunk) of
+   `array` in part: a read-modify-write of a shard other ranks may write too. 0 when the arguments are
+   not usable (the write then says why). */
+static int splits_shards(const zarr_array *array, const uint64_t *start, const uint64_t *count,
+                         const uint64_t *step) {
+    size_t r = 0;
+    uint64_t shape[64], shard[64];
+    if (start == NULL || count == NULL || zarr_array_rank(array, &r) != ZARR_OK || r == 0 || r > 64 ||
+        zarr_array_shape(array, shape, r) != ZARR_OK || zarr_array_chunk_shape(array, shard, r) != ZARR_OK) {
+        return 0;
+    }
+    for (size_t d = 0; d < r; d++) {
+        if (count[d] == 0) {
+            return 0; /* nothing written */
+        }
+    }
+    for (size_t d = 0; d < r; d++) {
+        uint64_t k = step != NULL ? step[d] : 1, n = shard[d];
+        if (n <= 1) {
+            continue;
+        }
+        if (k != 1 && count[d] > 1) {
+            return 1;
+        }
+        uint64_t hi = start[d] + count[d];
+        if (start[d] % n != 0 || (hi % n != 0 && hi < shape[d])) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Before an independent write (which locks shards with fcntl, see concurrency.md): refuses, on every
+   rank, what those locks cannot make safe at the array's location (zarr_mpi_lockscope.c): any write on
+   Lustre mounted without flock (the locks fail there), and on Lustre mounted localflock, when the job
+   spans nodes, a write that covers a shard in part (ranks on other nodes writing the rest of it would
+   not be excluded). Collective (for zarr_mpi handles; nothing for others). */
+static zarr_status check_locks(MPI_Comm comm, zarr_array *array, const uint64_t *start, const uint64_t *count,
+                               const uint64_t *step, const char *what) {
+    int scope = ZARR_MPI_I_LOCKS_CLUSTER, spans = 0;
+    const char *mount = "";
+    zarr_status st = zarr_mpi_i_handle_lock_scope(comm, array, &scope, &spans, &mount);
+    if (st != ZARR_OK || scope == ZARR_MPI_I_LOCKS_CLUSTER || (scope == ZARR_MPI_I_LOCKS_NODE && !spans)) {
+        return st;
+    }
+    const char *path = zarr_mpi_i_path(array);
+    zarr_status local = ZARR_OK;
+    if (scope == ZARR_MPI_I_LOCKS_NONE) {
+        local = fail(ZARR_ERR_UNSUPPORTED,
+                     "%s: %s is on %s: fcntl locks fail there, and independent writes lock the shards they "
+                     "write; write with zarr_mpi_write_all (no locks), or mount with -o flock", what, path, mount);
+    } else if (splits_shards(array, start, count, step)) {
+        local = fail(ZARR_ERR_UNSUPPORTED,
+                     "%s: %s is on %s, where fcntl locks hold within a node only, and this job spans nodes: "
+                     "this selection covers a shard in part, and ranks on other nodes writing the rest of it "
+                     "could lose updates; write with zarr_mpi_write_all (no locks), decompose along the "
+                     "shards (zarr_mpi_decompose), or mount with -o flock", what, path, mount);
+    }
+    return agree(comm, local, 1);
+}
+
 zarr_status zarr_mpi_write_block(MPI_Comm comm, zarr_array *array, const uint64_t *start,
                                  const uint64_t *count, const void *buffer, size_t buffer_size) {
     zarr_status begun = zarr_mpi_i_begin(comm, ZARR_MPI_I_OP_WRITE_BLOCK);
     if (begun != ZARR_OK) {
         return begun;
+    }
+    zarr_status locks = check_locks(comm, array, start, count, NULL, "zarr_mpi_write_block");
+    if (locks != ZARR_OK) {
+        return locks;
     }
     zarr_status st = lib(zarr_write_region(array, start, count, buffer, buffer_size),
                          "zarr_mpi_write_block: zarr_write_region");
@@ -652,6 +898,10 @@ zarr_status zarr_mpi_write_hyperslab(MPI_Comm comm, zarr_array *array, const uin
     zarr_status begun = zarr_mpi_i_begin(comm, ZARR_MPI_I_OP_WRITE_HYPERSLAB);
     if (begun != ZARR_OK) {
         return begun;
+    }
+    zarr_status locks = check_locks(comm, array, start, count, step, "zarr_mpi_write_hyperslab");
+    if (locks != ZARR_OK) {
+        return locks;
     }
     zarr_status st = lib(zarr_write_hyperslab(array, start, count, step, buffer_stride, buffer_type, buffer,
                                               buffer_size),

@@ -269,7 +269,10 @@ static const char *const op_names[] = {"another call", "zarr_mpi_write_all", "za
                                        "zarr_mpi_close", "zarr_mpi_resize", "zarr_mpi_write_block",
                                        "zarr_mpi_read_block", "zarr_mpi_write_hyperslab",
                                        "zarr_mpi_read_hyperslab", "zarr_mpi_balance_threads"};
-enum { H_OP, H_RANK, H_TYPE, H_DOC, H_PATH, H_NODES, H_BUFFER, H_SHAPE, H_LEN = H_SHAPE + R };
+/* The handshake's fields. H_OP, H_SEQ and H_NTH are filled in by handshake() itself and compared on every
+   rank; the others describe the array and the hints (compared among the ranks that could describe them). */
+enum { H_OP, H_SEQ, H_NTH, H_RANK, H_TYPE, H_DOC, H_PATH, H_NODES, H_BUFFER, H_SHAPE, H_LEN = H_SHAPE + R };
+#define N_OPS ((int)(sizeof op_names / sizeof op_names[0]))
 
 typedef struct {
     long value;
@@ -280,36 +283,104 @@ static const char *op_name(long op) {
     return op > 0 && op < (long)(sizeof op_names / sizeof op_names[0]) ? op_names[op] : op_names[0];
 }
 
+/* ---- sequence numbers ------------------------------------------------------------------------ */
+
+/* What this process has called on a communicator (kept on it as an MPI attribute; a duplicate starts
+   afresh): the number of zarr_mpi collective calls, and of each kind. */
+typedef struct {
+    long total;
+    long nth[N_OPS];
+} call_counts;
+
+static int seq_keyval = MPI_KEYVAL_INVALID;
+
+static int free_call_counts(MPI_Comm comm, int keyval, void *value, void *extra) {
+    (void)comm, (void)keyval, (void)extra;
+    free(value);
+    return MPI_SUCCESS;
+}
+
+/* Counts call `op` on `comm`: its sequence number on this communicator (1, 2, ...) in *seq and how many
+   calls of its kind this rank has made there, this one included, in *nth. Without an attribute (out of
+   memory) both are 0 on this rank, which the handshake reports as a difference. */
+static void count_call(MPI_Comm comm, long op, long *seq, long *nth) {
+    call_counts *c = NULL;
+    int flag = 0;
+    *seq = *nth = 0;
+    if (seq_keyval == MPI_KEYVAL_INVALID &&
+        MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, free_call_counts, &seq_keyval, NULL) != MPI_SUCCESS) {
+        seq_keyval = MPI_KEYVAL_INVALID;
+        return;
+    }
+    if (MPI_Comm_get_attr(comm, seq_keyval, &c, &flag) != MPI_SUCCESS || !flag || c == NULL) {
+        c = calloc(1, sizeof *c);
+        if (c == NULL || MPI_Comm_set_attr(comm, seq_keyval, c) != MPI_SUCCESS) {
+            free(c);
+            return;
+        }
+    }
+    c->total++;
+    *seq = c->total;
+    if (op > 0 && op < N_OPS) {
+        *nth = ++c->nth[op];
+    }
+}
+
+/* 1st, 2nd, 3rd, 4th, ... */
+static const char *ordinal(long n) {
+    long t = n % 100;
+    return t >= 11 && t <= 13 ? "th" : n % 10 == 1 ? "st" : n % 10 == 2 ? "nd" : n % 10 == 3 ? "rd" : "th";
+}
+
 /* Compares the call between ranks: every rank's fields (operation, array, hints) must be equal among
-   the ranks whose arguments were usable (`valid`). The first collective step of each call, of the same
-   size for both operations, so that ranks pairing a write with a read fail instead of mixing. */
-static zarr_status handshake(MPI_Comm comm, const char *what, const long *fields, int valid) {
+   the ranks whose arguments were usable (`valid`); the operation, its sequence number on the
+   communicator and the number of calls of its kind (set here in fields[H_SEQ], fields[H_NTH]) on every
+   rank. The first collective step of each call, of the same size for every operation, so that ranks
+   pairing different calls fail instead of mixing, and ranks out of step (one skipped or repeated a call
+   of the same kind: a different count of that kind; the difference stays) fail instead of pairing, say,
+   one time step's write with the next. */
+static zarr_status handshake(MPI_Comm comm, const char *what, long *fields, int valid) {
     long_int lo[H_LEN], hi[H_LEN], mn[H_LEN], mx[H_LEN];
     int me = 0, rc;
     MPI_Comm_rank(comm, &me);
+    count_call(comm, fields[H_OP], &fields[H_SEQ], &fields[H_NTH]);
     for (int i = 0; i < H_LEN; i++) {
-        lo[i].value = valid ? fields[i] : LONG_MAX;
-        hi[i].value = valid ? fields[i] : LONG_MIN;
+        int known = valid || i <= H_NTH;
+        lo[i].value = known ? fields[i] : LONG_MAX;
+        hi[i].value = known ? fields[i] : LONG_MIN;
         lo[i].rank = hi[i].rank = me;
     }
     if ((rc = MPI_Allreduce(lo, mn, H_LEN, MPI_LONG_INT, MPI_MINLOC, comm)) != MPI_SUCCESS ||
         (rc = MPI_Allreduce(hi, mx, H_LEN, MPI_LONG_INT, MPI_MAXLOC, comm)) != MPI_SUCCESS) {
         return zarr_mpi_i_mpi_failed(rc, what);
     }
-    if (mn[0].value == LONG_MAX) {
-        return ZARR_OK; /* no rank could describe its call: the agreement that follows reports why */
-    }
     for (int i = 0; i < H_LEN; i++) {
         if (mn[i].value == mx[i].value) {
             continue;
+        }
+        if (i > H_NTH && mn[H_RANK].value == LONG_MAX) {
+            return ZARR_OK; /* no rank could describe its array: the agreement that follows reports why */
         }
         const int a = mn[i].rank, b = mx[i].rank;
         switch (i) {
         case H_OP:
             return zarr_mpi_i_fail(ZARR_ERR_INVALID_ARGUMENT,
                                    "%s: ranks are in different collective calls: %s on rank %d, %s on rank %d "
-                                   "(every rank must make the same zarr_mpi calls in the same order)",
-                                   what, op_name(mn[i].value), a, op_name(mx[i].value), b);
+                                   "(call %ld on this communicator; every rank must make the same zarr_mpi calls "
+                                   "in the same order)",
+                                   what, op_name(mn[i].value), a, op_name(mx[i].value), b, fields[H_SEQ]);
+        case H_SEQ:
+            return zarr_mpi_i_fail(ZARR_ERR_INVALID_ARGUMENT,
+                                   "%s: ranks are out of step: call %ld on this communicator on rank %d, call %ld "
+                                   "on rank %d (another collective call on the communicator paired with a zarr_mpi "
+                                   "call)", what, mn[i].value, a, mx[i].value, b);
+        case H_NTH:
+            return zarr_mpi_i_fail(ZARR_ERR_INVALID_ARGUMENT,
+                                   "%s: ranks are out of step: rank %d is in its %ld%s %s on this communicator, "
+                                   "rank %d in its %ld%s (a rank skipped or repeated a call: every later %s on this "
+                                   "communicator fails alike, nothing is written; end the job)",
+                                   what, a, mn[i].value, ordinal(mn[i].value), what, b, mx[i].value,
+                                   ordinal(mx[i].value), what);
         case H_RANK:
         case H_TYPE:
             return zarr_mpi_i_fail(ZARR_ERR_INVALID_ARGUMENT, "%s: the array's %s differs between ranks: %ld on rank %d, "
@@ -1359,6 +1430,7 @@ static zarr_status collective(int op, MPI_Comm comm, zarr_array *array, const ui
             fields[H_SHAPE + d] = (long)c.a.shape[d];
         }
     }
+    fields[H_OP] = op;
     zarr_status hs = handshake(comm, c.what, fields, st == ZARR_OK);
     if (st == ZARR_OK) {
         st = hs;

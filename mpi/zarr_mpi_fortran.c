@@ -1,8 +1,9 @@
 /* The C side of the Fortran module zarr_mpi (fortran/zarr_mpi.f90): Fortran communicators (MPI_Fint, from
  * `use mpi`, mpif.h, or comm%MPI_VAL of mpi_f08) become MPI_Comm with MPI_Comm_f2c; Fortran order and
  * 1-based indices become Zarr order and 0-based ones; a Fortran buffer of any type and rank arrives as a C
- * descriptor (ISO_Fortran_binding.h, from `type(*), dimension(..)`) whose element type, extents and byte
- * strides are handed to zarr_mpi_write_hyperslab / zarr_mpi_read_hyperslab, so array sections are read and
+ * descriptor (ISO_Fortran_binding.h, from the module's class(*), dimension(..) buffers) whose extents and byte
+ * strides, with the element type the module found, are handed to zarr_mpi_write_hyperslab /
+ * zarr_mpi_read_hyperslab, so array sections are read and
  * written in place. Not part of zarr_mpi.h: only the module calls these. */
 #include <ISO_Fortran_binding.h>
 #include <stdio.h>
@@ -16,15 +17,44 @@ zarr_status zarr_mpi_f_agree(MPI_Fint comm, zarr_status local, const char *messa
     return zarr_mpi_agree_message(MPI_Comm_f2c(comm), local, message);
 }
 
-const char *zarr_mpi_f_last_error(void) { return zarr_mpi_last_error(); }
+/* The block calls of the module go through zarr_mpi_write_hyperslab / zarr_mpi_read_hyperslab (their
+   handshake, with its sequence numbers, and the lock check of independent writes); their messages then
+   name those C functions. `renamed` holds such a message with the Fortran procedure's name instead, as
+   long as zarr_mpi_last_error() is still `original` (a later call replaces both). */
+static _Thread_local char original[1400], renamed[1400];
 
-zarr_status zarr_mpi_f_create(MPI_Fint comm, const char *path, const char *json, zarr_array **out) {
-    return zarr_mpi_create(MPI_Comm_f2c(comm), path, json, out);
+/* original := zarr_mpi_last_error(); renamed := it with the C block calls' names replaced by the Fortran
+   procedures' (on every rank alike: a message may name another rank's call). */
+static void rename_message(void) {
+    static const char *const from[2] = {"zarr_mpi_write_hyperslab", "zarr_mpi_read_hyperslab"};
+    static const char *const to[2] = {"zarr_mpi_write_block", "zarr_mpi_read_block"};
+    size_t n = 0;
+    snprintf(original, sizeof original, "%s", zarr_mpi_last_error());
+    for (const char *p = original; *p != '\0' && n + 1 < sizeof renamed;) {
+        int k = strncmp(p, from[0], strlen(from[0])) == 0 ? 0 : strncmp(p, from[1], strlen(from[1])) == 0 ? 1 : -1;
+        if (k >= 0 && n + strlen(to[k]) + 1 < sizeof renamed) {
+            memcpy(renamed + n, to[k], strlen(to[k]));
+            n += strlen(to[k]);
+            p += strlen(from[k]);
+        } else {
+            renamed[n++] = *p++;
+        }
+    }
+    renamed[n] = '\0';
 }
 
-zarr_status zarr_mpi_f_create_from_spec(MPI_Fint comm, const char *path, const zarr_array_spec *spec,
+const char *zarr_mpi_f_last_error(void) {
+    const char *m = zarr_mpi_last_error();
+    return original[0] != '\0' && strcmp(m, original) == 0 ? renamed : m;
+}
+
+zarr_status zarr_mpi_f_create(MPI_Fint comm, const char *path, const char *json, int flags, zarr_array **out) {
+    return zarr_mpi_create_with_flags(MPI_Comm_f2c(comm), path, json, flags, out);
+}
+
+zarr_status zarr_mpi_f_create_from_spec(MPI_Fint comm, const char *path, const zarr_array_spec *spec, int flags,
                                         zarr_array **out) {
-    return zarr_mpi_create_from_spec(MPI_Comm_f2c(comm), path, spec, out);
+    return zarr_mpi_create_from_spec_with_flags(MPI_Comm_f2c(comm), path, spec, flags, out);
 }
 
 zarr_status zarr_mpi_f_open(MPI_Fint comm, const char *path, int mode, zarr_array **out) {
@@ -88,21 +118,6 @@ zarr_status zarr_mpi_f_decompose(MPI_Fint comm, const zarr_array *array, const i
     return st;
 }
 
-/* The zarr element type of a Fortran buffer, or -1. */
-static int buffer_type(const CFI_cdesc_t *buf) {
-    CFI_type_t t = buf->type;
-    if (t == CFI_type_int8_t) return ZARR_INT8;
-    if (t == CFI_type_int16_t) return ZARR_INT16;
-    if (t == CFI_type_int32_t) return ZARR_INT32;
-    if (t == CFI_type_int64_t) return ZARR_INT64;
-    if (t == CFI_type_float) return ZARR_FLOAT32;
-    if (t == CFI_type_double) return ZARR_FLOAT64;
-    if (t == CFI_type_float_Complex) return ZARR_COMPLEX64;
-    if (t == CFI_type_double_Complex) return ZARR_COMPLEX128;
-    if (t == CFI_type_Bool) return ZARR_BOOL;
-    return -1;
-}
-
 /* What zarr_mpi_f_transfer does. */
 enum { READ_BLOCK = 0, WRITE_BLOCK = 1, READ_ALL = 2, WRITE_ALL = 3 };
 
@@ -110,9 +125,13 @@ enum { READ_BLOCK = 0, WRITE_BLOCK = 1, READ_ALL = 2, WRITE_ALL = 3 };
  * step_f-th element along each dimension (step_len 0: all 1), of an array of rank `rank`. The buffer's
  * extents are the counts; a buffer of lower rank than the array covers the first dimensions (Fortran
  * order), the others get a count of 1. A buffer with no elements (a rank that owns nothing) takes part
- * and moves nothing. */
+ * and moves nothing. The buffer arrives from a class(*) dummy (fortran/zarr_mpi.f90 says why): its
+ * descriptor's base address, rank, extents and byte strides hold, not its type and element length, which
+ * the module finds and passes as `type` (a zarr_data_type; -2 character, -3 default logical, -1 another
+ * type) and `elem` (bytes). */
 zarr_status zarr_mpi_f_transfer(MPI_Fint comm, zarr_array *array, CFI_cdesc_t *buf, const int64_t *start_f,
-                                size_t start_len, const int64_t *step_f, size_t step_len, int mode) {
+                                size_t start_len, const int64_t *step_f, size_t step_len, int mode, int type,
+                                size_t elem) {
     MPI_Comm c = MPI_Comm_f2c(comm);
     uint64_t start[MAX_RANK], count[MAX_RANK], step[MAX_RANK];
     int64_t stride[MAX_RANK];
@@ -129,7 +148,6 @@ zarr_status zarr_mpi_f_transfer(MPI_Fint comm, zarr_array *array, CFI_cdesc_t *b
     if (step_len == 0) {
         step_f = NULL;
     }
-    int type = buf == NULL ? -1 : buffer_type(buf);
     if (st != ZARR_OK) {
         snprintf(msg, sizeof msg, "%s: %s", what, zarr_last_error());
     } else if (buf == NULL) {
@@ -140,8 +158,9 @@ zarr_status zarr_mpi_f_transfer(MPI_Fint comm, zarr_array *array, CFI_cdesc_t *b
         snprintf(msg, sizeof msg, "%s: a buffer of rank %d for an array of rank %zu", what, (int)buf->rank, rank);
     } else if (type < 0) {
         st = ZARR_ERR_INVALID_ARGUMENT;
-        snprintf(msg, sizeof msg, "%s: the buffer's type is not an integer, real, complex or logical(c_bool) kind "
-                 "libzarr converts (character, default logical and derived types are not)", what);
+        snprintf(msg, sizeof msg, "%s: the buffer is %s; libzarr converts integer(int8/16/32/64), "
+                 "real(real32/64), complex(real32/64) and logical(c_bool) buffers", what,
+                 type == -2 ? "character" : type == -3 ? "default logical" : "of a derived or another type");
     } else if (start_f != NULL && start_len != rank) {
         st = ZARR_ERR_INVALID_ARGUMENT;
         snprintf(msg, sizeof msg, "%s: start has %zu values for an array of rank %zu", what, start_len, rank);
@@ -149,7 +168,7 @@ zarr_status zarr_mpi_f_transfer(MPI_Fint comm, zarr_array *array, CFI_cdesc_t *b
         st = ZARR_ERR_INVALID_ARGUMENT;
         snprintf(msg, sizeof msg, "%s: step has %zu values for an array of rank %zu", what, step_len, rank);
     } else {
-        size_t elem = buf->elem_len, span = 0;
+        size_t span = 0;
         for (size_t d = 0; d < rank; d++) {   /* d: Fortran dimension; rank-1-d: Zarr dimension */
             size_t z = rank - 1 - d;
             int64_t s = start_f != NULL ? start_f[d] : 1, k = step_f != NULL ? step_f[d] : 1;
@@ -200,13 +219,13 @@ zarr_status zarr_mpi_f_transfer(MPI_Fint comm, zarr_array *array, CFI_cdesc_t *b
         st = zarr_mpi_read_all(c, array, start, count, step, strides, t, data, bytes);
         break;
     default:
-        /* The block calls: independent libzarr I/O, agreed with this call's own name in the message. */
-        st = writing ? zarr_write_hyperslab(array, start, count, step, strides, t, data, bytes)
-                     : zarr_read_hyperslab(array, start, count, step, strides, t, data, bytes);
+        /* The block calls: independent libzarr I/O through the C calls (handshake, lock check, agreement),
+           the messages with this procedure's name. */
+        st = writing ? zarr_mpi_write_hyperslab(c, array, start, count, step, strides, t, data, bytes)
+                     : zarr_mpi_read_hyperslab(c, array, start, count, step, strides, t, data, bytes);
         if (st != ZARR_OK) {
-            snprintf(msg, sizeof msg, "%s: %s", what, zarr_last_error());
+            rename_message();
         }
-        st = zarr_mpi_agree_message(c, st, msg);
         break;
     }
     if (order == ZARR_OK) {

@@ -33,6 +33,24 @@ ZARR_MPI_HIDDEN const char *zarr_mpi_i_path(const zarr_array *array);
    document changed since (then the caller's handle itself is used). */
 ZARR_MPI_HIDDEN zarr_array *zarr_mpi_i_coordinated(zarr_array *array);
 
+/* zarr_mpi_lockscope.c: how far fcntl locks reach at the local directory `path` (a plain path or
+   file://; other stores: ZARR_MPI_I_LOCKS_CLUSTER): ZARR_MPI_I_LOCKS_CLUSTER (any file system but Lustre
+   without `flock`), ZARR_MPI_I_LOCKS_NODE (Lustre `localflock`), ZARR_MPI_I_LOCKS_NONE (Lustre `noflock` or
+   neither option). `mount` receives a description of a Lustre mount ("Lustre at /scratch mounted
+   localflock"), else "". Not collective. */
+enum { ZARR_MPI_I_LOCKS_CLUSTER = 0, ZARR_MPI_I_LOCKS_NODE = 1, ZARR_MPI_I_LOCKS_NONE = 2 };
+ZARR_MPI_HIDDEN int zarr_mpi_i_lock_scope(const char *path, char *mount, size_t mount_size);
+
+/* zarr_mpi_registry.c: the lock scope of a registered handle's location, agreed between the ranks (the
+   widest failure among them) and, for ZARR_MPI_I_LOCKS_NODE, whether the communicator spans more than one
+   node; found at the first call for the handle (collective then: every rank makes that call), kept after.
+   *mount receives the description (a pointer into the registry, "" when none). Unregistered handles:
+   ZARR_MPI_I_LOCKS_CLUSTER without any collective step. */
+ZARR_MPI_HIDDEN zarr_status zarr_mpi_i_handle_lock_scope(MPI_Comm comm, zarr_array *array, int *scope,
+                                                         int *spans_nodes, const char **mount);
+/* Makes the next zarr_mpi_i_handle_lock_scope() for `array` find the scope again. */
+ZARR_MPI_HIDDEN void zarr_mpi_i_forget_lock_scope(zarr_array *array);
+
 /* zarr_mpi_collective.c: the first step of every collective call: the ranks compare which call they are
    in (one of the ZARR_MPI_I_OP_*), so that ranks pairing different calls fail alike instead of mixing
    their collectives (or hanging). */

@@ -5,6 +5,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "zarr_mpi_internal.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,6 +15,9 @@ typedef struct entry {
     int mode;
     char *document;          /* the document `coordinated` was opened from (NULL: not yet) */
     zarr_array *coordinated; /* opened lazily */
+    int scope;               /* -1: not yet found (zarr_mpi_i_handle_lock_scope) */
+    int spans_nodes;
+    char mount[PATH_MAX + 64];
     struct entry *next;
 } entry;
 
@@ -41,6 +45,7 @@ zarr_status zarr_mpi_i_register(zarr_array *array, const char *path, int mode) {
     }
     e->array = array;
     e->path = p;
+    e->scope = -1;
     e->mode = mode;
     e->next = entries;
     entries = e;
@@ -93,4 +98,74 @@ zarr_array *zarr_mpi_i_coordinated(zarr_array *array) {
     }
     zarr_string_free(doc);
     return e->coordinated;
+}
+
+/* Ranks whose node holds `per_node` ranks (the test's ZARR_MPI_TEST_NODE_SIZE: rank / per_node is the
+   node), else the nodes of MPI_Comm_split_type: whether the communicator spans more than one. */
+static zarr_status spans_nodes(MPI_Comm comm, int *spans) {
+    int size = 0, local = 0, rc;
+    MPI_Comm_size(comm, &size);
+    const char *fake = getenv("ZARR_MPI_TEST_NODE_SIZE");
+    if (fake != NULL && atoi(fake) > 0) {
+        *spans = size > atoi(fake);
+        return ZARR_OK;
+    }
+    MPI_Comm node = MPI_COMM_NULL;
+    if ((rc = MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node)) != MPI_SUCCESS ||
+        (rc = MPI_Comm_size(node, &local)) != MPI_SUCCESS) {
+        return zarr_mpi_i_mpi_failed(rc, "zarr_mpi: MPI_Comm_split_type");
+    }
+    MPI_Comm_free(&node);
+    int mine = local < size, any = 0;
+    if ((rc = MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, comm)) != MPI_SUCCESS) {
+        return zarr_mpi_i_mpi_failed(rc, "zarr_mpi: MPI_Allreduce");
+    }
+    *spans = any;
+    return ZARR_OK;
+}
+
+zarr_status zarr_mpi_i_handle_lock_scope(MPI_Comm comm, zarr_array *array, int *scope, int *spans,
+                                         const char **mount) {
+    entry *e = find(array);
+    *scope = ZARR_MPI_I_LOCKS_CLUSTER;
+    *spans = 0;
+    *mount = "";
+    if (e == NULL) {
+        return ZARR_OK;
+    }
+    if (e->scope < 0) {
+        /* The widest failure among the ranks, with the description of a rank that has it. */
+        int rc, me = 0;
+        MPI_Comm_rank(comm, &me);
+        struct {
+            int scope;
+            int rank;
+        } mine, worst;
+        mine.scope = zarr_mpi_i_lock_scope(e->path, e->mount, sizeof e->mount);
+        mine.rank = me;
+        if ((rc = MPI_Allreduce(&mine, &worst, 1, MPI_2INT, MPI_MAXLOC, comm)) != MPI_SUCCESS ||
+            (rc = MPI_Bcast(e->mount, (int)sizeof e->mount, MPI_CHAR, worst.rank, comm)) != MPI_SUCCESS) {
+            return zarr_mpi_i_mpi_failed(rc, "zarr_mpi: MPI_Allreduce");
+        }
+        e->mount[sizeof e->mount - 1] = '\0';
+        e->spans_nodes = 0;
+        if (worst.scope == ZARR_MPI_I_LOCKS_NODE) {
+            zarr_status st = spans_nodes(comm, &e->spans_nodes);
+            if (st != ZARR_OK) {
+                return st;
+            }
+        }
+        e->scope = worst.scope;
+    }
+    *scope = e->scope;
+    *spans = e->spans_nodes;
+    *mount = e->mount;
+    return ZARR_OK;
+}
+
+void zarr_mpi_i_forget_lock_scope(zarr_array *array) {
+    entry *e = find(array);
+    if (e != NULL) {
+        e->scope = -1;
+    }
 }

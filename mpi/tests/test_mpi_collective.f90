@@ -15,10 +15,16 @@ program test_mpi_collective_f
   use zarr_mpi
   implicit none
   integer, parameter :: nx = 23
-  type(zarr_array_t) :: a
-  integer :: ierr, me, np, ny, stat, stat2, i, j, k, lo, hi, c0, c1, rows, wrong
+  type(zarr_array_t) :: a, c
+  integer :: ierr, me, np, ny, stat, stat2, i, j, k, lo, hi, c0, c1, rows, wrong, odd
   real(real64), allocatable :: u(:, :), b(:, :), s(:, :), empty(:, :)
   character(len=4), allocatable :: text(:, :)
+  logical, allocatable :: flags(:)
+  type point
+    real(real64) :: x
+    integer :: k = 7
+  end type point
+  type(point) :: pts(nx)
   character(:), allocatable :: msg, msg0
   character(len=512) :: dir
 
@@ -77,9 +83,9 @@ program test_mpi_collective_f
     call check_by_rows(0.5_real64)
   end if
 
-  ! A buffer of an unsupported kind (character) is a clean error on every rank. (Not with errmsg=: gfortran
-  ! 12 passes a hidden length for a character actual argument of an assumed-type dummy, which the callee
-  ! then takes for errmsg's, and crashes; docs/mpi.md says so.)
+  ! A buffer of an unsupported kind (character, default logical, a derived type) is a clean error on every
+  ! rank, also with errmsg= (gfortran 12 crashed there while the buffers were assumed-type dummies: it
+  ! passes a hidden length for a character actual argument, which the callee took for errmsg's).
   allocate(text(nx, 1))
   text = 'abcd'
   ! A start that is not an integer array: every rank fails alike.
@@ -93,11 +99,56 @@ program test_mpi_collective_f
     print '(a, i0, a, i0)', 'rank ', me, ': a character buffer gave status ', stat
     call MPI_Abort(MPI_COMM_WORLD, 1, ierr)
   end if
+  call zarr_mpi_write_all(MPI_COMM_WORLD, a, text, stat=stat, errmsg=msg)
+  call expect_kind_error('zarr_mpi_write_all', 'the buffer is character')
+  call zarr_mpi_write_block(MPI_COMM_WORLD, a, text, start=[1, 1], stat=stat, errmsg=msg)
+  call expect_kind_error('zarr_mpi_write_block', 'the buffer is character')
+  call zarr_mpi_read_all(MPI_COMM_WORLD, a, text, stat=stat, errmsg=msg)
+  call expect_kind_error('zarr_mpi_read_all', 'the buffer is character')
+  call zarr_mpi_read_block(MPI_COMM_WORLD, a, text(:, 1), stat=stat, errmsg=msg)
+  call expect_kind_error('zarr_mpi_read_block', 'the buffer is character')
+  allocate(flags(nx))
+  call zarr_mpi_read_all(MPI_COMM_WORLD, a, flags, stat=stat, errmsg=msg)
+  call expect_kind_error('zarr_mpi_read_all', 'the buffer is default logical')
+  call zarr_mpi_write_block(MPI_COMM_WORLD, a, pts, stat=stat, errmsg=msg)
+  call expect_kind_error('zarr_mpi_write_block', 'the buffer is of a derived or another type')
+  ! A component section of a derived-type array (a strided real(real64) section) is read in place.
+  pts(:)%x = -1.0_real64
+  call zarr_mpi_read_all(MPI_COMM_WORLD, a, pts(:)%x, start=[1, 2])
+  do i = 1, nx
+    if (pts(i)%x /= val(i, 2, 0.5_real64) .or. pts(i)%k /= 7) then
+      print '(a, i0, a, i0)', 'rank ', me, ': a component section read wrong at ', i
+      call MPI_Abort(MPI_COMM_WORLD, 1, ierr)
+    end if
+  end do
   ! A zero-size buffer (a rank that owns nothing) reads and writes nothing, also through the block calls.
   allocate(empty(nx, 0))
   call zarr_mpi_read_block(MPI_COMM_WORLD, a, empty, start=[1_int64, 1_int64], stat=stat2, errmsg=msg)
   if (stat2 /= ZARR_OK) then
     print '(a, i0, a)', 'rank ', me, ': zarr_mpi_read_block into a zero-size buffer: ' // msg
+    call MPI_Abort(MPI_COMM_WORLD, 1, ierr)
+  end if
+  ! The block calls take part in the handshake (operation, sequence numbers), named as the Fortran
+  ! procedures: on a duplicate communicator the last rank reads while the others write.
+  if (np > 1) then
+    call MPI_Comm_dup(MPI_COMM_WORLD, odd, ierr)
+    if (me == np - 1) then
+      call zarr_mpi_read_block(odd, a, s(:, 1:1), start=[1, 1], stat=stat, errmsg=msg)
+    else
+      call zarr_mpi_write_block(odd, a, s(:, 1:1), start=[1, 1], stat=stat, errmsg=msg)
+    end if
+    if (stat /= ZARR_ERR_INVALID_ARGUMENT .or. index(msg, 'different collective calls') == 0 .or. &
+        index(msg, 'zarr_mpi_read_block on rank') == 0 .or. index(msg, 'hyperslab') /= 0) then
+      print '(a, i0, a)', 'rank ', me, ': expected different calls named as in Fortran, got ' // msg
+      call MPI_Abort(MPI_COMM_WORLD, 1, ierr)
+    end if
+    call MPI_Comm_free(odd, ierr)
+  end if
+  ! A block out of bounds: the message names zarr_mpi_write_block (and libzarr's call), on every rank.
+  call zarr_mpi_write_block(MPI_COMM_WORLD, a, s(:, 1:1), start=[1, ny + 1], stat=stat, errmsg=msg)
+  if (stat /= ZARR_ERR_OUT_OF_BOUNDS .or. index(msg, 'zarr_mpi_write_block: zarr_write_hyperslab') == 0 .or. &
+      index(msg, 'zarr_mpi_write_hyperslab') /= 0) then
+    print '(a, i0, a)', 'rank ', me, ': an out-of-bounds block gave ' // msg
     call MPI_Abort(MPI_COMM_WORLD, 1, ierr)
   end if
   ! Resize without the path (the handle knows it), the shape in default integers; then back.
@@ -109,6 +160,22 @@ program test_mpi_collective_f
   call zarr_mpi_resize(MPI_COMM_WORLD, array=a, shape=[int(nx, int64), int(ny, int64)])
   call check_by_rows(0.5_real64)
   call zarr_mpi_close(MPI_COMM_WORLD, a)
+  ! No clobber by default: creating where an array is fails every rank; clobber=.true. replaces it.
+  call zarr_mpi_create_from_spec(MPI_COMM_WORLD, trim(dir) // '/clobber.zarr', c, shape=[4, 3], type=ZARR_INT32)
+  call zarr_mpi_close(MPI_COMM_WORLD, c)
+  call zarr_mpi_create_from_spec(MPI_COMM_WORLD, trim(dir) // '/clobber.zarr', c, shape=[5, 2], type=ZARR_INT32, &
+                                 stat=stat, errmsg=msg)
+  if (stat /= ZARR_ERR_EXISTS .or. index(msg, 'ZARR_MPI_CLOBBER') == 0) then
+    print '(a, i0, a, i0, a)', 'rank ', me, ': a second create gave ', stat, ': ' // msg
+    call MPI_Abort(MPI_COMM_WORLD, 1, ierr)
+  end if
+  call zarr_mpi_create_from_spec(MPI_COMM_WORLD, trim(dir) // '/clobber.zarr', c, shape=[5, 2], type=ZARR_INT32, &
+                                 clobber=.true.)
+  if (any(c%shape() /= [5, 2])) then
+    print '(a, i0, a)', 'rank ', me, ': the replaced array has the old shape'
+    call MPI_Abort(MPI_COMM_WORLD, 1, ierr)
+  end if
+  call zarr_mpi_close(MPI_COMM_WORLD, c)
   if (me == 0) print '(a, i0, a)', 'Fortran collective I/O checked on ', np, ' ranks'
   call MPI_Finalize(ierr)
 
@@ -159,6 +226,16 @@ contains
       call MPI_Abort(MPI_COMM_WORLD, 1, ierr)
     end if
   end subroutine check_by_rows
+
+  ! stat and errmsg of a buffer of an unsupported kind: INVALID_ARGUMENT on every rank, named.
+  subroutine expect_kind_error(what, text)
+    character(*), intent(in) :: what, text
+    if (stat /= ZARR_ERR_INVALID_ARGUMENT .or. index(msg, what // ': ' // text) == 0) then
+      print '(a, i0, a, i0, a)', 'rank ', me, ': ' // what // ' of an unsupported buffer gave status ', stat, &
+                                 ', errmsg ' // msg
+      call MPI_Abort(MPI_COMM_WORLD, 1, ierr)
+    end if
+  end subroutine expect_kind_error
 
   subroutine bcast_text(t)
     character(:), allocatable, intent(inout) :: t

@@ -117,6 +117,47 @@ int main(int argc, char **argv) {
     zarr_status local = me == last ? zarr_open(missing, ZARR_READ, &c) : ZARR_OK;
     expect(zarr_mpi_agree(MPI_COMM_WORLD, local), ZARR_ERR_NOT_FOUND, last, "missing.zarr");
 
+    /* 10. sequence numbers. On a duplicate of the communicator (its own counts), the last rank makes an
+           extra zarr_mpi_read_all where the others make the first of two zarr_mpi_write_all: different
+           calls, an error on every rank. The last rank's own write then pairs with the others' second:
+           the same kind of call, but out of step (its 1st against their 2nd), an error on every rank
+           too, and nothing is written (an op id alone would have paired them). */
+    MPI_Comm dup = MPI_COMM_NULL;
+    CHECK(MPI_Comm_dup(MPI_COMM_WORLD, &dup) == MPI_SUCCESS);
+    int32_t before[20 * 12], after[20 * 12], mine[4 * 12];
+    uint64_t rows20[2] = {20, 12}, s3[2] = {(uint64_t)(4 * (me % 5)), 0}, c3[2] = {me < 5 ? 4 : 0, 12};
+    for (int i = 0; i < 4 * 12; i++) {
+        mine[i] = 7000 + 100 * me + i;
+    }
+    size_t mine_size = c3[0] ? sizeof mine : 0;
+    CHECK_OK(zarr_mpi_read_block(MPI_COMM_WORLD, a, zero, rows20, before, sizeof before));
+    st = me == last ? zarr_mpi_read_all(dup, a, s3, c3, NULL, NULL, ZARR_INT32, mine, mine_size)
+                    : zarr_mpi_write_all(dup, a, s3, c3, NULL, NULL, ZARR_INT32, mine, mine_size);
+    expect(st, ZARR_ERR_INVALID_ARGUMENT, 0, "ranks are in different collective calls");
+    expect(st, ZARR_ERR_INVALID_ARGUMENT, 0, "zarr_mpi_read_all on rank");
+    st = zarr_mpi_write_all(dup, a, s3, c3, NULL, NULL, ZARR_INT32, mine, mine_size);
+    {
+        char behind[96];
+        snprintf(behind, sizeof behind, "rank %d is in its 1st zarr_mpi_write_all on this communicator", last);
+        expect(st, ZARR_ERR_INVALID_ARGUMENT, 0, "ranks are out of step");
+        expect(st, ZARR_ERR_INVALID_ARGUMENT, 0, behind);
+        expect(st, ZARR_ERR_INVALID_ARGUMENT, 0, "in its 2nd");
+    }
+    CHECK_OK(zarr_mpi_read_block(MPI_COMM_WORLD, a, zero, rows20, after, sizeof after));
+    CHECK(memcmp(before, after, sizeof before) == 0);
+    /* The difference stays: a third write is refused as well (the last rank's 2nd against the 3rd). */
+    expect(zarr_mpi_write_all(dup, a, s3, c3, NULL, NULL, ZARR_INT32, mine, mine_size), ZARR_ERR_INVALID_ARGUMENT,
+           0, "out of step");
+    CHECK_OK(zarr_mpi_read_block(MPI_COMM_WORLD, a, zero, rows20, after, sizeof after));
+    CHECK(memcmp(before, after, sizeof before) == 0);
+    MPI_Comm_free(&dup);
+    /* The world communicator was not disturbed: collective writes there work. */
+    CHECK_OK(zarr_mpi_write_all(MPI_COMM_WORLD, a, s3, c3, NULL, NULL, ZARR_INT32, mine, mine_size));
+    CHECK_OK(zarr_mpi_read_block(MPI_COMM_WORLD, a, zero, rows20, after, sizeof after));
+    for (int r = 0; r < 5 && r < size; r++) {
+        CHECK(after[r * 4 * 12] == 7000 + 100 * r);
+    }
+
     CHECK_OK(zarr_mpi_close(MPI_COMM_WORLD, a));
     if (me == 0) {
         printf("errors: %d ranks, every failure reported on every rank\n", size);
