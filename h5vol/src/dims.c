@@ -153,6 +153,30 @@ static int is_coordinate(zh5_file *file, const char *path, uint64_t *len)
     return yes;
 }
 
+/* The coordinate array a dimension named `name` of the array at `path` refers to, as netCDF scopes
+   dimensions: the nearest one of that name in the array's group or its ancestors (`len`: its length must be
+   that, unless UINT64_MAX); malloc'd path, or NULL when none. */
+static char *scale_for(zh5_file *file, const char *path, const char *name, uint64_t len)
+{
+    char *group = parent_of(path);
+    while (group) {
+        char *scale = child_of(group, name);
+        uint64_t l = 0;
+        if (scale && strcmp(scale, path) != 0 && is_coordinate(file, scale, &l) && (len == UINT64_MAX || l == len)) {
+            free(group);
+            return scale;
+        }
+        free(scale);
+        if (!group[0])
+            break;
+        char *up = parent_of(group);
+        free(group);
+        group = up;
+    }
+    free(group);
+    return NULL;
+}
+
 /* ---- detaches in progress ----
  * H5DSdetach_scale rewrites the dataset's DIMENSION_LIST first, then reads the scale's REFERENCE_LIST,
  * expects the entry of the detached dimension still there, and rewrites that list without it (deleting it
@@ -214,14 +238,12 @@ static int add(zj *attrs, const char *name, zj *value, const char *rec)
    has a coordinate array. */
 static zj *dimension_list(zh5_file *file, const char *path, char **names, int n, const uint64_t *shape)
 {
-    char *group = parent_of(path);
     zj *list = zj_new(ZJ_ARRAY);
     int any = 0;
-    for (int d = 0; group && list && d < n; d++) {
+    for (int d = 0; list && d < n; d++) {
         zj *scales = zj_new(ZJ_ARRAY);
-        char *scale = names[d] ? child_of(group, names[d]) : NULL;
-        uint64_t len = 0;
-        if (scale && strcmp(scale, path) != 0 && is_coordinate(file, scale, &len) && len == shape[d]) {
+        char *scale = names[d] ? scale_for(file, path, names[d], shape[d]) : NULL;
+        if (scale) {
             if (scales)
                 zj_push(scales, zj_new_string(scale, strlen(scale)));
             any = 1;
@@ -233,7 +255,6 @@ static zj *dimension_list(zh5_file *file, const char *path, char **names, int n,
             list = NULL;
         }
     }
-    free(group);
     if (!any) {
         zj_free(list);
         return NULL;
@@ -241,22 +262,28 @@ static zj *dimension_list(zh5_file *file, const char *path, char **names, int n,
     return list;
 }
 
-/* REFERENCE_LIST of the coordinate array at path: [[<path of an array>, <dimension>], ...] over the arrays of
-   its group that name a dimension after it; NULL when none does. */
-static zj *reference_list(zh5_file *file, const char *path, uint64_t len)
+/* Appends to *list the [<array>, <dimension>] entries of the arrays in `group` and its subgroups (those
+   without their own coordinate array of that name: netCDF's scoping) that name a dimension `base` of
+   length len, the coordinate array at `scale` excepted. */
+static void collect_refs(zh5_file *file, const char *scale, const char *group, const char *base, uint64_t len,
+                         zj **list, int depth)
 {
-    char *group = parent_of(path), **members = NULL;
+    char **members = NULL;
     zarr_node_type *kinds = NULL;
     size_t count = 0;
-    zj *list = NULL;
-    if (!group || zh5_list(file, group, &members, &kinds, &count) < 0) {
-        free(group);
-        return NULL;
-    }
+    if (depth > 64 || zh5_list(file, group, &members, &kinds, &count) < 0)
+        return;
     for (size_t i = 0; i < count; i++) {
-        char *member = kinds[i] == ZARR_NODE_ARRAY ? child_of(group, members[i]) : NULL;
+        char *member = child_of(group, members[i]);
         zarr_array *a = NULL;
-        if (!member || strcmp(member, path) == 0 || zarr_group_open_array(file->root, member, &a) != ZARR_OK) {
+        if (member && kinds[i] == ZARR_NODE_GROUP) {
+            char *own = child_of(member, base);   /* a coordinate array of its own shadows this one */
+            if (own && !is_coordinate(file, own, NULL))
+                collect_refs(file, scale, member, base, len, list, depth + 1);
+            free(own);
+        }
+        if (!member || kinds[i] != ZARR_NODE_ARRAY || strcmp(member, scale) == 0 ||
+            zarr_group_open_array(file->root, member, &a) != ZARR_OK) {
             free(member);
             continue;
         }
@@ -266,17 +293,17 @@ static zj *reference_list(zh5_file *file, const char *path, uint64_t len)
         if (names_of(a, names, &n) == 0) {
             zarr_array_shape(a, shape, (size_t)n);
             for (int d = 0; d < n; d++) {
-                if (!names[d] || strcmp(names[d], base_of(path)) != 0 || shape[d] != len)
+                if (!names[d] || strcmp(names[d], base) != 0 || shape[d] != len)
                     continue;
                 char num[16];
                 snprintf(num, sizeof num, "%d", d);
                 zj *entry = zj_new(ZJ_ARRAY);
-                if (!list)
-                    list = zj_new(ZJ_ARRAY);
-                if (entry && list) {
+                if (!*list)
+                    *list = zj_new(ZJ_ARRAY);
+                if (entry && *list) {
                     zj_push(entry, zj_new_string(member, strlen(member)));
                     zj_push(entry, zj_new_number_text(num));
-                    zj_push(list, entry);
+                    zj_push(*list, entry);
                 } else {
                     zj_free(entry);
                 }
@@ -286,6 +313,18 @@ static zj *reference_list(zh5_file *file, const char *path, uint64_t len)
         zarr_close(a);
         free(member);
     }
+    zh5_list_free(members, kinds, count);
+}
+
+/* REFERENCE_LIST of the coordinate array at path: [[<path of an array>, <dimension>], ...] over the arrays of
+   its group and subgroups that name a dimension after it; NULL when none does. */
+static zj *reference_list(zh5_file *file, const char *path, uint64_t len)
+{
+    char *group = parent_of(path);
+    zj *list = NULL;
+    if (!group)
+        return NULL;
+    collect_refs(file, path, group, base_of(path), len, &list, 0);
     for (struct zh5_detached *p = file->detached; p; p = p->next) {   /* detaches in progress */
         char num[16];
         zj *entry = strcmp(p->scale, path) == 0 ? zj_new(ZJ_ARRAY) : NULL;
@@ -299,7 +338,6 @@ static zj *reference_list(zh5_file *file, const char *path, uint64_t len)
         if (!list || zj_push(list, entry) < 0)
             zj_free(entry);
     }
-    zh5_list_free(members, kinds, count);
     free(group);
     return list;
 }
@@ -532,11 +570,7 @@ int zh5_dims_write_list(zh5_file *file, const char *path, hid_t mem_type, const 
     char *group = parent_of(path);
     const hvl_t *list = buf;
     for (int d = 0; group && d < n; d++) {
-        char *was = names[d] ? child_of(group, names[d]) : NULL;   /* the scale attached before, if any */
-        if (was && (strcmp(was, path) == 0 || !is_coordinate(file, was, NULL))) {
-            free(was);
-            was = NULL;
-        }
+        char *was = names[d] ? scale_for(file, path, names[d], UINT64_MAX) : NULL;   /* attached before, if any */
         if (list[d].len > 0) {   /* the last scale attached names the dimension, as netCDF takes it */
             H5O_token_t token;
             memset(&token, 0, sizeof token);

@@ -220,6 +220,16 @@ int zh5_record_load(zj *attrs);
 /* The attributes object as JSON text to store (malloc'd; NULL when out of memory), an object record written
    as the string holding its text; `attrs` is the same after the call. */
 char *zh5_record_dump(zj *attrs);
+/* ncattrs.c: netCDF-4's and HDF5's internal attributes (_Netcdf4Dimid, _NCProperties, CLASS, NAME, ...) kept
+   in the record as `hdf5_attributes`, not as plain Zarr attributes. zh5_nc_internal: 1 for such a name.
+   zh5_nc_show moves them from the loaded record object into `attrs` (as HDF5 sees them), zh5_nc_hide
+   from `attrs` into the record (as stored); 0, or -1 when out of memory. zh5_nc_array_forms writes an
+   array's `_FillValue` and `missing_value` as xarray reads them (one value; a Zarr v3 float array's
+   `_FillValue` as base64 of the float64; floats as the exact float64); 0, or -1 when out of memory. */
+int zh5_nc_internal(const char *name);
+int zh5_nc_show(zj *attrs);
+int zh5_nc_hide(zj *attrs);
+int zh5_nc_array_forms(zj *attrs, int zarr_format, zarr_data_type array_type);
 /* The recorded name of an HDF5 type (int8 ... float64, bool, string, char); NULL when none. */
 const char *zh5_attr_type_name(hid_t type);
 /* 1 (type and size set) when tname names a numeric type, else 0. */
