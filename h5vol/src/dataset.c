@@ -442,6 +442,11 @@ void *zh5_dataset_create(void *o, const H5VL_loc_params_t *loc, const char *name
         zarr_close(arr);
         goto done;
     }
+    /* every dimension named (netCDF's phony_dim_N until a scale is attached), so that xarray opens it */
+    if (zh5_dims_on_create(obj->file, path, rank) < 0) {
+        zarr_close(arr);
+        goto done;
+    }
     out = zh5_dataset_wrap(obj->file, path, arr);
 done:
     if (enum_base >= 0)
@@ -607,9 +612,11 @@ herr_t zh5_dataset_specific(void *o, H5VL_dataset_specific_args_t *args, hid_t d
     (void)dxpl;
     (void)req;
     if (args->op_type == H5VL_DATASET_SET_EXTENT) {
-        uint64_t shape[ZH5_MAX_RANK];
+        uint64_t shape[ZH5_MAX_RANK], old[ZH5_MAX_RANK];
         for (int d = 0; d < obj->rank; d++)
             shape[d] = args->args.set_extent.size[d];
+        if (zarr_array_shape(obj->array, old, (size_t)obj->rank) != ZARR_OK)
+            memcpy(old, shape, sizeof old);
         zarr_status st = zarr_array_resize(obj->array, shape, (size_t)obj->rank);
         if (st != ZARR_OK) {
             char what[1200];
@@ -617,7 +624,8 @@ herr_t zh5_dataset_specific(void *o, H5VL_dataset_specific_args_t *args, hid_t d
             zh5_zerr(H5E_DATASET, H5E_CANTSET, st, what);
             return -1;
         }
-        return 0;
+        /* a phony dimension shared with another array by its old length is named for the new one */
+        return zh5_dims_on_resize(obj->file, obj->path, old) < 0 ? -1 : 0;
     }
     return 0;   /* flush, refresh: libzarr stores every write before returning */
 }

@@ -35,6 +35,7 @@ typedef struct zh5_file {
     struct zh5_obj *file_obj;   /* the file object HDF5 knows (H5Iget_file_id), or NULL */
     zarr_store_options *options; /* from the connector settings, or NULL */
     struct zh5_detached *detached; /* dims.c: scales detached whose REFERENCE_LIST H5DS has yet to rewrite */
+    int next_phony;       /* dims.c: the next phony_dim_N number; -1 until looked up */
 } zh5_file;
 
 typedef enum { ZH5_FILE, ZH5_GROUP, ZH5_DATASET, ZH5_ATTR } zh5_kind;
@@ -269,6 +270,12 @@ int zh5_dims_is_written(const char *name);
 /* CLASS = "DIMENSION_SCALE" written on the array at path: a 1-D array's dimension named after it (1), or
    nothing for other ranks (0, the attribute stored as any other); -1 (pushed). */
 int zh5_dims_make_scale(zh5_file *file, const char *path);
+/* Names every dimension of the array just created at path netCDF's phony_dim_N (shared by length within
+   its group) until a scale is attached; 0, or -1 (pushed). */
+int zh5_dims_on_create(zh5_file *file, const char *path, int rank);
+/* After a resize of the array at path (old_shape: before): a phony-named dimension whose length changed is
+   named again (shared by its new length); 0, or -1 (pushed). */
+int zh5_dims_on_resize(zh5_file *file, const char *path, const uint64_t *old_shape);
 /* Whether the array at path is a coordinate array (1-D, its dimension named after it). */
 int zh5_dims_is_scale(zh5_file *file, const char *path);
 /* DIMENSION_LIST written on the array at path (hvl_t of hobj_ref_t per dimension): its names; 0, or -1. */

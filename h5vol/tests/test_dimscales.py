@@ -27,6 +27,10 @@ Covered, for Zarr v3 and v2 hierarchies:
     (dimensions, variables, dtypes, values, attributes; the dimension without a variable shows as one); and
     h5netcdf and h5py read back the internal attributes and the dimensions (across groups) through the
     connector;
+  * h5py writes datasets without dimension scales: each dimension is named as netCDF-C names it in the same
+    h5py code's native file (phony_dim_N, shared by length within the group; netCDF4-python reads the
+    native file), xarray opens the hierarchy, h5py sees no scale attached; a detached dimension gets a
+    phony name too, and so does a resized one (xarray opens it: no two lengths for one name);
   * without libzarr_h5vol_v1api preloaded (a child process): no H5DS attribute is shown, and attach_scale
     fails with an exception, leaving the names as they were.
 """
@@ -179,10 +183,53 @@ def t_h5py_writes(r):
             e = f["extra"]
             e.dims[0].detach_scale(x)   # the last one: H5DS deletes DIMENSION_LIST
             assert "DIMENSION_LIST" not in e.attrs and len(e.dims[0]) == 0
-        want_data = [None, "x"] if fmt == 3 else ["phony_dim_0", "x"]
-        assert dim_names(f"{root}/data", fmt) == want_data, dim_names(f"{root}/data", fmt)
-        want_extra = None if fmt == 3 else ["phony_dim_0"]
-        assert dim_names(f"{root}/extra", fmt) == want_extra, dim_names(f"{root}/extra", fmt)
+        # a detached dimension gets netCDF's phony name, shared by length within the group (xarray opens it)
+        assert dim_names(f"{root}/data", fmt) == ["phony_dim_0", "x"], dim_names(f"{root}/data", fmt)
+        assert dim_names(f"{root}/extra", fmt) == ["phony_dim_1"], dim_names(f"{root}/extra", fmt)
+        ds = xr.open_zarr(root, consolidated=False, zarr_format=fmt)
+        assert dict(ds.sizes) == {"phony_dim_0": 2, "x": 3, "phony_dim_1": 3, "time": 2}, dict(ds.sizes)
+
+
+H5PY_PLAIN = r"""
+import sys, h5py, numpy as np
+with h5py.File(sys.argv[1], "w") as f:   # in name order, as netCDF-C visits a plain HDF5 file's members
+    f["a"] = np.arange(12.0).reshape(3, 4)
+    f["b"] = np.zeros((4, 3), "i2")
+    f["c"] = np.ones((3, 3), "f4")
+    f["d"] = np.arange(5)
+    f["s"] = 1.5
+"""
+
+NC_DIMS = r"""
+import json, sys, netCDF4
+with netCDF4.Dataset(sys.argv[1]) as nc:
+    print(json.dumps({n: list(v.dimensions) for n, v in nc.variables.items()}))
+"""
+
+
+def t_h5py_plain(r):
+    """Datasets without dimension scales: named as netCDF-C names them in a plain HDF5 file (phony_dim_N,
+    shared by length within the group), so xarray opens what h5py wrote."""
+    native = r.path("plain.h5")
+    child(H5PY_PLAIN, native)
+    want = json.loads(child(NC_DIMS, native))   # netCDF-C's names for the native file
+    assert want["a"] == ["phony_dim_0", "phony_dim_1"], want
+    for fmt in (3, 2):
+        root = r.path(f"plain_v{fmt}.zarr")
+        in_format(fmt, H5PY_PLAIN, root)
+        got = {n: dim_names(f"{root}/{n}", fmt) for n in want}
+        if fmt == 3:   # a v3 scalar names no dimension: dimension_names absent
+            got["s"] = got["s"] or []
+        assert got == want, (got, want)
+        ds = xr.open_zarr(root, consolidated=False, zarr_format=fmt).load()
+        np.testing.assert_array_equal(ds["a"].values, np.arange(12.0).reshape(3, 4))
+        assert ds["c"].dims == ("phony_dim_0", "phony_dim_2") and ds["s"].dims == (), ds
+        with h5py.File(root, "a") as f:   # no scale shows where none was attached
+            assert all(len(dim) == 0 for dim in f["a"].dims) and "DIMENSION_LIST" not in f["a"].attrs
+            f["a"].resize((5, 4))   # its first dimension leaves phony_dim_0 (3) for d's phony_dim_3 (5)
+        assert dim_names(f"{root}/a", fmt) == ["phony_dim_3", "phony_dim_1"], dim_names(f"{root}/a", fmt)
+        ds = xr.open_zarr(root, consolidated=False, zarr_format=fmt)
+        assert dict(ds.sizes) == {"phony_dim_0": 3, "phony_dim_1": 4, "phony_dim_2": 3, "phony_dim_3": 5}, ds
 
 
 def netcdf_like():
@@ -380,6 +427,7 @@ def main():
     tmp = Path(tempfile.mkdtemp(dir=tmp))
     r = harness.Runner(tmp, args.verbose, args.k)
     r.run("h5py writes dimension scales: zarr-python and xarray read dimension names", t_h5py_writes, r)
+    r.run("h5py writes datasets without scales: netCDF-C's phony dimension names", t_h5py_plain, r)
     r.run("xarray writes: h5py, h5netcdf and xarray through h5netcdf see the dimensions", t_xarray_writes, r)
     r.run("h5netcdf writes through the connector: xarray and h5netcdf read it", t_h5netcdf_writes, r)
     r.run("without libzarr_h5vol_v1api: no H5DS attributes, attach refused", t_without_shim, r)
