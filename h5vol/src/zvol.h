@@ -50,6 +50,7 @@ typedef struct zh5_obj {
     zarr_array *array;   /* ZH5_DATASET */
     /* ZH5_DATASET: the HDF5 view of the array */
     int rank;
+    uint64_t unlimited;  /* bit d: dimension d is unlimited (the record's unlimited_dimensions) */
     zarr_data_type ztype;
     size_t esize;
     hid_t file_type;     /* the type as stored (with its byte order) */

@@ -16,6 +16,8 @@ Covered, for Zarr v3 and v2 hierarchies:
     them by default (a v2 dataset without an HDF5 fill value has fill_value null: a 0.0 stays 0.0, not NaN),
     the connector's `_libzarr_hdf5` record (the attribute types) a string attribute, and writes the Dataset
     to netCDF-4 (a child without the connector; netCDF4-python reads the values and the record back);
+  * maximum dimensions: unlimited only where the writer made them so (h5netcdf's unlimited dimension, the
+    record's unlimited_dimensions), the size elsewhere (what xarray wrote: no unlimited dimension);
   * xarray writes: h5py sees the dimension scales (dims, is_scale, DIMENSION_LIST references dereferenced,
     REFERENCE_LIST, object references), h5netcdf sees the dimensions and variables, and xarray through
     h5netcdf (engine="h5netcdf") reads a Dataset identical to the one written;
@@ -254,8 +256,10 @@ def t_xarray_writes(r):
             assert refs == [("/mask", 1), ("/t2m", 2)], refs
             assert f[f["mask"].ref].name == "/mask"
             np.testing.assert_array_equal(t2m.dims[1][0][()], src["lat"].values)
+            assert t2m.maxshape == t2m.shape, t2m.maxshape   # no dimension is unlimited without a record
         with h5netcdf.File(root, "r") as f:
             assert {k: len(v) for k, v in f.dimensions.items()} == {"time": 2, "lat": 3, "lon": 4}, f.dimensions
+            assert not any(v.isunlimited() for v in f.dimensions.values()), f.dimensions
             got = {k: v.dimensions for k, v in f.variables.items()}
             assert got == {"t2m": ("time", "lat", "lon"), "mask": ("lat", "lon"), "time": ("time",),
                            "lat": ("lat",), "lon": ("lon",)}, got
@@ -382,6 +386,9 @@ def t_h5netcdf_writes(r):
         # through the connector, h5netcdf and h5py see netCDF's attributes and dimensions again
         with h5netcdf.File(root, "r") as f:
             assert {k: len(v) for k, v in f.dimensions.items()} == {"x": 3, "time": 2, "nv": 2}, f.dimensions
+            # unlimited only where h5netcdf made it so (HDF5's maximum dimensions, the record)
+            assert {k: v.isunlimited() for k, v in f.dimensions.items()} == {"x": False, "time": True,
+                                                                              "nv": False}, f.dimensions
             assert set(f.variables) == {"x", "time", "w", "b"}, set(f.variables)
             assert f.variables["w"].dimensions == ("time", "x")
             assert f.variables["b"].dimensions == ("x", "nv")
@@ -396,6 +403,9 @@ def t_h5netcdf_writes(r):
             assert f["nv"].attrs["NAME"].startswith(b"This is a netCDF dimension but not a netCDF variable")
             refs = sorted((f[ref].name, int(dim)) for ref, dim in f["x"].attrs["REFERENCE_LIST"])
             assert refs == [("/b", 0), ("/sub/v", 1), ("/w", 1)], refs
+            assert f["w"].maxshape == (None, 3) and f["x"].maxshape == (3,), (f["w"].maxshape, f["x"].maxshape)
+        rec = json.loads(zarr.open_array(f"{root}/time", mode="r").attrs["_libzarr_hdf5"])
+        assert rec["unlimited_dimensions"] == [0], rec
 
 
 NO_SHIM = r"""
