@@ -289,6 +289,8 @@ def check_zarr(src, out, fmt, shard=None, codec=None):
             assert (names is not None or obj.ndim == 0) and len(names or ()) == obj.ndim, f"{name}: {names}"
             assert all(re.fullmatch(r"phony_dim_\d+", n) for n in names), f"{name}: dimension names {names}"
             same_zarr_attrs(obj.attrs, zattrs, name)
+            if fmt == 2 and z.fill_value is None:   # HDF5's default fill, recorded for zarrtoh5
+                assert hdf5_record(zattrs).get("hdf5_fill") == "default", f"{name}: {zattrs}"
             if h5py.check_string_dtype(obj.dtype) and obj.dtype.kind == "O":
                 assert z.dtype.kind in "OT", f"{name}: dtype {z.dtype} for a variable-length string"
             else:

@@ -1095,6 +1095,12 @@ static void convert_dataset(hid_t ds, zarr_group *zg, const char *name, const ch
      * the HDF5 readers do not; Zarr v3 keeps the fill value (xarray masks by the attribute only). */
     int explicit_fill = g_netcdf ? H5Aexists(ds, "_FillValue") > 0 : fdef == H5D_FILL_VALUE_USER_DEFINED;
     int null_fill = g_format == 2 && !explicit_fill;
+    /* zarrtoh5 gives a null fill netCDF's default fill (what netCDF-C writes without _FillValue); a plain
+     * HDF5 dataset that had HDF5's default fill is recorded so, to come back with it */
+    if (null_fill && !g_netcdf && fdef != H5D_FILL_VALUE_USER_DEFINED) {
+        if (extra.n) sb_puts(&extra, ",");
+        sb_puts(&extra, "\"hdf5_fill\":\"default\"");
+    }
 
     const char *cname;
     int level;

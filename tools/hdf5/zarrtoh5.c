@@ -1011,7 +1011,10 @@ static void convert_array(zarr_array *za, hid_t parent, const char *name, const 
             cbytes = cbytes / hchunk[d] * ((hchunk[d] + 1) / 2);
             hchunk[d] = (hchunk[d] + 1) / 2;
         }
-    if (null_fill) {
+    const jv *rec0 = jv_get(&attrs, "_libzarr_hdf5"), *hf = rec0 ? jv_get(rec0, "hdf5_fill") : NULL;
+    if (null_fill && hf && hf->t == J_STR && !strcmp(hf->s, "default")) {
+        /* a plain HDF5 dataset with HDF5's default fill (h5tozarr's record): that again */
+    } else if (null_fill) {
         /* no _FillValue: the HDF5 fill value netCDF-C writes for such a variable, netCDF's default fill of
          * the type (NC_FILL_*; "" for strings, NUL for chars), so netCDF reads it as it reads a variable it
          * wrote without _FillValue (nc_inq_var_fill); other types keep HDF5's default (zeros) */
