@@ -121,7 +121,18 @@ if(_h5vol_py2_status)
   set_property(TEST h5vol.h5py_hdf5v2 APPEND PROPERTY FIXTURES_REQUIRED zarr_python_h5py316)
 endif()
 list(APPEND ZARR_PY_TESTS h5vol.h5py_hdf5v2)
-set_tests_properties(h5vol.c h5vol.c_v1api h5vol.h5py h5vol.h5py_hdf5v2 h5vol.dimscales PROPERTIES LABELS "interop;h5vol")
+# Dimension scales, h5netcdf and xarray through the connector under HDF5 2.0 as well (the same venv).
+zarr_add_test(NAME h5vol.dimscales_hdf5v2 LABEL interop ENV ${ZARR_PY_ENV} ${ZARR_H5VOL_ENV}
+    "ZARR_PYTHON_ENV_STATUS=${ZARR_PY_STATUS}${_h5vol_py2_status}" "ZARR_H5VOL_WANT_HDF5=2"
+    "LD_PRELOAD=$<TARGET_FILE:zarr_h5vol_v1api>"
+  COMMAND "${ZARR_H5VOL_PYTHON_HDF5V2}" "${CMAKE_CURRENT_LIST_DIR}/tests/test_dimscales.py")
+set_tests_properties(h5vol.dimscales_hdf5v2 PROPERTIES TIMEOUT 600)
+if(_h5vol_py2_status)
+  set_property(TEST h5vol.dimscales_hdf5v2 APPEND PROPERTY FIXTURES_REQUIRED zarr_python_h5py316)
+endif()
+list(APPEND ZARR_PY_TESTS h5vol.dimscales_hdf5v2)
+set_tests_properties(h5vol.c h5vol.c_v1api h5vol.h5py h5vol.h5py_hdf5v2 h5vol.dimscales h5vol.dimscales_hdf5v2
+                     PROPERTIES LABELS "interop;h5vol")
 # The installed, relocated connector: found by find_package(zarr COMPONENTS h5vol), loaded by HDF5.
 zarr_add_test(NAME h5vol.install LABEL install
   COMMAND "${CMAKE_COMMAND}" "-DBUILD_DIR=${CMAKE_BINARY_DIR}" "-DSOURCE_DIR=${CMAKE_CURRENT_LIST_DIR}/tests/downstream"

@@ -111,6 +111,20 @@ static herr_t store_attrs(zh5_file *file, const char *path, int kind, zj *attrs)
     }
     if (kind == ZARR_NODE_ARRAY) {
         zarr_array *a = zh5_open_array(file, path);
+        zarr_data_type dt;
+        size_t esize;
+        int format = 3;
+        if (a && zarr_array_data_type(a, &dt, &esize) == ZARR_OK && zarr_array_zarr_format(a, &format) == ZARR_OK &&
+            (zj_get(attrs, "_FillValue") || zj_get(attrs, "missing_value"))) {
+            /* `_FillValue` and `missing_value` as xarray reads them (ncattrs.c) */
+            free(json);
+            json = zh5_nc_array_forms(attrs, format, dt) < 0 ? NULL : zh5_record_dump(attrs);
+            if (!json) {
+                zh5_err(H5E_ATTR, H5E_CANTALLOC, "out of memory");
+                zarr_close(a);
+                return -1;
+            }
+        }
         st = a ? zarr_array_set_attributes(a, json) : ZARR_ERR_NOT_FOUND;
         zarr_close(a);
     } else {

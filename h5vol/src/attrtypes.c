@@ -71,7 +71,9 @@ int zh5_record_load(zj *attrs)
 {
     zj *reserved = attrs && attrs->kind == ZJ_OBJECT ? zj_get(attrs, ZH5_RESERVED_ATTR) : NULL;
     char err[64];
-    if (!reserved || reserved->kind != ZJ_STRING)
+    if (!reserved || reserved->kind == ZJ_OBJECT)   /* none, or an object (older stores) */
+        return reserved ? zh5_nc_show(attrs) : 0;
+    if (reserved->kind != ZJ_STRING)
         return 0;
     zj *rec = zj_parse(reserved->text, err, sizeof err);
     if (!rec)   /* not JSON text (or no memory for it: then the record reads as absent, like a foreign one) */
@@ -80,10 +82,14 @@ int zh5_record_load(zj *attrs)
         zj_free(rec);
         return 0;
     }
-    return zj_set(attrs, ZH5_RESERVED_ATTR, rec) < 0 ? (zj_free(rec), -1) : 0;
+    if (zj_set(attrs, ZH5_RESERVED_ATTR, rec) < 0) {
+        zj_free(rec);
+        return -1;
+    }
+    return zh5_nc_show(attrs);   /* netCDF's internal attributes kept in the record (ncattrs.c) */
 }
 
-char *zh5_record_dump(zj *attrs)
+static char *dump_record_string(zj *attrs)
 {
     for (size_t i = 0; attrs && attrs->kind == ZJ_OBJECT && i < attrs->count; i++) {
         zj *rec = attrs->items[i];
@@ -101,6 +107,16 @@ char *zh5_record_dump(zj *attrs)
         return out;
     }
     return zj_dump(attrs);
+}
+
+char *zh5_record_dump(zj *attrs)
+{
+    zj *copy = attrs && attrs->kind == ZJ_OBJECT ? zj_copy(attrs) : NULL;
+    if (!copy)
+        return attrs && attrs->kind == ZJ_OBJECT ? NULL : zj_dump(attrs);
+    char *out = zh5_nc_hide(copy) < 0 ? NULL : dump_record_string(copy);   /* ncattrs.c */
+    zj_free(copy);
+    return out;
 }
 
 static zj *types_of(const zj *attrs)

@@ -84,6 +84,73 @@ static hid_t struct_type(zarr_array *array, size_t esize)
     return t;
 }
 
+/* ---- unlimited dimensions ----
+ * HDF5's maximum dimensions: Zarr can resize any dimension, but netCDF and h5netcdf read a dimension as
+ * unlimited from its maximum, so only the dimensions created with H5S_UNLIMITED are reported so; they are
+ * recorded as h5tozarr records them, in `_libzarr_hdf5.unlimited_dimensions` (docs/hdf5-netcdf.md). */
+
+/* Bit d set for each index of the record's unlimited_dimensions. */
+static uint64_t unlimited_of(zarr_array *array)
+{
+    char *json = NULL, err[64];
+    uint64_t mask = 0;
+    if (zarr_array_attributes(array, &json) != ZARR_OK)
+        return 0;
+    zj *attrs = zj_parse(json, err, sizeof err);
+    zarr_string_free(json);
+    if (attrs && attrs->kind == ZJ_OBJECT && zh5_record_load(attrs) == 0) {
+        zj *rec = zj_get(attrs, ZH5_RESERVED_ATTR);
+        zj *list = rec && rec->kind == ZJ_OBJECT ? zj_get(rec, "unlimited_dimensions") : NULL;
+        for (size_t i = 0; list && list->kind == ZJ_ARRAY && i < list->count; i++) {
+            double d = zj_is_integer(list->items[i]) ? zj_number(list->items[i]) : -1;
+            if (d >= 0 && d < ZH5_MAX_RANK)
+                mask |= (uint64_t)1 << (int)d;
+        }
+    }
+    zj_free(attrs);
+    return mask;
+}
+
+/* Records the dimensions of mask as unlimited_dimensions on a new array; 0, or -1 (pushed). */
+static int record_unlimited(zarr_array *array, uint64_t mask, int rank, const char *path)
+{
+    char *json = NULL, err[64];
+    zarr_status st = zarr_array_attributes(array, &json);
+    zj *attrs = st == ZARR_OK ? zj_parse(json, err, sizeof err) : NULL, *rec, *list = zj_new(ZJ_ARRAY);
+    int ret = -1;
+    if (json)
+        zarr_string_free(json);
+    json = NULL;
+    for (int d = 0; list && d < rank; d++) {
+        char num[16];
+        snprintf(num, sizeof num, "%d", d);
+        if ((mask >> d & 1) && zj_push(list, zj_new_number_text(num)) < 0)
+            goto done;
+    }
+    if (!list || !attrs || attrs->kind != ZJ_OBJECT || zh5_record_load(attrs) < 0)
+        goto done;
+    if (!(rec = zj_get(attrs, ZH5_RESERVED_ATTR))) {
+        if (!(rec = zj_new(ZJ_OBJECT)) || zj_set(attrs, ZH5_RESERVED_ATTR, rec) < 0) {
+            zj_free(rec);
+            goto done;
+        }
+    }
+    if (rec->kind != ZJ_OBJECT || zj_set(rec, "unlimited_dimensions", list) < 0)
+        goto done;
+    list = NULL;
+    if (!(json = zh5_record_dump(attrs)))
+        goto done;
+    st = zarr_array_set_attributes(array, json);
+    free(json);
+    ret = st == ZARR_OK ? 0 : -1;
+done:
+    if (ret < 0)
+        zh5_zerr(H5E_DATASET, H5E_CANTCREATE, st == ZARR_OK ? ZARR_ERR_IO : st, path);
+    zj_free(list);
+    zj_free(attrs);
+    return ret;
+}
+
 zh5_obj *zh5_dataset_wrap(zh5_file *file, const char *path, zarr_array *array)
 {
     size_t rank = 0;
@@ -93,6 +160,7 @@ zh5_obj *zh5_dataset_wrap(zh5_file *file, const char *path, zarr_array *array)
         return NULL;
     }
     obj->array = array;
+    obj->unlimited = unlimited_of(array);
     zarr_array_rank(array, &rank);
     if (rank > ZH5_MAX_RANK) {
         zh5_err(H5E_DATASET, H5E_UNSUPPORTED, "\"/%s\" has %zu dimensions, more than %d", path, rank, ZH5_MAX_RANK);
@@ -326,7 +394,12 @@ void *zh5_dataset_create(void *o, const H5VL_loc_params_t *loc, const char *name
         zh5_err(H5E_DATASPACE, H5E_BADRANGE, "the dataspace's rank %d is not supported", rank);
         goto done;
     }
-    H5Sget_simple_extent_dims(space, dims, NULL);
+    hsize_t maxdims[ZH5_MAX_RANK];
+    uint64_t unlimited = 0;
+    H5Sget_simple_extent_dims(space, dims, maxdims);
+    for (int d = 0; d < rank; d++)
+        if (maxdims[d] == H5S_UNLIMITED)
+            unlimited |= (uint64_t)1 << d;
     for (int d = 0; d < rank; d++)
         shape[d] = dims[d];
     if (zh5_parent_ready(obj->file, path, lcpl, H5E_DATASET, "dataset", name) < 0)
@@ -442,7 +515,17 @@ void *zh5_dataset_create(void *o, const H5VL_loc_params_t *loc, const char *name
         zarr_close(arr);
         goto done;
     }
-    out = zh5_dataset_wrap(obj->file, path, arr);
+    if (unlimited && record_unlimited(arr, unlimited, rank, path) < 0) {
+        zarr_close(arr);
+        goto done;
+    }
+    /* every dimension named (netCDF's phony_dim_N until a scale is attached), so that xarray opens it */
+    if (zh5_dims_on_create(obj->file, path, rank) < 0) {
+        zarr_close(arr);
+        goto done;
+    }
+    if ((out = zh5_dataset_wrap(obj->file, path, arr)))
+        out->unlimited = unlimited;
 done:
     if (enum_base >= 0)
         H5Tclose(enum_base);
@@ -570,7 +653,7 @@ static hid_t dataset_space(zh5_obj *obj)
     }
     for (int d = 0; d < obj->rank; d++) {
         dims[d] = shape[d];
-        maxdims[d] = H5S_UNLIMITED;   /* every Zarr dimension can be resized */
+        maxdims[d] = obj->unlimited >> d & 1 ? H5S_UNLIMITED : dims[d];   /* unlimited where recorded */
     }
     return H5Screate_simple(obj->rank, dims, maxdims);
 }
@@ -607,9 +690,11 @@ herr_t zh5_dataset_specific(void *o, H5VL_dataset_specific_args_t *args, hid_t d
     (void)dxpl;
     (void)req;
     if (args->op_type == H5VL_DATASET_SET_EXTENT) {
-        uint64_t shape[ZH5_MAX_RANK];
+        uint64_t shape[ZH5_MAX_RANK], old[ZH5_MAX_RANK];
         for (int d = 0; d < obj->rank; d++)
             shape[d] = args->args.set_extent.size[d];
+        if (zarr_array_shape(obj->array, old, (size_t)obj->rank) != ZARR_OK)
+            memcpy(old, shape, sizeof old);
         zarr_status st = zarr_array_resize(obj->array, shape, (size_t)obj->rank);
         if (st != ZARR_OK) {
             char what[1200];
@@ -617,7 +702,8 @@ herr_t zh5_dataset_specific(void *o, H5VL_dataset_specific_args_t *args, hid_t d
             zh5_zerr(H5E_DATASET, H5E_CANTSET, st, what);
             return -1;
         }
-        return 0;
+        /* a phony dimension shared with another array by its old length is named for the new one */
+        return zh5_dims_on_resize(obj->file, obj->path, old) < 0 ? -1 : 0;
     }
     return 0;   /* flush, refresh: libzarr stores every write before returning */
 }

@@ -153,6 +153,30 @@ static int is_coordinate(zh5_file *file, const char *path, uint64_t *len)
     return yes;
 }
 
+/* The coordinate array a dimension named `name` of the array at `path` refers to, as netCDF scopes
+   dimensions: the nearest one of that name in the array's group or its ancestors (`len`: its length must be
+   that, unless UINT64_MAX); malloc'd path, or NULL when none. */
+static char *scale_for(zh5_file *file, const char *path, const char *name, uint64_t len)
+{
+    char *group = parent_of(path);
+    while (group) {
+        char *scale = child_of(group, name);
+        uint64_t l = 0;
+        if (scale && strcmp(scale, path) != 0 && is_coordinate(file, scale, &l) && (len == UINT64_MAX || l == len)) {
+            free(group);
+            return scale;
+        }
+        free(scale);
+        if (!group[0])
+            break;
+        char *up = parent_of(group);
+        free(group);
+        group = up;
+    }
+    free(group);
+    return NULL;
+}
+
 /* ---- detaches in progress ----
  * H5DSdetach_scale rewrites the dataset's DIMENSION_LIST first, then reads the scale's REFERENCE_LIST,
  * expects the entry of the detached dimension still there, and rewrites that list without it (deleting it
@@ -214,14 +238,12 @@ static int add(zj *attrs, const char *name, zj *value, const char *rec)
    has a coordinate array. */
 static zj *dimension_list(zh5_file *file, const char *path, char **names, int n, const uint64_t *shape)
 {
-    char *group = parent_of(path);
     zj *list = zj_new(ZJ_ARRAY);
     int any = 0;
-    for (int d = 0; group && list && d < n; d++) {
+    for (int d = 0; list && d < n; d++) {
         zj *scales = zj_new(ZJ_ARRAY);
-        char *scale = names[d] ? child_of(group, names[d]) : NULL;
-        uint64_t len = 0;
-        if (scale && strcmp(scale, path) != 0 && is_coordinate(file, scale, &len) && len == shape[d]) {
+        char *scale = names[d] ? scale_for(file, path, names[d], shape[d]) : NULL;
+        if (scale) {
             if (scales)
                 zj_push(scales, zj_new_string(scale, strlen(scale)));
             any = 1;
@@ -233,7 +255,6 @@ static zj *dimension_list(zh5_file *file, const char *path, char **names, int n,
             list = NULL;
         }
     }
-    free(group);
     if (!any) {
         zj_free(list);
         return NULL;
@@ -241,22 +262,28 @@ static zj *dimension_list(zh5_file *file, const char *path, char **names, int n,
     return list;
 }
 
-/* REFERENCE_LIST of the coordinate array at path: [[<path of an array>, <dimension>], ...] over the arrays of
-   its group that name a dimension after it; NULL when none does. */
-static zj *reference_list(zh5_file *file, const char *path, uint64_t len)
+/* Appends to *list the [<array>, <dimension>] entries of the arrays in `group` and its subgroups (those
+   without their own coordinate array of that name: netCDF's scoping) that name a dimension `base` of
+   length len, the coordinate array at `scale` excepted. */
+static void collect_refs(zh5_file *file, const char *scale, const char *group, const char *base, uint64_t len,
+                         zj **list, int depth)
 {
-    char *group = parent_of(path), **members = NULL;
+    char **members = NULL;
     zarr_node_type *kinds = NULL;
     size_t count = 0;
-    zj *list = NULL;
-    if (!group || zh5_list(file, group, &members, &kinds, &count) < 0) {
-        free(group);
-        return NULL;
-    }
+    if (depth > 64 || zh5_list(file, group, &members, &kinds, &count) < 0)
+        return;
     for (size_t i = 0; i < count; i++) {
-        char *member = kinds[i] == ZARR_NODE_ARRAY ? child_of(group, members[i]) : NULL;
+        char *member = child_of(group, members[i]);
         zarr_array *a = NULL;
-        if (!member || strcmp(member, path) == 0 || zarr_group_open_array(file->root, member, &a) != ZARR_OK) {
+        if (member && kinds[i] == ZARR_NODE_GROUP) {
+            char *own = child_of(member, base);   /* a coordinate array of its own shadows this one */
+            if (own && !is_coordinate(file, own, NULL))
+                collect_refs(file, scale, member, base, len, list, depth + 1);
+            free(own);
+        }
+        if (!member || kinds[i] != ZARR_NODE_ARRAY || strcmp(member, scale) == 0 ||
+            zarr_group_open_array(file->root, member, &a) != ZARR_OK) {
             free(member);
             continue;
         }
@@ -266,17 +293,17 @@ static zj *reference_list(zh5_file *file, const char *path, uint64_t len)
         if (names_of(a, names, &n) == 0) {
             zarr_array_shape(a, shape, (size_t)n);
             for (int d = 0; d < n; d++) {
-                if (!names[d] || strcmp(names[d], base_of(path)) != 0 || shape[d] != len)
+                if (!names[d] || strcmp(names[d], base) != 0 || shape[d] != len)
                     continue;
                 char num[16];
                 snprintf(num, sizeof num, "%d", d);
                 zj *entry = zj_new(ZJ_ARRAY);
-                if (!list)
-                    list = zj_new(ZJ_ARRAY);
-                if (entry && list) {
+                if (!*list)
+                    *list = zj_new(ZJ_ARRAY);
+                if (entry && *list) {
                     zj_push(entry, zj_new_string(member, strlen(member)));
                     zj_push(entry, zj_new_number_text(num));
-                    zj_push(list, entry);
+                    zj_push(*list, entry);
                 } else {
                     zj_free(entry);
                 }
@@ -286,6 +313,18 @@ static zj *reference_list(zh5_file *file, const char *path, uint64_t len)
         zarr_close(a);
         free(member);
     }
+    zh5_list_free(members, kinds, count);
+}
+
+/* REFERENCE_LIST of the coordinate array at path: [[<path of an array>, <dimension>], ...] over the arrays of
+   its group and subgroups that name a dimension after it; NULL when none does. */
+static zj *reference_list(zh5_file *file, const char *path, uint64_t len)
+{
+    char *group = parent_of(path);
+    zj *list = NULL;
+    if (!group)
+        return NULL;
+    collect_refs(file, path, group, base_of(path), len, &list, 0);
     for (struct zh5_detached *p = file->detached; p; p = p->next) {   /* detaches in progress */
         char num[16];
         zj *entry = strcmp(p->scale, path) == 0 ? zj_new(ZJ_ARRAY) : NULL;
@@ -299,7 +338,6 @@ static zj *reference_list(zh5_file *file, const char *path, uint64_t len)
         if (!list || zj_push(list, entry) < 0)
             zj_free(entry);
     }
-    zh5_list_free(members, kinds, count);
     free(group);
     return list;
 }
@@ -460,21 +498,140 @@ int zh5_dims_is_written(const char *name)
     return zh5_dims_enabled() && (strcmp(name, DIMLIST) == 0 || strcmp(name, REFLIST) == 0);
 }
 
-/* Names the dimensions of the array at path (NULL: unnamed; in Zarr v2, whose _ARRAY_DIMENSIONS names every
-   dimension, phony_dim_<d>, as h5netcdf and netCDF call unnamed dimensions); 0, or -1 (pushed). */
+/* ---- names for dimensions without a scale ----
+ * netCDF-C calls a dimension without a dimension scale `phony_dim_N`, shared by length within a group
+ * (docs/hdf5-netcdf.md, "Dimension names"); xarray needs a name for every dimension. An array the connector
+ * creates, and a dimension whose scale is detached, is named so: the `phony_dim_K` of the same length that
+ * another array of its group uses (and this one does not use already), else a new one, K one more than
+ * the largest phony number in the hierarchy (found once per open file). Real dimensions (coordinate
+ * arrays) are not taken, so HDF5 programs see no scale attached that they did not attach. */
+
+static int phony_number(const char *name)
+{
+    if (!name || strncmp(name, "phony_dim_", 10) != 0 || !name[10] || strlen(name + 10) > 9 ||
+        strspn(name + 10, "0123456789") != strlen(name + 10))
+        return -1;
+    return atoi(name + 10);
+}
+
+/* The largest phony number used in `group` and below it (-1: none). */
+static int max_phony(zh5_file *file, const char *group, int depth)
+{
+    char **members = NULL;
+    zarr_node_type *kinds = NULL;
+    size_t count = 0;
+    int most = -1;
+    if (depth > 64 || zh5_list(file, group, &members, &kinds, &count) < 0)
+        return -1;
+    for (size_t i = 0; i < count; i++) {
+        char *member = child_of(group, members[i]);
+        zarr_array *a = NULL;
+        if (member && kinds[i] == ZARR_NODE_GROUP) {
+            int m = max_phony(file, member, depth + 1);
+            most = m > most ? m : most;
+        } else if (member && zarr_group_open_array(file->root, member, &a) == ZARR_OK) {
+            char *names[ZH5_MAX_RANK];
+            int n = 0;
+            if (names_of(a, names, &n) == 0) {
+                for (int d = 0; d < n; d++)
+                    most = phony_number(names[d]) > most ? phony_number(names[d]) : most;
+                free_names(names, n);
+            }
+            zarr_close(a);
+        }
+        free(member);
+    }
+    zh5_list_free(members, kinds, count);
+    return most;
+}
+
+/* Fills the NULL entries of names (the array at path, of that shape) with phony names; 0, or -1. */
+static int phony_names(zh5_file *file, const char *path, char **names, int n, const uint64_t *shape)
+{
+    int missing = 0;
+    for (int d = 0; d < n; d++)
+        missing |= names[d] == NULL;
+    if (!missing)
+        return 0;
+    char *group = parent_of(path), **members = NULL;
+    zarr_node_type *kinds = NULL;
+    size_t count = 0;
+    if (!group || zh5_list(file, group, &members, &kinds, &count) < 0) {
+        free(group);
+        return -1;
+    }
+    /* the phony dimensions of the group: name and length */
+    char *pname[256];
+    uint64_t plen[256];
+    int np = 0;
+    for (size_t i = 0; i < count && np < 256; i++) {
+        char *member = kinds[i] == ZARR_NODE_ARRAY ? child_of(group, members[i]) : NULL;
+        zarr_array *a = NULL;
+        if (member && strcmp(member, path) != 0 && zarr_group_open_array(file->root, member, &a) == ZARR_OK) {
+            char *mn[ZH5_MAX_RANK];
+            uint64_t ms[ZH5_MAX_RANK];
+            int mr = 0;
+            if (names_of(a, mn, &mr) == 0) {
+                zarr_array_shape(a, ms, (size_t)mr);
+                for (int d = 0; d < mr && np < 256; d++) {
+                    int known = phony_number(mn[d]) < 0;
+                    for (int k = 0; !known && k < np; k++)
+                        known = strcmp(pname[k], mn[d]) == 0;
+                    if (!known) {
+                        pname[np] = mn[d];
+                        plen[np++] = ms[d];
+                        mn[d] = NULL;   /* kept */
+                    }
+                }
+                free_names(mn, mr);
+            }
+            zarr_close(a);
+        }
+        free(member);
+    }
+    zh5_list_free(members, kinds, count);
+    free(group);
+    int ret = 0;
+    for (int d = 0; d < n && ret == 0; d++) {
+        if (names[d])
+            continue;
+        for (int k = 0; k < np && !names[d]; k++) {
+            int used = plen[k] != shape[d];
+            for (int e = 0; !used && e < n; e++)
+                used = names[e] && strcmp(names[e], pname[k]) == 0;
+            if (!used && !(names[d] = strdup(pname[k])))
+                ret = -1;
+        }
+        if (names[d] || ret < 0)
+            continue;
+        if (file->next_phony < 0)
+            file->next_phony = max_phony(file, "", 0) + 1;
+        char buf[32];
+        snprintf(buf, sizeof buf, "phony_dim_%d", file->next_phony++);
+        if (!(names[d] = strdup(buf)))
+            ret = -1;
+    }
+    for (int k = 0; k < np; k++)
+        free(pname[k]);
+    return ret;
+}
+
+/* Names the dimensions of the array at path (NULL entries: a phony name, phony_names); 0, or -1 (pushed). */
 static int set_names(zh5_file *file, const char *path, char **names, int n)
 {
     zarr_array *a = zh5_open_array(file, path);
-    int format = 3;
-    char phony[ZH5_MAX_RANK][32];
+    uint64_t shape[ZH5_MAX_RANK];
     const char *list[ZH5_MAX_RANK];
     if (!a)
         return -1;
-    zarr_array_zarr_format(a, &format);
-    for (int d = 0; d < n; d++) {
-        snprintf(phony[d], sizeof phony[d], "phony_dim_%d", d);
-        list[d] = names[d] ? names[d] : format == 2 ? phony[d] : NULL;
+    zarr_array_shape(a, shape, (size_t)n);
+    if (phony_names(file, path, names, n, shape) < 0) {
+        zarr_close(a);
+        zh5_err(H5E_ATTR, H5E_CANTALLOC, "naming the dimensions of \"/%s\" in %s", path, file->location);
+        return -1;
     }
+    for (int d = 0; d < n; d++)
+        list[d] = names[d];
     zarr_status st = zarr_array_set_dimension_names(a, list, (size_t)n);
     zarr_close(a);
     if (st != ZARR_OK) {
@@ -484,6 +641,67 @@ static int set_names(zh5_file *file, const char *path, char **names, int n)
         return -1;
     }
     return 0;
+}
+
+int zh5_dims_on_resize(zh5_file *file, const char *path, const uint64_t *old_shape)
+{
+    zarr_array *a = zh5_open_array(file, path);
+    char *names[ZH5_MAX_RANK];
+    uint64_t shape[ZH5_MAX_RANK];
+    int n = 0, renamed = 0, ret = 0;
+    if (!a)
+        return -1;
+    if (names_of(a, names, &n) < 0 || zarr_array_shape(a, shape, (size_t)n) != ZARR_OK) {
+        zarr_close(a);
+        return 0;
+    }
+    zarr_close(a);
+    for (int d = 0; d < n; d++)
+        if (shape[d] != old_shape[d] && phony_number(names[d]) >= 0) {   /* a phony name of the old length */
+            free(names[d]);
+            names[d] = NULL;
+            renamed = 1;
+        }
+    if (renamed)
+        ret = set_names(file, path, names, n);
+    free_names(names, n);
+    return ret;
+}
+
+int zh5_dims_on_create(zh5_file *file, const char *path, int rank)
+{
+    char *names[ZH5_MAX_RANK];
+    for (int d = 0; d < rank; d++)
+        names[d] = NULL;
+    if (rank == 0) {   /* Zarr v2: `_ARRAY_DIMENSIONS` [] (xarray wants it on every v2 array) */
+        zarr_array *a = zh5_open_array(file, path);
+        int format = 3, ret = 0;
+        char *json = NULL, err[64], *out = NULL;
+        if (!a)
+            return -1;
+        zarr_array_zarr_format(a, &format);
+        if (format == 2 && zarr_array_attributes(a, &json) == ZARR_OK) {
+            zj *attrs = zj_parse(json, err, sizeof err), *empty = zj_new(ZJ_ARRAY);
+            if (attrs && attrs->kind == ZJ_OBJECT && empty && zj_set(attrs, "_ARRAY_DIMENSIONS", empty) == 0) {
+                empty = NULL;
+                out = zj_dump(attrs);
+            }
+            zarr_status st = out ? zarr_array_set_attributes(a, out) : ZARR_ERR_IO;
+            if (st != ZARR_OK) {
+                zh5_zerr(H5E_DATASET, H5E_WRITEERROR, st, "naming the dimensions of a scalar");
+                ret = -1;
+            }
+            zj_free(empty);
+            zj_free(attrs);
+            free(out);
+            zarr_string_free(json);
+        }
+        zarr_close(a);
+        return ret;
+    }
+    int ret = set_names(file, path, names, rank);
+    free_names(names, rank);
+    return ret;
 }
 
 int zh5_dims_is_scale(zh5_file *file, const char *path)
@@ -532,11 +750,7 @@ int zh5_dims_write_list(zh5_file *file, const char *path, hid_t mem_type, const 
     char *group = parent_of(path);
     const hvl_t *list = buf;
     for (int d = 0; group && d < n; d++) {
-        char *was = names[d] ? child_of(group, names[d]) : NULL;   /* the scale attached before, if any */
-        if (was && (strcmp(was, path) == 0 || !is_coordinate(file, was, NULL))) {
-            free(was);
-            was = NULL;
-        }
+        char *was = names[d] ? scale_for(file, path, names[d], UINT64_MAX) : NULL;   /* attached before, if any */
         if (list[d].len > 0) {   /* the last scale attached names the dimension, as netCDF takes it */
             H5O_token_t token;
             memset(&token, 0, sizeof token);

@@ -28,6 +28,8 @@ void zh5_file_release(zh5_file *file)
 zh5_file *zh5_file_new(const char *name, unsigned intent, zarr_group *root)
 {
     zh5_file *file = calloc(1, sizeof *file);
+    if (file)
+        file->next_phony = -1;   /* dims.c: not looked up yet */
     if (!file || !(file->location = strdup(name))) {
         free(file);
         zh5_err(H5E_FILE, H5E_CANTALLOC, "out of memory");

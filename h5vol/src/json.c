@@ -81,6 +81,33 @@ void zj_free(zj *v)
     free(v);
 }
 
+zj *zj_copy(const zj *v)
+{
+    if (!v)
+        return NULL;
+    zj *c = zj_new(v->kind);
+    if (!c)
+        return NULL;
+    c->boolean = v->boolean;
+    c->len = v->len;
+    if (v->text && !(c->text = malloc(v->len + strlen(v->text + v->len) + 1))) {
+        zj_free(c);
+        return NULL;
+    }
+    if (v->text)   /* a string's len bytes (NULs included) and its terminating NUL; a number's text */
+        memcpy(c->text, v->text, v->len + strlen(v->text + v->len) + 1);
+    for (size_t i = 0; i < v->count; i++) {
+        zj *item = zj_copy(v->items[i]);
+        int failed = !item || (v->kind == ZJ_OBJECT ? zj_set(c, v->keys[i], item) : zj_push(c, item)) < 0;
+        if (failed) {
+            zj_free(item);
+            zj_free(c);
+            return NULL;
+        }
+    }
+    return c;
+}
+
 static int grow(zj *v, int with_keys)
 {
     size_t n = v->count + 1;

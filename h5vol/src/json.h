@@ -24,6 +24,8 @@ zj *zj_parse(const char *text, char *err, size_t err_size);
 /* Compact JSON text (malloc'd; NULL when out of memory). */
 char *zj_dump(const zj *value);
 void zj_free(zj *value);
+/* A deep copy of value (malloc'd; NULL when out of memory). */
+zj *zj_copy(const zj *value);
 
 zj *zj_get(const zj *object, const char *key);
 /* Sets object[key] = value (taking ownership, replacing an old member in place); 0 on success. */

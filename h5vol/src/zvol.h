@@ -35,6 +35,7 @@ typedef struct zh5_file {
     struct zh5_obj *file_obj;   /* the file object HDF5 knows (H5Iget_file_id), or NULL */
     zarr_store_options *options; /* from the connector settings, or NULL */
     struct zh5_detached *detached; /* dims.c: scales detached whose REFERENCE_LIST H5DS has yet to rewrite */
+    int next_phony;       /* dims.c: the next phony_dim_N number; -1 until looked up */
 } zh5_file;
 
 typedef enum { ZH5_FILE, ZH5_GROUP, ZH5_DATASET, ZH5_ATTR } zh5_kind;
@@ -49,6 +50,7 @@ typedef struct zh5_obj {
     zarr_array *array;   /* ZH5_DATASET */
     /* ZH5_DATASET: the HDF5 view of the array */
     int rank;
+    uint64_t unlimited;  /* bit d: dimension d is unlimited (the record's unlimited_dimensions) */
     zarr_data_type ztype;
     size_t esize;
     hid_t file_type;     /* the type as stored (with its byte order) */
@@ -220,6 +222,16 @@ int zh5_record_load(zj *attrs);
 /* The attributes object as JSON text to store (malloc'd; NULL when out of memory), an object record written
    as the string holding its text; `attrs` is the same after the call. */
 char *zh5_record_dump(zj *attrs);
+/* ncattrs.c: netCDF-4's and HDF5's internal attributes (_Netcdf4Dimid, _NCProperties, CLASS, NAME, ...) kept
+   in the record as `hdf5_attributes`, not as plain Zarr attributes. zh5_nc_internal: 1 for such a name.
+   zh5_nc_show moves them from the loaded record object into `attrs` (as HDF5 sees them), zh5_nc_hide
+   from `attrs` into the record (as stored); 0, or -1 when out of memory. zh5_nc_array_forms writes an
+   array's `_FillValue` and `missing_value` as xarray reads them (one value; a Zarr v3 float array's
+   `_FillValue` as base64 of the float64; floats as the exact float64); 0, or -1 when out of memory. */
+int zh5_nc_internal(const char *name);
+int zh5_nc_show(zj *attrs);
+int zh5_nc_hide(zj *attrs);
+int zh5_nc_array_forms(zj *attrs, int zarr_format, zarr_data_type array_type);
 /* The recorded name of an HDF5 type (int8 ... float64, bool, string, char); NULL when none. */
 const char *zh5_attr_type_name(hid_t type);
 /* 1 (type and size set) when tname names a numeric type, else 0. */
@@ -259,6 +271,12 @@ int zh5_dims_is_written(const char *name);
 /* CLASS = "DIMENSION_SCALE" written on the array at path: a 1-D array's dimension named after it (1), or
    nothing for other ranks (0, the attribute stored as any other); -1 (pushed). */
 int zh5_dims_make_scale(zh5_file *file, const char *path);
+/* Names every dimension of the array just created at path netCDF's phony_dim_N (shared by length within
+   its group) until a scale is attached; 0, or -1 (pushed). */
+int zh5_dims_on_create(zh5_file *file, const char *path, int rank);
+/* After a resize of the array at path (old_shape: before): a phony-named dimension whose length changed is
+   named again (shared by its new length); 0, or -1 (pushed). */
+int zh5_dims_on_resize(zh5_file *file, const char *path, const uint64_t *old_shape);
 /* Whether the array at path is a coordinate array (1-D, its dimension named after it). */
 int zh5_dims_is_scale(zh5_file *file, const char *path);
 /* DIMENSION_LIST written on the array at path (hvl_t of hobj_ref_t per dimension): its names; 0, or -1. */

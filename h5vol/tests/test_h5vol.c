@@ -624,6 +624,46 @@ static void test_locations(const char *path)
     CHECK(H5Fclose(file) >= 0);
 }
 
+/* Native HDF5 files beside Zarr without the shim: with HDF5_VOL_CONNECTOR=zarr a program opens a native
+ * file through an access property list set to HDF5's native connector (docs/h5vol.md, "Native HDF5 files
+ * beside Zarr"), while Zarr hierarchies open with the default list, both open at once. */
+static void test_native_by_fapl(const char *dir, const char *zarr_path)
+{
+    char native[1100];
+    snprintf(native, sizeof native, "%s/native_by_fapl.h5", dir);
+    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+    CHECK(fapl >= 0 && H5Pset_vol(fapl, H5VL_NATIVE, NULL) >= 0);
+    hid_t zf = H5Fopen(zarr_path, H5F_ACC_RDONLY, H5P_DEFAULT);   /* Zarr: the default list */
+    hid_t nf = H5Fcreate(native, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+    CHECK(zf >= 0 && nf >= 0);
+    hid_t s3 = H5Screate_simple(1, (hsize_t[1]){3}, NULL);
+    int v[3] = {4, 5, 6}, back[3] = {0};
+    hid_t ds = H5Dcreate2(nf, "n", H5T_STD_I32LE, s3, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    CHECK(ds >= 0 && H5Dwrite(ds, H5T_NATIVE_INT, H5S_ALL, H5S_ALL, H5P_DEFAULT, v) >= 0);
+    H5Dclose(ds);
+    H5Sclose(s3);
+    CHECK(H5Fclose(nf) >= 0);
+    unsigned char sig[8] = {0};
+    FILE *fp = fopen(native, "rb");
+    CHECK(fp && fread(sig, 1, 8, fp) == 8 && memcmp(sig, "\211HDF\r\n\032\n", 8) == 0);   /* HDF5's format */
+    if (fp)
+        fclose(fp);
+    nf = H5Fopen(native, H5F_ACC_RDONLY, fapl);
+    ds = nf >= 0 ? H5Dopen2(nf, "n", H5P_DEFAULT) : -1;
+    CHECK(ds >= 0 && H5Dread(ds, H5T_NATIVE_INT, H5S_ALL, H5S_ALL, H5P_DEFAULT, back) >= 0 && memcmp(v, back, sizeof v) == 0);
+    if (ds >= 0)
+        H5Dclose(ds);
+    hid_t zd = zf >= 0 ? H5Dopen2(zf, "g/d", H5P_DEFAULT) : -1;   /* the Zarr one still reads */
+    CHECK(zd >= 0);
+    if (zd >= 0)
+        H5Dclose(zd);
+    if (nf >= 0)
+        H5Fclose(nf);
+    if (zf >= 0)
+        H5Fclose(zf);
+    H5Pclose(fapl);
+}
+
 /* Connector settings on a file access property list: a Zarr v2 hierarchy; bad settings refused. */
 static void test_settings(const char *dir)
 {
@@ -1169,6 +1209,7 @@ int main(int argc, char **argv)
     CHECK(stat(meta, &st) == 0);
     test_locations(path);
     test_settings(scratch);
+    test_native_by_fapl(scratch, path);
     test_errors(scratch, path);
     test_v1_calls(path);
     test_anonymous(scratch);

@@ -28,8 +28,11 @@ Covered (docs/hdf5-netcdf.md, "Conventions"):
     complex and a boolean member; an array member in --format 2) read back by zarr-python (3.4.2 for the
     v3 struct) and numpy; opaque, reference and a compound member of type opaque refused by name (exit 2,
     nothing written), skipped with --skip-unsupported;
-  * h5py dimension scales: names, phony_dim_K for a partly named dataset, none for a dataset without
-    scales, an unlimited scale grown to the largest dataset attached to it;
+  * h5py dimension scales: names, phony_dim_N for unattached dimensions, an unlimited scale grown to the
+    largest dataset attached to it;
+  * datasets without dimension scales: the names netCDF-C (netCDF4-python on the HDF5 file) gives them, in
+    two groups, with and without a scale of the same length, fixed and unlimited; xarray opens each group
+    of the v2 output; h5netcdf's phony_dims="sort" shares the same dimensions;
   * bad input: a truncated file, a missing file, a file that is not HDF5, an existing output (refused;
     --overwrite replaces it, and a failed --overwrite leaves it intact), an interrupted conversion
     (SIGTERM: nothing left behind, the old output intact);
@@ -620,9 +623,8 @@ def t_bad_input(r):
 
 
 def t_h5py_scales(r):
-    """Dimension scales made by h5py: names from the scale datasets, phony_dim_K for unattached
-    dimensions of a partly named dataset, none for a dataset without scales, an unlimited scale grown
-    to the largest dataset attached to it."""
+    """Dimension scales made by h5py: names from the scale datasets, netCDF-C's phony_dim_N for unattached
+    dimensions, an unlimited scale grown to the largest dataset attached to it."""
     src = r.path("dims.h5")
     with h5py.File(src, "w") as f:
         x = f.create_dataset("x", data=np.arange(4.0))
@@ -640,8 +642,10 @@ def t_h5py_scales(r):
         run(H5TOZARR, "--format", fmt, src, out)
         g = zarr.open_group(out, mode="r")
         names = {k: zarr_dims(g[k], fmt) for k in ("data", "g/e", "t", "x", "plain")}
-        assert names == {"data": ("t", "x", "phony_dim_0", "phony_dim_1"), "g/e": ("phony_dim_0", "x"),
-                         "t": ("t",), "x": ("x",), "plain": ()}, names
+        # netCDF-C's rule (t_phony_dims): ids after the 2 scales, subgroup g first, then the root in name
+        # order; plain's length 3 matches no fixed dimension (t is unlimited)
+        assert names == {"data": ("t", "x", "phony_dim_3", "phony_dim_4"), "g/e": ("phony_dim_2", "x"),
+                         "t": ("t",), "x": ("x",), "plain": ("phony_dim_5",)}, names
         assert g["t"].shape == (3,) and same_number(g["t"][...], [0.0, 1.0, -1.0]), g["t"][...]
         assert hdf5_record(g["t"].attrs)["unlimited_dimensions"] == [0]
         assert hdf5_record(g.attrs)["dimensions"] == {"t": {"size": 3, "unlimited": True},
@@ -649,6 +653,71 @@ def t_h5py_scales(r):
         assert "CLASS" not in g["x"].attrs and "DIMENSION_LIST" not in g["data"].attrs
         with h5py.File(src, "r") as f:
             assert same_number(g["data"][...], f["data"][...])
+
+
+PHONY_FILES = {
+    # datasets without scales in two groups: shared by length and unlimited flag within a group, never twice
+    # in one dataset; numbered children first
+    "plain": lambda f: (f.create_dataset("a", data=np.zeros((3, 4))), f.create_dataset("b", data=np.zeros((4, 3))),
+                        f.create_dataset("c", data=np.zeros((3, 3))), f.create_dataset("d", data=np.zeros(5)),
+                        f.create_dataset("u", shape=(2, 3), maxshape=(None, 3)), f.create_dataset("s", data=1.0),
+                        f.create_group("g").create_dataset("e", data=np.zeros(3)),
+                        f["g"].create_dataset("f", data=np.zeros((4, 4))), f["g"].create_dataset("h", data=np.zeros(7))),
+    # a dimension scale: a dataset without one takes the scale's dimension of the same length
+    "scaled": lambda f: (f.create_dataset("x", data=np.arange(3.0)), f["x"].make_scale("x"),
+                         f.create_dataset("v", data=np.zeros(3)), f["v"].dims[0].attach_scale(f["x"]),
+                         f.create_dataset("w", data=np.zeros(3)), f.create_dataset("w2", data=np.zeros((4, 3))),
+                         f.create_dataset("u", shape=(4,), maxshape=(None,)),
+                         f.create_group("a").create_dataset("e", data=np.zeros(4)),
+                         f.create_group("g").create_dataset("e", data=np.zeros(4))),
+}
+
+
+def t_phony_dims(r):
+    """Datasets without dimension scales get the names netCDF-C gives them (netCDF4-python on the HDF5 file),
+    in both formats; xarray opens every group of the v2 output; h5netcdf (phony_dims="sort") shares the
+    same dimensions (its numbering differs: it is h5netcdf's own)."""
+    import h5netcdf
+    for tag, make in PHONY_FILES.items():
+        src = r.path(f"phony_{tag}.h5")
+        with h5py.File(src, "w") as f:
+            make(f)
+        want = {}
+        with netCDF4.Dataset(src) as nc:
+            def walk(g):
+                for n, v in g.variables.items():
+                    want[f"{g.path.rstrip('/')}/{n}".lstrip("/")] = tuple(v.dimensions)
+                for sub in g.groups.values():
+                    walk(sub)
+            walk(nc)
+        for fmt in (3, 2):
+            out = r.path(f"phony_{tag}{fmt}.zarr")
+            run(H5TOZARR, "--format", fmt, src, out)
+            g = zarr.open_group(out, mode="r")
+            got = {k: zarr_dims(g[k], fmt) for k in want}
+            assert got == want, (tag, fmt, got, want)
+            if fmt == 2:
+                for grp in ["/"] + [k for k, _ in g.groups()]:
+                    ds = xr.open_zarr(out, group=grp, consolidated=False, zarr_format=2)
+                    assert all(ds[k].dims == want[f"{grp.strip('/')}/{k}".lstrip("/")] for k in ds.variables), ds
+        # h5netcdf: the same dimensions, each used by the same (dataset, axis) pairs
+        def sharing(dims_of):
+            uses = {}
+            for key, dims in dims_of.items():
+                group = key.rpartition("/")[0]
+                for axis, d in enumerate(dims):
+                    uses.setdefault((group, d), set()).add((key, axis))
+            return sorted(sorted(u) for u in uses.values())
+        theirs = {}
+        with h5netcdf.File(src, "r", phony_dims="sort") as f:
+            def walk5(g, prefix):
+                for n, v in g.variables.items():
+                    theirs[f"{prefix}{n}"] = v.dimensions
+                for n, sub in g.groups.items():
+                    walk5(sub, f"{prefix}{n}/")
+            walk5(f, "")
+        if tag == "plain":   # with a scale of the same length h5netcdf shares differently: plain files only
+            assert sharing(theirs) == sharing(want), (theirs, want)
 
 
 def t_interrupted(r):
@@ -792,6 +861,7 @@ def main():
     r.run("float16, enum, compound -> Zarr v2", t_types, r, 2)
     r.run("compound with an array member", t_array_member, r)
     r.run("h5py dimension scales", t_h5py_scales, r)
+    r.run("datasets without scales: netCDF-C's phony dimension names", t_phony_dims, r)
     r.run("opaque, reference, vlen refused by name", t_refused, r)
     r.run("bad input and existing output", t_bad_input, r)
     r.run("interrupted conversion", t_interrupted, r)

@@ -25,6 +25,7 @@ dataset of many chunks with edge chunks (the chunk loop), converted
 import ctypes
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -280,7 +281,16 @@ def check_zarr(src, out, fmt, shard=None, codec=None):
                 continue
             n_arrays += 1
             assert isinstance(z, zarr.Array), f"{name}: not an array"
-            same_zarr_attrs(obj.attrs, z.attrs, name)
+            zattrs = dict(z.attrs)
+            # every dimension named as netCDF-C names a dataset's dimensions without scales (phony_dim_N;
+            # test_h5tozarr_netcdf.py compares the names with netCDF-C's): v2 `_ARRAY_DIMENSIONS`, v3
+            # dimension_names, so that xarray opens the array
+            names = zattrs.pop("_ARRAY_DIMENSIONS", None) if fmt == 2 else z.metadata.dimension_names
+            assert (names is not None or obj.ndim == 0) and len(names or ()) == obj.ndim, f"{name}: {names}"
+            assert all(re.fullmatch(r"phony_dim_\d+", n) for n in names), f"{name}: dimension names {names}"
+            same_zarr_attrs(obj.attrs, zattrs, name)
+            if fmt == 2 and z.fill_value is None:   # HDF5's default fill, recorded for zarrtoh5
+                assert hdf5_record(zattrs).get("hdf5_fill") == "default", f"{name}: {zattrs}"
             if h5py.check_string_dtype(obj.dtype) and obj.dtype.kind == "O":
                 assert z.dtype.kind in "OT", f"{name}: dtype {z.dtype} for a variable-length string"
             else:

@@ -15,7 +15,8 @@ scalar versus 1-D attributes, data types float16 / compound / enum / strings). A
 zarr-python after a first conversion, a dimension with two sizes (an error naming both arrays),
 unsupported data types (exit 2, nothing written; --skip-unsupported), an existing output (refused;
 --overwrite replaces it atomically), a missing input, an interrupted conversion, and attributes holding
-NaN and infinities. Never destroying what was not asked for: --overwrite refuses the input, an output
+NaN and infinities; a v2 `fill_value: null` (no _FillValue, netCDF's default fill as the HDF5 fill, read
+by netCDF as a variable it wrote without _FillValue). Never destroying what was not asked for: --overwrite refuses the input, an output
 inside the input, a file that is not HDF5, a directory, a link; a missing parent directory is refused;
 each time exit 1, a message naming the path and the reason, input and output unchanged by hash; a
 SIGKILLed run's temporary file is removed by the next run. Round trips through h5tozarr ($H5TOZARR): a CF-style netCDF-4 file written by
@@ -611,9 +612,10 @@ def nc_describe(path):
                "attrs": {k: value(g.getncattr(k)) for k in g.ncattrs()}, "vars": {}, "groups": {}}
         for name, var in g.variables.items():
             var.set_auto_maskandscale(False)
+            fill = var.get_fill_value()   # nc_inq_var_fill: the fill netCDF uses (None: no fill)
             out["vars"][name] = {"dims": var.dimensions, "dtype": str(var.dtype),
                                  "attrs": {k: value(var.getncattr(k)) for k in var.ncattrs()},
-                                 "values": value(var[...])}
+                                 "values": value(var[...]), "fill": None if fill is None else value(fill)}
         for name, sub in g.groups.items():
             out["groups"][name] = group(sub)
         return out
@@ -652,6 +654,38 @@ def t_netcdf_roundtrip(r, fmt, nonfinite):
     chunked = {k: v for k, v in ca.items() if v != "contiguous"}
     assert chunked and {k: cb[k] for k in chunked} == chunked, f"chunking: source {ca}, back {cb}"
     assert ca["/time"][0] > 2, ca  # larger than the current size: the case that was cut
+
+
+def t_null_fill(r):
+    """A Zarr v2 array without a fill value (`fill_value: null`, xarray's and h5tozarr's form of a netCDF
+    variable without _FillValue) becomes a dataset without _FillValue whose HDF5 fill is netCDF's default
+    fill of its type: netCDF reads it as it reads a variable netCDF-C wrote without _FillValue (the same
+    nc_inq_var_fill), values as written (a real 255 in a uint8, netCDF's default float fill in a float)."""
+    values = {"u8": np.array([1, 255, 3], "u1"), "i8": np.array([2**62 + 1, -5, 0], "i8"),
+              "f4": np.array([1.0, 9.969209968386869e36, 2.0], "f4"), "d": np.array([0.5, 1.5, 2.5]),
+              "s": np.array(["a", "", "c"], object)}
+    ds = xr.Dataset({k: ("x", v) for k, v in values.items()})
+    for k in values:
+        ds[k].encoding["_FillValue"] = None
+    z = r.path("nullfill.zarr")
+    ds.to_zarr(z, zarr_format=2, consolidated=False)
+    for k in values:
+        assert zarr.open_array(f"{z}/{k}", mode="r").metadata.fill_value is None, k
+    out = r.path("nullfill.nc")
+    run(ZARRTOH5, z, out)
+    ref = r.path("nullfill_ref.nc")   # netCDF-C's own variables without _FillValue
+    with netCDF4.Dataset(ref, "w") as nc:
+        nc.createDimension("x", 3)
+        for k, v in values.items():
+            nc.createVariable(k, str if k == "s" else v.dtype, ("x",))[:] = v
+    got, want = nc_describe(out), nc_describe(ref)
+    for k in values:
+        g, w = got["vars"][k], want["vars"][k]
+        assert "_FillValue" not in g["attrs"], (k, g["attrs"])
+        assert (g["fill"], g["values"], g["dtype"]) == (w["fill"], w["values"], w["dtype"]), (k, g, w)
+    assert got["vars"]["u8"]["fill"] == ("|u1", [255]) and got["vars"]["d"]["fill"][1] == [repr(9.969209968386869e36)]
+    with h5py.File(out, "r") as f:
+        assert f["u8"].fillvalue == 255 and f["f4"].fillvalue == np.float32(9.969209968386869e36)
 
 
 def make_named_types(path):
@@ -779,6 +813,7 @@ def main():
     r.run("xarray to_zarr v3 -> netCDF-4", t_xarray, r, 3)
     r.run("grown array, unlimited dimension", t_grow, r)
     r.run("dimension with two sizes", t_size_conflict, r)
+    r.run("v2 fill_value null -> no _FillValue, netCDF's default fill", t_null_fill, r)
     r.run("netCDF corners: non-coordinate x(x, y), partly named, unlimited without variable", t_netcdf_corners, r)
     r.run("float16, struct, enum, strings", t_types, r)
     r.run("attribute_types: every type", t_attr_types, r)

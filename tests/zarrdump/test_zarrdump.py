@@ -18,6 +18,7 @@ import re
 import struct
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -547,6 +548,15 @@ def structs():
         out, _ = run("--json", "-v", "rec", fixture)
         got = json.loads(out)["children"][0]["data"]["values"]
         assert got == [{"x": int(r["x"]), "y": float(r["y"]), "name": r["name"].decode()} for r in vals], (fixture, got)
+    # a structured fill value prints by field, as ncdump prints a compound's (not as its base64 text)
+    dt = np.dtype([("x", "<i4"), ("y", "<f8"), ("name", "S4")])
+    with tempfile.TemporaryDirectory(dir=os.environ.get("ZARR_TEST_TMPDIR")) as d:
+        zarr.create_array(f"{d}/sf.zarr", shape=(3,), dtype=dt, fill_value=np.array((7, 2.5, b"ab"), dt)[()],
+                          zarr_format=2)
+        fv = zarr.open_array(f"{d}/sf.zarr", mode="r").fill_value
+        out, _ = run("-h", f"{d}/sf.zarr")
+        want = f'\t\tsf:_FillValue = {{{int(fv["x"])}, {float(fv["y"]):g}, "{fv["name"].decode()}"}} ;\n'
+        assert want == '\t\tsf:_FillValue = {7, 2.5, "ab"} ;\n' and want in out, out
 
 
 def help_and_errors():

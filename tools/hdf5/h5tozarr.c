@@ -1030,27 +1030,24 @@ static void convert_dataset(hid_t ds, zarr_group *zg, const char *name, const ch
 
     /* dimension names, and the length of unlimited dimensions (as netCDF reads them) */
     dimscale *att[H5S_MAX_RANK];
-    /* a scalar in a file with dimensions gets an empty list (xarray wants _ARRAY_DIMENSIONS on every array) */
-    int named = rank > 0 ? ds_attached(ds, rank, att) : g_nds > 0;
+    /* every dataset is named as netCDF-C names it (phony_dim_N where it has no scale, ds_phony_scan); a
+     * scalar gets an empty list (xarray wants _ARRAY_DIMENSIONS on every v2 array) */
+    char **dsnames = rank > 0 ? ds_names_of(ds) : NULL;
+    if (rank > 0) ds_attached(ds, rank, att);
+    else for (int d = 0; d < H5S_MAX_RANK; d++) att[d] = NULL;
+    int named = rank == 0 || dsnames != NULL;
     uint64_t shape[H5S_MAX_RANK], chunk[H5S_MAX_RANK], outer[H5S_MAX_RANK];
     sbuf dn = {0}, extra = {0};
     sb_puts(&extra, "");
     for (int d = 0; d < rank; d++) {
         shape[d] = hd[d];
-        if (named && att[d] && hmax[d] == H5S_UNLIMITED && att[d]->length > shape[d]) shape[d] = att[d]->length;
+        if (att[d] && hmax[d] == H5S_UNLIMITED && att[d]->length > shape[d]) shape[d] = att[d]->length;
     }
     char *names[H5S_MAX_RANK]; /* named: each dimension's name (v3 dimension_names, v2 _ARRAY_DIMENSIONS) */
     if (named) {
         sb_puts(&dn, "[");
         for (int d = 0; d < rank; d++) {
-            if (att[d]) {
-                names[d] = xstrdup(att[d]->name);
-            } else {
-                int occurrence = 0;
-                for (int e = 0; e < d; e++) occurrence += !att[e] && shape[e] == shape[d];
-                names[d] = xmalloc(48);
-                snprintf(names[d], 48, "phony_dim_%zu", ds_phony(shape[d], occurrence));
-            }
+            names[d] = xstrdup(dsnames[d]);
             if (d) sb_puts(&dn, ",");
             sb_json_str(&dn, names[d], strlen(names[d]));
         }
@@ -1098,6 +1095,12 @@ static void convert_dataset(hid_t ds, zarr_group *zg, const char *name, const ch
      * the HDF5 readers do not; Zarr v3 keeps the fill value (xarray masks by the attribute only). */
     int explicit_fill = g_netcdf ? H5Aexists(ds, "_FillValue") > 0 : fdef == H5D_FILL_VALUE_USER_DEFINED;
     int null_fill = g_format == 2 && !explicit_fill;
+    /* zarrtoh5 gives a null fill netCDF's default fill (what netCDF-C writes without _FillValue); a plain
+     * HDF5 dataset that had HDF5's default fill is recorded so, to come back with it */
+    if (null_fill && !g_netcdf && fdef != H5D_FILL_VALUE_USER_DEFINED) {
+        if (extra.n) sb_puts(&extra, ",");
+        sb_puts(&extra, "\"hdf5_fill\":\"default\"");
+    }
 
     const char *cname;
     int level;
@@ -1322,6 +1325,7 @@ int main(int argc, char **argv) {
     if (root < 0) die("%s: HDF5 cannot open the root group", pos[0]);
     g_netcdf = H5Aexists(root, "_NCProperties") > 0;
     ds_scan(root);
+    ds_phony_scan(root);
 
     g_tmp_out = tmp;
     g_die_cleanup = remove_tmp_out;

@@ -185,22 +185,148 @@ static void ds_scan_group(hid_t g, int depth) {
 /* Finds every dimension scale of the file and the length of each (the first pass of h5tozarr). */
 static void ds_scan(hid_t root) { ds_scan_group(root, 0); }
 
-/* Phony dimension names for unattached dimensions of datasets that have scales on other dimensions:
- * phony_dim_K, one K per (length, occurrence within the dataset), first come first numbered. */
+/* netCDF-C's names for dimensions without a dimension scale (docs/hdf5-netcdf.md, "Dimension names"), as
+ * it makes them when it opens a plain HDF5 file (libhdf5/hdf5open.c): per group, a dataset's dimension
+ * without a scale takes the first dimension of that group — its scales first, then the phony ones made
+ * so far — with the same length and the same unlimited flag that the dataset does not use already;
+ * otherwise a new `phony_dim_N` of the group, N the file's next dimension id (after the scales). Groups
+ * are visited children first, members in creation order where the group tracks it, else in name order,
+ * as netCDF-C does. ds_phony_scan computes the names of every dataset (after ds_scan); ds_names_of gives
+ * a dataset's. */
 typedef struct {
+    char *name;
     uint64_t length;
-    int occurrence;
+    int unlimited;
 } phony_dim;
-static phony_dim *g_phony = NULL;
-static size_t g_nphony = 0;
 
-static size_t ds_phony(uint64_t length, int occurrence) {
-    for (size_t k = 0; k < g_nphony; k++)
-        if (g_phony[k].length == length && g_phony[k].occurrence == occurrence) return k;
-    g_phony = xrealloc(g_phony, (g_nphony + 1) * sizeof *g_phony);
-    g_phony[g_nphony].length = length;
-    g_phony[g_nphony].occurrence = occurrence;
-    return g_nphony++;
+typedef struct {
+    unsigned long fileno;
+    haddr_t addr;
+    int rank;
+    char **names;
+} ds_named;
+
+static ds_named *g_dsnamed = NULL;
+static size_t g_ndsnamed = 0;
+static size_t g_next_dimid = 0;
+
+typedef struct {
+    const char *group;      /* the group's path */
+    phony_dim *dims;        /* the group's dimensions: its scales, then phony ones */
+    size_t ndims;
+    int depth;
+} phony_scan;
+
+static void ds_phony_group(hid_t g, const char *path, int depth);
+
+static herr_t ds_phony_groups_cb(hid_t g, const char *name, const H5L_info_t *info, void *data) {
+    phony_scan *ps = data;
+    H5O_info_t oi;
+    if (info->type != H5L_TYPE_HARD || H5Oget_info_by_name(g, name, &oi, H5P_DEFAULT) < 0) return 0;
+    if (oi.type != H5O_TYPE_GROUP || ps->depth >= 256) return 0;
+    hid_t sub = H5Gopen2(g, name, H5P_DEFAULT);
+    if (sub < 0) return 0;
+    size_t n = strlen(ps->group) + strlen(name) + 2;
+    char *p = xmalloc(n);
+    snprintf(p, n, "%s%s%s", ps->group, strcmp(ps->group, "/") ? "/" : "", name);
+    ds_phony_group(sub, p, ps->depth + 1);
+    free(p);
+    H5Gclose(sub);
+    return 0;
+}
+
+static herr_t ds_phony_datasets_cb(hid_t g, const char *name, const H5L_info_t *info, void *data) {
+    phony_scan *ps = data;
+    H5O_info_t oi;
+    if (info->type != H5L_TYPE_HARD || H5Oget_info_by_name(g, name, &oi, H5P_DEFAULT) < 0) return 0;
+    if (oi.type != H5O_TYPE_DATASET) return 0;
+    for (size_t k = 0; k < g_ndsnamed; k++)   /* a second link to the same dataset */
+        if (g_dsnamed[k].addr == oi.addr && g_dsnamed[k].fileno == oi.fileno) return 0;
+    hid_t ds = H5Dopen2(g, name, H5P_DEFAULT);
+    if (ds < 0) return 0;
+    hid_t sp = H5Dget_space(ds);
+    int rank = sp >= 0 ? H5Sget_simple_extent_ndims(sp) : -1;
+    if (rank >= 1 && rank <= H5S_MAX_RANK) {
+        hsize_t d[H5S_MAX_RANK], m[H5S_MAX_RANK];
+        H5Sget_simple_extent_dims(sp, d, m);
+        dimscale *att[H5S_MAX_RANK];
+        ds_attached(ds, rank, att);
+        ds_named *e;
+        g_dsnamed = xrealloc(g_dsnamed, (g_ndsnamed + 1) * sizeof *g_dsnamed);
+        e = &g_dsnamed[g_ndsnamed++];
+        e->fileno = oi.fileno;
+        e->addr = oi.addr;
+        e->rank = rank;
+        e->names = xmalloc((size_t)rank * sizeof *e->names);
+        for (int k = 0; k < rank; k++) {
+            if (att[k]) {
+                e->names[k] = xstrdup(att[k]->name);
+                continue;
+            }
+            int unlimited = m[k] == H5S_UNLIMITED;
+            const char *pick = NULL;
+            for (size_t j = 0; j < ps->ndims && !pick; j++) {
+                if (ps->dims[j].length != d[k] || ps->dims[j].unlimited != unlimited) continue;
+                int used = 0;
+                for (int u = 0; u < k; u++) used |= !strcmp(e->names[u], ps->dims[j].name);
+                if (!used) pick = ps->dims[j].name;
+            }
+            if (!pick) {
+                char buf[48];
+                snprintf(buf, sizeof buf, "phony_dim_%zu", g_next_dimid++);
+                ps->dims = xrealloc(ps->dims, (ps->ndims + 1) * sizeof *ps->dims);
+                ps->dims[ps->ndims].name = xstrdup(buf);
+                ps->dims[ps->ndims].length = d[k];
+                ps->dims[ps->ndims].unlimited = unlimited;
+                pick = ps->dims[ps->ndims++].name;
+            }
+            e->names[k] = xstrdup(pick);
+        }
+    }
+    if (sp >= 0) H5Sclose(sp);
+    H5Dclose(ds);
+    return 0;
+}
+
+/* Iterates g's links in creation order where the group tracks it, else in name order. */
+static void ds_iterate(hid_t g, H5L_iterate_t cb, void *data) {
+    hid_t gcpl = H5Gget_create_plist(g);
+    unsigned flags = 0;
+    if (gcpl >= 0) {
+        H5Pget_link_creation_order(gcpl, &flags);
+        H5Pclose(gcpl);
+    }
+    hsize_t idx = 0;
+    H5Literate(g, (flags & H5P_CRT_ORDER_TRACKED) ? H5_INDEX_CRT_ORDER : H5_INDEX_NAME, H5_ITER_INC, &idx, cb, data);
+}
+
+static void ds_phony_group(hid_t g, const char *path, int depth) {
+    phony_scan ps = {path, NULL, 0, depth};
+    ds_iterate(g, ds_phony_groups_cb, &ps);   /* children first, as netCDF-C numbers them */
+    for (size_t k = 0; k < g_nds; k++)
+        if (!strcmp(g_ds[k]->group, path)) {
+            ps.dims = xrealloc(ps.dims, (ps.ndims + 1) * sizeof *ps.dims);
+            ps.dims[ps.ndims].name = xstrdup(g_ds[k]->name);
+            ps.dims[ps.ndims].length = g_ds[k]->length;
+            ps.dims[ps.ndims++].unlimited = g_ds[k]->unlimited;
+        }
+    ds_iterate(g, ds_phony_datasets_cb, &ps);
+    for (size_t k = 0; k < ps.ndims; k++) free(ps.dims[k].name);
+    free(ps.dims);
+}
+
+static void ds_phony_scan(hid_t root) {
+    g_next_dimid = g_nds;
+    ds_phony_group(root, "/", 0);
+}
+
+/* The dimension names of dataset `ds` (rank entries, owned by the table), or NULL when it has none. */
+static char **ds_names_of(hid_t ds) {
+    H5O_info_t oi;
+    if (H5Oget_info(ds, &oi) < 0) return NULL;
+    for (size_t k = 0; k < g_ndsnamed; k++)
+        if (g_dsnamed[k].addr == oi.addr && g_dsnamed[k].fileno == oi.fileno) return g_dsnamed[k].names;
+    return NULL;
 }
 
 #endif

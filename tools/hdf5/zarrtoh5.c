@@ -642,6 +642,24 @@ static void pick_filters(const jv *md, int *level, int *shuffle) {
     if (*level > 9) *level = 9;
 }
 
+/* netCDF's default fill value of a numeric Zarr type (netcdf.h's NC_FILL_*; netCDF-C writes it as the HDF5
+ * fill value of a variable without _FillValue) into out (the type's native layout); 0 for other types. */
+static int netcdf_default_fill(zarr_data_type zt, void *out) {
+    switch (zt) {
+    case ZARR_INT8: { int8_t v = -127; memcpy(out, &v, 1); return 1; }
+    case ZARR_UINT8: { uint8_t v = 255; memcpy(out, &v, 1); return 1; }
+    case ZARR_INT16: { int16_t v = -32767; memcpy(out, &v, 2); return 1; }
+    case ZARR_UINT16: { uint16_t v = 65535; memcpy(out, &v, 2); return 1; }
+    case ZARR_INT32: { int32_t v = -2147483647; memcpy(out, &v, 4); return 1; }
+    case ZARR_UINT32: { uint32_t v = 4294967295u; memcpy(out, &v, 4); return 1; }
+    case ZARR_INT64: { int64_t v = -9223372036854775806LL; memcpy(out, &v, 8); return 1; }
+    case ZARR_UINT64: { uint64_t v = 18446744073709551614ULL; memcpy(out, &v, 8); return 1; }
+    case ZARR_FLOAT32: { float v = 9.9692099683868690e+36f; memcpy(out, &v, 4); return 1; }
+    case ZARR_FLOAT64: { double v = 9.9692099683868690e+36; memcpy(out, &v, 8); return 1; }
+    default: return 0;
+    }
+}
+
 /* How one array's elements become HDF5 elements. */
 enum { C_PLAIN, C_VSTR, C_UTF32, C_FIXED, C_OPAQUE, C_STRUCT, C_ENUM };
 typedef struct {
@@ -947,6 +965,11 @@ static void convert_array(zarr_array *za, hid_t parent, const char *name, const 
     jv_parse(mdtext, &md, path);
     int level, shuffle;
     pick_filters(&md, &level, &shuffle);
+    /* Zarr v2's `fill_value: null` (no fill value, as h5tozarr writes a netCDF variable without _FillValue):
+     * no _FillValue and netCDF's default fill as the HDF5 fill (below); a fill of 0 would read in netCDF
+     * as the variable's fill value 0 */
+    const jv *fvj = jv_get(&md, "fill_value");
+    int null_fill = fvj && fvj->t == J_NULL;
     jv_free(&md);
     zarr_string_free(mdtext);
     char *attrtext = NULL;
@@ -988,7 +1011,26 @@ static void convert_array(zarr_array *za, hid_t parent, const char *name, const 
             cbytes = cbytes / hchunk[d] * ((hchunk[d] + 1) / 2);
             hchunk[d] = (hchunk[d] + 1) / 2;
         }
-    if (vlen) {
+    const jv *rec0 = jv_get(&attrs, "_libzarr_hdf5"), *hf = rec0 ? jv_get(rec0, "hdf5_fill") : NULL;
+    if (null_fill && hf && hf->t == J_STR && !strcmp(hf->s, "default")) {
+        /* a plain HDF5 dataset with HDF5's default fill (h5tozarr's record): that again */
+    } else if (null_fill) {
+        /* no _FillValue: the HDF5 fill value netCDF-C writes for such a variable, netCDF's default fill of
+         * the type (NC_FILL_*; "" for strings, NUL for chars), so netCDF reads it as it reads a variable it
+         * wrote without _FillValue (nc_inq_var_fill); other types keep HDF5's default (zeros) */
+        unsigned char nfill[8];
+        char *empty = "";
+        if (c.conv == C_PLAIN && c.esize <= sizeof nfill && netcdf_default_fill(c.zt, nfill))
+            H5Pset_fill_value(dcpl, c.mt, nfill);
+        else if (c.conv == C_VSTR || c.conv == C_UTF32)
+            H5Pset_fill_value(dcpl, c.mt, &empty);
+        else if (c.conv == C_FIXED) {
+            unsigned char *zero = xmalloc(c.esize);
+            memset(zero, 0, c.esize);
+            H5Pset_fill_value(dcpl, c.mt, zero);
+            free(zero);
+        }
+    } else if (vlen) {
         sbuf fs = {0};
         sb_puts(&fs, "");
         if (c.conv == C_VSTR) {

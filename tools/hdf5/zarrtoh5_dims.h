@@ -123,6 +123,22 @@ static void zh_resolve(zh_model *m) {
             if (m->dims[k].coord < 0) m->dims[k].coord = (int)i;
         }
     }
+    /* names netCDF-C makes up for dimensions without a scale (phony_dim_N, as h5tozarr writes them for a
+     * plain HDF5 file): an array named by such names only, none of them a dimension with a coordinate
+     * variable or a record, gets no dimension scales, as it had none (netCDF-C names it again) */
+    for (size_t i = 0; i < m->narrays; i++) {
+        zh_array *a = &m->arrays[i];
+        int phony = a->rank > 0;
+        for (size_t d = 0; phony && d < a->rank; d++) {
+            const char *n = a->dimname[d];
+            phony = n && !strncmp(n, "phony_dim_", 10) && n[10] && strspn(n + 10, "0123456789") == strlen(n + 10) &&
+                    zh_dim_visible(m, a->group, n) < 0;
+        }
+        for (size_t d = 0; phony && d < a->rank; d++) {
+            free(a->dimname[d]);
+            a->dimname[d] = NULL;
+        }
+    }
     /* netCDF-C cannot read a dataset with scales on some dimensions only: a partly named array's unnamed
      * dimensions get phony_dim_K, shared by size within its group as netCDF-C shares them */
     for (size_t i = 0; i < m->narrays; i++) {

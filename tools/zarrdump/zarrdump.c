@@ -45,7 +45,7 @@ static const char *const USAGE[] = {
     "    Values carry ncdump's type suffixes (b s UB US U LL ULL, f for float) and non-finite\n"
     "    floats print as NaN, Infinity, -Infinity (NaNf, Infinityf for float). The attributes\n"
     "    _libzarr_hdf5 and _ARRAY_DIMENSIONS are not shown; the Zarr fill value shows as the\n"
-    "    attribute _FillValue unless the array has one. Values print with %.7g (float) or %.15g\n"
+    "    attribute _FillValue unless the array has one (a structured one by field). Values print with %.7g (float) or %.15g\n"
     "    (double), strings quoted, structured elements as {1, 2.5, \"ab\"} (as ncdump prints\n"
     "    compounds), one line per run along the last dimension, wrapped at 80 columns. Unlike\n"
     "    ncdump, values equal to the fill value print as themselves, not as _ (every Zarr array\n"
@@ -1378,6 +1378,21 @@ static void put_fill_attr(int level, const struct var *v) {
         free(e.s);
         free(b);
         type = v->esize == 1 ? "char" : "string";
+    } else if (v->t == ZARR_STRUCT) {   /* by field, as ncdump prints a compound: {1, 2.5, "name"} */
+        unsigned char *b = xmalloc(v->esize);
+        int ok = zarr_array_fill_value(v->a, b, v->esize) == ZARR_OK;
+        size_t dl;
+        const char *saved = cur_v2_dtype;
+        cur_v2_dtype = v->fmt == 2 ? member(v->meta, "dtype", &dl) : NULL;   /* v2 |S<n> fields as text */
+        if (ok) put_struct(&j, v->a, b, v->esize);
+        cur_v2_dtype = saved;
+        free(b);
+        if (ok && j.s) {
+            indent(level);
+            fprintf(out, "\t\t%s:_FillValue = %s ;\n", nm(v->name), j.s);
+        }
+        free(j.s);
+        return;
     } else {
         put_compact(&j, m, l);
         type = NULL;
