@@ -952,6 +952,33 @@ mod tests {
     }
 
     #[test]
+    fn reads_take_what_came_with_the_opening_request_and_fetch_only_the_rest() {
+        let (s, _) = adapter(Protocol::S3, &StoreOptions::new());
+        s.set("c/0", b"0123456789").unwrap();
+        let tail = s.open_hinted("c/0", OpenHint::Tail(4)).unwrap().unwrap();
+        assert!(tail.as_slice().is_none(), "only the tail is in memory");
+        let before = s.bytes_read();
+        // Bytes 6..10 came with the opening request: a range over 4..8 fetches 4..6 alone.
+        assert_eq!(tail.read_range(4, 4).unwrap(), b"4567");
+        assert_eq!(s.bytes_read() - before, 2);
+        assert_eq!(tail.read_range(7, 3).unwrap(), b"789");
+        assert_eq!(s.bytes_read() - before, 2, "inside the tail: no request");
+        let head = s.open_hinted("c/0", OpenHint::Head(3)).unwrap().unwrap();
+        let before = s.bytes_read();
+        assert_eq!(head.read_range(1, 5).unwrap(), b"12345");
+        assert_eq!(s.bytes_read() - before, 3, "3..6 fetched, 1..3 from the head");
+        // A range asked for beyond the value: all of it, readable as one slice.
+        let whole = s.open_hinted("c/0", OpenHint::Tail(1 << 20)).unwrap().unwrap();
+        assert_eq!(whole.as_slice(), Some(&b"0123456789"[..]));
+        // Every answer was timed: the store has latency samples (small answers).
+        assert!(s.link().latency() < 1.0);
+        assert!(s.speculative_read_bytes() > 0);
+        let mut off = StoreOptions::new();
+        off.set("speculative_read_max", "0").unwrap();
+        assert_eq!(adapter(Protocol::S3, &off).0.speculative_read_bytes(), 0);
+    }
+
+    #[test]
     fn multipart_upload_for_large_values() {
         let mut o = StoreOptions::new();
         o.set("multipart_threshold", &(5u64 << 20).to_string()).unwrap();
