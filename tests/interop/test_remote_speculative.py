@@ -10,7 +10,7 @@ and at the start, shards of 64 and of 1024 inner chunks:
   bound cannot reach is the index alone, then one wave for the inner chunks; a window next to the
   index is still one request, and after the first shard the layout learned from its index sizes the
   range for the next shard; `speculative_read_max=0` asks for the index alone;
-- the estimate is learned: the same read is one request against a server answering after 100 ms and
+- the estimate is learned: the same read is one request against a server answering after 300 ms and
   two against one answering at once (the bandwidth fixed by `bandwidth_bytes_per_s`, the latency
   learned from the requests that opened the array);
 - a server that ignores suffix ranges (answering 200 with the whole file) still gives the right
@@ -174,21 +174,21 @@ def t_bounded(r, srv, root, data):
 
 def t_learned_latency(r, srv, root, data):
     """The latency is learned from the requests that opened the array: the same read of a window far
-    from the index (the whole 2 MiB-decoded shard in range) is one request at 100 ms, two at once."""
+    from the index (the whole 2 MiB-decoded shard in range) is one request at 300 ms, two at once
+    (bandwidth fixed at 10 MB/s: 3 MB per round trip at 300 ms; an answer at once would have to take
+    over 200 ms for the range to reach 2 MiB)."""
     name = "s1024_end"
     got = {}
-    for delay in (0.1, 0.0):
+    for delay in (0.3, 0.0):
         srv.configure(delay=delay)
         try:
-            with zc.Array.open(f"{srv.url}/{name}", options=zc.StoreOptions(bandwidth_bytes_per_s=100_000_000)) as a:
+            with zc.Array.open(f"{srv.url}/{name}", options=zc.StoreOptions(bandwidth_bytes_per_s=10_000_000)) as a:
                 srv.reset_counts()
                 assert read(a, [0, 0], [64, 64]) == want(root, name, [0, 0], [64, 64])
                 got[delay] = srv.requests
         finally:
             srv.configure()
-    # 100 ms x 100 MB/s = 10 MB (8 MiB bound): the whole shard; a loopback answer in well under 20 ms:
-    # under the 2 MiB of 1024 decoded inner chunks, the index alone first.
-    assert got == {0.1: 1, 0.0: 2}, got
+    assert got == {0.3: 1, 0.0: 2}, got
 
 
 def t_no_suffix_fallback(r, srv, root, data):
