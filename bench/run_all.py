@@ -18,6 +18,12 @@
    or ERR; the run goes on. With --plot FILE.svg, the ratios also as a bar chart (bench/plot.py).
    With h5py-vol in --impls (h5py through libzarr's HDF5 VOL connector; not a peer), also the connector's
    overhead over libzarr's C API per cell, in wall-clock and CPU time.
+6. the load: while each cell runs, the machine's load is sampled (bench/load_guard.py: the highest
+   1-minute load average and the mean runnable tasks, the cell's own threads included); a cell whose
+   load rose above --max-load (default 2.5) is run again, up to --load-retries times (default 2), and
+   the quietest attempt kept. Each result records its load, every attempt (median, load), the spread of
+   the attempts and of the repetitions; the notes under the table list the cells repeated or left
+   above the level.
 """
 import argparse
 import datetime
@@ -222,6 +228,31 @@ def run_cell(cmd, env, timeout):
         res = {**res, "status": "error", "error": f"exit {p.returncode}"}
     res["wall_s"] = round(time.time() - t0, 2)
     return res
+
+
+def guarded_cell(cmd, env, timeout, max_load, retries, read=None, interval=0.5, before_attempt=None):
+    """run_cell under bench/load_guard.py: repeated while the load during it was above `max_load`."""
+    import load_guard
+
+    return load_guard.run_guarded(lambda: run_cell(cmd, env, timeout), max_load, retries,
+                                  read=read or load_guard.read_load, interval=interval, log=log,
+                                  before_attempt=before_attempt)
+
+
+def load_notes(results, max_load):
+    """One line per cell that was repeated for its load or stayed above `max_load`, with the loads and
+    medians of its attempts and the spreads."""
+    notes = []
+    for cell, r in results.items():
+        if not r.get("attempts") or (not r.get("repeated") and r.get("quiet", True)):
+            continue
+        tries = ", ".join(f"{a['median_s']:.4f} s at load {a['load']}" if a.get("median_s") is not None
+                          else f"{a['status']} at load {a['load']}" for a in r["attempts"])
+        spread = f"; attempt spread {r['attempt_spread']:.2f}" if r.get("attempt_spread") else ""
+        reps = f"; repetition spread {r['rep_spread']:.2f}" if r.get("rep_spread") else ""
+        state = f"the quietest kept, above {max_load}" if not r.get("quiet") else f"the one at or below {max_load} kept"
+        notes.append(f"{cell}: repeated {r['repeated']} ({tries}){spread}{reps}; {state}")
+    return notes
 
 
 def remove_array(path):
@@ -565,6 +596,9 @@ def main():
                     help=f"{H5VOL}: the directory holding libzarr_h5vol.so (default build/h5vol/plugin); the "
                          "connector is made to use the library bench_libzarr links (the snapshot in <out>/lib)")
     ap.add_argument("--reps", type=int, default=0, help="repetitions per cell (default 5, P 10)")
+    ap.add_argument("--max-load", type=float, default=2.5,
+                    help="a cell whose load rose above this is run again (bench/load_guard.py; default 2.5)")
+    ap.add_argument("--load-retries", type=int, default=2, help="how many times a loaded cell is run again (default 2)")
     ap.add_argument("--reps-for", default="",
                     help="per-cell repetitions, e.g. 'Wbox=3,N=2,C/Rs=5' (op, layout or layout/op; first match wins)")
     ap.add_argument("--codec-speed", action="store_true",
@@ -682,7 +716,7 @@ def main():
     os.makedirs(os.path.dirname(out_json), exist_ok=True)
     meta = {"started": datetime.datetime.now().isoformat(timespec="seconds"), "host": platform.node(),
             "cpus": os.cpu_count(), "threads": args.threads, "python": platform.python_version(),
-            "library": libinfo, "data_sha256": data_sha, "perf_dir": args.perf_dir, "target": args.target,
+            "library": libinfo, "data_sha256": data_sha, "perf_dir": args.perf_dir, "target": args.target, "max_load": args.max_load,
             "codec_speed": speeds, "h5vol_plugin": h5vol_info, **machine()}
 
     def save():
@@ -741,14 +775,15 @@ def main():
                 # Untimed: the previous cell's dirty pages (5 GB after the N/W cells) are written back
                 # now, not during this cell.
                 os.sync()
-                res = run_cell(cmd, env, args.timeout)
+                res = guarded_cell(cmd, env, args.timeout, args.max_load, args.load_retries)
                 res.update({"impl": impl, "layout": L, "op": op})
                 results[cell] = res
                 if op == "W" and L != SMALL:
                     remove_array(array)
                 if res["status"] == "ok":
                     log(f"{cell:24s} median {res['median_s']:.4f} s  min {res['min_s']:.4f} s  "
-                        f"cpu {res.get('cpu_median_s', float('nan')):.4f} s  ({res['reps']} reps)")
+                        f"cpu {res.get('cpu_median_s', float('nan')):.4f} s  ({res['reps']} reps)  "
+                        f"load {res['load']['load']}")
                 else:
                     log(f"{cell:24s} {res['status']}: {res.get('error', '')[:300]}")
                 save()
@@ -769,6 +804,13 @@ def main():
     if notes:
         print()
         for x in notes:
+            print(f"- {x}")
+    loads = [r["load"]["load"] for r in results.values() if (r.get("load") or {}).get("load") is not None]
+    if loads:
+        print()
+        print(f"load during the cells: {min(loads):.2f} to {max(loads):.2f} (cells above {args.max_load} are "
+              f"repeated up to {args.load_retries} times; the quietest attempt is kept)")
+        for x in load_notes(results, args.max_load):
             print(f"- {x}")
     if speeds:
         print()

@@ -6,6 +6,7 @@ mod conditional_write;
 mod from_document;
 mod read;
 mod remote_shard;
+mod shard_speculation;
 mod shard_update;
 mod write;
 

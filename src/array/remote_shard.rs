@@ -3,14 +3,18 @@
 //! - a selection touching at least half of the inner chunks fetches the whole shard in one GET (one
 //!   round trip: the index is read from the end of what arrived), or, when the handle kept the
 //!   shard's index, streams it, each inner chunk decoded as soon as its bytes are in;
-//! - a smaller selection gets the index with the request that opens the shard (a suffix range: no
-//!   HEAD), then fetches coalesced runs of inner chunks by ranged GETs (gaps up to 1 MiB bridged),
-//!   conditional on the shard's ETag (`If-Match`). A read touching several shards does this for all of
-//!   them at once (one I/O task per shard);
+//! - a smaller selection gets the index with the request that opens the shard (a suffix range for an
+//!   index at the end, a prefix for one at the start: no HEAD), and with it, speculatively, the inner
+//!   chunks stored next to the index that the selection likely needs (as many bytes as arrive in one
+//!   round trip, at most `speculative_read_max`: [`super::shard_speculation`]); a small shard arrives
+//!   whole. The inner chunks the answer lacks are fetched as coalesced runs by ranged GETs (gaps up to
+//!   1 MiB bridged), all at once, conditional on the shard's ETag (`If-Match`). A read touching
+//!   several shards does this for all of them at once (one I/O task per shard);
 //! - the index is kept per array handle with that ETag ([`ShardIndexCache`]), so the next read of the
 //!   shard sends only the data requests. Those carry `If-Match` too: a shard another writer replaced
 //!   fails them, and the read starts over with a fresh index. Stale bytes are never decoded.
 
+use super::shard_speculation::LayoutModel;
 use super::Array;
 use crate::codec::sharding::index::Entry;
 use crate::codec::sharding::ShardingCodec;
@@ -28,6 +32,9 @@ use std::sync::{Arc, Mutex};
 pub(crate) struct ShardIndexCache {
     /// The kept indexes, and how many entries they hold together.
     map: Mutex<(HashMap<String, CachedIndex>, usize)>,
+    /// Where the shards read so far stored their inner chunks (the size of the first request to an
+    /// unread shard).
+    layout: LayoutModel,
 }
 
 #[derive(Debug, Clone)]
@@ -70,7 +77,8 @@ impl ShardIndexCache {
 impl Array {
     /// Decodes the part of the shard at `key` that `part` selects into `dest`, from a remote store.
     pub(super) fn read_shard_remote(&self, key: &str, shard: &ShardingCodec, part: &ChunkPart, dest: Dest) -> Result<()> {
-        let whole = part.local.project(shard.inner_grid()).len() * 2 >= shard.num_inner_chunks();
+        let needed: Vec<usize> = part.local.project(shard.inner_grid()).iter().map(|p| shard.linear(&p.chunk)).collect();
+        let whole = needed.len() * 2 >= shard.num_inner_chunks();
         // A kept index first. When the shard changed since, the conditional reads fail and the shard is
         // reopened: a new version (replaced in between) is read again, the same version ends the read
         // with the error.
@@ -84,13 +92,16 @@ impl Array {
             let (src, index) = match kept.take() {
                 Some(c) => (self.store.open_version(key, c.len, &c.version)?, c),
                 None => {
-                    let Some(src) = self.store.open_hinted(key, shard.index_hint())? else {
+                    // The index, and the inner chunks likely needed stored next to it.
+                    let hint = self.shard_indexes.layout.plan(shard, &needed, self.store.speculative_read_bytes());
+                    let Some(src) = self.store.open_hinted(key, hint)? else {
                         return dest.fill_box(&part.local.count);
                     };
                     // A shard longer than any encoding of it is refused before its index is used
                     // (a streamed read of it would take a buffer of that size).
                     crate::store::ReadLimit::chunk(shard.max_encoded_size()).check(&self.store.location(key), src.len())?;
                     let entries = shard.read_index(src.as_ref())?;
+                    self.shard_indexes.layout.learn(&entries);
                     let Some(version) = src.version().map(str::to_string) else {
                         // A server without versions: plain reads.
                         return self.read_shard_unversioned(key, shard, part, dest, src.as_ref(), entries, whole);

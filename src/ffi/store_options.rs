@@ -46,6 +46,11 @@ use std::sync::Arc;
 /// - `conditional_put` (default `true`): a write covering part of a chunk or shard on S3 stores the
 ///   merged value with a conditional PUT (`If-Match` / `If-None-Match`) and redoes the merge when
 ///   another writer changed the object meanwhile; `false`: plain PUTs (the last writer wins).
+/// - `latency_ms` (a decimal number, 0 to 600000) and `bandwidth_bytes_per_s` (1 to 2^40): the
+///   round-trip latency and the bandwidth of one answer to assume, instead of those learned from the
+///   handle's requests; `speculative_read_max` (default 8 MiB, 0 to 1 GiB; 0: off): the most bytes a
+///   shard's first read fetches beyond its index to save a round trip (docs/remote-stores.md,
+///   "Speculative shard reads"). Since: 0.4.
 /// - `reference_target` (`reference://` locations): the target URL of kerchunk references whose URL
 ///   is null (fsspec's default `target`). Since: 0.4.
 /// - `confine` (filesystem stores; default `false`, or `true` when the environment has

@@ -13,6 +13,7 @@ pub mod conditional;
 mod deferred_close;
 pub mod filesystem;
 pub mod location;
+pub mod link_estimate;
 pub mod lock;
 pub mod memory;
 pub mod prefix;
@@ -402,6 +403,14 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     /// `0` for local stores, which are read by the chunk thread pool as it is. Reads and writes of
     /// many chunks then run on an I/O pool of this many threads ([`crate::threads::try_for_each_io`]).
     fn io_concurrency(&self) -> usize {
+        0
+    }
+
+    /// How many bytes beyond what a reader needs first it is worth fetching with a request it makes
+    /// anyway (a shard's first read: the index with the inner chunks likely needed), so that no second
+    /// round trip follows: remote stores give their bandwidth-delay estimate
+    /// ([`link_estimate::LinkEstimate::speculative_bytes`]); `0` for local stores (the default).
+    fn speculative_read_bytes(&self) -> u64 {
         0
     }
 }

@@ -39,6 +39,7 @@
 //! depend on what was stored). Plain HTTP stores are read-only: creating a node there fails with
 //! [`Error::ReadOnly`] before any request ([`Store::ensure_writable`]).
 
+use super::link_estimate::LinkEstimate;
 use super::options::StoreOptions;
 use super::redact::{redact, redact_error, register_secret};
 use super::runtime::block_on;
@@ -49,6 +50,7 @@ use object_store::path::Path;
 use object_store::{GetOptions, GetRange, ObjectStore, PutMode, PutOptions, PutPayload, UpdateVersion};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
+use std::time::Instant;
 
 /// The largest body buffer a request thread keeps for its next GET (larger ones are freed after use).
 const KEPT_BODY_CAPACITY: usize = 8 << 20;
@@ -82,6 +84,12 @@ pub struct ObjectStoreAdapter {
     /// Whether partial chunk updates use conditional PUTs ([`Store::conditional`]): S3 with the
     /// `conditional_put` option not off, until the server answers that it does not implement them.
     conditional_put: AtomicBool,
+    /// The round trip's latency and bandwidth, learned from this handle's requests (or fixed by the
+    /// options): how much a shard's first read fetches beyond its index.
+    link: Arc<LinkEstimate>,
+    /// Set once the server answered a suffix range (`bytes=-n`) with anything but that range: later
+    /// opens ask for the size first (HEAD), then a bounded range.
+    no_suffix: AtomicBool,
 }
 
 impl std::fmt::Debug for ObjectStoreAdapter {
@@ -283,12 +291,19 @@ impl ObjectStoreAdapter {
             concurrency: o.max_concurrency(),
             bytes_read: Arc::new(AtomicU64::new(0)),
             conditional_put: AtomicBool::new(protocol == Protocol::S3 && o.get_bool("conditional_put").unwrap_or(true)),
+            link: Arc::new(LinkEstimate::from_options(o)),
+            no_suffix: AtomicBool::new(false),
         }
     }
 
     /// The protocol this store speaks.
     pub fn protocol(&self) -> Protocol {
         self.protocol
+    }
+
+    /// The estimates of this handle's round trip.
+    pub fn link(&self) -> &LinkEstimate {
+        &self.link
     }
 
     fn path(&self, key: &str) -> Result<Path> {
@@ -306,6 +321,7 @@ impl ObjectStoreAdapter {
         let inner = self.inner.clone();
         let mut body = std::mem::take(buf);
         body.clear();
+        let began = Instant::now();
         let (body, got) = block_on(async move {
             let got = async {
                 let got = inner.get(&path).await.map_err(Failed::Store)?;
@@ -321,6 +337,7 @@ impl ObjectStoreAdapter {
         *buf = body;
         match got {
             Ok(()) => {
+                self.link.record(buf.len() as u64, began.elapsed().as_secs_f64());
                 self.bytes_read.fetch_add(buf.len() as u64, Ordering::Relaxed);
                 Ok(true)
             }
@@ -336,6 +353,32 @@ impl ObjectStoreAdapter {
             Failed::Alloc(n) => crate::error::alloc_failed(n).context(format!("{op} {}", self.location(key))),
             Failed::TooLong(n) => limit.exceeded(&format!("{op} {}", self.location(key)), n),
         }
+    }
+
+    /// A source reading `len` bytes of `key` (at `path`), version `e_tag`, with `prefetched` bytes.
+    fn source(&self, key: &str, path: Path, len: u64, prefetched: Option<(u64, Bytes)>, e_tag: Option<String>) -> RemoteSource {
+        RemoteSource {
+            inner: self.inner.clone(),
+            path,
+            len,
+            url: self.location(key),
+            bytes_read: self.bytes_read.clone(),
+            prefetched,
+            e_tag,
+            link: self.link.clone(),
+        }
+    }
+
+    /// [`OpenHint::Tail`] on a server without suffix ranges: a HEAD for the size and ETag, then one
+    /// bounded range of the last `n` bytes (conditional on that ETag), kept as prefetched.
+    fn open_tail_bounded(&self, key: &str, n: u64) -> Result<Option<Box<dyn ByteSource + '_>>> {
+        let Some(src) = self.open(key)? else { return Ok(None) };
+        let len = src.len();
+        let (path, e_tag) = (self.path(key)?, src.version().map(str::to_string));
+        let start = len.saturating_sub(n);
+        let mut bytes = crate::error::try_alloc((len - start) as usize)?;
+        src.read_into(start, &mut bytes)?;
+        Ok(Some(Box::new(self.source(key, path, len, Some((start, Bytes::from(bytes))), e_tag))))
     }
 
     fn io_error(&self, op: &str, key: &str, e: object_store::Error) -> Error {
@@ -416,6 +459,23 @@ async fn receive(
     Ok(())
 }
 
+/// Whether a failed suffix-range GET says the server does not serve suffix ranges: it refused the
+/// range (416 Range Not Satisfiable, 400, 501) or answered with the whole object or another range
+/// (`object_store` then fails the response as "non-partial" or "unexpected range").
+fn refuses_suffix(e: &object_store::Error) -> bool {
+    let mut cur: Option<&dyn std::error::Error> = Some(e);
+    while let Some(err) = cur {
+        let m = err.to_string();
+        if ["416", "400 Bad Request", "501", "non-partial response", "Range request not supported"].iter().any(|s| m.contains(s))
+            || (m.starts_with("Requested ") && m.contains(", got "))
+        {
+            return true;
+        }
+        cur = err.source();
+    }
+    false
+}
+
 /// One remote object opened for ranged reads.
 struct RemoteSource {
     inner: Arc<dyn ObjectStore>,
@@ -427,6 +487,8 @@ struct RemoteSource {
     prefetched: Option<(u64, Bytes)>,
     /// The ETag the object had when opened; range reads are conditional on it (`If-Match`).
     e_tag: Option<String>,
+    /// The store's round-trip estimates, told the size and duration of every range read.
+    link: Arc<LinkEstimate>,
 }
 
 /// Runs of coalesced ranges longer than this are split into concurrent requests.
@@ -445,6 +507,14 @@ impl ByteSource for RemoteSource {
         self.e_tag.as_deref()
     }
 
+    fn as_slice(&self) -> Option<&[u8]> {
+        // The whole object came with the opening request (a shard smaller than the range asked for).
+        self.prefetched.as_ref().filter(|(at, bytes)| *at == 0 && bytes.len() as u64 == self.len).map(|(_, b)| &b[..])
+    }
+
+    /// Bytes inside the part fetched at opening are copied from it; only the rest of the range is
+    /// asked for (one ranged GET: the prefetched part lies at one end of the object, so the rest of
+    /// any range is one run).
     fn read_into(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
         check_range(offset, buf.len() as u64, self.len)?;
         if buf.is_empty() {
@@ -452,11 +522,32 @@ impl ByteSource for RemoteSource {
         }
         let end = offset + buf.len() as u64;
         if let Some((at, bytes)) = &self.prefetched {
-            if offset >= *at && end <= at + bytes.len() as u64 {
-                buf.copy_from_slice(&bytes[(offset - at) as usize..(end - at) as usize]);
-                return Ok(());
+            let (p0, p1) = (*at, at + bytes.len() as u64);
+            let (lo, hi) = (offset.max(p0), end.min(p1));
+            if lo < hi {
+                buf[(lo - offset) as usize..(hi - offset) as usize].copy_from_slice(&bytes[(lo - p0) as usize..(hi - p0) as usize]);
+                if lo == offset && hi == end {
+                    return Ok(());
+                }
+                if lo == offset {
+                    // The head was prefetched: fetch the tail of the range.
+                    return self.fetch_into(hi, &mut buf[(hi - offset) as usize..]);
+                }
+                if hi == end {
+                    return self.fetch_into(offset, &mut buf[..(lo - offset) as usize]);
+                }
+                // The prefetched part inside the range (not at either end of it): fetch it all.
             }
         }
+        self.fetch_into(offset, buf)
+    }
+}
+
+impl RemoteSource {
+    /// One ranged GET (conditional on the ETag seen at opening) of `offset..offset + buf.len()`.
+    fn fetch_into(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
+        let end = offset + buf.len() as u64;
+        let began = Instant::now();
         let (inner, path) = (self.inner.clone(), self.path.clone());
         let options = GetOptions { range: Some(GetRange::Bounded(offset..end)), if_match: self.e_tag.clone(), ..Default::default() };
         // The body may be at most the range asked for: a server sending more fails the read after
@@ -484,6 +575,7 @@ impl ByteSource for RemoteSource {
             return Err(Error::Io(format!("GET {}: asked for {} bytes at {offset}, got {}", self.url, buf.len(), got.len())));
         }
         buf.copy_from_slice(&got);
+        self.link.record(got.len() as u64, began.elapsed().as_secs_f64());
         self.bytes_read.fetch_add(got.len() as u64, Ordering::Relaxed);
         Ok(())
     }
@@ -608,32 +700,33 @@ impl Store for ObjectStoreAdapter {
     fn open(&self, key: &str) -> Result<Option<Box<dyn ByteSource + '_>>> {
         let path = self.path(key)?;
         let (inner, p) = (self.inner.clone(), path.clone());
+        let began = Instant::now();
         match block_on(async move { inner.head(&p).await })? {
-            Ok(meta) => Ok(Some(Box::new(RemoteSource {
-                inner: self.inner.clone(),
-                path,
-                len: meta.size,
-                url: self.location(key),
-                bytes_read: self.bytes_read.clone(),
-                prefetched: None,
-                e_tag: meta.e_tag,
-            }))),
+            Ok(meta) => {
+                self.link.record(0, began.elapsed().as_secs_f64());
+                Ok(Some(Box::new(self.source(key, path, meta.size, None, meta.e_tag))))
+            }
             Err(object_store::Error::NotFound { .. }) => Ok(None),
             Err(e) => Err(self.io_error("HEAD", key, e)),
         }
     }
 
     /// One ranged GET (a suffix range for [`OpenHint::Tail`]) that learns the size and ETag and keeps
-    /// the bytes it fetched: opening a shard and reading its index, or opening an uncompressed chunk
-    /// and reading the span a region needs, is one round trip.
+    /// the bytes it fetched: opening a shard and reading its index (and the inner chunks that came
+    /// with it), or opening an uncompressed chunk and reading the span a region needs, is one round
+    /// trip. A suffix or prefix longer than the object brings all of it. A server that answers a
+    /// suffix range with anything but that range (some ignore or refuse `bytes=-n`) is asked for the
+    /// size (HEAD) and then the bounded range instead, for this and every later open of the handle.
     fn open_hinted(&self, key: &str, hint: OpenHint) -> Result<Option<Box<dyn ByteSource + '_>>> {
         let range = match hint {
             OpenHint::Head(0) | OpenHint::Tail(0) => return self.open(key),
             OpenHint::Range(start, end) if end <= start => return self.open(key),
+            OpenHint::Tail(n) if self.no_suffix.load(Ordering::Relaxed) => return self.open_tail_bounded(key, n),
             OpenHint::Head(n) => GetRange::Bounded(0..n),
             OpenHint::Tail(n) => GetRange::Suffix(n),
             OpenHint::Range(start, end) => GetRange::Bounded(start..end),
         };
+        let suffix = matches!(range, GetRange::Suffix(_));
         let path = self.path(key)?;
         let (inner, p) = (self.inner.clone(), path.clone());
         // The body may be at most the range asked for (a suffix: its length).
@@ -643,6 +736,7 @@ impl Store for ObjectStoreAdapter {
             GetRange::Offset(_) => u64::MAX,
         };
         let options = GetOptions { range: Some(range), ..Default::default() };
+        let began = Instant::now();
         let got = block_on(async move {
             let r = inner.get_opts(&p, options).await.map_err(Failed::Store)?;
             let (meta, range) = (r.meta.clone(), r.range.clone());
@@ -660,21 +754,25 @@ impl Store for ObjectStoreAdapter {
                         meta.size
                     )));
                 }
+                self.link.record(bytes.len() as u64, began.elapsed().as_secs_f64());
                 self.bytes_read.fetch_add(bytes.len() as u64, Ordering::Relaxed);
-                Ok(Some(Box::new(RemoteSource {
-                    inner: self.inner.clone(),
-                    path,
-                    len: meta.size,
-                    url: self.location(key),
-                    bytes_read: self.bytes_read.clone(),
-                    prefetched: Some((range.start, bytes)),
-                    e_tag: meta.e_tag,
-                })))
+                Ok(Some(Box::new(self.source(key, path, meta.size, Some((range.start, bytes)), meta.e_tag))))
             }
             Err(Failed::Store(object_store::Error::NotFound { .. })) => Ok(None),
             // A range a server cannot serve (an empty object): open it plainly, the reader then
             // reports what is wrong with the value.
-            Err(Failed::Store(e)) if e.to_string().contains("416") => self.open(key),
+            Err(Failed::Store(e)) if e.to_string().contains("416") && !suffix => self.open(key),
+            // A suffix range refused (416, 400, 501) or answered whole or with another range: the
+            // server does not do suffix ranges (or the object is empty, which the bounded read
+            // below reports as it would any short shard).
+            Err(Failed::Store(e)) if suffix && refuses_suffix(&e) => {
+                let OpenHint::Tail(n) = hint else { unreachable!("a suffix range comes from a tail hint") };
+                let src = self.open_tail_bounded(key, n)?;
+                if src.as_ref().is_some_and(|s| !s.is_empty()) {
+                    self.no_suffix.store(true, Ordering::Relaxed);
+                }
+                Ok(src)
+            }
             Err(Failed::TooLong(_)) => Err(Error::Io(format!(
                 "GET {}: asked for {hint:?}, the server sent more than the {want} bytes of that range",
                 self.location(key)
@@ -684,15 +782,7 @@ impl Store for ObjectStoreAdapter {
     }
 
     fn open_version(&self, key: &str, len: u64, version: &str) -> Result<Box<dyn ByteSource + '_>> {
-        Ok(Box::new(RemoteSource {
-            inner: self.inner.clone(),
-            path: self.path(key)?,
-            len,
-            url: self.location(key),
-            bytes_read: self.bytes_read.clone(),
-            prefetched: None,
-            e_tag: Some(version.to_string()),
-        }))
+        Ok(Box::new(self.source(key, self.path(key)?, len, None, Some(version.to_string()))))
     }
 
     fn set(&self, key: &str, value: &[u8]) -> Result<()> {
@@ -765,6 +855,10 @@ impl Store for ObjectStoreAdapter {
 
     fn io_concurrency(&self) -> usize {
         self.concurrency
+    }
+
+    fn speculative_read_bytes(&self) -> u64 {
+        self.link.speculative_bytes()
     }
 }
 
@@ -855,6 +949,33 @@ mod tests {
         assert!(s.stream_value("c/1", None, &mut |_| Ok(())).map(|found| !found).unwrap());
         s.delete("c/0").unwrap();
         assert!(matches!(kept.read_range(2, 2), Err(Error::Io(_))), "a deleted value is not the kept version");
+    }
+
+    #[test]
+    fn reads_take_what_came_with_the_opening_request_and_fetch_only_the_rest() {
+        let (s, _) = adapter(Protocol::S3, &StoreOptions::new());
+        s.set("c/0", b"0123456789").unwrap();
+        let tail = s.open_hinted("c/0", OpenHint::Tail(4)).unwrap().unwrap();
+        assert!(tail.as_slice().is_none(), "only the tail is in memory");
+        let before = s.bytes_read();
+        // Bytes 6..10 came with the opening request: a range over 4..8 fetches 4..6 alone.
+        assert_eq!(tail.read_range(4, 4).unwrap(), b"4567");
+        assert_eq!(s.bytes_read() - before, 2);
+        assert_eq!(tail.read_range(7, 3).unwrap(), b"789");
+        assert_eq!(s.bytes_read() - before, 2, "inside the tail: no request");
+        let head = s.open_hinted("c/0", OpenHint::Head(3)).unwrap().unwrap();
+        let before = s.bytes_read();
+        assert_eq!(head.read_range(1, 5).unwrap(), b"12345");
+        assert_eq!(s.bytes_read() - before, 3, "3..6 fetched, 1..3 from the head");
+        // A range asked for beyond the value: all of it, readable as one slice.
+        let whole = s.open_hinted("c/0", OpenHint::Tail(1 << 20)).unwrap().unwrap();
+        assert_eq!(whole.as_slice(), Some(&b"0123456789"[..]));
+        // Every answer was timed: the store has latency samples (small answers).
+        assert!(s.link().latency() < 1.0);
+        assert!(s.speculative_read_bytes() > 0);
+        let mut off = StoreOptions::new();
+        off.set("speculative_read_max", "0").unwrap();
+        assert_eq!(adapter(Protocol::S3, &off).0.speculative_read_bytes(), 0);
     }
 
     #[test]

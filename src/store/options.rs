@@ -27,6 +27,9 @@ pub const KEYS: &[(&str, &str)] = &[
     ("multipart_threshold", "values larger than this many bytes are uploaded in parts (default 16 MiB, >= 5 MiB)"),
     ("confine", "true: a filesystem store never reads, writes, lists, locks, deletes or moves anything outside its root: a symbolic link leading out of it is refused (ZARR_ERR_IO); for stores from untrusted sources (default false, or ZARR_CONFINE=1)"),
     ("multipart_part_size", "bytes per part of a multipart upload, all parts in flight at once up to max_concurrency (default 8 MiB, 5 MiB..=5 GiB)"),
+    ("latency_ms", "remote stores: the round-trip latency to assume in milliseconds (decimals allowed), instead of the one learned from the handle's requests (docs/remote-stores.md)"),
+    ("bandwidth_bytes_per_s", "remote stores: the bandwidth of one answer to assume in bytes per second, instead of the one learned from the handle's requests"),
+    ("speculative_read_max", "remote stores: the most bytes a shard's first read fetches beyond its index to save a round trip (default 8 MiB; 0: only what is needed; at most 1 GiB)"),
     ("reference_target", "reference:// locations: the target URL of references whose URL is null (fsspec's default target)"),
 ];
 
@@ -80,6 +83,19 @@ impl StoreOptions {
             }
             "max_concurrency" => {
                 parse_uint(key, value, 1, 1024)?;
+            }
+            "latency_ms" => {
+                if !value.trim().parse::<f64>().is_ok_and(|ms| ms.is_finite() && (0.0..=600_000.0).contains(&ms)) {
+                    return Err(Error::InvalidArgument(format!(
+                        "store option '{key}': '{value}' is not a number of milliseconds in 0..=600000"
+                    )));
+                }
+            }
+            "bandwidth_bytes_per_s" => {
+                parse_uint(key, value, 1, 1 << 40)?;
+            }
+            "speculative_read_max" => {
+                parse_uint(key, value, 0, 1 << 30)?;
             }
             "multipart_threshold" | "multipart_part_size" => {
                 parse_uint(key, value, 5 << 20, 5 << 30)?;

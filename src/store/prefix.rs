@@ -107,6 +107,9 @@ impl Store for PrefixStore {
     fn io_concurrency(&self) -> usize {
         self.inner.io_concurrency()
     }
+    fn speculative_read_bytes(&self) -> u64 {
+        self.inner.speculative_read_bytes()
+    }
 }
 
 impl PrefixStore {

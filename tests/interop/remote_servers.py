@@ -6,7 +6,8 @@
   `root/bucket/key`); counts requests (by method), bytes and the most in flight at once, and injects
   faults on request: answer an HTTP status (500, 503, 403, ...) or drop the connection or send a
   truncated body for a fraction of requests (seeded), answer a fraction of requests only after a long
-  pause (`slow_rate`, `slow`), stall (hold the request without answering), or delay every answer.
+  pause (`slow_rate`, `slow`), stall (hold the request without answering), or delay every answer;
+  `no_suffix` makes it ignore suffix ranges (`bytes=-n`: the whole file, 200), as servers may.
   `GET /__control/stats` (not delayed, not counted) answers the counts and the server's own CPU
   seconds as JSON, `GET /__control/reset` resets the counts: for a server run in another process
   (bench/latency_server.py).
@@ -225,6 +226,12 @@ class _Handler(BaseHTTPRequestHandler):
                     self.end_headers()
                     return
                 if m.group(1) == "":
+                    with srv.lock:
+                        srv.suffix_requests += 1
+                    rng = None if srv.no_suffix else rng
+            if rng:
+                m = re.fullmatch(r"bytes=(\d*)-(\d*)", rng.strip())
+                if m.group(1) == "":
                     n = int(m.group(2))
                     a, b = max(size - n, 0), size - 1
                 else:
@@ -253,6 +260,7 @@ class _Handler(BaseHTTPRequestHandler):
                 # at once, and a count added after the write would land in the next tally.
                 with srv.lock:
                     srv.bytes_sent += len(body)
+                    srv.sent_sizes.append(len(body))
                 if srv.trickle:
                     # The body in `pieces` parts, `pause` seconds apart (a slow link).
                     pieces, pause = srv.trickle
@@ -279,7 +287,7 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 COUNTS = ("requests", "range_requests", "faults", "slowed", "bytes_sent", "bytes_received", "max_in_flight",
-          "precondition_failures")
+          "precondition_failures", "suffix_requests")
 
 
 def _waves(starts, gap):
@@ -291,7 +299,9 @@ def _waves(starts, gap):
 def _reset(h):
     """Zeroes the counts of server `h` (its lock held)."""
     h.requests = h.range_requests = h.faults = h.slowed = h.bytes_sent = h.bytes_received = 0
-    h.precondition_failures = 0
+    h.precondition_failures = h.suffix_requests = 0
+    # The body size of each GET answered, in the order they went out.
+    h.sent_sizes = []
     h.by_method = {}
     # GETs and HEADs: the sum of their durations and the span from the first start to the last end.
     h.busy_s, h.first_began, h.last_ended = 0.0, float("inf"), float("-inf")
@@ -329,12 +339,15 @@ class RangeHTTPServer:
         self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
 
     def configure(self, fail_rate=0.0, fail_kinds=(500, 503, "drop"), stall=0.0, delay=0.0, slow_rate=0.0, slow=0.0,
-                  trickle=None):
+                  trickle=None, no_suffix=False):
         """Fault plan: answer a `fail_rate` fraction of requests with one of `fail_kinds` (an HTTP
         status, "drop" or "truncate"), hold every request `stall` seconds and then drop it, delay every
         answer by `delay` seconds, and a `slow_rate` fraction of them by `slow` seconds more;
-        `trickle=(pieces, pause)` sends every GET's body in that many parts, `pause` seconds apart."""
+        `trickle=(pieces, pause)` sends every GET's body in that many parts, `pause` seconds apart;
+        `no_suffix` answers a suffix range (`bytes=-n`) with the whole file (200), as a server without
+        them does (`suffix_requests` counts them either way)."""
         h = self.httpd
+        h.no_suffix = no_suffix
         h.fail_rate, h.fail_kinds, h.stall, h.delay = fail_rate, list(fail_kinds), stall, delay
         h.slow_rate, h.slow, h.trickle = slow_rate, slow, trickle
 
@@ -343,7 +356,7 @@ class RangeHTTPServer:
             _reset(self.httpd)
 
     def __getattr__(self, name):
-        if name in COUNTS or name == "by_method":
+        if name in COUNTS or name in ("by_method", "sent_sizes"):
             return getattr(self.httpd, name)
         raise AttributeError(name)
 

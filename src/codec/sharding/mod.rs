@@ -148,6 +148,11 @@ impl ShardingCodec {
         }
     }
 
+    /// The encoded size of the index and where it lies in the shard.
+    pub(crate) fn index_layout(&self) -> (u64, IndexLocation) {
+        (self.index.encoded_size, self.index.location)
+    }
+
     /// The longest a stored shard can be: every inner chunk at its longest, and the index.
     pub(crate) fn max_encoded_size(&self) -> u64 {
         (self.index.num_chunks as u64).saturating_mul(self.inner.max_encoded_size()).saturating_add(self.index.encoded_size)
