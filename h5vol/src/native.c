@@ -145,6 +145,18 @@ herr_t zh5n_file_specific(void *obj, H5VL_file_specific_args_t *args, hid_t dxpl
     return r;
 }
 
+herr_t zh5n_file_delete(H5VL_file_specific_args_t *args, hid_t dxpl, void **req)
+{
+    hid_t given = args->args.del.fapl_id, fa = native_fapl(given);
+    if (fa < 0)
+        return -1;
+    args->args.del.fapl_id = fa;
+    herr_t r = H5VLfile_specific(NULL, NID, args, dxpl, req);
+    args->args.del.fapl_id = given;
+    H5Pclose(fa);
+    return r;
+}
+
 herr_t zh5n_file_optional(void *obj, H5VL_optional_args_t *args, hid_t dxpl, void **req)
 {
     return H5VLfile_optional(U(obj), NID, args, dxpl, req);

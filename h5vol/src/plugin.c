@@ -198,6 +198,8 @@ static herr_t d_file_specific(void *o, H5VL_file_specific_args_t *a, hid_t x, vo
         *a->args.is_accessible.accessible = 1;
         return 0;
     }
+    if (!o && a->op_type == H5VL_FILE_DELETE && zh5n_is_hdf5_file(a->args.del.filename))
+        return zh5n_file_delete(a, x, r);
     return zh5_file_specific(o, a, x, r);
 }
 static herr_t d_file_optional(void *o, H5VL_optional_args_t *a, hid_t x, void **r)

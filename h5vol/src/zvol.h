@@ -321,6 +321,8 @@ void *zh5n_file_create(const char *name, unsigned flags, hid_t fcpl, hid_t fapl,
 void *zh5n_file_open(const char *name, unsigned flags, hid_t fapl, hid_t dxpl, void **req);
 herr_t zh5n_file_get(void *obj, H5VL_file_get_args_t *args, hid_t dxpl, void **req);
 herr_t zh5n_file_specific(void *obj, H5VL_file_specific_args_t *args, hid_t dxpl, void **req);
+/* H5Fdelete of a native HDF5 file (args->op_type H5VL_FILE_DELETE). */
+herr_t zh5n_file_delete(H5VL_file_specific_args_t *args, hid_t dxpl, void **req);
 herr_t zh5n_file_optional(void *obj, H5VL_optional_args_t *args, hid_t dxpl, void **req);
 herr_t zh5n_file_close(void *obj, hid_t dxpl, void **req);
 void *zh5n_group_create(void *obj, const H5VL_loc_params_t *loc, const char *name, hid_t lcpl, hid_t gcpl,

@@ -761,6 +761,12 @@ static void test_native_passthrough(const char *dir, const char *zarr_path)
     H5Sclose(sc);
     CHECK(H5Fclose(nf) >= 0);
     CHECK(H5Fclose(zf) >= 0);
+    /* H5Fis_accessible and H5Fdelete of the native file; the Zarr hierarchy is left alone */
+    struct stat st;
+    CHECK(H5Fis_accessible(native, H5P_DEFAULT) > 0);
+    CHECK(H5Fdelete(native, H5P_DEFAULT) >= 0 && stat(native, &st) != 0);
+    CHECK(H5Fdelete(zarr_path, H5P_DEFAULT) < 0 && stat(zarr_path, &st) == 0);
+    error_text();
 }
 
 /* Connector settings on a file access property list: a Zarr v2 hierarchy; bad settings refused. */
