@@ -134,24 +134,6 @@ static int location_exists(const char *name, const zarr_store_options *options)
     return 0;
 }
 
-/* Whether the regular file at path is an HDF5 file: its signature at 0, 512, 1024, 2048, ... */
-static int is_hdf5_file(const char *path)
-{
-    static const unsigned char sig[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
-    unsigned char buf[8];
-    struct stat sb;
-    int yes = 0;
-    if (!path || stat(path, &sb) != 0 || !S_ISREG(sb.st_mode))
-        return 0;
-    FILE *f = fopen(path, "rb");
-    for (long off = 0; f && !yes && off < (long)sb.st_size; off = off ? off * 2 : 512)
-        yes = fseek(f, off, SEEK_SET) == 0 && fread(buf, 1, sizeof buf, f) == sizeof buf &&
-              memcmp(buf, sig, sizeof sig) == 0;
-    if (f)
-        fclose(f);
-    return yes;
-}
-
 /* The file object of the hierarchy H5Fcreate (creating) or H5Fopen just asked libzarr for (st: its
    answer, root: the group); takes root and options; NULL (error pushed) on failure. */
 static void *file_from(const char *name, int creating, unsigned intent, zarr_status st, zarr_group *root,
@@ -165,11 +147,6 @@ static void *file_from(const char *name, int creating, unsigned intent, zarr_sta
            FileNotFoundError (h5py.File(name, "a") then creates the hierarchy). */
         zh5_err(H5E_FILE, H5E_CANTOPENFILE, "cannot open %s: there is no such file or directory (errno = %d)", name,
                 ENOENT);
-    } else if (st != ZARR_OK && !creating && is_hdf5_file(dir)) {
-        /* a native file under HDF5_VOL_CONNECTOR=zarr: the shim opens it with HDF5's own connector */
-        zh5_err(H5E_FILE, H5E_CANTOPENFILE,
-                "cannot open %s: it is an HDF5 file, not a Zarr hierarchy (with libzarr_h5vol_v1api preloaded, "
-                "LD_PRELOAD, HDF5 files open with HDF5's native connector beside Zarr ones; docs/h5vol.md)", name);
     } else if (st != ZARR_OK) {
         char what[4200];
         if (creating)
@@ -207,6 +184,9 @@ void *zh5_file_create(const char *name, unsigned flags, hid_t fcpl, hid_t fapl, 
     (void)req;
     if (refuse_zip_write(name, "H5Fcreate"))
         return NULL;
+    /* An existing HDF5 file, or a new name of an HDF5 file's extension: a native HDF5 file (native.c). */
+    if (zh5n_is_hdf5_file(name) || (zh5n_is_hdf5_name(name) && !location_exists(name, NULL)))
+        return zh5n_file_create(name, flags, fcpl, fapl, dxpl, req);
     zh5_info *info = zh5_info_of(fapl);
     int format = info ? info->zarr_format : 3;
     zarr_store_options *options = store_options(info, &failed);
@@ -236,6 +216,9 @@ void *zh5_file_open(const char *name, unsigned flags, hid_t fapl, hid_t dxpl, vo
     (void)req;
     if (intent == H5F_ACC_RDWR && refuse_zip_write(name, "H5Fopen"))
         return NULL;
+    /* A file whose content is HDF5: opened by HDF5's native connector (native.c). */
+    if (zh5n_is_hdf5_file(name))
+        return zh5n_file_open(name, flags, fapl, dxpl, req);
     zh5_info *info = zh5_info_of(fapl);
     zarr_store_options *options = store_options(info, &failed);
     zh5_info_free(info);
@@ -258,8 +241,11 @@ static herr_t scan_id(hid_t id, void *data)
 {
     obj_scan *scan = data;
     char name[sizeof ZH5_CONNECTOR_NAME + 1] = "";
+    hbool_t native = 0;
     if (H5VLget_connector_name(id, name, sizeof name) < 0 || strcmp(name, ZH5_CONNECTOR_NAME) != 0)
         return 0;
+    if (H5VLobject_is_native(id, &native) < 0 || native)
+        return 0;   /* an object of a native HDF5 file (native.c) */
     const zh5_obj *obj = H5VLobject(id);
     if (obj && obj->file == scan->file) {
         if (scan->ids && scan->count < scan->max)

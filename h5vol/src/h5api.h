@@ -15,6 +15,7 @@
 
 #include <H5PLextern.h>
 #include <H5VLconnector.h>
+#include <H5VLconnector_passthru.h>
 #include <H5VLnative.h>
 
 /* The VOL interface version 3 (H5VL_VERSION): HDF5 1.14 and 2.x. The structures, callbacks and functions the
@@ -108,7 +109,102 @@
     X(int, H5Idec_ref, (hid_t a), (a))                                                                 \
     X(herr_t, H5Iiterate, (H5I_type_t a, H5I_iterate_func_t b, void *c), (a, b, c))                    \
     X(void *, H5VLobject, (hid_t a), (a))                                                              \
-    X(ssize_t, H5VLget_connector_name, (hid_t a, char *b, size_t c), (a, b, c))
+    X(ssize_t, H5VLget_connector_name, (hid_t a, char *b, size_t c), (a, b, c))                        \
+    X(hid_t, H5VLget_connector_id_by_name, (const char *a), (a))                                       \
+    X(herr_t, H5Pset_vol, (hid_t a, hid_t b, const void *c), (a, b, c))                                \
+    X(herr_t, H5VLobject_is_native, (hid_t a, hbool_t *b), (a, b))                                     \
+    X(void *, H5VLget_object, (void *a, hid_t b), (a, b))                                              \
+    X(herr_t, H5VLget_wrap_ctx, (void *a, hid_t b, void **c), (a, b, c))                               \
+    X(void *, H5VLwrap_object, (void *a, H5I_type_t b, hid_t c, void *d), (a, b, c, d))                \
+    X(void *, H5VLunwrap_object, (void *a, hid_t b), (a, b))                                           \
+    X(herr_t, H5VLfree_wrap_ctx, (void *a, hid_t b), (a, b))                                           \
+    X(void *, H5VLattr_create, (void *a, const H5VL_loc_params_t *b, hid_t c, const char *d, hid_t e, hid_t f, \
+      hid_t g, hid_t h, hid_t i, void **j), (a, b, c, d, e, f, g, h, i, j))                             \
+    X(void *, H5VLattr_open, (void *a, const H5VL_loc_params_t *b, hid_t c, const char *d, hid_t e, hid_t f, \
+      void **g), (a, b, c, d, e, f, g))                                                                \
+    X(herr_t, H5VLattr_read, (void *a, hid_t b, hid_t c, void *d, hid_t e, void **f), (a, b, c, d, e, f)) \
+    X(herr_t, H5VLattr_write, (void *a, hid_t b, hid_t c, const void *d, hid_t e, void **f), (a, b, c, d, e, f)) \
+    X(herr_t, H5VLattr_get, (void *a, hid_t b, H5VL_attr_get_args_t *c, hid_t d, void **e), (a, b, c, d, e)) \
+    X(herr_t, H5VLattr_specific, (void *a, const H5VL_loc_params_t *b, hid_t c, H5VL_attr_specific_args_t *d, \
+      hid_t e, void **f), (a, b, c, d, e, f))                                                          \
+    X(herr_t, H5VLattr_optional, (void *a, hid_t b, H5VL_optional_args_t *c, hid_t d, void **e), (a, b, c, d, e)) \
+    X(herr_t, H5VLattr_close, (void *a, hid_t b, hid_t c, void **d), (a, b, c, d))                     \
+    X(void *, H5VLdataset_create, (void *a, const H5VL_loc_params_t *b, hid_t c, const char *d, hid_t e, \
+      hid_t f, hid_t g, hid_t h, hid_t i, hid_t j, void **k), (a, b, c, d, e, f, g, h, i, j, k))       \
+    X(void *, H5VLdataset_open, (void *a, const H5VL_loc_params_t *b, hid_t c, const char *d, hid_t e, \
+      hid_t f, void **g), (a, b, c, d, e, f, g))                                                       \
+    X(herr_t, H5VLdataset_read, (size_t a, void *b[], hid_t c, hid_t d[], hid_t e[], hid_t f[], hid_t g, \
+      void *h[], void **i), (a, b, c, d, e, f, g, h, i))                                               \
+    X(herr_t, H5VLdataset_write, (size_t a, void *b[], hid_t c, hid_t d[], hid_t e[], hid_t f[], hid_t g, \
+      const void *h[], void **i), (a, b, c, d, e, f, g, h, i))                                         \
+    X(herr_t, H5VLdataset_get, (void *a, hid_t b, H5VL_dataset_get_args_t *c, hid_t d, void **e), (a, b, c, d, e)) \
+    X(herr_t, H5VLdataset_specific, (void *a, hid_t b, H5VL_dataset_specific_args_t *c, hid_t d, void **e), \
+      (a, b, c, d, e))                                                                                 \
+    X(herr_t, H5VLdataset_optional, (void *a, hid_t b, H5VL_optional_args_t *c, hid_t d, void **e), (a, b, c, d, e)) \
+    X(herr_t, H5VLdataset_close, (void *a, hid_t b, hid_t c, void **d), (a, b, c, d))                  \
+    X(void *, H5VLdatatype_commit, (void *a, const H5VL_loc_params_t *b, hid_t c, const char *d, hid_t e, \
+      hid_t f, hid_t g, hid_t h, hid_t i, void **j), (a, b, c, d, e, f, g, h, i, j))                   \
+    X(void *, H5VLdatatype_open, (void *a, const H5VL_loc_params_t *b, hid_t c, const char *d, hid_t e, \
+      hid_t f, void **g), (a, b, c, d, e, f, g))                                                       \
+    X(herr_t, H5VLdatatype_get, (void *a, hid_t b, H5VL_datatype_get_args_t *c, hid_t d, void **e), (a, b, c, d, e)) \
+    X(herr_t, H5VLdatatype_specific, (void *a, hid_t b, H5VL_datatype_specific_args_t *c, hid_t d, void **e), \
+      (a, b, c, d, e))                                                                                 \
+    X(herr_t, H5VLdatatype_optional, (void *a, hid_t b, H5VL_optional_args_t *c, hid_t d, void **e), (a, b, c, d, e)) \
+    X(herr_t, H5VLdatatype_close, (void *a, hid_t b, hid_t c, void **d), (a, b, c, d))                 \
+    X(void *, H5VLfile_create, (const char *a, unsigned b, hid_t c, hid_t d, hid_t e, void **f), (a, b, c, d, e, f)) \
+    X(void *, H5VLfile_open, (const char *a, unsigned b, hid_t c, hid_t d, void **e), (a, b, c, d, e)) \
+    X(herr_t, H5VLfile_get, (void *a, hid_t b, H5VL_file_get_args_t *c, hid_t d, void **e), (a, b, c, d, e)) \
+    X(herr_t, H5VLfile_specific, (void *a, hid_t b, H5VL_file_specific_args_t *c, hid_t d, void **e), \
+      (a, b, c, d, e))                                                                                 \
+    X(herr_t, H5VLfile_optional, (void *a, hid_t b, H5VL_optional_args_t *c, hid_t d, void **e), (a, b, c, d, e)) \
+    X(herr_t, H5VLfile_close, (void *a, hid_t b, hid_t c, void **d), (a, b, c, d))                     \
+    X(void *, H5VLgroup_create, (void *a, const H5VL_loc_params_t *b, hid_t c, const char *d, hid_t e, \
+      hid_t f, hid_t g, hid_t h, void **i), (a, b, c, d, e, f, g, h, i))                               \
+    X(void *, H5VLgroup_open, (void *a, const H5VL_loc_params_t *b, hid_t c, const char *d, hid_t e, \
+      hid_t f, void **g), (a, b, c, d, e, f, g))                                                       \
+    X(herr_t, H5VLgroup_get, (void *a, hid_t b, H5VL_group_get_args_t *c, hid_t d, void **e), (a, b, c, d, e)) \
+    X(herr_t, H5VLgroup_specific, (void *a, hid_t b, H5VL_group_specific_args_t *c, hid_t d, void **e), \
+      (a, b, c, d, e))                                                                                 \
+    X(herr_t, H5VLgroup_optional, (void *a, hid_t b, H5VL_optional_args_t *c, hid_t d, void **e), (a, b, c, d, e)) \
+    X(herr_t, H5VLgroup_close, (void *a, hid_t b, hid_t c, void **d), (a, b, c, d))                    \
+    X(herr_t, H5VLlink_create, (H5VL_link_create_args_t *a, void *b, const H5VL_loc_params_t *c, hid_t d, \
+      hid_t e, hid_t f, hid_t g, void **h), (a, b, c, d, e, f, g, h))                                  \
+    X(herr_t, H5VLlink_copy, (void *a, const H5VL_loc_params_t *b, void *c, const H5VL_loc_params_t *d, \
+      hid_t e, hid_t f, hid_t g, hid_t h, void **i), (a, b, c, d, e, f, g, h, i))                      \
+    X(herr_t, H5VLlink_move, (void *a, const H5VL_loc_params_t *b, void *c, const H5VL_loc_params_t *d, \
+      hid_t e, hid_t f, hid_t g, hid_t h, void **i), (a, b, c, d, e, f, g, h, i))                      \
+    X(herr_t, H5VLlink_get, (void *a, const H5VL_loc_params_t *b, hid_t c, H5VL_link_get_args_t *d, \
+      hid_t e, void **f), (a, b, c, d, e, f))                                                          \
+    X(herr_t, H5VLlink_specific, (void *a, const H5VL_loc_params_t *b, hid_t c, H5VL_link_specific_args_t *d, \
+      hid_t e, void **f), (a, b, c, d, e, f))                                                          \
+    X(herr_t, H5VLlink_optional, (void *a, const H5VL_loc_params_t *b, hid_t c, H5VL_optional_args_t *d, \
+      hid_t e, void **f), (a, b, c, d, e, f))                                                          \
+    X(void *, H5VLobject_open, (void *a, const H5VL_loc_params_t *b, hid_t c, H5I_type_t *d, hid_t e, \
+      void **f), (a, b, c, d, e, f))                                                                   \
+    X(herr_t, H5VLobject_copy, (void *a, const H5VL_loc_params_t *b, const char *c, void *d,           \
+      const H5VL_loc_params_t *e, const char *f, hid_t g, hid_t h, hid_t i, hid_t j, void **k),        \
+      (a, b, c, d, e, f, g, h, i, j, k))                                                               \
+    X(herr_t, H5VLobject_get, (void *a, const H5VL_loc_params_t *b, hid_t c, H5VL_object_get_args_t *d, \
+      hid_t e, void **f), (a, b, c, d, e, f))                                                          \
+    X(herr_t, H5VLobject_specific, (void *a, const H5VL_loc_params_t *b, hid_t c,                      \
+      H5VL_object_specific_args_t *d, hid_t e, void **f), (a, b, c, d, e, f))                          \
+    X(herr_t, H5VLobject_optional, (void *a, const H5VL_loc_params_t *b, hid_t c, H5VL_optional_args_t *d, \
+      hid_t e, void **f), (a, b, c, d, e, f))                                                          \
+    X(herr_t, H5VLintrospect_get_conn_cls, (void *a, hid_t b, H5VL_get_conn_lvl_t c, const H5VL_class_t **d), \
+      (a, b, c, d))                                                                                    \
+    X(herr_t, H5VLintrospect_opt_query, (void *a, hid_t b, H5VL_subclass_t c, int d, uint64_t *e),     \
+      (a, b, c, d, e))                                                                                 \
+    X(herr_t, H5VLblob_put, (void *a, hid_t b, const void *c, size_t d, void *e, void *f), (a, b, c, d, e, f)) \
+    X(herr_t, H5VLblob_get, (void *a, hid_t b, const void *c, void *d, size_t e, void *f), (a, b, c, d, e, f)) \
+    X(herr_t, H5VLblob_specific, (void *a, hid_t b, void *c, H5VL_blob_specific_args_t *d), (a, b, c, d)) \
+    X(herr_t, H5VLblob_optional, (void *a, hid_t b, void *c, H5VL_optional_args_t *d), (a, b, c, d))  \
+    X(herr_t, H5VLtoken_cmp, (void *a, hid_t b, const H5O_token_t *c, const H5O_token_t *d, int *e),   \
+      (a, b, c, d, e))                                                                                 \
+    X(herr_t, H5VLtoken_to_str, (void *a, H5I_type_t b, hid_t c, const H5O_token_t *d, char **e),      \
+      (a, b, c, d, e))                                                                                 \
+    X(herr_t, H5VLtoken_from_str, (void *a, H5I_type_t b, hid_t c, const char *d, H5O_token_t *e),     \
+      (a, b, c, d, e))                                                                                 \
+    X(herr_t, H5VLoptional, (void *a, hid_t b, H5VL_optional_args_t *c, hid_t d, void **e), (a, b, c, d, e))
 
 #define ZH5_VARS(V)                                                                                    \
     V(H5E_ERR_CLS_g) V(H5E_VOL_g) V(H5E_FILE_g) V(H5E_SYM_g) V(H5E_DATASET_g) V(H5E_ATTR_g)           \

@@ -38,7 +38,14 @@ typedef struct zh5_file {
     int next_phony;       /* dims.c: the next phony_dim_N number; -1 until looked up */
 } zh5_file;
 
-typedef enum { ZH5_FILE, ZH5_GROUP, ZH5_DATASET, ZH5_ATTR } zh5_kind;
+typedef enum { ZH5_FILE, ZH5_GROUP, ZH5_DATASET, ZH5_ATTR, ZH5_NATIVE } zh5_kind;
+
+/* An object of a native HDF5 file (native.c): HDF5's native connector's object, every call forwarded. Its
+   first member is the kind, as a zh5_obj's, so a callback tells the two apart. */
+typedef struct zh5_native {
+    zh5_kind kind;   /* ZH5_NATIVE */
+    void *under;     /* the native connector's object */
+} zh5_native;
 
 /* Every object the connector hands to HDF5. `path` is the node's path below the root ("" for the
    root, "a/b" below it); an attribute keeps its owner's path and kind. */
@@ -304,5 +311,94 @@ herr_t zh5_record_unnest(const zj *rec, hid_t native, const zj *value, int rank,
                          unsigned char *buf, const char *where);
 /* attr.c: the number of attributes of the node at path (kind: its kind); -1 on error. */
 int zh5_attr_count(zh5_file *file, const char *path, zarr_node_type kind);
+
+/* native.c: native HDF5 files passed through to HDF5's native connector. */
+int zh5n_is(const void *obj);              /* whether obj is a zh5_native */
+void *zh5n_under(void *obj);               /* the native object of a zh5_native, else obj */
+int zh5n_is_hdf5_file(const char *path);   /* a regular file with HDF5's signature at 0, 512, 1024, ... */
+int zh5n_is_hdf5_name(const char *name);   /* a local name ending .h5, .hdf5, .he5, .hdf, .nc, .nc4, .cdf */
+void *zh5n_file_create(const char *name, unsigned flags, hid_t fcpl, hid_t fapl, hid_t dxpl, void **req);
+void *zh5n_file_open(const char *name, unsigned flags, hid_t fapl, hid_t dxpl, void **req);
+herr_t zh5n_file_get(void *obj, H5VL_file_get_args_t *args, hid_t dxpl, void **req);
+herr_t zh5n_file_specific(void *obj, H5VL_file_specific_args_t *args, hid_t dxpl, void **req);
+/* H5Fdelete of a native HDF5 file (args->op_type H5VL_FILE_DELETE). */
+herr_t zh5n_file_delete(H5VL_file_specific_args_t *args, hid_t dxpl, void **req);
+herr_t zh5n_file_optional(void *obj, H5VL_optional_args_t *args, hid_t dxpl, void **req);
+herr_t zh5n_file_close(void *obj, hid_t dxpl, void **req);
+void *zh5n_group_create(void *obj, const H5VL_loc_params_t *loc, const char *name, hid_t lcpl, hid_t gcpl,
+                        hid_t gapl, hid_t dxpl, void **req);
+void *zh5n_group_open(void *obj, const H5VL_loc_params_t *loc, const char *name, hid_t gapl, hid_t dxpl,
+                      void **req);
+herr_t zh5n_group_get(void *obj, H5VL_group_get_args_t *args, hid_t dxpl, void **req);
+herr_t zh5n_group_specific(void *obj, H5VL_group_specific_args_t *args, hid_t dxpl, void **req);
+herr_t zh5n_group_optional(void *obj, H5VL_optional_args_t *args, hid_t dxpl, void **req);
+herr_t zh5n_group_close(void *obj, hid_t dxpl, void **req);
+void *zh5n_dataset_create(void *obj, const H5VL_loc_params_t *loc, const char *name, hid_t lcpl, hid_t type,
+                          hid_t space, hid_t dcpl, hid_t dapl, hid_t dxpl, void **req);
+void *zh5n_dataset_open(void *obj, const H5VL_loc_params_t *loc, const char *name, hid_t dapl, hid_t dxpl,
+                        void **req);
+herr_t zh5n_dataset_read(size_t count, void *dset[], hid_t mem_type[], hid_t mem_space[], hid_t file_space[],
+                         hid_t dxpl, void *buf[], void **req);
+herr_t zh5n_dataset_write(size_t count, void *dset[], hid_t mem_type[], hid_t mem_space[], hid_t file_space[],
+                          hid_t dxpl, const void *buf[], void **req);
+herr_t zh5n_dataset_get(void *obj, H5VL_dataset_get_args_t *args, hid_t dxpl, void **req);
+herr_t zh5n_dataset_specific(void *obj, H5VL_dataset_specific_args_t *args, hid_t dxpl, void **req);
+herr_t zh5n_dataset_optional(void *obj, H5VL_optional_args_t *args, hid_t dxpl, void **req);
+herr_t zh5n_dataset_close(void *obj, hid_t dxpl, void **req);
+void *zh5n_attr_create(void *obj, const H5VL_loc_params_t *loc, const char *name, hid_t type, hid_t space,
+                       hid_t acpl, hid_t aapl, hid_t dxpl, void **req);
+void *zh5n_attr_open(void *obj, const H5VL_loc_params_t *loc, const char *name, hid_t aapl, hid_t dxpl,
+                     void **req);
+herr_t zh5n_attr_read(void *obj, hid_t mem_type, void *buf, hid_t dxpl, void **req);
+herr_t zh5n_attr_write(void *obj, hid_t mem_type, const void *buf, hid_t dxpl, void **req);
+herr_t zh5n_attr_get(void *obj, H5VL_attr_get_args_t *args, hid_t dxpl, void **req);
+herr_t zh5n_attr_specific(void *obj, const H5VL_loc_params_t *loc, H5VL_attr_specific_args_t *args, hid_t dxpl,
+                          void **req);
+herr_t zh5n_attr_optional(void *obj, H5VL_optional_args_t *args, hid_t dxpl, void **req);
+herr_t zh5n_attr_close(void *obj, hid_t dxpl, void **req);
+void *zh5n_datatype_commit(void *obj, const H5VL_loc_params_t *loc, const char *name, hid_t type, hid_t lcpl,
+                           hid_t tcpl, hid_t tapl, hid_t dxpl, void **req);
+void *zh5n_datatype_open(void *obj, const H5VL_loc_params_t *loc, const char *name, hid_t tapl, hid_t dxpl,
+                         void **req);
+herr_t zh5n_datatype_get(void *obj, H5VL_datatype_get_args_t *args, hid_t dxpl, void **req);
+herr_t zh5n_datatype_specific(void *obj, H5VL_datatype_specific_args_t *args, hid_t dxpl, void **req);
+herr_t zh5n_datatype_optional(void *obj, H5VL_optional_args_t *args, hid_t dxpl, void **req);
+herr_t zh5n_datatype_close(void *obj, hid_t dxpl, void **req);
+herr_t zh5n_link_create(H5VL_link_create_args_t *args, void *obj, const H5VL_loc_params_t *loc, hid_t lcpl,
+                        hid_t lapl, hid_t dxpl, void **req);
+herr_t zh5n_link_copy(void *src, const H5VL_loc_params_t *loc1, void *dst, const H5VL_loc_params_t *loc2,
+                      hid_t lcpl, hid_t lapl, hid_t dxpl, void **req);
+herr_t zh5n_link_move(void *src, const H5VL_loc_params_t *loc1, void *dst, const H5VL_loc_params_t *loc2,
+                      hid_t lcpl, hid_t lapl, hid_t dxpl, void **req);
+herr_t zh5n_link_get(void *obj, const H5VL_loc_params_t *loc, H5VL_link_get_args_t *args, hid_t dxpl, void **req);
+herr_t zh5n_link_specific(void *obj, const H5VL_loc_params_t *loc, H5VL_link_specific_args_t *args, hid_t dxpl,
+                          void **req);
+herr_t zh5n_link_optional(void *obj, const H5VL_loc_params_t *loc, H5VL_optional_args_t *args, hid_t dxpl,
+                          void **req);
+void *zh5n_object_open(void *obj, const H5VL_loc_params_t *loc, H5I_type_t *opened_type, hid_t dxpl, void **req);
+herr_t zh5n_object_copy(void *src, const H5VL_loc_params_t *loc1, const char *src_name, void *dst,
+                        const H5VL_loc_params_t *loc2, const char *dst_name, hid_t ocpypl, hid_t lcpl, hid_t dxpl,
+                        void **req);
+herr_t zh5n_object_get(void *obj, const H5VL_loc_params_t *loc, H5VL_object_get_args_t *args, hid_t dxpl,
+                       void **req);
+herr_t zh5n_object_specific(void *obj, const H5VL_loc_params_t *loc, H5VL_object_specific_args_t *args,
+                            hid_t dxpl, void **req);
+herr_t zh5n_object_optional(void *obj, const H5VL_loc_params_t *loc, H5VL_optional_args_t *args, hid_t dxpl,
+                            void **req);
+herr_t zh5n_get_conn_cls(void *obj, H5VL_get_conn_lvl_t lvl, const H5VL_class_t **cls);
+herr_t zh5n_opt_query(void *obj, H5VL_subclass_t cls, int opt_type, uint64_t *flags);
+herr_t zh5n_blob_put(void *obj, const void *buf, size_t size, void *blob_id, void *ctx);
+herr_t zh5n_blob_get(void *obj, const void *blob_id, void *buf, size_t size, void *ctx);
+herr_t zh5n_blob_specific(void *obj, void *blob_id, H5VL_blob_specific_args_t *args);
+herr_t zh5n_blob_optional(void *obj, void *blob_id, H5VL_optional_args_t *args);
+herr_t zh5n_token_cmp(void *obj, const H5O_token_t *t1, const H5O_token_t *t2, int *cmp);
+herr_t zh5n_token_to_str(void *obj, H5I_type_t type, const H5O_token_t *token, char **str);
+herr_t zh5n_token_from_str(void *obj, H5I_type_t type, const char *str, H5O_token_t *token);
+herr_t zh5n_optional(void *obj, H5VL_optional_args_t *args, hid_t dxpl, void **req);
+void *zh5n_get_object(const void *obj);
+herr_t zh5n_get_wrap_ctx(const void *obj, void **ctx);
+void *zh5n_wrap_object(void *obj, H5I_type_t type, void *ctx);
+void *zh5n_unwrap_object(void *obj);
+herr_t zh5n_free_wrap_ctx(void *ctx);
 
 #endif

@@ -25,9 +25,10 @@ Covered:
     and a nested group vanish for zarr-python (store walk and consolidated metadata), siblings unchanged;
   * moving nodes (`f.move(a, b)`, `group.move`, H5Lmove) of a consolidated hierarchy written by zarr-python:
     zarr-python finds them at the new path only (store walk and consolidated metadata), values equal;
-  * with libzarr_h5vol_v1api preloaded and HDF5_VOL_CONNECTOR=zarr, native HDF5 files (.h5, one with its
-    superblock at 512, .nc; netCDF4-python too under h5py 3.12) read, written and created (by extension) by
-    HDF5's native connector beside a Zarr hierarchy in one process; without it, refused naming the file;
+  * with HDF5_VOL_CONNECTOR=zarr, with libzarr_h5vol_v1api preloaded and without it, native HDF5 files (.h5,
+    one with its superblock at 512, .nc, a netCDF-4 file netCDF4-python wrote: listed, visited, attributes,
+    dimension scales; netCDF4-python too under h5py 3.12) read, written and created (by extension) by HDF5's
+    native connector beside a Zarr hierarchy in one process;
   * numeric attributes held as text read as their type: xarray's base64 `_FillValue` (float16/32/64), Zarr v3's
     "NaN"/"Infinity"/"0x..." forms, base64 of the value's bytes; an untyped `_FillValue` in the array's type;
     the hierarchy unchanged by reading, the text kept by a later write;
@@ -534,42 +535,87 @@ def run_v1_child(path, extra, env_drop=()):
 
 NATIVE_CHILD = r"""
 import json, os, sys, h5py, numpy as np
-d = sys.argv[1]
+d, mode = sys.argv[1], sys.argv[3]
 out = {}
+def text(v):
+    return v.decode() if isinstance(v, bytes) else str(v)
 with h5py.File(f"{d}/plain.h5", "r") as f:
     out["plain"] = f["v"][:].tolist()
 with h5py.File(f"{d}/userblock.h5", "r") as f:   # its superblock at 512
     out["userblock"] = f["v"][:].tolist()
 with h5py.File(f"{d}/data.nc", "r") as f:
     out["nc"] = [f["t"][:].tolist(), sorted(f)]
-with h5py.File(f"{d}/store.zarr", "r") as f:
-    out["zarr"] = f["a"][:].tolist()
-with h5py.File(f"{d}/new.h5", "w") as f:     # a new name with an HDF5 extension: native
+z = h5py.File(f"{d}/store.zarr", "r")            # open while the netCDF file is read
+with h5py.File(f"{d}/cf.nc", "r") as f:          # written by netCDF4-python: listing, attributes, dimensions
+    t = f["temp"]
+    names = []
+    f.visit(names.append)
+    out["cf"] = {"members": sorted(f), "visit": sorted(names), "temp": t[:].tolist(),
+                 "units": text(t.attrs["units"]), "title": text(f.attrs["title"]),
+                 "dims": [[s.name for s in t.dims[i].values()] for i in range(t.ndim)],
+                 "time": f["time"][:].tolist(), "is_scale": f["time"].is_scale,
+                 "ref": f[t.ref].name}
+out["zarr"] = z["a"][:].tolist()
+z.close()
+with h5py.File(f"{d}/new_{mode}.h5", "w") as f:     # a new name with an HDF5 extension: native
     f["x"] = np.arange(3)
-with h5py.File(f"{d}/new.zarr", "w") as f:   # any other: Zarr
+    f["x"].attrs["note"] = "native"
+with h5py.File(f"{d}/new_{mode}.zarr", "w") as f:   # any other: Zarr
     f["x"] = np.arange(4)
 with h5py.File(f"{d}/plain.h5", "a") as f:   # an existing HDF5 file, opened for writing
-    f["w"] = [7, 8]
+    f[f"w_{mode}"] = [7, 8]
 if sys.argv[2] == "netcdf4":   # netCDF-C (netCDF4-python's HDF5) opens .nc with the variable set
-    import netCDF4
+    out.update(json.loads(NETCDF4_READ(d)))
+print(json.dumps(out))
+"""
+
+# netCDF4-python (netCDF-C, its wheel's HDF5) reads the netCDF files with HDF5_VOL_CONNECTOR=zarr
+NETCDF4_CHILD = r"""
+import json, sys, netCDF4
+def read(d):
+    out = {}
     with netCDF4.Dataset(f"{d}/data.nc") as n:
         out["netcdf4"] = n["t"][:].tolist()
-print(json.dumps(out))
+    with netCDF4.Dataset(f"{d}/cf.nc") as n:
+        out["netcdf4_cf"] = [n["temp"][:].tolist(), list(n["temp"].dimensions), n["temp"].units]
+    return json.dumps(out)
+if __name__ == "__main__":
+    print(read(sys.argv[1]))
+"""
+NATIVE_CHILD = NATIVE_CHILD.replace("NETCDF4_READ(d)", "read(d)").replace(
+    "import json, os, sys, h5py, numpy as np", "import json, os, sys, h5py, numpy as np\n" +
+    NETCDF4_CHILD.replace('if __name__ == "__main__":', "if False:"))
+
+CF_MAKE = r"""
+import sys, netCDF4, numpy as np
+with netCDF4.Dataset(sys.argv[1], "w") as n:
+    n.title = "cf file"
+    n.createDimension("time", None)
+    n.createDimension("x", 3)
+    t = n.createVariable("time", "f8", ("time",))
+    t[:] = [0.0, 1.0]
+    v = n.createVariable("temp", "f4", ("time", "x"), fill_value=-999.0)
+    v.units = "K"
+    v[:] = np.arange(6, dtype="f4").reshape(2, 3)
 """
 
 
 def t_native_files(r):
-    """With the shim preloaded and HDF5_VOL_CONNECTOR=zarr, native HDF5 files (by their signature) open with
-    HDF5's native connector beside Zarr hierarchies in one process; H5Fcreate decides by extension."""
+    """With HDF5_VOL_CONNECTOR=zarr, native HDF5 files (by their signature) open with HDF5's native connector
+    beside Zarr hierarchies in one process, with the shim preloaded (the shim opens them) and without it (the
+    connector opens them and forwards every call to the native connector); H5Fcreate decides by extension.
+    Without the shim too: h5py lists and visits a netCDF-4 file netCDF4-python wrote, reads its attributes and
+    dimension scales (old references), and netCDF4-python reads it in the same process."""
     import subprocess
     d = r.path("native_files")
     os.makedirs(d)
-    env = {k: v for k, v in os.environ.items() if k != "HDF5_VOL_CONNECTOR"}
+    env = {k: v for k, v in os.environ.items() if k not in ("HDF5_VOL_CONNECTOR", "LD_PRELOAD")}
     make = (f"import h5py, numpy as np\n"
             f"with h5py.File('{d}/plain.h5', 'w') as f: f['v'] = np.arange(5)\n"
             f"with h5py.File('{d}/userblock.h5', 'w', userblock_size=512) as f: f['v'] = np.arange(3)\n"
             f"with h5py.File('{d}/data.nc', 'w') as f: f['t'] = np.array([1.5, 2.5], 'f4')\n")
     subprocess.run([sys.executable, "-c", make], env=env, check=True, timeout=300)
+    subprocess.run([sys.executable, "-c", CF_MAKE, f"{d}/cf.nc"], env=env, check=True, timeout=300)
     assert open(f"{d}/userblock.h5", "rb").read(8) != b"\x89HDF\r\n\x1a\n"
     zarr.open_group(f"{d}/store.zarr", mode="w").create_array("a", data=np.arange(6, dtype="i2"))
     # netCDF-C beside h5py in one process: under h5py 3.12 only (netCDF4's wheel carries HDF5 1.14; with
@@ -577,25 +623,41 @@ def t_native_files(r):
     want_netcdf4 = not os.environ.get("ZARR_H5VOL_WANT_HDF5")
     lib = os.environ.get("ZARR_H5VOL_V1API")
     assert lib and Path(lib).is_file(), f"ZARR_H5VOL_V1API={lib!r}"
-    p = subprocess.run([sys.executable, "-c", NATIVE_CHILD, d, "netcdf4" if want_netcdf4 else "-"],
-                       env={**os.environ, "LD_PRELOAD": lib}, capture_output=True, text=True, timeout=300)
-    assert p.returncode == 0, f"{p.stdout}\n{p.stderr}"
-    got = json.loads(p.stdout)
-    assert got["plain"] == list(range(5)) and got["userblock"] == list(range(3)), got
-    assert got["nc"] == [[1.5, 2.5], ["t"]] and got["zarr"] == list(range(6)), got
-    if want_netcdf4:
-        assert got["netcdf4"] == [1.5, 2.5], got
     sig = b"\x89HDF\r\n\x1a\n"
-    assert open(f"{d}/new.h5", "rb").read(8) == sig
-    assert zarr.open_array(f"{d}/new.zarr/x", mode="r")[:].tolist() == list(range(4))
-    p = subprocess.run([sys.executable, "-c", "import h5py, sys; print(h5py.File(sys.argv[1], 'r')['w'][:].tolist())",
-                        f"{d}/plain.h5"], env=env, capture_output=True, text=True, timeout=300)
-    assert p.stdout.strip() == "[7, 8]", (p.stdout, p.stderr)   # written natively, read by plain h5py
-    # without the shim the connector refuses the native file, naming it
-    p = subprocess.run([sys.executable, "-c", "import h5py, sys; h5py.File(sys.argv[1], 'r')", f"{d}/plain.h5"],
-                       env={k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}, capture_output=True,
-                       text=True, timeout=300)
-    assert p.returncode != 0 and "plain.h5" in p.stderr and "it is an HDF5 file" in p.stderr, p.stderr
+    no_preload = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
+    for mode, child_env in (("shim", {**os.environ, "LD_PRELOAD": lib}), ("connector", no_preload)):
+        p = subprocess.run([sys.executable, "-c", NATIVE_CHILD, d, "netcdf4" if want_netcdf4 and mode == "shim" else "-", mode],
+                           env=child_env, capture_output=True, text=True, timeout=300)
+        assert p.returncode == 0, f"{mode}:\n{p.stdout}\n{p.stderr}"
+        got = json.loads(p.stdout)
+        assert got["plain"] == list(range(5)) and got["userblock"] == list(range(3)), (mode, got)
+        assert got["nc"] == [[1.5, 2.5], ["t"]] and got["zarr"] == list(range(6)), (mode, got)
+        cf = got["cf"]
+        assert cf["members"] == ["temp", "time", "x"] and cf["visit"] == ["temp", "time", "x"], (mode, cf)
+        assert cf["temp"] == [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]] and cf["time"] == [0.0, 1.0], (mode, cf)
+        assert cf["units"] == "K" and cf["title"] == "cf file" and cf["ref"] == "/temp", (mode, cf)
+        assert cf["dims"] == [["/time"], ["/x"]] and cf["is_scale"], (mode, cf)
+        if want_netcdf4 and mode == "shim":
+            assert got["netcdf4"] == [1.5, 2.5], (mode, got)
+            assert got["netcdf4_cf"] == [[[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]], ["time", "x"], "K"], (mode, got)
+        # netCDF4-python in a process of its own (without the shim, the connector serves the first HDF5
+        # library that loads it: not a second one, such as netCDF4's beside h5py's; docs/h5vol.md)
+        p = subprocess.run([sys.executable, "-c", NETCDF4_CHILD, d], env=child_env, capture_output=True, text=True,
+                           timeout=300)
+        assert p.returncode == 0, f"{mode}: netCDF4-python:\n{p.stdout}\n{p.stderr}"
+        got = json.loads(p.stdout)
+        assert got["netcdf4"] == [1.5, 2.5], (mode, got)
+        assert got["netcdf4_cf"] == [[[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]], ["time", "x"], "K"], (mode, got)
+        assert open(f"{d}/new_{mode}.h5", "rb").read(8) == sig, mode
+        assert zarr.open_array(f"{d}/new_{mode}.zarr/x", mode="r")[:].tolist() == list(range(4)), mode
+        p = subprocess.run([sys.executable, "-c", "import h5py, sys; f = h5py.File(sys.argv[1], 'r'); "
+                            "print(f['x'][:].tolist(), f['x'].attrs['note'])", f"{d}/new_{mode}.h5"],
+                           env=env, capture_output=True, text=True, timeout=300)
+        assert p.stdout.strip() == "[0, 1, 2] native", (mode, p.stdout, p.stderr)   # read by plain h5py
+    p = subprocess.run([sys.executable, "-c", "import h5py, sys; f = h5py.File(sys.argv[1], 'r'); "
+                        "print(f['w_shim'][:].tolist(), f['w_connector'][:].tolist())", f"{d}/plain.h5"],
+                       env=env, capture_output=True, text=True, timeout=300)
+    assert p.stdout.strip() == "[7, 8] [7, 8]", (p.stdout, p.stderr)   # written natively, read by plain h5py
 
 
 def t_v1_calls(r):
@@ -1268,7 +1330,7 @@ def main():
     r.run("S3 both ways (moto)", t_s3, r)
     r.run("zip:// and http:// locations", t_zip_http, r)
     r.run("h5py's v1 calls (list, visit, multi-part 'in') with libzarr_h5vol_v1api", t_v1_calls, r)
-    r.run("native HDF5 files beside Zarr in one process (libzarr_h5vol_v1api)", t_native_files, r)
+    r.run("native HDF5 files beside Zarr in one process (with and without libzarr_h5vol_v1api)", t_native_files, r)
     r.run("compound, enum and Empty attributes (connector, zarr-python, h5tozarr, zarrtoh5)", t_struct_attributes, r)
     r.run("typed attributes (connector, zarr-python, h5tozarr, zarrtoh5)", t_typed_attributes, r)
     r.run("fill values and other numbers held as text (xarray's base64, Zarr v3's forms)", t_fill_value_attributes, r)

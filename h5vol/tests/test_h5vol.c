@@ -664,6 +664,111 @@ static void test_native_by_fapl(const char *dir, const char *zarr_path)
     H5Pclose(fapl);
 }
 
+/* Native HDF5 files through the connector with the default access list (no shim needed): H5Fcreate of a
+ * .nc name writes HDF5's format, H5Fopen of it opens it natively, beside an open Zarr hierarchy, and HDF5's
+ * native-only calls work on it: the v1 link and object calls, old object references, variable-length
+ * attributes (blobs), named datatypes, H5Fget_obj_count. (With the shim preloaded, the shim opens it.) */
+static herr_t count_link1(hid_t g, const char *name, const H5L_info1_t *info, void *data)
+{
+    (void)g;
+    strcat(data, name);
+    strcat(data, info->type == H5L_TYPE_HARD && info->u.address > 0 ? "," : "?,");
+    return 0;
+}
+
+static void test_native_passthrough(const char *dir, const char *zarr_path)
+{
+    char native[1100], names[256] = "";
+    snprintf(native, sizeof native, "%s/pass.nc", dir);
+    hid_t zf = H5Fopen(zarr_path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    hid_t nf = H5Fcreate(native, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    CHECK(zf >= 0 && nf >= 0);
+    if (nf < 0 || zf < 0)
+        return;
+    hid_t s3 = H5Screate_simple(1, (hsize_t[1]){3}, NULL), sc = H5Screate(H5S_SCALAR);
+    int v[3] = {4, 5, 6}, back[3] = {0};
+    hid_t g = H5Gcreate2(nf, "grp", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    hid_t ds = H5Dcreate2(nf, "grp/n", H5T_STD_I32LE, s3, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    CHECK(g >= 0 && ds >= 0 && H5Dwrite(ds, H5T_NATIVE_INT, H5S_ALL, H5S_ALL, H5P_DEFAULT, v) >= 0);
+    /* a variable-length string attribute (stored in the file's global heap: HDF5's blob callbacks) */
+    hid_t vs = H5Tcopy(H5T_C_S1);
+    H5Tset_size(vs, H5T_VARIABLE);
+    const char *title = "native beside zarr";
+    hid_t a = H5Acreate2(ds, "title", vs, sc, H5P_DEFAULT, H5P_DEFAULT);
+    CHECK(a >= 0 && H5Awrite(a, vs, &title) >= 0);
+    H5Aclose(a);
+    /* a named datatype, which Zarr has not */
+    hid_t named = H5Tcopy(H5T_STD_I16BE);
+    CHECK(H5Tcommit2(nf, "int16be_t", named, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT) >= 0);
+    H5Tclose(named);
+    H5Dclose(ds);
+    H5Gclose(g);
+    CHECK(H5Fclose(nf) >= 0);
+    unsigned char sig[8] = {0};
+    FILE *fp = fopen(native, "rb");
+    CHECK(fp && fread(sig, 1, 8, fp) == 8 && memcmp(sig, "\211HDF\r\n\032\n", 8) == 0);   /* HDF5's format */
+    if (fp)
+        fclose(fp);
+    nf = H5Fopen(native, H5F_ACC_RDWR, H5P_DEFAULT);
+    CHECK(nf >= 0);
+    if (nf < 0) {
+        H5Fclose(zf);
+        return;
+    }
+    hbool_t is_native = 0;
+    CHECK(H5VLobject_is_native(nf, &is_native) >= 0 && is_native);
+    ds = H5Dopen2(nf, "grp/n", H5P_DEFAULT);
+    CHECK(ds >= 0 && H5Dread(ds, H5T_NATIVE_INT, H5S_ALL, H5S_ALL, H5P_DEFAULT, back) >= 0 &&
+          memcmp(v, back, sizeof v) == 0);
+    char *got = NULL;
+    a = H5Aopen(ds, "title", H5P_DEFAULT);
+    CHECK(a >= 0 && H5Aread(a, vs, &got) >= 0 && got && strcmp(got, title) == 0);
+    if (got)
+        H5free_memory(got);
+    H5Aclose(a);
+    /* the v1 calls HDF5 keeps for native files */
+    CHECK(H5Literate1(nf, H5_INDEX_NAME, H5_ITER_INC, NULL, count_link1, names) >= 0);
+    CHECK(strcmp(names, "grp,int16be_t,") == 0 || (fprintf(stderr, "native v1 iterate: %s\n", names), 0));
+    H5O_info1_t oi;
+    H5L_info1_t li;
+    CHECK(H5Oget_info1(ds, &oi) >= 0 && oi.type == H5O_TYPE_DATASET && oi.addr > 0 && oi.num_attrs == 1);
+    CHECK(H5Lget_info1(nf, "grp/n", &li, H5P_DEFAULT) >= 0 && li.u.address == oi.addr);
+    /* old object references */
+    hobj_ref_t ref = 0;
+    CHECK(H5Rcreate(&ref, nf, "grp/n", H5R_OBJECT, -1) >= 0 && ref == oi.addr);
+    hid_t o = H5Rdereference2(nf, H5P_DEFAULT, H5R_OBJECT, &ref);
+    char name[64] = "";
+    CHECK(o >= 0 && H5Iget_name(o, name, sizeof name) > 0 && strcmp(name, "/grp/n") == 0);
+    if (o >= 0)
+        H5Oclose(o);
+    hid_t t = H5Topen2(nf, "int16be_t", H5P_DEFAULT);
+    CHECK(t >= 0 && H5Tcommitted(t) > 0 && H5Tget_order(t) == H5T_ORDER_BE);
+    if (t >= 0)
+        H5Tclose(t);
+    CHECK(H5Fget_obj_count(nf, H5F_OBJ_ALL) == 2);   /* the file and the dataset */
+    CHECK(H5Fget_obj_count(zf, H5F_OBJ_ALL) == 1);   /* the Zarr file alone */
+    /* the Zarr hierarchy still reads, and a link between the two is refused */
+    hid_t zd = H5Dopen2(zf, "g/d", H5P_DEFAULT);
+    CHECK(zd >= 0);
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    CHECK(H5Lcreate_hard(zf, "g/d", nf, "linked", H5P_DEFAULT, H5P_DEFAULT) < 0);
+    error_text();
+    if (zd >= 0)
+        H5Dclose(zd);
+    H5Dclose(ds);
+    H5Tclose(vs);
+    H5Sclose(s3);
+    H5Sclose(sc);
+    CHECK(H5Fclose(nf) >= 0);
+    CHECK(H5Fclose(zf) >= 0);
+    /* H5Fis_accessible and H5Fdelete of the native file; the Zarr hierarchy is left alone */
+    struct stat st;
+    CHECK(H5Fis_accessible(native, H5P_DEFAULT) > 0);
+    CHECK(H5Fdelete(native, H5P_DEFAULT) >= 0 && stat(native, &st) != 0);
+    CHECK(H5Fdelete(zarr_path, H5P_DEFAULT) < 0 && stat(zarr_path, &st) == 0);
+    error_text();
+}
+
 /* Connector settings on a file access property list: a Zarr v2 hierarchy; bad settings refused. */
 static void test_settings(const char *dir)
 {
@@ -1148,12 +1253,6 @@ static void test_references_and_scales(const char *scratch)
     char native[1100];
     snprintf(native, sizeof native, "%s/native.h5", scratch);
     hid_t nf = H5Fcreate(native, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
-    if (!preloaded) {
-        CHECK(nf >= 0);   /* a Zarr hierarchy named native.h5 */
-        if (nf >= 0)
-            H5Fclose(nf);
-        return;
-    }
     CHECK(nf >= 0);
     if (nf >= 0)
         H5Fclose(nf);
@@ -1166,7 +1265,12 @@ static void test_references_and_scales(const char *scratch)
     CHECK(nf >= 0);
     if (nf >= 0) {
         char vname[16] = "";
-        CHECK(H5VLget_connector_name(nf, vname, sizeof vname) > 0 && strcmp(vname, "native") == 0);
+        /* the shim sets the native connector on the access list; without it the file is bound to the Zarr
+           connector, which passes it through to the native one */
+        CHECK(H5VLget_connector_name(nf, vname, sizeof vname) > 0 &&
+              strcmp(vname, preloaded ? "native" : "zarr") == 0);
+        hbool_t is_native = 0;
+        CHECK(H5VLobject_is_native(nf, &is_native) >= 0 && is_native);
         H5Fclose(nf);
     }
 }
@@ -1210,6 +1314,7 @@ int main(int argc, char **argv)
     test_locations(path);
     test_settings(scratch);
     test_native_by_fapl(scratch, path);
+    test_native_passthrough(scratch, path);
     test_errors(scratch, path);
     test_v1_calls(path);
     test_anonymous(scratch);
