@@ -21,6 +21,11 @@ Covered (docs/reference-stores.md, "h5tozarr --virtual"):
     (copied in, the output says so) read equal to h5py by libzarr and zarr-python 3.1.6 (through fsspec);
     a scale-offset dataset is refused by name (exit 2, nothing written) and left out with
     --skip-unsupported (named in the output).
+  * the Parquet layout (OUT.parq, --record-size): .zmetadata holds the JSON's metadata, the record files
+    (read by pandas / fastparquet) hold the JSON's references row by row in C order over the chunk grid,
+    chunks never written as rows without path; read by libzarr and by xarray through fsspec's
+    LazyReferenceMapper equal to the netCDF file; --overwrite replaces a Parquet reference directory,
+    never a Zarr hierarchy.
   * --target-url: the references name a URL on the test HTTP server; libzarr reads them from there.
   * the output rules: an existing output is refused, then replaced with --overwrite (atomically: no
     temporary file left); the input itself (through a link named *.json), a JSON file that is not a
@@ -318,6 +323,55 @@ def t_target_url(r, files):
         assert srv.by_method.get("GET", 0) > 0
 
 
+def t_parquet(r, files):
+    import pandas as pd
+
+    js = r.path("nc.json")
+    virtual(files.nc, js)
+    refs = json.loads(js.read_text())["refs"]
+    out = r.path("nc.parq")
+    virtual(files.nc, out, "--record-size", "3")
+    assert sorted(x.name for x in out.iterdir())[:2] == [".zmetadata", "big"], sorted(out.iterdir())
+    meta = json.loads((out / ".zmetadata").read_text())
+    assert meta["record_size"] == 3, meta["record_size"]
+    assert json.loads(refs["temp/.zarray"]) == meta["metadata"]["temp/.zarray"], meta["metadata"]["temp/.zarray"]
+    # temp: 3 x 2 x 2 chunks in C order, 3 rows a file: the rows are the JSON's references
+    grid = (3, 2, 2)
+    for n in range(12):
+        df = pd.read_parquet(out / "temp" / f"refs.{n // 3}.parq", engine="fastparquet")
+        assert len(df) == 3 and list(df.columns) == ["path", "offset", "size", "raw"], df
+        row = df.iloc[n % 3]
+        idx = np.unravel_index(n, grid)
+        want = refs.get("temp/" + ".".join(map(str, idx)))
+        assert [row["path"], row["offset"], row["size"]] == want, (n, row, want)
+    # sparse: the chunks never written are rows without path or raw
+    df = pd.concat([pd.read_parquet(p, engine="fastparquet") for p in sorted((out / "sparse").glob("refs.*.parq"))])
+    stored = sum(1 for k in refs if k.startswith("sparse/") and "/." not in k)
+    assert len(df) == 3 * 4 and df["path"].isna().sum() == 12 - stored, (len(df), df["path"].isna().sum(), stored)
+    # read by libzarr and by xarray through fsspec's LazyReferenceMapper, equal to the JSON's readings
+    libzarr_read_all(f"reference://{out}", files.nc_want)
+    a = xr.open_dataset("reference://", engine="zarr", mask_and_scale=False,
+                        backend_kwargs={"storage_options": {"fo": str(out), "remote_protocol": "file"}, "consolidated": False})
+    b = xr.open_dataset(files.nc, engine="netcdf4", mask_and_scale=False)
+    for name in ("temp", "big", "checked", "sparse", "rec", "field", "lat", "crs", "station"):
+        if b[name].dtype.kind in "OUS":
+            assert [str(x) for x in a[name].values] == [str(x) for x in b[name].values], name
+        else:
+            check_equal(f"xarray (Parquet) {name}", a[name].values, b[name].values)
+    # --overwrite replaces a Parquet reference directory, never a Zarr hierarchy
+    virtual(files.nc, out, "--overwrite")
+    assert json.loads((out / ".zmetadata").read_text())["record_size"] == 10000
+    zdir = r.path("hier.parq")
+    zdir.mkdir()
+    (zdir / ".zgroup").write_text('{"zarr_format": 2}')
+    (zdir / ".zmetadata").write_text("{}")
+    before = tree_hash(zdir)
+    p = virtual(files.nc, zdir, "--overwrite", expect=1)
+    assert "not a Parquet reference directory" in p.stderr, p.stderr
+    assert tree_hash(zdir) == before
+    assert not [x for x in out.parent.iterdir() if x.name.startswith(".h5tozarr-")], "temporary output left"
+
+
 def t_output_rules(r, files):
     d = r.path("rules")
     d.mkdir()
@@ -346,7 +400,7 @@ def t_output_rules(r, files):
     p = virtual(src, d / "dir.json", "--overwrite", expect=1)
     assert "is a directory" in p.stderr, p.stderr
     p = virtual(src, d / "refs.zarr", expect=1)
-    assert "to a name ending in .json" in p.stderr, p.stderr
+    assert "to a name ending in .json (JSON) or .parq" in p.stderr, p.stderr
     p = virtual(src, out, "--codec", "zstd", "--overwrite", expect=1)
     assert "do not apply" in p.stderr, p.stderr
     assert (tree_hash(src), tree_hash(out)) == before, "a refused run changed the input or the output"
@@ -361,6 +415,7 @@ def main():
     r.run("h5py", t_h5py, r, files)
     r.run("unsupported", t_unsupported, r, files)
     r.run("target_url", t_target_url, r, files)
+    r.run("parquet", t_parquet, r, files)
     r.run("output_rules", t_output_rules, r, files)
     r.finish()
 

@@ -11,7 +11,7 @@
 
 static const char *USAGE_HEAD =
     "usage: h5tozarr [options] FILE.h5 OUT.zarr\n"
-    "       h5tozarr --virtual [options] FILE.h5 OUT.json\n"
+    "       h5tozarr --virtual [options] FILE.h5 OUT.json|OUT.parq\n"
     "\n"
     "Converts every group, dataset and attribute of an HDF5 file (netCDF-4 files included) into a new Zarr\n"
     "hierarchy at OUT.zarr, whose parent directory must exist. The output is written under a temporary\n"
@@ -40,11 +40,14 @@ static const char *USAGE_TAIL =
     "                      or .zarray); atomically: it stays intact if the conversion fails. Never the\n"
     "                      input, a directory holding it, a link, another directory or another file\n";
 static const char *USAGE_VIRTUAL =
-    "  --virtual           write kerchunk references (JSON, version 1) to OUT.json instead of a copy:\n"
-    "                      a Zarr v2 hierarchy whose chunks are byte ranges of FILE.h5 (HDF5's filters\n"
-    "                      as numcodecs zlib / shuffle / fletcher32; compact datasets and small\n"
-    "                      variable-length strings copied in; docs/reference-stores.md). --overwrite then\n"
-    "                      replaces only a kerchunk JSON file\n"
+    "  --virtual           write kerchunk references (version 1) to OUT instead of a copy: a Zarr v2\n"
+    "                      hierarchy whose chunks are byte ranges of FILE.h5 (HDF5's filters as numcodecs\n"
+    "                      zlib / shuffle / fletcher32; compact datasets and small variable-length\n"
+    "                      strings copied in; docs/reference-stores.md). OUT.json: kerchunk JSON;\n"
+    "                      OUT.parq or .parquet: the Parquet layout (a directory). --overwrite then\n"
+    "                      replaces only a kerchunk JSON file / a Parquet reference directory\n"
+    "  --parquet           (--virtual) the Parquet layout whatever OUT's name\n"
+    "  --record-size N     (--parquet) references a Parquet record file (default 10000)\n"
     "  --target-url URL    (--virtual) the URL the references name (default: FILE.h5's absolute path),\n"
     "                      e.g. where the file will be served (https://..., s3://...)\n"
     "  -q, --quiet         no progress line (it is shown only when stderr is a terminal)\n"
@@ -101,6 +104,8 @@ static int g_struct = 0;        /* --struct-type struct: compounds as v3 `struct
 static int g_netcdf = 0;        /* the file is netCDF-4 (the root group has _NCProperties) */
 static char *g_tmp_out = NULL;  /* the output being written, removed when the conversion fails */
 static int g_virtual = 0;       /* --virtual: references into the input (h5z_virtual.h) */
+static int g_vparquet = 0;      /* --virtual in the Parquet layout (--parquet, or OUT ending in .parq) */
+static uint64_t g_vrecord = 0;  /* --record-size (0: libzarr's default, 10000) */
 
 static void remove_tmp_out(void) {
     if (g_tmp_out) rm_tree(g_tmp_out);
@@ -1297,6 +1302,43 @@ static herr_t h5err_cb(unsigned n, const H5E_error2_t *e, void *data) {
     return 0;
 }
 
+/* --virtual: the references into place. JSON: written to `tmp` and renamed over `out` (a file replaces
+ * a file in one rename). Parquet: the JSON written inside the directory `tmp`, converted by libzarr into
+ * the Parquet layout beside it, removed; then `tmp` renamed into place, an old output (--overwrite)
+ * moved aside first and removed last. */
+static void virtual_write(const char *out, const char *tmp, const char *old, int exists) {
+    char *json = g_vparquet ? xmalloc(strlen(tmp) + 16) : xstrdup(tmp);
+    if (g_vparquet) {
+        if (mkdir(tmp, 0777) != 0) die("%s: %s", tmp, strerror(errno));
+        sprintf(json, "%s/.refs.json", tmp);
+    }
+    FILE *jf = fopen(json, "wx");
+    if (!jf) die("%s: %s", json, strerror(errno));
+    int wrote = write_refs_json(jf);
+    wrote = fflush(jf) == 0 && wrote && fsync(fileno(jf)) == 0;
+    if (fclose(jf) != 0 || !wrote) die("%s: writing the references failed: %s", out, strerror(errno));
+    if (g_vparquet) {
+        zcheck(zarr_references_write_parquet(json, tmp, g_vrecord), "writing the Parquet references", out);
+        if (unlink(json) != 0) die("%s: %s", json, strerror(errno));
+    }
+    free(json);
+    sigset_t block, prev;
+    sigemptyset(&block);
+    sigaddset(&block, SIGINT);
+    sigaddset(&block, SIGTERM);
+    sigaddset(&block, SIGHUP);
+    sigprocmask(SIG_BLOCK, &block, &prev);
+    if (g_vparquet && exists && rename(out, old) != 0) die("%s: cannot move the old output aside: %s", out, strerror(errno));
+    if (rename(tmp, out) != 0) {
+        int e = errno;
+        if (g_vparquet && exists) rename(old, out);
+        die("%s: cannot rename the references into place: %s", out, strerror(e));
+    }
+    g_tmp_out = NULL;
+    sigprocmask(SIG_SETMASK, &prev, NULL);
+    if (g_vparquet && exists) rm_tree(old);
+}
+
 int main(int argc, char **argv) {
     g_prog = "h5tozarr";
     const char *pos[2];
@@ -1308,6 +1350,14 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "--skip-unsupported")) g_skip_unsupported = 1;
         else if (!strcmp(a, "--overwrite")) overwrite = 1;
         else if (!strcmp(a, "--virtual")) g_virtual = 1;
+        else if (!strcmp(a, "--parquet")) g_vparquet = 1;
+        else if (!strcmp(a, "--record-size") && i + 1 < argc) {
+            char *e;
+            errno = 0;
+            unsigned long long v = strtoull(argv[++i], &e, 10);
+            if (*e || e == argv[i] || errno || v == 0 || v > 100000000ull) die("--record-size must be an integer in 1..100000000");
+            g_vrecord = v;
+        }
         else if (!strcmp(a, "--target-url") && i + 1 < argc) g_vtarget = argv[++i];
         else if (!strcmp(a, "--format") && i + 1 < argc) {
             format_given = 1;
@@ -1335,15 +1385,18 @@ int main(int argc, char **argv) {
     }
     if (npos != 2) { usage(stderr); return 1; }
     if (g_shard_rank && g_format != 3 && !g_virtual) die("--shard needs --format 3");
-    if (g_vtarget && !g_virtual) die("--target-url needs --virtual");
+    if ((g_vtarget || g_vparquet || g_vrecord) && !g_virtual) die("--target-url, --parquet and --record-size need --virtual");
     if (g_virtual) {
         if ((format_given && g_format != 2) || g_codec || g_shard_rank || g_struct)
             die("--virtual references the file's own chunks as Zarr v2: --format 3, --codec, --shard and "
                 "--struct-type do not apply");
         g_format = 2;
-        size_t n = strlen(pos[1]);
-        if (n < 5 || strcmp(pos[1] + n - 5, ".json"))
-            die("%s: --virtual writes kerchunk JSON references, to a name ending in .json", pos[1]);
+        const char *dot = strrchr(pos[1], '.');
+        if (dot && (!strcmp(dot, ".parq") || !strcmp(dot, ".parquet"))) g_vparquet = 1;
+        if (!g_vparquet && !(dot && !strcmp(dot, ".json")))
+            die("%s: --virtual writes kerchunk references to a name ending in .json (JSON) or .parq / .parquet "
+                "(the Parquet layout, also --parquet)", pos[1]);
+        if (g_vrecord && !g_vparquet) die("--record-size applies to the Parquet layout only");
     }
 
     /* the output: the refusals of h5z_output.h (never the input, --overwrite replaces only a Zarr
@@ -1354,7 +1407,10 @@ int main(int argc, char **argv) {
     out_path op;
     out_path_init(&op, pos[1]);
     remove_stale(&op, "h5tozarr");
-    int exists = g_virtual ? check_output(pos[0], &op, overwrite, is_reference_json, "a kerchunk JSON reference file",
+    int exists = g_virtual && g_vparquet
+                     ? check_output(pos[0], &op, overwrite, is_reference_parquet, "a Parquet reference directory",
+                                    "not a Parquet reference directory (.zmetadata, no .zgroup, .zarray or zarr.json)")
+                 : g_virtual ? check_output(pos[0], &op, overwrite, is_reference_json, "a kerchunk JSON reference file",
                                           "not a kerchunk JSON reference file (an object starting with \"version\" or \"refs\")")
                            : check_output(pos[0], &op, overwrite, is_zarr_hierarchy, "a Zarr hierarchy",
                                           "not a Zarr hierarchy (no zarr.json, .zgroup or .zarray at its root)");
@@ -1390,21 +1446,7 @@ int main(int argc, char **argv) {
         convert_group(root, NULL, "/");
         H5Gclose(root);
         if (H5Fclose(f) < 0) die("%s: closing the HDF5 file failed", pos[0]);
-        FILE *jf = fopen(tmp, "wx");
-        if (!jf) die("%s: %s", tmp, strerror(errno));
-        int wrote = write_refs_json(jf);
-        wrote = fflush(jf) == 0 && wrote && fsync(fileno(jf)) == 0;
-        if (fclose(jf) != 0 || !wrote) die("%s: writing the references failed: %s", out, strerror(errno));
-        sigset_t block, prev;
-        sigemptyset(&block);
-        sigaddset(&block, SIGINT);
-        sigaddset(&block, SIGTERM);
-        sigaddset(&block, SIGHUP);
-        sigprocmask(SIG_BLOCK, &block, &prev);
-        /* a file replaces a file in one rename: the old one stays whole until then */
-        if (rename(tmp, out) != 0) die("%s: cannot rename the references into place: %s", out, strerror(errno));
-        g_tmp_out = NULL;
-        sigprocmask(SIG_SETMASK, &prev, NULL);
+        virtual_write(out, tmp, old, exists);
         if (!g_quiet) fprintf(stderr, "h5tozarr: %s: %zu keys\n", out, g_nvrefs);
         free(target);
         free(tmp);

@@ -454,4 +454,21 @@ static int is_reference_json(const char *path) {
     return !strncmp(p, "\"version\"", 9) || !strncmp(p, "\"refs\"", 6);
 }
 
+/* Whether `path` is a directory in the Parquet layout, which --overwrite may replace: one with a
+ * `.zmetadata` file and no `.zgroup`, `.zarray` or `zarr.json` (which a Zarr hierarchy would have). */
+static int is_reference_parquet(const char *path) {
+    static const char *const zarr_docs[] = {".zgroup", ".zarray", "zarr.json"};
+    struct stat st;
+    if (lstat(path, &st) != 0 || !S_ISDIR(st.st_mode)) return 0;
+    char *p = xmalloc(strlen(path) + 16);
+    sprintf(p, "%s/.zmetadata", path);
+    int ok = lstat(p, &st) == 0 && S_ISREG(st.st_mode);
+    for (size_t k = 0; ok && k < sizeof zarr_docs / sizeof *zarr_docs; k++) {
+        sprintf(p, "%s/%s", path, zarr_docs[k]);
+        ok = lstat(p, &st) != 0;
+    }
+    free(p);
+    return ok;
+}
+
 #endif
