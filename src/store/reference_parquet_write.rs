@@ -206,7 +206,7 @@ mod tests {
         assert_eq!(store.get("g/a/4").unwrap().unwrap(), vec![200, 201]);
         assert!(store.get("g/a/.zarray").unwrap().is_some());
         // what it cannot write is refused by key
-        let bad = serde_json::json!({"refs": {"g/.zgroup": "{\"zarr_format\":2}", "g/x/0": ["f", 0, 1]}});
+        let bad = serde_json::json!({"version": 1, "refs": {"g/.zgroup": "{\"zarr_format\":2}", "g/x/0": ["f", 0, 1]}});
         let out2 = dir.join("bad.parq");
         std::fs::create_dir(&out2).unwrap();
         let e = write_parquet_layout(bad.to_string().as_bytes(), &out2, 2).unwrap_err();
