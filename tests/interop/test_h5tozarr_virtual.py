@@ -19,8 +19,9 @@ Covered (docs/reference-stores.md, "h5tozarr --virtual"):
   * an h5py file: the references equal kerchunk's SingleHdf5ToZarr's (byte ranges, shapes, chunks,
     dtypes, filters) for what both translate; Fletcher-32 (which kerchunk refuses) and a compact dataset
     (copied in, the output says so) read equal to h5py by libzarr and zarr-python 3.1.6 (through fsspec);
-    a scale-offset dataset is refused by name (exit 2, nothing written) and left out with
-    --skip-unsupported (named in the output).
+    a scale-offset dataset and a chunk stored with its filter skipped (h5py's write_direct_chunk with a
+    filter mask) are refused by name (exit 2, nothing written) and left out with --skip-unsupported
+    (named in the output; none of the dataset's keys written).
   * the Parquet layout (OUT.parq, --record-size): .zmetadata holds the JSON's metadata, the record files
     (read by pandas / fastparquet) hold the JSON's references row by row in C order over the chunk grid,
     chunks never written as rows without path; read by libzarr and by xarray through fsspec's
@@ -289,6 +290,22 @@ def t_unsupported(r, files):
     assert not out.exists() and not [x for x in os.listdir(out.parent) if "so.json" in x], "output written"
     p = virtual(src, out, "--skip-unsupported")
     assert "/packed: skipped: the HDF5 filter scale-offset" in p.stderr, p.stderr
+    with zc.Group.open(f"reference://{out}") as root:
+        assert sorted(root.children()) == ["plain"], root.children()
+    # a chunk stored with its deflate filter skipped (filter mask 1): no reference can say so
+    with h5py.File(src, "a") as f:
+        del f["packed"]
+        m = f.create_dataset("masked", shape=(8,), chunks=(4,), dtype="i4", compression="gzip")
+        m[0:4] = [1, 2, 3, 4]
+        # HDF5 records the mask in the chunk index (H5Dget_chunk_info reports it)
+        m.id.write_direct_chunk((4,), np.arange(4, dtype="i4").tobytes(), filter_mask=1)
+    out = r.path("masked.json")
+    p = virtual(src, out, expect=2)
+    assert "/masked: a chunk was stored with HDF5 filters skipped (filter mask 0x1)" in p.stderr, p.stderr
+    assert not out.exists()
+    p = virtual(src, out, "--skip-unsupported")
+    assert "/masked: skipped: a chunk was stored with HDF5 filters skipped" in p.stderr, p.stderr
+    assert not [k for k in json.loads(out.read_text())["refs"] if k.startswith("masked")], "masked left in"
     with zc.Group.open(f"reference://{out}") as root:
         assert sorted(root.children()) == ["plain"], root.children()
     check_equal("plain", reference_group(out)["plain"][...], np.arange(10, dtype="i4"))

@@ -53,6 +53,16 @@ static vref *vref_add(const char *prefix, const char *name) {
 
 static void vref_text(const char *prefix, const char *name, const char *text) { vref_add(prefix, name)->text = xstrdup(text); }
 
+/* Drops the entries from `n` on (a dataset left out after its first entries were made). */
+static void vref_truncate(size_t n) {
+    for (size_t k = n; k < g_nvrefs; k++) {
+        free(g_vrefs[k].key);
+        free(g_vrefs[k].text);
+        free(g_vrefs[k].data);
+    }
+    g_nvrefs = n;
+}
+
 /* The key of a path ("/grp/temp" -> "grp/temp", "/" -> ""). */
 static const char *vkey(const char *path) { return path[0] == '/' ? path + 1 : path; }
 
@@ -159,6 +169,7 @@ typedef struct {
     int rank;
     const uint64_t *chunk, *grid;
     uint64_t stored;
+    int refused; /* a chunk has no reference form (left out under --skip-unsupported) */
 } chunk_ctx;
 
 /* One stored chunk at element offset `offset`: a reference (when inside the Zarr chunk grid). */
@@ -167,6 +178,7 @@ static int chunk_seen(chunk_ctx *c, const hsize_t *offset, unsigned mask, haddr_
         char msg[256];
         snprintf(msg, sizeof msg, "a chunk was stored with HDF5 filters skipped (filter mask 0x%x), which "
                  "references cannot express", mask);
+        c->refused = 1;
         unsupported(c->path, msg);
         return -1;
     }
@@ -334,6 +346,7 @@ static void virtual_dataset(hid_t ds, const char *path) {
         inline_why = "a compact dataset (its data lies in the object header)";
     }
     /* .zarray first (a reader meets the array before its chunks), then .zattrs, then the chunks */
+    size_t first = g_nvrefs;
     size_t zarray_at = (size_t)(vref_add(key, ".zarray") - g_vrefs);
     size_t zattrs_at = (size_t)(vref_add(key, ".zattrs") - g_vrefs);
     if (inl) { /* one chunk, the whole array */
@@ -348,8 +361,12 @@ static void virtual_dataset(hid_t ds, const char *path) {
     }
 
     if (layout == H5D_CHUNKED) {
-        chunk_ctx c = {path, key, rank, chunk, grid, 0};
+        chunk_ctx c = {path, key, rank, chunk, grid, 0, 0};
         stored = virtual_chunks(ds, sp, &c);
+        if (c.refused) { /* left out (--skip-unsupported): none of its entries */
+            vref_truncate(first);
+            goto done;
+        }
     } else if (layout == H5D_CONTIGUOUS && !vstr) {
         haddr_t addr = H5Dget_offset(ds);
         if (addr != HADDR_UNDEF && nbytes) {
