@@ -20,7 +20,7 @@ use crate::error::Error;
 ///          ZARR_ERR_NOT_FOUND / ZARR_ERR_IO (reading or writing files); ZARR_ERR_METADATA (invalid JSON, a
 ///          key that is not a metadata document or a chunk of an array, a non-inline metadata document,
 ///          a null URL; the message names the key); ZARR_ERR_UNSUPPORTED (`gen` entries, another chunk
-///          key separator, an array of more than 2^30 chunks, or a library built without the cargo
+///          key separator, an array of more than 10^8 chunks, or a library built without the cargo
 ///          feature `reference-parquet`).
 /// Thread-safe (distinct directories). Since: 0.4.
 ///

@@ -20,8 +20,8 @@ use std::sync::Arc;
 
 /// The record size when none is given (fsspec's default).
 pub(crate) const DEFAULT_RECORD_SIZE: u64 = 10_000;
-/// The most chunks (stored or not) an array may have: every one is a row.
-pub(crate) const MAX_CHUNKS: u64 = 1 << 30;
+/// The most chunks (stored or not) an array may have: every one is a row (10^8 rows: some minutes).
+pub(crate) const MAX_CHUNKS: u64 = 100_000_000;
 
 const SCHEMA: &str = "message schema { OPTIONAL BYTE_ARRAY path (UTF8); REQUIRED INT64 offset; \
                       REQUIRED INT64 size; OPTIONAL BYTE_ARRAY raw; }";
