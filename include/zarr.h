@@ -1523,6 +1523,35 @@ zarr_status zarr_open_with_metadata(const char *path,
                                     struct zarr_array **out);
 
 /**
+ * Writes the kerchunk JSON reference set in the file `json_path` (version 0 or 1, without `gen`
+ * entries) in the Parquet layout into the directory `out_dir`, which must exist and should be empty:
+ * `.zmetadata` (every metadata document and the record size) and `<var>/refs.<n>.parq` (the references
+ * of array `<var>`'s chunks, `record_size` rows a file, columns path / offset / size / raw, zstd pages),
+ * as kerchunk's `refs_to_dataframe` and fsspec's `LazyReferenceMapper` write it; libzarr reads it as
+ * `reference://OUT_DIR` (docs/reference-stores.md, "The Parquet layout"). Chunk keys must use the `.`
+ * separator; references to the default target (a null URL) are refused. Files are written in place (the
+ * caller renames the directory into place for an atomic result); on failure `out_dir` may hold some
+ * of them.
+ *
+ * @param json_path    the JSON reference file
+ * @param out_dir      an existing directory
+ * @param record_size  rows a record file (0: 10000, fsspec's default); at most 10^8
+ * @returns ZARR_OK; ZARR_ERR_INVALID_ARGUMENT (NULL, not UTF-8, a record size over 10^8);
+ *          ZARR_ERR_NOT_FOUND / ZARR_ERR_IO (reading or writing files); ZARR_ERR_METADATA (invalid JSON, a
+ *          key that is not a metadata document or a chunk of an array, a non-inline metadata document,
+ *          a null URL; the message names the key); ZARR_ERR_UNSUPPORTED (`gen` entries, another chunk
+ *          key separator, an array of more than 10^8 chunks, or a library built without the cargo
+ *          feature `reference-parquet`).
+ * Thread-safe (distinct directories). Since: 0.4.
+ *
+ * # Safety
+ * `json_path` and `out_dir` are NUL-terminated strings.
+ */
+zarr_status zarr_references_write_parquet(const char *json_path,
+                                          const char *out_dir,
+                                          uint64_t record_size);
+
+/**
  * Creates an array spec with every default: compressor zstd level 3 (no checksum), chunks of at most
  * 1 MiB (the rule below), fill value zero (false, 0, +0.0; the empty string for ZARR_STRING and
  * ZARR_BYTES), no sharding, no dimension names, no attributes, Zarr format 3 (or, through

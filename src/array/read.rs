@@ -55,8 +55,34 @@ impl Array {
         // shard's inner chunks are then decoded in turn by the thread that read the shard.
         let spread = parts.len() < 2 * crate::threads::num_threads()?;
         crate::threads::io_scope(self.store.io_concurrency(), || {
+            if parts.len() > 1 && self.read_batch(&parts, &dest)? {
+                return Ok(());
+            }
             crate::threads::try_for_each(&parts, |part| self.read_chunk_part(part, dest.at(&part.out), spread))
         })
+    }
+
+    /// Reads `parts` through the store's batched read ([`crate::store::Store::get_batch`]: the
+    /// reference store fetches adjacent byte ranges of one target together) and decodes each chunk's
+    /// part into `dest`, missing chunks as the fill value; `false` (nothing read) when the store has
+    /// no batched read or a chunk is sharded (a shard is read by the ranges it needs instead).
+    fn read_batch(&self, parts: &[ChunkPart], dest: &Dest) -> Result<bool> {
+        let chains = parts.iter().map(|p| self.meta.chain_for(&p.chunk)).collect::<Result<Vec<_>>>()?;
+        if chains.iter().any(|c| c.array_to_bytes().as_sharding().is_some()) {
+            return Ok(false);
+        }
+        let keys: Vec<String> = parts.iter().map(|p| self.chunk_key(&p.chunk)).collect();
+        let limit = crate::store::ReadLimit::chunk(chains.iter().map(|c| c.max_encoded_size()).max().unwrap_or(0));
+        let visit = |i: usize, encoded: &[u8]| -> Result<()> {
+            let part = &parts[i];
+            chunk_limit(&chains[i]).check(&self.store.location(&keys[i]), encoded.len() as u64)?;
+            chains[i].decode_region(encoded, &part.local, dest.at(&part.out)).map_err(|e| e.context(self.store.location(&keys[i])))
+        };
+        let Some(found) = self.store.get_batch(&keys, limit, &visit)? else { return Ok(false) };
+        for (part, _) in parts.iter().zip(&found).filter(|(_, f)| !**f) {
+            dest.at(&part.out).fill_box(&part.local.count)?;
+        }
+        Ok(true)
     }
 
     /// Decodes the part of one chunk that a selection touches into `dest`; `spread`: a shard's inner

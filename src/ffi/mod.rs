@@ -17,6 +17,7 @@ pub mod index_order;
 pub mod last_error;
 pub mod memory_store;
 pub mod open_metadata;
+pub mod references;
 pub mod spec;
 pub mod status;
 pub mod store_options;

@@ -18,10 +18,13 @@ pub mod lock;
 pub mod memory;
 pub mod prefix;
 pub mod range_target;
+pub mod coalesce;
 pub mod reference;
 pub mod reference_gen;
 #[cfg(feature = "reference-parquet")]
 pub mod reference_parquet;
+#[cfg(feature = "reference-parquet")]
+pub mod reference_parquet_write;
 pub mod reference_spec;
 pub mod reference_template;
 pub mod resolve;
@@ -262,6 +265,16 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     fn stream_value(&self, key: &str, version: Option<&str>, sink: &mut dyn FnMut(&[u8]) -> Result<()>) -> Result<bool> {
         let _ = version;
         self.with_value(key, ReadLimit::none(), sink)
+    }
+
+    /// Reads the values at `keys` together, where the store can do better than one read a key (the
+    /// reference store fetches the byte ranges of one target that are adjacent or close in one read:
+    /// [`coalesce`]). Calls `visit(i, value)` for each key `keys[i]` found, from any thread, and returns
+    /// which keys were found; a value longer than `limit` is an error as for [`Store::get_into`].
+    /// `None` (the default): the store has no such read, and the caller reads key by key.
+    fn get_batch(&self, keys: &[String], limit: ReadLimit, visit: &(dyn Fn(usize, &[u8]) -> Result<()> + Sync)) -> Result<Option<Vec<bool>>> {
+        let _ = (keys, limit, visit);
+        Ok(None)
     }
 
     /// Opens the value at `key` for byte-range reads, or `None` when absent.

@@ -37,6 +37,10 @@ impl Store for PrefixStore {
     fn get_into(&self, key: &str, buf: &mut Vec<u8>, limit: ReadLimit) -> Result<bool> {
         self.inner.get_into(&self.full(key)?, buf, limit)
     }
+    fn get_batch(&self, keys: &[String], limit: ReadLimit, visit: &(dyn Fn(usize, &[u8]) -> Result<()> + Sync)) -> Result<Option<Vec<bool>>> {
+        let full = keys.iter().map(|k| self.full(k)).collect::<Result<Vec<String>>>()?;
+        self.inner.get_batch(&full, limit, visit)
+    }
     fn open(&self, key: &str) -> Result<Option<Box<dyn ByteSource + '_>>> {
         self.inner.open(&self.full(key)?)
     }

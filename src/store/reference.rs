@@ -18,7 +18,8 @@
 use super::options::StoreOptions;
 use super::range_target::RangeTargets;
 use super::reference_spec::{JsonRefs, Ref};
-use super::{check_range, ByteSource, CountedSource, DirListing, Store};
+use super::coalesce::{self, Piece, Span, COALESCE_GAP, COALESCE_MAX};
+use super::{check_range, ByteSource, CountedSource, DirListing, ReadLimit, Store};
 use crate::error::{Error, Result};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -152,6 +153,44 @@ impl ReferenceStore {
     }
 }
 
+impl ReferenceStore {
+    /// The bytes of a span's pieces: one read of the span; when that read fails, or there is one
+    /// piece, each piece read by itself (the error then names its key).
+    fn read_span(&self, keys: &[String], span: &Span) -> Result<SpanBytes> {
+        if span.pieces.len() > 1 {
+            if let Ok(all) = self.targets.read(&span.url, span.offset, span.len) {
+                self.bytes_read.fetch_add(all.len() as u64, Ordering::Relaxed);
+                return Ok(SpanBytes::Whole(all));
+            }
+        }
+        let each = span.pieces.iter().map(|p| self.read_range(&keys[p.item], &p.url, p.offset, p.len));
+        Ok(SpanBytes::Each(each.collect::<Result<_>>()?))
+    }
+}
+
+/// What [`ReferenceStore::read_span`] read.
+enum SpanBytes {
+    Whole(Vec<u8>),
+    Each(Vec<Vec<u8>>),
+}
+
+impl SpanBytes {
+    /// The bytes of piece `k` of `span`.
+    fn piece<'a>(&'a self, span: &Span, k: usize) -> &'a [u8] {
+        match self {
+            SpanBytes::Whole(all) => {
+                let p = &span.pieces[k];
+                let at = (p.offset - span.offset) as usize;
+                &all[at..at + p.len as usize]
+            }
+            SpanBytes::Each(each) => &each[k],
+        }
+    }
+}
+
+/// The most bytes the spans of one batch of [`ReferenceStore::get_batch`] hold at once.
+pub(crate) const BATCH_BYTES: u64 = 256 << 20;
+
 #[cfg(feature = "reference-parquet")]
 fn open_parquet(path: &Path) -> Result<Box<dyn ReferenceIndex>> {
     Ok(Box::new(super::reference_parquet::ParquetRefs::open(path)?))
@@ -204,6 +243,53 @@ impl Store for ReferenceStore {
             }
             Some(Resolved::Range { url, offset, len }) => self.read_range(key, &url, offset, len).map(Some),
         }
+    }
+
+    /// The byte ranges of one target that are adjacent or close are read together ([`coalesce`]),
+    /// in batches of at most [`BATCH_BYTES`]: the spans of a batch are read in parallel, then its
+    /// values are handed to `visit` in parallel. A span whose read fails is read again range by range,
+    /// so that the error names the reference that caused it.
+    fn get_batch(&self, keys: &[String], limit: ReadLimit, visit: &(dyn Fn(usize, &[u8]) -> Result<()> + Sync)) -> Result<Option<Vec<bool>>> {
+        let mut found = vec![false; keys.len()];
+        let (mut pieces, mut inline) = (Vec::new(), Vec::new());
+        for (i, key) in keys.iter().enumerate() {
+            match self.resolve(key)? {
+                None => {}
+                Some(Resolved::Inline(v)) => {
+                    limit.check(&self.location(key), v.len() as u64)?;
+                    self.bytes_read.fetch_add(v.len() as u64, Ordering::Relaxed);
+                    inline.push((i, v));
+                    found[i] = true;
+                }
+                Some(Resolved::Range { url, offset, len }) => {
+                    limit.check(&self.location(key), len)?;
+                    pieces.push(Piece { item: i, url, offset, len });
+                    found[i] = true;
+                }
+            }
+        }
+        let visit_one = |i: usize, v: &[u8]| crate::threads::compute(|| visit(i, v)).map_err(|e| e.context(format!("reference '{}'", keys[i])));
+        crate::threads::try_for_each(&inline, |(i, v)| visit_one(*i, v))?;
+        let spans = coalesce::plan(pieces, COALESCE_GAP, COALESCE_MAX);
+        let mut rest: &[Span] = &spans;
+        while !rest.is_empty() {
+            let mut n = 0;
+            let mut bytes = 0;
+            while n < rest.len() && (n == 0 || bytes + rest[n].len <= BATCH_BYTES) {
+                bytes += rest[n].len;
+                n += 1;
+            }
+            let (batch, later) = rest.split_at(n);
+            rest = later;
+            let read: Vec<SpanBytes> = crate::threads::try_map(batch, |span| self.read_span(keys, span))?;
+            let values: Vec<(usize, &[u8])> = batch
+                .iter()
+                .zip(&read)
+                .flat_map(|(span, bytes)| span.pieces.iter().enumerate().map(move |(k, p)| (p.item, bytes.piece(span, k))))
+                .collect();
+            crate::threads::try_for_each(&values, |(i, v)| visit_one(*i, v))?;
+        }
+        Ok(Some(found))
     }
 
     fn open(&self, key: &str) -> Result<Option<Box<dyn ByteSource + '_>>> {

@@ -139,6 +139,16 @@ impl JsonRefs {
         Ok(None)
     }
 
+    /// The entries of `refs` (templates rendered), sorted by key.
+    pub fn entries(&self) -> impl Iterator<Item = (&str, &Ref)> {
+        self.refs.iter().map(|(k, r)| (k.as_str(), r))
+    }
+
+    /// Whether the set has `gen` entries.
+    pub fn has_gen(&self) -> bool {
+        !self.gens.is_empty()
+    }
+
     /// The target URLs of `refs` and the URL templates of `gen`.
     pub fn urls(&self) -> impl Iterator<Item = &str> {
         let refs = self.refs.values().filter_map(|r| match r {

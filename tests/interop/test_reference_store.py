@@ -24,6 +24,8 @@ Covered:
   * `gen` entries: one reference per chunk of a contiguous dataset generated from a range, read equal;
     a `gen` of 10^12 keys opens and reads under an address-space cap.
   * the same references with the files behind an HTTP server and moto's S3 on loopback.
+  * coalescing: the references of one read into one target that are adjacent or within 64 KiB of each
+    other are one HTTP GET, farther ones a GET each (counted by the server), values equal.
   * writes are ZARR_ERR_READ_ONLY; bad input (a reference past the file's end, a missing target, a
     reference of the wrong shape, a self-referencing template, an unknown and a forbidden scheme, a
     target file that shrank, a Parquet file with other columns, an SZIP codec) is a specific error
@@ -356,6 +358,55 @@ def t_s3(r, files):
         read_all(loc, want, options=opts)
 
 
+def t_coalesce(r, files):
+    """The references of one read into one target that are adjacent or close (gap up to 64 KiB) are one
+    request; distant ones are a request each (GETs counted by the loopback HTTP server)."""
+    from remote_servers import RangeHTTPServer
+
+    d = r.path("coalesce")
+    d.mkdir()
+    data = np.random.default_rng(9).integers(0, 256, size=4 << 20, dtype="u1").tobytes()
+    (d / "blob.bin").write_bytes(data)
+    chunk, n = 1000, 8
+
+    def refs_with_gap(url, gap):
+        arr = {"zarr_format": 2, "shape": [n * chunk], "chunks": [chunk], "dtype": "|u1", "compressor": None,
+               "filters": None, "fill_value": 0, "order": "C"}
+        refs = {".zgroup": '{"zarr_format": 2}', "a/.zarray": json.dumps(arr)}
+        want = bytearray()
+        for k in range(n):
+            off = k * (chunk + gap)
+            refs[f"a/{k}"] = [url, off, chunk]
+            want += data[off:off + chunk]
+        return {"version": 1, "refs": refs}, bytes(want)
+
+    with RangeHTTPServer(d) as srv:
+        for gap, gets_wanted in ((0, 1), (10_000, 1), (200_000, n)):
+            refs, want = refs_with_gap(f"{srv.url}/blob.bin", gap)
+            loc = f"reference://{write_refs(r.path('coalesce.json'), refs)}!/a"
+            with zc.Array.open(loc) as a:
+                before = srv.by_method.get("GET", 0)
+                got = a.read()
+                gets = srv.by_method.get("GET", 0) - before
+            assert got == want, f"gap {gap}: values differ"
+            assert gets == gets_wanted, f"gap {gap}: {gets} GETs (expected {gets_wanted})"
+            # the same references to the local file read the same bytes
+            local = with_urls(refs, lambda u: str(d / "blob.bin"))
+            with zc.Array.open(f"reference://{write_refs(r.path('coalesce_local.json'), local)}!/a") as a:
+                assert a.read() == want, f"gap {gap}, local: values differ"
+    # a merged read that fails (the second reference lies past the end) is read again reference by
+    # reference: the error names the reference that caused it
+    (d / "short.bin").write_bytes(data[:1500])
+    refs, _ = refs_with_gap(str(d / "short.bin"), 0)
+    refs["refs"] = {k: v for k, v in refs["refs"].items() if k in (".zgroup", "a/.zarray", "a/0", "a/1")}
+    with zc.Array.open(f"reference://{write_refs(r.path('coalesce_short.json'), refs)}!/a") as a:
+        try:
+            a.read([0], [2000])
+            raise AssertionError("a reference past the end read without error")
+        except zc.ZarrError as e:
+            assert e.name == "ZARR_ERR_CODEC" and "reference 'a/1'" in str(e) and "past the end" in str(e), e
+
+
 BAD_CHILD = r'''
 import json, sys
 sys.path.insert(0, sys.argv[1])
@@ -465,6 +516,7 @@ def main():
     r.run("zarrdump", t_zarrdump, r, files)
     r.run("bad_input", t_bad_input, r, files)
     r.run("http", t_http, r, files)
+    r.run("coalesce", t_coalesce, r, files)
     r.run("s3", t_s3, r, files)
     r.finish()
 

@@ -11,6 +11,7 @@
 
 static const char *USAGE_HEAD =
     "usage: h5tozarr [options] FILE.h5 OUT.zarr\n"
+    "       h5tozarr --virtual [options] FILE.h5 OUT.json|OUT.parq\n"
     "\n"
     "Converts every group, dataset and attribute of an HDF5 file (netCDF-4 files included) into a new Zarr\n"
     "hierarchy at OUT.zarr, whose parent directory must exist. The output is written under a temporary\n"
@@ -37,7 +38,18 @@ static const char *USAGE_TAIL =
     "                      an error (exit status 2) and nothing is written\n"
     "  --overwrite         replace OUT.zarr if it is a Zarr hierarchy (a directory with zarr.json, .zgroup\n"
     "                      or .zarray); atomically: it stays intact if the conversion fails. Never the\n"
-    "                      input, a directory holding it, a link, another directory or another file\n"
+    "                      input, a directory holding it, a link, another directory or another file\n";
+static const char *USAGE_VIRTUAL =
+    "  --virtual           write kerchunk references (version 1) to OUT instead of a copy: a Zarr v2\n"
+    "                      hierarchy whose chunks are byte ranges of FILE.h5 (HDF5's filters as numcodecs\n"
+    "                      zlib / shuffle / fletcher32; compact datasets and small variable-length\n"
+    "                      strings copied in; docs/reference-stores.md). OUT.json: kerchunk JSON;\n"
+    "                      OUT.parq or .parquet: the Parquet layout (a directory). --overwrite then\n"
+    "                      replaces only a kerchunk JSON file / a Parquet reference directory\n"
+    "  --parquet           (--virtual) the Parquet layout whatever OUT's name\n"
+    "  --record-size N     (--parquet) references a Parquet record file (default 10000)\n"
+    "  --target-url URL    (--virtual) the URL the references name (default: FILE.h5's absolute path),\n"
+    "                      e.g. where the file will be served (https://..., s3://...)\n"
     "  -q, --quiet         no progress line (it is shown only when stderr is a terminal)\n"
     "  -h, --help          this text\n"
     "\n";
@@ -91,6 +103,9 @@ static int g_skip_unsupported = 0;
 static int g_struct = 0;        /* --struct-type struct: compounds as v3 `struct` (else `structured`) */
 static int g_netcdf = 0;        /* the file is netCDF-4 (the root group has _NCProperties) */
 static char *g_tmp_out = NULL;  /* the output being written, removed when the conversion fails */
+static int g_virtual = 0;       /* --virtual: references into the input (h5z_virtual.h) */
+static int g_vparquet = 0;      /* --virtual in the Parquet layout (--parquet, or OUT ending in .parq) */
+static uint64_t g_vrecord = 0;  /* --record-size (0: libzarr's default, 10000) */
 
 static void remove_tmp_out(void) {
     if (g_tmp_out) rm_tree(g_tmp_out);
@@ -145,6 +160,7 @@ static void usage(FILE *f) {
     fputc('\n', f);
     free(names);
     fputs(USAGE_TAIL, f);
+    fputs(USAGE_VIRTUAL, f);
     fputs(USAGE_CONVERTED, f);
 }
 
@@ -185,15 +201,20 @@ static const char *class_name(hid_t t) {
     return cls >= 0 && cls <= 10 ? classes[cls] : "unknown";
 }
 
-/* A JSON string of the base64 of n bytes. */
-static void base64(sbuf *b, const unsigned char *v, size_t n) {
+/* The base64 of n bytes (no quotes). */
+static void base64_raw(sbuf *b, const unsigned char *v, size_t n) {
     static const char tab[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    sb_puts(b, "\"");
     for (size_t i = 0; i < n; i += 3) {
         uint32_t w = (uint32_t)v[i] << 16 | (i + 1 < n ? (uint32_t)v[i + 1] << 8 : 0) | (i + 2 < n ? v[i + 2] : 0);
         char q[4] = {tab[w >> 18], tab[(w >> 12) & 63], i + 1 < n ? tab[(w >> 6) & 63] : '=', i + 2 < n ? tab[w & 63] : '='};
         sb_put(b, q, 4);
     }
+}
+
+/* A JSON string of the base64 of n bytes. */
+static void base64(sbuf *b, const unsigned char *v, size_t n) {
+    sb_puts(b, "\"");
+    base64_raw(b, v, n);
     sb_puts(b, "\"");
 }
 
@@ -1004,6 +1025,44 @@ static char *edited_document(const zarr_array_spec *spec, const dtype_map *m, hi
     return b.p;
 }
 
+/* The dimensions of a dataset of rank `rank` and HDF5 extent `hd` / `hmax`: `shape` (along an unlimited
+ * dimension the dimension's length, as netCDF reads it); whether it has dimension names (returned), then
+ * each name in `names` (caller frees), the JSON list in `dn`; `extra` gets the record's
+ * `unlimited_dimensions` member (or stays ""). */
+static int dataset_dims(hid_t ds, int rank, const hsize_t *hd, const hsize_t *hmax, uint64_t *shape, char **names,
+                        sbuf *dn, sbuf *extra) {
+    /* dimension names, and the length of unlimited dimensions (as netCDF reads them) */
+    dimscale *att[H5S_MAX_RANK];
+    /* every dataset is named as netCDF-C names it (phony_dim_N where it has no scale, ds_phony_scan); a
+     * scalar gets an empty list (xarray wants _ARRAY_DIMENSIONS on every v2 array) */
+    char **dsnames = rank > 0 ? ds_names_of(ds) : NULL;
+    if (rank > 0) ds_attached(ds, rank, att);
+    else for (int d = 0; d < H5S_MAX_RANK; d++) att[d] = NULL;
+    int named = rank == 0 || dsnames != NULL;
+    sb_puts(extra, "");
+    for (int d = 0; d < rank; d++) {
+        shape[d] = hd[d];
+        if (att[d] && hmax[d] == H5S_UNLIMITED && att[d]->length > shape[d]) shape[d] = att[d]->length;
+    }
+    if (named) {
+        sb_puts(dn, "[");
+        for (int d = 0; d < rank; d++) {
+            names[d] = xstrdup(dsnames[d]);
+            if (d) sb_puts(dn, ",");
+            sb_json_str(dn, names[d], strlen(names[d]));
+        }
+        sb_puts(dn, "]");
+    }
+    int any_unlimited = 0;
+    for (int d = 0; d < rank; d++) {
+        if (hmax[d] != H5S_UNLIMITED) continue;
+        sb_printf(extra, "%s%d", any_unlimited ? "," : "\"unlimited_dimensions\":[", d);
+        any_unlimited = 1;
+    }
+    if (any_unlimited) sb_puts(extra, "]");
+    return named;
+}
+
 static void convert_dataset(hid_t ds, zarr_group *zg, const char *name, const char *path) {
     hid_t ft = H5Dget_type(ds), sp = H5Dget_space(ds), dcpl = H5Dget_create_plist(ds);
     if (ft < 0 || sp < 0 || dcpl < 0) die("%s: HDF5 cannot read the dataset's description", path);
@@ -1028,38 +1087,10 @@ static void convert_dataset(hid_t ds, zarr_group *zg, const char *name, const ch
     hsize_t hd[H5S_MAX_RANK], hmax[H5S_MAX_RANK], hc[H5S_MAX_RANK];
     H5Sget_simple_extent_dims(sp, hd, hmax);
 
-    /* dimension names, and the length of unlimited dimensions (as netCDF reads them) */
-    dimscale *att[H5S_MAX_RANK];
-    /* every dataset is named as netCDF-C names it (phony_dim_N where it has no scale, ds_phony_scan); a
-     * scalar gets an empty list (xarray wants _ARRAY_DIMENSIONS on every v2 array) */
-    char **dsnames = rank > 0 ? ds_names_of(ds) : NULL;
-    if (rank > 0) ds_attached(ds, rank, att);
-    else for (int d = 0; d < H5S_MAX_RANK; d++) att[d] = NULL;
-    int named = rank == 0 || dsnames != NULL;
     uint64_t shape[H5S_MAX_RANK], chunk[H5S_MAX_RANK], outer[H5S_MAX_RANK];
-    sbuf dn = {0}, extra = {0};
-    sb_puts(&extra, "");
-    for (int d = 0; d < rank; d++) {
-        shape[d] = hd[d];
-        if (att[d] && hmax[d] == H5S_UNLIMITED && att[d]->length > shape[d]) shape[d] = att[d]->length;
-    }
     char *names[H5S_MAX_RANK]; /* named: each dimension's name (v3 dimension_names, v2 _ARRAY_DIMENSIONS) */
-    if (named) {
-        sb_puts(&dn, "[");
-        for (int d = 0; d < rank; d++) {
-            names[d] = xstrdup(dsnames[d]);
-            if (d) sb_puts(&dn, ",");
-            sb_json_str(&dn, names[d], strlen(names[d]));
-        }
-        sb_puts(&dn, "]");
-    }
-    int any_unlimited = 0;
-    for (int d = 0; d < rank; d++) {
-        if (hmax[d] != H5S_UNLIMITED) continue;
-        sb_printf(&extra, "%s%d", any_unlimited ? "," : "\"unlimited_dimensions\":[", d);
-        any_unlimited = 1;
-    }
-    if (any_unlimited) sb_puts(&extra, "]");
+    sbuf dn = {0}, extra = {0};
+    int named = dataset_dims(ds, rank, hd, hmax, shape, names, &dn, &extra);
     if (m.is_enum) {
         if (extra.n) sb_puts(&extra, ",");
         enum_json(&extra, &m, mem);
@@ -1210,6 +1241,8 @@ static void convert_dataset(hid_t ds, zarr_group *zg, const char *name, const ch
     H5Pclose(dcpl);
 }
 
+#include "h5z_virtual.h"
+
 /* ---- groups ------------------------------------------------------------------------------------- */
 typedef struct {
     zarr_group *zg;
@@ -1230,6 +1263,13 @@ static herr_t link_cb(hid_t g, const char *name, const H5L_info_t *info, void *d
         if (oi.type == H5O_TYPE_GROUP) {
             hid_t sub = H5Gopen2(g, name, H5P_DEFAULT);
             if (sub < 0) die("%s: HDF5 cannot open the group", child);
+            if (g_virtual) {
+                virtual_group(sub, child);
+                convert_group(sub, NULL, child);
+                H5Gclose(sub);
+                free(child);
+                return 0;
+            }
             char *dims = group_record(sub, child);
             char *attrs = attrs_json(sub, child, NULL, dims, 0);
             zarr_group *zs = NULL;
@@ -1242,7 +1282,8 @@ static herr_t link_cb(hid_t g, const char *name, const H5L_info_t *info, void *d
         } else if (oi.type == H5O_TYPE_DATASET) {
             hid_t ds = H5Dopen2(g, name, H5P_DEFAULT);
             if (ds < 0) die("%s: HDF5 cannot open the dataset", child);
-            convert_dataset(ds, c->zg, name, child);
+            if (g_virtual) virtual_dataset(ds, child);
+            else convert_dataset(ds, c->zg, name, child);
             H5Dclose(ds);
         } /* a named datatype: in the group's record (group_record()) */
     }
@@ -1264,17 +1305,65 @@ static herr_t h5err_cb(unsigned n, const H5E_error2_t *e, void *data) {
     return 0;
 }
 
+/* --virtual: the references into place. JSON: written to `tmp` and renamed over `out` (a file replaces
+ * a file in one rename). Parquet: the JSON written inside the directory `tmp`, converted by libzarr into
+ * the Parquet layout beside it, removed; then `tmp` renamed into place, an old output (--overwrite)
+ * moved aside first and removed last. */
+static void virtual_write(const char *out, const char *tmp, const char *old, int exists) {
+    char *json = g_vparquet ? xmalloc(strlen(tmp) + 16) : xstrdup(tmp);
+    if (g_vparquet) {
+        if (mkdir(tmp, 0777) != 0) die("%s: %s", tmp, strerror(errno));
+        sprintf(json, "%s/.refs.json", tmp);
+    }
+    FILE *jf = fopen(json, "wx");
+    if (!jf) die("%s: %s", json, strerror(errno));
+    int wrote = write_refs_json(jf);
+    wrote = fflush(jf) == 0 && wrote && fsync(fileno(jf)) == 0;
+    if (fclose(jf) != 0 || !wrote) die("%s: writing the references failed: %s", out, strerror(errno));
+    if (g_vparquet) {
+        zcheck(zarr_references_write_parquet(json, tmp, g_vrecord), "writing the Parquet references", out);
+        if (unlink(json) != 0) die("%s: %s", json, strerror(errno));
+    }
+    free(json);
+    sigset_t block, prev;
+    sigemptyset(&block);
+    sigaddset(&block, SIGINT);
+    sigaddset(&block, SIGTERM);
+    sigaddset(&block, SIGHUP);
+    sigprocmask(SIG_BLOCK, &block, &prev);
+    if (g_vparquet && exists && rename(out, old) != 0) die("%s: cannot move the old output aside: %s", out, strerror(errno));
+    if (rename(tmp, out) != 0) {
+        int e = errno;
+        if (g_vparquet && exists) rename(old, out);
+        die("%s: cannot rename the references into place: %s", out, strerror(e));
+    }
+    g_tmp_out = NULL;
+    sigprocmask(SIG_SETMASK, &prev, NULL);
+    if (g_vparquet && exists) rm_tree(old);
+}
+
 int main(int argc, char **argv) {
     g_prog = "h5tozarr";
     const char *pos[2];
-    int npos = 0, overwrite = 0;
+    int npos = 0, overwrite = 0, format_given = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); return 0; }
         else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) g_quiet = 1;
         else if (!strcmp(a, "--skip-unsupported")) g_skip_unsupported = 1;
         else if (!strcmp(a, "--overwrite")) overwrite = 1;
+        else if (!strcmp(a, "--virtual")) g_virtual = 1;
+        else if (!strcmp(a, "--parquet")) g_vparquet = 1;
+        else if (!strcmp(a, "--record-size") && i + 1 < argc) {
+            char *e;
+            errno = 0;
+            unsigned long long v = strtoull(argv[++i], &e, 10);
+            if (*e || e == argv[i] || errno || v == 0 || v > 100000000ull) die("--record-size must be an integer in 1..100000000");
+            g_vrecord = v;
+        }
+        else if (!strcmp(a, "--target-url") && i + 1 < argc) g_vtarget = argv[++i];
         else if (!strcmp(a, "--format") && i + 1 < argc) {
+            format_given = 1;
             g_format = atoi(argv[++i]);
             if (g_format != 2 && g_format != 3) die("--format must be 2 or 3");
         } else if (!strcmp(a, "--struct-type") && i + 1 < argc) {
@@ -1298,7 +1387,20 @@ int main(int argc, char **argv) {
         else die("too many arguments (see --help)");
     }
     if (npos != 2) { usage(stderr); return 1; }
-    if (g_shard_rank && g_format != 3) die("--shard needs --format 3");
+    if (g_shard_rank && g_format != 3 && !g_virtual) die("--shard needs --format 3");
+    if ((g_vtarget || g_vparquet || g_vrecord) && !g_virtual) die("--target-url, --parquet and --record-size need --virtual");
+    if (g_virtual) {
+        if ((format_given && g_format != 2) || g_codec || g_shard_rank || g_struct)
+            die("--virtual references the file's own chunks as Zarr v2: --format 3, --codec, --shard and "
+                "--struct-type do not apply");
+        g_format = 2;
+        const char *dot = strrchr(pos[1], '.');
+        if (dot && (!strcmp(dot, ".parq") || !strcmp(dot, ".parquet"))) g_vparquet = 1;
+        if (!g_vparquet && !(dot && !strcmp(dot, ".json")))
+            die("%s: --virtual writes kerchunk references to a name ending in .json (JSON) or .parq / .parquet "
+                "(the Parquet layout, also --parquet)", pos[1]);
+        if (g_vrecord && !g_vparquet) die("--record-size applies to the Parquet layout only");
+    }
 
     /* the output: the refusals of h5z_output.h (never the input, --overwrite replaces only a Zarr
      * hierarchy, the parent must exist); written under a temporary sibling name */
@@ -1308,9 +1410,13 @@ int main(int argc, char **argv) {
     out_path op;
     out_path_init(&op, pos[1]);
     remove_stale(&op, "h5tozarr");
-    int exists = check_output(pos[0], &op, overwrite, is_zarr_hierarchy,
-                              "a Zarr hierarchy",
-                              "not a Zarr hierarchy (no zarr.json, .zgroup or .zarray at its root)");
+    int exists = g_virtual && g_vparquet
+                     ? check_output(pos[0], &op, overwrite, is_reference_parquet, "a Parquet reference directory",
+                                    "not a Parquet reference directory (.zmetadata, no .zgroup, .zarray or zarr.json)")
+                 : g_virtual ? check_output(pos[0], &op, overwrite, is_reference_json, "a kerchunk JSON reference file",
+                                          "not a kerchunk JSON reference file (an object starting with \"version\" or \"refs\")")
+                           : check_output(pos[0], &op, overwrite, is_zarr_hierarchy, "a Zarr hierarchy",
+                                          "not a Zarr hierarchy (no zarr.json, .zgroup or .zarray at its root)");
     char *out = op.path;
     char *tmp = temp_name(&op, "h5tozarr", "tmp"), *old = temp_name(&op, "h5tozarr", "old");
 
@@ -1336,6 +1442,22 @@ int main(int argc, char **argv) {
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGHUP, &sa, NULL);
+    if (g_virtual) {
+        char *target = g_vtarget ? NULL : realpath(pos[0], NULL);
+        if (!g_vtarget && !target) die("%s: %s", pos[0], strerror(errno));
+        if (!g_vtarget) g_vtarget = target;
+        virtual_group(root, "/");
+        convert_group(root, NULL, "/");
+        H5Gclose(root);
+        if (H5Fclose(f) < 0) die("%s: closing the HDF5 file failed", pos[0]);
+        virtual_write(out, tmp, old, exists);
+        if (!g_quiet) fprintf(stderr, "h5tozarr: %s: %zu keys\n", out, g_nvrefs);
+        free(target);
+        free(tmp);
+        free(old);
+        out_path_free(&op);
+        return 0;
+    }
     char *dims = group_record(root, "/");
     char *attrs = attrs_json(root, "/", NULL, dims, 0);
     zarr_group *zg = NULL;
