@@ -12,6 +12,12 @@
 pub mod conditional;
 mod deferred_close;
 pub mod filesystem;
+#[cfg(feature = "icechunk")]
+pub mod icechunk;
+#[cfg(feature = "icechunk")]
+pub mod icechunk_error;
+#[cfg(feature = "icechunk")]
+pub mod icechunk_location;
 pub mod location;
 pub mod lock;
 pub mod memory;
@@ -24,6 +30,7 @@ pub mod reference_parquet;
 pub mod reference_spec;
 pub mod reference_template;
 pub mod resolve;
+pub mod transaction;
 pub mod zip;
 #[cfg(feature = "remote")]
 pub mod object;
@@ -403,6 +410,13 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     /// many chunks then run on an I/O pool of this many threads ([`crate::threads::try_for_each_io`]).
     fn io_concurrency(&self) -> usize {
         0
+    }
+
+    /// The transaction this store's writes go into ([`transaction`]: an Icechunk session), for
+    /// `zarr_icechunk_commit` and `zarr_icechunk_discard`. `None` (the default): writes are stored
+    /// as they are made.
+    fn transaction(&self) -> Option<&dyn transaction::Transaction> {
+        None
     }
 }
 

@@ -28,6 +28,7 @@ pub const KEYS: &[(&str, &str)] = &[
     ("confine", "true: a filesystem store never reads, writes, lists, locks, deletes or moves anything outside its root: a symbolic link leading out of it is refused (ZARR_ERR_IO); for stores from untrusted sources (default false, or ZARR_CONFINE=1)"),
     ("multipart_part_size", "bytes per part of a multipart upload, all parts in flight at once up to max_concurrency (default 8 MiB, 5 MiB..=5 GiB)"),
     ("reference_target", "reference:// locations: the target URL of references whose URL is null (fsspec's default target)"),
+    ("icechunk_authorize_virtual", "icechunk:// locations: the URL prefixes (comma-separated) of the repository's virtual chunk containers whose files may be read (default none: a virtual chunk is then ZARR_ERR_IO)"),
 ];
 
 /// Explicit settings for remote stores, as key/value strings checked when set.
