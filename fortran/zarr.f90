@@ -135,6 +135,7 @@ module zarr
   end type zarr_group_t
 
   public :: zarr_version, zarr_status_name, zarr_node_type, zarr_set_num_threads
+  public :: zarr_icechunk_create_repository
   public :: zarr_c_spec_new, zarr_c_spec_free
 
   ! ---- the C functions (include/zarr.h) ----------------------------------------------------------
@@ -337,6 +338,12 @@ module zarr
       type(c_ptr), intent(out) :: id
       integer(c_int32_t) :: st
     end function c_zarr_icechunk_commit
+    function c_zarr_icechunk_create_repository(loc, id) bind(C, name="zarr_icechunk_create_repository") result(st)
+      import :: c_ptr, c_char, c_int32_t
+      character(kind=c_char), intent(in) :: loc(*)
+      type(c_ptr), intent(out) :: id
+      integer(c_int32_t) :: st
+    end function c_zarr_icechunk_create_repository
     function c_zarr_icechunk_discard(g) bind(C, name="zarr_icechunk_discard") result(st)
       import :: c_ptr, c_int32_t
       type(c_ptr), value :: g
@@ -628,6 +635,23 @@ contains
     t = int(ct)
     if (present(errmsg)) errmsg = zmsg
   end function zarr_node_type
+
+  !> Icechunk: creates an empty repository at `location` ('icechunk://DIR', trailing blanks ignored)
+  !> and returns its first snapshot's id ('' on failure).
+  function zarr_icechunk_create_repository(location, stat, errmsg) result(snapshot_id)
+    character(*), intent(in) :: location
+    integer, intent(out), optional :: stat
+    character(:), allocatable, intent(out), optional :: errmsg
+    character(:), allocatable :: zmsg
+    character(:), allocatable :: snapshot_id
+    integer(c_int32_t) :: st
+    type(c_ptr) :: p
+    snapshot_id = ''
+    st = c_zarr_icechunk_create_repository(c_str(trim(location)), p)
+    if (st == ZARR_OK) snapshot_id = take_str(p)
+    call zarr_check(st, 'zarr_icechunk_create_repository(' // trim(location) // ')', stat, zmsg)
+    if (present(errmsg)) errmsg = zmsg
+  end function zarr_icechunk_create_repository
 
   !> Sets the number of threads that encode and decode chunks (0: the default).
   subroutine zarr_set_num_threads(n, stat, errmsg)
