@@ -204,6 +204,13 @@ impl IcechunkStore {
         }
     }
 
+    /// The path of the chunk file `id` of the repository (the crate's layout: `chunks/ID`).
+    fn chunk_file(&self, id: &str) -> Result<String> {
+        let p = self.repo_path.join(icechunk::format::CHUNKS_FILE_PATH).join(id);
+        let p = if p.is_absolute() { p } else { std::env::current_dir().map_err(|e| Error::io("the working directory", e))?.join(p) };
+        p.into_os_string().into_string().map_err(|_| Error::Unsupported(format!("{}: a path that is not UTF-8", self.what())))
+    }
+
     fn what(&self) -> String {
         describe(&self.repo_path, &self.version)
     }
@@ -274,7 +281,7 @@ impl IcechunkStore {
                 Ok(match self.payload(path, ChunkIndices(coords), key)? {
                     None => Resolved::Absent,
                     Some(ChunkPayload::Inline(b)) => Resolved::Inline(b),
-                    Some(ChunkPayload::Ref(r)) => Resolved::Native(r.length),
+                    Some(ChunkPayload::Ref(r)) => Resolved::Native(self.chunk_file(&r.id.to_string())?, r.offset, r.length),
                     Some(ChunkPayload::Virtual(v)) => {
                         self.check_virtual(key, &v)?;
                         Resolved::Virtual(v)
@@ -341,8 +348,8 @@ enum Resolved {
     Absent,
     Metadata,
     Inline(Bytes),
-    /// A chunk file of the repository, this many bytes long.
-    Native(u64),
+    /// A range (offset, length) of a chunk file of the repository (its path).
+    Native(String, u64, u64),
     Virtual(VirtualChunkRef),
 }
 
@@ -367,10 +374,13 @@ pub(crate) fn chunk_key(key: &str) -> Option<(&str, Vec<u32>)> {
     Some((node, coords))
 }
 
-/// A chunk file of the repository, read by range through the crate.
+/// A chunk of the repository: a byte range of one of its chunk files, read in place (one shared
+/// handle per file, [`RangeTargets`]) rather than through the crate's object store.
 struct NativeSource<'a> {
     store: &'a IcechunkStore,
     key: String,
+    file: String,
+    offset: u64,
     len: u64,
 }
 
@@ -379,21 +389,9 @@ impl ByteSource for NativeSource<'_> {
         self.len
     }
     fn read_into(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
-        check_range(offset, buf.len() as u64, self.len).map_err(|e| e.context(self.store.what_of(&self.key)))?;
-        let range = ByteRange::Bounded(offset..offset + buf.len() as u64);
-        let b = self
-            .store
-            .fetch(&self.key, range)?
-            .ok_or_else(|| Error::NotFound(format!("{}: the chunk vanished", self.store.what_of(&self.key))))?;
-        if b.len() != buf.len() {
-            return Err(Error::Codec(format!(
-                "{}: asked for {} bytes at {offset}, the repository returned {}",
-                self.store.what_of(&self.key),
-                buf.len(),
-                b.len()
-            )));
-        }
-        buf.copy_from_slice(&b);
+        let ctx = |e: Error| e.context(self.store.what_of(&self.key));
+        check_range(offset, buf.len() as u64, self.len).map_err(ctx)?;
+        self.store.targets.read_into(&self.file, self.offset + offset, buf).map_err(ctx)?;
         self.store.count(buf.len());
         Ok(())
     }
@@ -427,7 +425,12 @@ impl Store for IcechunkStore {
                 self.count(b.len());
                 Some(b.to_vec())
             }
-            Resolved::Metadata | Resolved::Native(_) => match self.fetch(key, ByteRange::ALL)? {
+            Resolved::Native(file, offset, len) => {
+                let v = self.targets.read(&file, offset, len).map_err(|e| e.context(self.what_of(key)))?;
+                self.count(v.len());
+                Some(v)
+            }
+            Resolved::Metadata => match self.fetch(key, ByteRange::ALL)? {
                 None => None,
                 Some(b) => {
                     self.count(b.len());
@@ -449,7 +452,7 @@ impl Store for IcechunkStore {
             Resolved::Metadata => self.fetch(key, ByteRange::ALL)?.map(|data| {
                 Box::new(CountedSource { data, counter: &self.bytes_read }) as Box<dyn ByteSource + '_>
             }),
-            Resolved::Native(len) => Some(Box::new(NativeSource { store: self, key: key.to_string(), len })),
+            Resolved::Native(file, offset, len) => Some(Box::new(NativeSource { store: self, key: key.to_string(), file, offset, len })),
             Resolved::Virtual(r) => Some(Box::new(VirtualSource { store: self, key: key.to_string(), r })),
         })
     }
