@@ -92,8 +92,9 @@ static void test_status_names(void) {
         {ZARR_ERR_IO, "ZARR_ERR_IO"},
         {ZARR_ERR_INTERNAL, "ZARR_ERR_INTERNAL"},
         {ZARR_ERR_MEMORY, "ZARR_ERR_MEMORY"},
+        {ZARR_ERR_CONFLICT, "ZARR_ERR_CONFLICT"},
     };
-    static const zarr_status unknown[] = {1, -6, -9, -13, -22, -32, -41, -51, -59, -61, -100, 100, INT32_MIN, INT32_MAX};
+    static const zarr_status unknown[] = {1, -6, -9, -13, -22, -32, -41, -51, -59, -61, -69, -71, -100, 100, INT32_MIN, INT32_MAX};
     size_t i;
     /* The documented numeric values are part of the ABI. */
     CHECK(ZARR_OK == 0 && ZARR_ERR_INVALID_ARGUMENT == -1 && ZARR_ERR_INVALID_HANDLE == -2 &&
@@ -101,7 +102,7 @@ static void test_status_names(void) {
           ZARR_ERR_METADATA == -10 && ZARR_ERR_UNSUPPORTED == -11 && ZARR_ERR_VALUE == -12 &&
           ZARR_ERR_CODEC == -20 && ZARR_ERR_CHECKSUM == -21 && ZARR_ERR_NOT_FOUND == -30 &&
           ZARR_ERR_EXISTS == -31 && ZARR_ERR_IO == -40 && ZARR_ERR_INTERNAL == -50 &&
-          ZARR_ERR_MEMORY == -60);
+          ZARR_ERR_MEMORY == -60 && ZARR_ERR_CONFLICT == -70);
     for (i = 0; i < sizeof names / sizeof names[0]; i++) {
         const char *got = zarr_status_name(names[i].s);
         CHECK(got && strcmp(got, names[i].name) == 0);

@@ -60,7 +60,7 @@ module zarr
     ZARR_ERR_BUFFER_SIZE = -3, ZARR_ERR_OUT_OF_BOUNDS = -4, ZARR_ERR_READ_ONLY = -5, ZARR_ERR_METADATA = -10, &
     ZARR_ERR_UNSUPPORTED = -11, ZARR_ERR_VALUE = -12, ZARR_ERR_CODEC = -20, ZARR_ERR_CHECKSUM = -21, &
     ZARR_ERR_NOT_FOUND = -30, ZARR_ERR_EXISTS = -31, ZARR_ERR_IO = -40, ZARR_ERR_INTERNAL = -50, &
-    ZARR_ERR_MEMORY = -60
+    ZARR_ERR_MEMORY = -60, ZARR_ERR_CONFLICT = -70
   !> Element types (zarr_data_type in include/zarr.h; data_type() returns one of these or another
   !> value of that enum).
   integer, parameter, public :: ZARR_BOOL = 0, ZARR_INT8 = 1, ZARR_INT16 = 2, ZARR_INT32 = 3, ZARR_INT64 = 4, &
@@ -127,12 +127,15 @@ module zarr
     procedure :: create_group => zarr_group_create_group
     procedure :: delete_member => zarr_group_delete_member
     procedure :: move_member => zarr_group_move_member
+    procedure :: icechunk_commit => zarr_group_icechunk_commit
+    procedure :: icechunk_discard => zarr_group_icechunk_discard
     procedure, private :: zarr_group_create_array_json
     procedure, private :: zarr_group_create_array_kw
     generic :: create_array => zarr_group_create_array_json, zarr_group_create_array_kw
   end type zarr_group_t
 
   public :: zarr_version, zarr_status_name, zarr_node_type, zarr_set_num_threads
+  public :: zarr_icechunk_create_repository
   public :: zarr_c_spec_new, zarr_c_spec_free
 
   ! ---- the C functions (include/zarr.h) ----------------------------------------------------------
@@ -327,6 +330,25 @@ module zarr
       character(kind=c_char), intent(in) :: json(*)
       integer(c_int32_t) :: st
     end function c_zarr_group_set_attributes
+    function c_zarr_icechunk_commit(g, msg, flags, id) bind(C, name="zarr_icechunk_commit") result(st)
+      import :: c_ptr, c_char, c_int, c_int32_t
+      type(c_ptr), value :: g
+      character(kind=c_char), intent(in) :: msg(*)
+      integer(c_int), value :: flags
+      type(c_ptr), intent(out) :: id
+      integer(c_int32_t) :: st
+    end function c_zarr_icechunk_commit
+    function c_zarr_icechunk_create_repository(loc, id) bind(C, name="zarr_icechunk_create_repository") result(st)
+      import :: c_ptr, c_char, c_int32_t
+      character(kind=c_char), intent(in) :: loc(*)
+      type(c_ptr), intent(out) :: id
+      integer(c_int32_t) :: st
+    end function c_zarr_icechunk_create_repository
+    function c_zarr_icechunk_discard(g) bind(C, name="zarr_icechunk_discard") result(st)
+      import :: c_ptr, c_int32_t
+      type(c_ptr), value :: g
+      integer(c_int32_t) :: st
+    end function c_zarr_icechunk_discard
     function c_zarr_group_metadata(g, s) bind(C, name="zarr_group_metadata") result(st)
       import :: c_ptr, c_int32_t
       type(c_ptr), value :: g
@@ -613,6 +635,23 @@ contains
     t = int(ct)
     if (present(errmsg)) errmsg = zmsg
   end function zarr_node_type
+
+  !> Icechunk: creates an empty repository at `location` ('icechunk://DIR', trailing blanks ignored)
+  !> and returns its first snapshot's id ('' on failure).
+  function zarr_icechunk_create_repository(location, stat, errmsg) result(snapshot_id)
+    character(*), intent(in) :: location
+    integer, intent(out), optional :: stat
+    character(:), allocatable, intent(out), optional :: errmsg
+    character(:), allocatable :: zmsg
+    character(:), allocatable :: snapshot_id
+    integer(c_int32_t) :: st
+    type(c_ptr) :: p
+    snapshot_id = ''
+    st = c_zarr_icechunk_create_repository(c_str(trim(location)), p)
+    if (st == ZARR_OK) snapshot_id = take_str(p)
+    call zarr_check(st, 'zarr_icechunk_create_repository(' // trim(location) // ')', stat, zmsg)
+    if (present(errmsg)) errmsg = zmsg
+  end function zarr_icechunk_create_repository
 
   !> Sets the number of threads that encode and decode chunks (0: the default).
   subroutine zarr_set_num_threads(n, stat, errmsg)
@@ -1573,6 +1612,51 @@ contains
     call zarr_check(c_zarr_group_set_attributes(self%handle, c_str(json)), 'set_attributes', stat, zmsg)
     if (present(errmsg)) errmsg = zmsg
   end subroutine zarr_group_set_attributes
+
+  !> Icechunk: commits the changes of the session the group belongs to (a group opened from an
+  !> `icechunk://` location of a branch) with `message`; returns the new snapshot's id ('' on failure).
+  !> `rebase` (default .false.): rebase onto another writer's commit when the changes do not conflict.
+  !> Another writer's commit first: `stat` = ZARR_ERR_CONFLICT, the session keeps its changes.
+  function zarr_group_icechunk_commit(self, message, rebase, stat, errmsg) result(snapshot_id)
+    class(zarr_group_t), intent(inout) :: self
+    character(*), intent(in) :: message
+    logical, intent(in), optional :: rebase
+    integer, intent(out), optional :: stat
+    character(:), allocatable, intent(out), optional :: errmsg
+    character(:), allocatable :: zmsg
+    character(:), allocatable :: snapshot_id
+    integer(c_int32_t) :: st
+    integer(c_int) :: flags
+    type(c_ptr) :: p
+    snapshot_id = ''
+    if (not_open(self%handle, 'icechunk_commit', stat, zmsg)) then
+      if (present(errmsg)) errmsg = zmsg
+      return
+    end if
+    flags = 0
+    if (present(rebase)) then
+      if (rebase) flags = 1
+    end if
+    st = c_zarr_icechunk_commit(self%handle, c_str(message), flags, p)
+    if (st == ZARR_OK) snapshot_id = take_str(p)
+    call zarr_check(st, 'icechunk_commit', stat, zmsg)
+    if (present(errmsg)) errmsg = zmsg
+  end function zarr_group_icechunk_commit
+
+  !> Icechunk: drops the uncommitted changes of the session the group belongs to; the session
+  !> continues at the branch's current tip.
+  subroutine zarr_group_icechunk_discard(self, stat, errmsg)
+    class(zarr_group_t), intent(inout) :: self
+    integer, intent(out), optional :: stat
+    character(:), allocatable, intent(out), optional :: errmsg
+    character(:), allocatable :: zmsg
+    if (not_open(self%handle, 'icechunk_discard', stat, zmsg)) then
+      if (present(errmsg)) errmsg = zmsg
+      return
+    end if
+    call zarr_check(c_zarr_icechunk_discard(self%handle), 'icechunk_discard', stat, zmsg)
+    if (present(errmsg)) errmsg = zmsg
+  end subroutine zarr_group_icechunk_discard
 
   !> The group's metadata document as JSON text.
   function zarr_group_metadata(self, stat, errmsg) result(json)

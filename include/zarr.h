@@ -26,6 +26,13 @@
 #define ZARR_READ_WRITE 3
 
 /**
+ * zarr_icechunk_commit() flag: when another writer committed to the branch since the session
+ * began, rebase the changes onto the branch's new tip if they touch nothing that writer changed
+ * (other chunks, other nodes), instead of failing with ZARR_ERR_CONFLICT. Since: 0.4.
+ */
+#define ZARR_ICECHUNK_REBASE 1
+
+/**
  * zarr_set_message_index_order(): messages quote indices in C/Zarr order, 0-based (the default).
  */
 #define ZARR_INDEX_ORDER_C 0
@@ -369,6 +376,9 @@ typedef struct zarr_node_list zarr_node_list;
  *   "Speculative shard reads"). Since: 0.4.
  * - `reference_target` (`reference://` locations): the target URL of kerchunk references whose URL
  *   is null (fsspec's default `target`). Since: 0.4.
+ * - `icechunk_authorize_virtual` (`icechunk://` locations): the URL prefixes, comma-separated, of
+ *   the repository's virtual chunk containers whose files may be read (Icechunk's
+ *   `authorize_virtual_chunk_access`). A virtual chunk outside them is ZARR_ERR_IO. Since: 0.4.
  * - `confine` (filesystem stores; default `false`, or `true` when the environment has
  *   ZARR_CONFINE=1; Since: 0.4): `true` confines every access (read, write, listing, lock file,
  *   delete, move) to the store's root directory, for stores from untrusted sources. A symbolic link
@@ -484,6 +494,13 @@ typedef int32_t zarr_status;
  * Since: 0.4.
  */
 #define ZARR_ERR_MEMORY (-60)
+
+/**
+ * A commit lost to another writer's: an Icechunk branch moved since the session began (another
+ * process committed), and the changes could not be rebased onto it. The session keeps its changes
+ * (discard them and redo the work, or commit with rebasing). Since: 0.4.
+ */
+#define ZARR_ERR_CONFLICT (-70)
 
 #ifdef __cplusplus
 extern "C" {
@@ -1367,6 +1384,155 @@ zarr_status zarr_group_delete_member(struct zarr_group *group,
 zarr_status zarr_group_move_member(struct zarr_group *group,
                                    const char *src_name,
                                    const char *dst_name);
+
+/**
+ * Creates an empty Icechunk repository (its first snapshot, and the branch `main` at it) on the
+ * local filesystem.
+ *
+ * @param location     `icechunk://PATH` (a directory that does not exist or is empty; no node, no
+ *                     version), NUL-terminated
+ * @param snapshot_id  receives the first snapshot's id (20 characters; free with zarr_string_free()),
+ *                     or NULL when not wanted; set to NULL on failure
+ * @returns ZARR_OK; ZARR_ERR_INVALID_ARGUMENT (NULL or malformed location); ZARR_ERR_EXISTS (the
+ *          directory is not empty); ZARR_ERR_UNSUPPORTED (libzarr built without the `icechunk`
+ *          feature); ZARR_ERR_IO.
+ * Thread-safe. Since: 0.4.
+ *
+ * # Safety
+ * `location` is a NUL-terminated string; `snapshot_id` NULL or valid for writing a pointer.
+ */
+zarr_status zarr_icechunk_create_repository(const char *location,
+                                            char **snapshot_id);
+
+/**
+ * Commits the changes of the Icechunk session the group belongs to: every write made through any
+ * handle opened from the same repository and branch in this process (all such locations share one
+ * session) becomes one new snapshot, and the branch moves to it. Readers of the repository see all
+ * of it or, before, none of it. The session then continues from the new snapshot: later writes go
+ * into the next commit. A commit with no changes is ZARR_ERR_INVALID_ARGUMENT.
+ *
+ * When another writer (process) committed to the branch since the session began (opened, last
+ * committed or discarded), the commit fails with ZARR_ERR_CONFLICT and the session keeps its
+ * changes: call zarr_icechunk_discard() and redo them, or commit again with ZARR_ICECHUNK_REBASE.
+ * Commits of libzarr processes to one repository are serialized (a lock on the repository
+ * directory), so of two commits at once one succeeds and the other gets ZARR_ERR_CONFLICT.
+ *
+ * @param group        any group of the session (opened from an `icechunk://` location of a branch)
+ * @param message      the commit message (NUL-terminated UTF-8)
+ * @param flags        0, or ZARR_ICECHUNK_REBASE
+ * @param snapshot_id  receives the new snapshot's id (free with zarr_string_free()), or NULL when not
+ *                     wanted; set to NULL on failure
+ * @returns ZARR_OK; ZARR_ERR_INVALID_HANDLE; ZARR_ERR_INVALID_ARGUMENT (NULL message, unknown flags,
+ *          not an Icechunk group, nothing to commit); ZARR_ERR_READ_ONLY (a tag or snapshot session);
+ *          ZARR_ERR_CONFLICT (another writer's commit came first; the message names both snapshots);
+ *          ZARR_ERR_IO.
+ * Thread-safe: it waits for the session's reads and writes in flight, and they wait for it. Since: 0.4.
+ *
+ * # Safety
+ * `group` is an open handle; `message` a NUL-terminated string; `snapshot_id` NULL or valid for
+ * writing a pointer.
+ */
+zarr_status zarr_icechunk_commit(struct zarr_group *group,
+                                 const char *message,
+                                 int flags,
+                                 char **snapshot_id);
+
+/**
+ * Discards the uncommitted changes of the Icechunk session the group belongs to (all handles of the
+ * same repository and branch in this process), and moves the session to the branch's current tip
+ * (another writer's commits become visible). Handles opened before keep the metadata they read
+ * (shape, attributes): reopen nodes that another writer may have changed. Changes still uncommitted
+ * when the last handle of a session closes are discarded the same way: never partly committed.
+ * A tag or snapshot session has nothing to discard (ZARR_OK).
+ *
+ * @param group  any group of the session
+ * @returns ZARR_OK; ZARR_ERR_INVALID_HANDLE; ZARR_ERR_INVALID_ARGUMENT (not an Icechunk group);
+ *          ZARR_ERR_NOT_FOUND (the branch was deleted); ZARR_ERR_IO.
+ * Thread-safe. Since: 0.4.
+ *
+ * # Safety
+ * `group` is an open handle.
+ */
+zarr_status zarr_icechunk_discard(struct zarr_group *group);
+
+/**
+ * Whether the Icechunk session the group belongs to has uncommitted changes.
+ *
+ * @param group  any group of the session
+ * @param out    receives 1 (changes to commit) or 0
+ * @returns ZARR_OK; ZARR_ERR_INVALID_HANDLE; ZARR_ERR_INVALID_ARGUMENT (NULL `out`, not an Icechunk
+ *          group).
+ * Thread-safe. Since: 0.4.
+ *
+ * # Safety
+ * `group` is an open handle; `out` valid for writing an int.
+ */
+zarr_status zarr_icechunk_has_changes(struct zarr_group *group, int *out);
+
+/**
+ * The id of the snapshot the Icechunk session the group belongs to reads (for a branch: the tip it
+ * began from, or its last commit).
+ *
+ * @param group  any group of the session
+ * @param out    receives the id (free with zarr_string_free()); NULL on failure
+ * @returns ZARR_OK; ZARR_ERR_INVALID_HANDLE; ZARR_ERR_INVALID_ARGUMENT (NULL `out`, not an Icechunk
+ *          group).
+ * Thread-safe. Since: 0.4.
+ *
+ * # Safety
+ * `group` is an open handle; `out` valid for writing a pointer.
+ */
+zarr_status zarr_icechunk_snapshot_id(struct zarr_group *group, char **out);
+
+/**
+ * Creates a tag (an immutable name of a snapshot) in an Icechunk repository.
+ *
+ * @param location     an `icechunk://` location of the repository; without `snapshot`, its version
+ *                     (`?branch=`, default main, `?tag=`, `?snapshot=`) names the snapshot to tag
+ * @param options      store options, or NULL; not retained
+ * @param name         the new tag's name
+ * @param snapshot     a snapshot id (as zarr_icechunk_commit() returns), or NULL
+ * @param snapshot_id  receives the tagged snapshot's id (free with zarr_string_free()), or NULL when
+ *                     not wanted
+ * @returns ZARR_OK; ZARR_ERR_INVALID_ARGUMENT (NULL or malformed argument); ZARR_ERR_INVALID_HANDLE
+ *          (stale options); ZARR_ERR_NOT_FOUND (no repository, branch, tag or snapshot); ZARR_ERR_EXISTS
+ *          (the tag exists, or existed: tags are never reused); ZARR_ERR_UNSUPPORTED (built without
+ *          the `icechunk` feature); ZARR_ERR_IO.
+ * Thread-safe. Since: 0.4.
+ *
+ * # Safety
+ * `location` and `name` are NUL-terminated strings, `snapshot` NULL or one; `options` NULL or a live
+ * handle; `snapshot_id` NULL or valid for writing a pointer.
+ */
+zarr_status zarr_icechunk_create_tag(const char *location,
+                                     const struct zarr_store_options *options,
+                                     const char *name,
+                                     const char *snapshot,
+                                     char **snapshot_id);
+
+/**
+ * Creates a branch in an Icechunk repository, at a snapshot.
+ *
+ * @param location     an `icechunk://` location of the repository; without `snapshot`, its version
+ *                     (`?branch=`, default main, `?tag=`, `?snapshot=`) names the snapshot the branch
+ *                     starts at
+ * @param options      store options, or NULL; not retained
+ * @param name         the new branch's name
+ * @param snapshot     a snapshot id, or NULL
+ * @param snapshot_id  receives the branch's snapshot id (free with zarr_string_free()), or NULL
+ * @returns ZARR_OK; ZARR_ERR_INVALID_ARGUMENT; ZARR_ERR_INVALID_HANDLE (stale options);
+ *          ZARR_ERR_NOT_FOUND (no repository, branch, tag or snapshot); ZARR_ERR_EXISTS (the branch
+ *          exists); ZARR_ERR_UNSUPPORTED (built without the `icechunk` feature); ZARR_ERR_IO.
+ * Thread-safe. Since: 0.4.
+ *
+ * # Safety
+ * As zarr_icechunk_create_tag().
+ */
+zarr_status zarr_icechunk_create_branch(const char *location,
+                                        const struct zarr_store_options *options,
+                                        const char *name,
+                                        const char *snapshot,
+                                        char **snapshot_id);
 
 /**
  * Reads a strided selection (a hyperslab) into a buffer of any layout and numeric type.

@@ -806,9 +806,61 @@ public:
         detail::check(zarr_group_move_member(get(), from.c_str(), to.c_str()));
     }
 
+    /// Icechunk (a group opened from an `icechunk://` location of a branch): commits the changes of
+    /// the session the group belongs to and returns the new snapshot's id (zarr_icechunk_commit();
+    /// `rebase`: ZARR_ICECHUNK_REBASE). Throws zarr::Error with status ZARR_ERR_CONFLICT when another
+    /// writer's commit came first; the session keeps its changes.
+    std::string icechunk_commit(const std::string &message, bool rebase = false) {
+        char *id = nullptr;
+        detail::check(zarr_icechunk_commit(get(), message.c_str(), rebase ? ZARR_ICECHUNK_REBASE : 0, &id));
+        return detail::take(id);
+    }
+    /// Icechunk: drops the session's uncommitted changes; it continues at the branch's tip
+    /// (zarr_icechunk_discard()).
+    void icechunk_discard() { detail::check(zarr_icechunk_discard(get())); }
+    /// Icechunk: whether the session has uncommitted changes.
+    bool icechunk_has_changes() const {
+        int v = 0;
+        detail::check(zarr_icechunk_has_changes(get(), &v));
+        return v != 0;
+    }
+    /// Icechunk: the id of the snapshot the session reads.
+    std::string icechunk_snapshot_id() const {
+        char *id = nullptr;
+        detail::check(zarr_icechunk_snapshot_id(get(), &id));
+        return detail::take(id);
+    }
+
 private:
     zarr_group *h_ = nullptr;
 };
+
+/// Icechunk: creates an empty repository at `location` (`icechunk://DIR`); returns its first
+/// snapshot's id (zarr_icechunk_create_repository()).
+inline std::string icechunk_create_repository(const std::string &location) {
+    char *id = nullptr;
+    detail::check(zarr_icechunk_create_repository(location.c_str(), &id));
+    return detail::take(id);
+}
+
+/// Icechunk: creates the tag `name` at `snapshot`, or ("") at the snapshot the location's version
+/// names; returns the tagged snapshot's id (zarr_icechunk_create_tag()).
+inline std::string icechunk_create_tag(const std::string &location, const std::string &name,
+                                       const std::string &snapshot = "") {
+    char *id = nullptr;
+    detail::check(zarr_icechunk_create_tag(location.c_str(), nullptr, name.c_str(),
+                                           snapshot.empty() ? nullptr : snapshot.c_str(), &id));
+    return detail::take(id);
+}
+
+/// Icechunk: creates the branch `name`, likewise (zarr_icechunk_create_branch()).
+inline std::string icechunk_create_branch(const std::string &location, const std::string &name,
+                                          const std::string &snapshot = "") {
+    char *id = nullptr;
+    detail::check(zarr_icechunk_create_branch(location.c_str(), nullptr, name.c_str(),
+                                              snapshot.empty() ? nullptr : snapshot.c_str(), &id));
+    return detail::take(id);
+}
 
 /// What is stored at `path`: an array or a group (throws ZARR_ERR_NOT_FOUND for neither).
 inline zarr_node_type node_type_at(const std::string &path) {

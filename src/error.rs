@@ -50,6 +50,9 @@ pub enum Error {
     /// An allocation failed, or the input asks for more memory than a documented ceiling allows.
     #[error("{0}")]
     Memory(String),
+    /// A commit lost to another writer's (a transactional store's branch moved meanwhile).
+    #[error("{0}")]
+    Conflict(String),
 }
 
 /// Result alias used throughout the crate.
@@ -84,6 +87,7 @@ impl Error {
             Error::Io(m) => (ZARR_ERR_IO, m),
             Error::Internal(m) => (ZARR_ERR_INTERNAL, m),
             Error::Memory(m) => (ZARR_ERR_MEMORY, m),
+            Error::Conflict(m) => (ZARR_ERR_CONFLICT, m),
         }
     }
 
@@ -111,6 +115,7 @@ impl Error {
             Error::Io(m) => Error::Io(wrap(m)),
             Error::Internal(m) => Error::Internal(wrap(m)),
             Error::Memory(m) => Error::Memory(wrap(m)),
+            Error::Conflict(m) => Error::Conflict(wrap(m)),
         }
     }
 

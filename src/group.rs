@@ -145,7 +145,12 @@ impl Group {
         self.zarr_format
     }
 
-    /// The node path within the store.
+    /// The store holding the group.
+    pub fn store(&self) -> &Arc<dyn Store> {
+        &self.store
+    }
+
+    /// The node path within the store (`""` for the root).
     pub fn path(&self) -> &str {
         &self.path
     }

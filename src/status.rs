@@ -49,3 +49,8 @@ pub const ZARR_ERR_INTERNAL: zarr_status = -50;
 /// longer than the request can need). The call changed nothing; smaller requests may still succeed.
 /// Since: 0.4.
 pub const ZARR_ERR_MEMORY: zarr_status = -60;
+
+/// A commit lost to another writer's: an Icechunk branch moved since the session began (another
+/// process committed), and the changes could not be rebased onto it. The session keeps its changes
+/// (discard them and redo the work, or commit with rebasing). Since: 0.4.
+pub const ZARR_ERR_CONFLICT: zarr_status = -70;

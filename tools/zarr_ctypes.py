@@ -14,9 +14,10 @@ STATUS = {
     -4: "ZARR_ERR_OUT_OF_BOUNDS", -5: "ZARR_ERR_READ_ONLY", -10: "ZARR_ERR_METADATA", -11: "ZARR_ERR_UNSUPPORTED",
     -12: "ZARR_ERR_VALUE", -20: "ZARR_ERR_CODEC", -21: "ZARR_ERR_CHECKSUM", -30: "ZARR_ERR_NOT_FOUND",
     -31: "ZARR_ERR_EXISTS", -40: "ZARR_ERR_IO", -50: "ZARR_ERR_INTERNAL",
-    -60: "ZARR_ERR_MEMORY",
+    -60: "ZARR_ERR_MEMORY", -70: "ZARR_ERR_CONFLICT",
 }
 READ, READ_WRITE = 1, 3
+ICECHUNK_REBASE = 1
 DTYPES = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16",
           "float32", "float64", "complex64", "complex128", "raw", "struct", "string", "bytes"]
 VLEN_DTYPES = {"string", "bytes"}
@@ -149,6 +150,14 @@ def load(path=None):
         "zarr_create_from_spec_with_options": [c, vp, vp, ctypes.POINTER(vp)],
         "zarr_group_open_with_options": [c, vp, ctypes.c_int, ctypes.POINTER(vp)],
         "zarr_group_create_with_options": [c, vp, c, ctypes.c_int, ctypes.POINTER(vp)],
+        # Icechunk repositories
+        "zarr_icechunk_create_repository": [c, ctypes.POINTER(vp)],
+        "zarr_icechunk_commit": [vp, c, ctypes.c_int, ctypes.POINTER(vp)],
+        "zarr_icechunk_discard": [vp],
+        "zarr_icechunk_has_changes": [vp, ctypes.POINTER(ctypes.c_int)],
+        "zarr_icechunk_snapshot_id": [vp, ctypes.POINTER(vp)],
+        "zarr_icechunk_create_tag": [c, vp, c, c, ctypes.POINTER(vp)],
+        "zarr_icechunk_create_branch": [c, vp, c, c, ctypes.POINTER(vp)],
     }
     for name, args in sigs.items():
         f = getattr(lib, name)
@@ -633,6 +642,25 @@ class Group:
         check(lib().zarr_group_create_group(self.h, name.encode(), attrs, ctypes.byref(h)))
         return Group(h)
 
+    def icechunk_commit(self, message, rebase=False):
+        """zarr_icechunk_commit: commits the group's Icechunk session; returns the new snapshot id."""
+        p = ctypes.c_void_p()
+        check(lib().zarr_icechunk_commit(self.h, message.encode(), ICECHUNK_REBASE if rebase else 0, ctypes.byref(p)))
+        return _take_string(p)
+
+    def icechunk_discard(self):
+        check(lib().zarr_icechunk_discard(self.h))
+
+    def icechunk_has_changes(self):
+        v = ctypes.c_int()
+        check(lib().zarr_icechunk_has_changes(self.h, ctypes.byref(v)))
+        return bool(v.value)
+
+    def icechunk_snapshot_id(self):
+        p = ctypes.c_void_p()
+        check(lib().zarr_icechunk_snapshot_id(self.h, ctypes.byref(p)))
+        return _take_string(p)
+
     def consolidate(self):
         """zarr_group_consolidate: writes the consolidated metadata of every node below the group."""
         check(lib().zarr_group_consolidate(self.h))
@@ -668,3 +696,20 @@ def memory_store_remove(name):
 def convert_v2_to_v3(path):
     """zarr_convert_v2_to_v3: rewrites the v2 array at `path` as v3 in place."""
     check(lib().zarr_convert_v2_to_v3(str(path).encode()))
+
+
+def icechunk_create_repository(location):
+    """zarr_icechunk_create_repository: a new empty repository; returns its first snapshot id."""
+    p = ctypes.c_void_p()
+    check(lib().zarr_icechunk_create_repository(location.encode(), ctypes.byref(p)))
+    return _take_string(p)
+
+
+def icechunk_create_ref(kind, location, name, snapshot=None, options=None):
+    """zarr_icechunk_create_tag (kind "tag") or zarr_icechunk_create_branch (kind "branch"); returns
+    the snapshot id the new reference names."""
+    p = ctypes.c_void_p()
+    f = lib().zarr_icechunk_create_tag if kind == "tag" else lib().zarr_icechunk_create_branch
+    check(f(location.encode(), options.h if options else None, name.encode(),
+            snapshot.encode() if snapshot else None, ctypes.byref(p)))
+    return _take_string(p)

@@ -27,8 +27,10 @@ program zarr_fortran_test
     call do_read()
   case ('die')
     call do_die()
+  case ('icechunk')
+    call do_icechunk()
   case default
-    print '(a)', 'usage: zarr_fortran_test write|read|die DIR'
+    print '(a)', 'usage: zarr_fortran_test write|read|die|icechunk DIR'
     stop 2
   end select
   print '(i0, a, i0, a)', passed, ' passed, ', failed, ' failed'
@@ -517,6 +519,58 @@ contains
       end do
     end do
   end subroutine do_read
+
+  ! An Icechunk repository (docs/icechunk.md) written through the module: create it, write an array
+  ! in a branch session, commit, change it and discard, commit again; read the first commit back by
+  ! its snapshot id; a commit to a tag session fails ZARR_ERR_READ_ONLY.
+  subroutine do_icechunk()
+    type(zarr_group_t) :: g, t
+    type(zarr_array_t) :: a, r
+    character(:), allocatable :: loc, id0, id1, id2, msg
+    integer :: st, i
+    integer(int32) :: v(12), w(12), got(12)
+    loc = 'icechunk://' // trim(dir) // '/repo'
+    id0 = zarr_icechunk_create_repository(loc, stat=st, errmsg=msg)
+    if (st == ZARR_ERR_UNSUPPORTED) then
+      call check(index(msg, 'icechunk') > 0, 'without the feature: ' // msg)
+      return
+    end if
+    call check(st == ZARR_OK .and. len(id0) == 20, 'create repository: ' // msg)
+    call g%create(loc, '{"from": "Fortran"}', stat=st, errmsg=msg)
+    call check(st == ZARR_OK, 'create the root group: ' // msg)
+    call g%create_array('a', a, shape=[12], type=ZARR_INT32, chunks=[5], stat=st, errmsg=msg)
+    call check(st == ZARR_OK, 'create_array: ' // msg)
+    v = [(int(i * 11, int32), i = 1, 12)]
+    call a%write(v)
+    id1 = g%icechunk_commit('first from Fortran', stat=st, errmsg=msg)
+    call check(st == ZARR_OK .and. len(id1) == 20, 'commit: ' // msg)
+    w = v
+    w(3:7) = -1
+    call a%write(w(3:7), start=[2], count=[5])
+    call g%icechunk_discard(stat=st, errmsg=msg)
+    call check(st == ZARR_OK, 'discard: ' // msg)
+    call a%read(got)
+    call check(all(got == v), 'discarded changes are gone')
+    call a%write(w)
+    id2 = g%icechunk_commit('second from Fortran', rebase=.true., stat=st, errmsg=msg)
+    call check(st == ZARR_OK .and. id2 /= id1, 'second commit: ' // msg)
+    call a%close()
+    call g%close()
+    call r%open(loc // '!/a?snapshot=' // id1, stat=st, errmsg=msg)
+    call check(st == ZARR_OK, 'open the first snapshot: ' // msg)
+    call r%read(got)
+    call check(all(got == v), 'the first snapshot reads back')
+    call r%close()
+    call r%open(loc // '!/a', stat=st, errmsg=msg)
+    call r%read(got)
+    call check(st == ZARR_OK .and. all(got == w), 'the branch tip reads back')
+    call r%close()
+    call t%open(loc // '?snapshot=' // id1, ZARR_READ_WRITE, stat=st, errmsg=msg)
+    call check(st == ZARR_OK, 'open a snapshot session: ' // msg)
+    id2 = t%icechunk_commit('to a snapshot', stat=st, errmsg=msg)
+    call check(st == ZARR_ERR_READ_ONLY .and. len(id2) == 0, 'commit to a snapshot: ' // msg)
+    call t%close()
+  end subroutine do_icechunk
 
   subroutine do_die()
     type(zarr_array_t) :: a

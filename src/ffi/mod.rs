@@ -12,6 +12,7 @@ pub mod group;
 pub mod group_delete;
 pub mod group_move;
 pub mod handle;
+pub mod icechunk;
 pub mod hyperslab;
 pub mod index_order;
 pub mod last_error;

@@ -27,6 +27,7 @@ pub extern "C" fn zarr_status_name(status: zarr_status) -> *const c_char {
         ZARR_ERR_IO => b"ZARR_ERR_IO\0",
         ZARR_ERR_INTERNAL => b"ZARR_ERR_INTERNAL\0",
         ZARR_ERR_MEMORY => b"ZARR_ERR_MEMORY\0",
+        ZARR_ERR_CONFLICT => b"ZARR_ERR_CONFLICT\0",
         _ => b"ZARR_ERR_UNKNOWN\0",
     };
     s.as_ptr().cast()

@@ -53,6 +53,9 @@ use std::sync::Arc;
 ///   "Speculative shard reads"). Since: 0.4.
 /// - `reference_target` (`reference://` locations): the target URL of kerchunk references whose URL
 ///   is null (fsspec's default `target`). Since: 0.4.
+/// - `icechunk_authorize_virtual` (`icechunk://` locations): the URL prefixes, comma-separated, of
+///   the repository's virtual chunk containers whose files may be read (Icechunk's
+///   `authorize_virtual_chunk_access`). A virtual chunk outside them is ZARR_ERR_IO. Since: 0.4.
 /// - `confine` (filesystem stores; default `false`, or `true` when the environment has
 ///   ZARR_CONFINE=1; Since: 0.4): `true` confines every access (read, write, listing, lock file,
 ///   delete, move) to the store's root directory, for stores from untrusted sources. A symbolic link

@@ -39,6 +39,14 @@ fn open_location_unredacted(location: &str, options: &StoreOptions) -> Result<Ar
     if let Some(rest) = location.strip_prefix("reference://") {
         return super::reference::open_location(rest, options);
     }
+    if let Some(rest) = location.strip_prefix("icechunk://") {
+        #[cfg(feature = "icechunk")]
+        return super::icechunk::open_location(rest, options);
+        #[cfg(not(feature = "icechunk"))]
+        return Err(Error::Unsupported(format!(
+            "icechunk://{rest}: Icechunk repositories need libzarr built with the `icechunk` feature"
+        )));
+    }
     let scheme = location.split_once("://").map(|(s, _)| s.to_ascii_lowercase());
     match scheme.as_deref() {
         #[cfg(feature = "remote")]

@@ -12,6 +12,12 @@
 pub mod conditional;
 mod deferred_close;
 pub mod filesystem;
+#[cfg(feature = "icechunk")]
+pub mod icechunk;
+#[cfg(feature = "icechunk")]
+pub mod icechunk_error;
+#[cfg(feature = "icechunk")]
+pub mod icechunk_location;
 pub mod location;
 pub mod link_estimate;
 pub mod lock;
@@ -28,6 +34,7 @@ pub mod reference_parquet_write;
 pub mod reference_spec;
 pub mod reference_template;
 pub mod resolve;
+pub mod transaction;
 pub mod zip;
 #[cfg(feature = "remote")]
 pub mod object;
@@ -425,6 +432,13 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     /// ([`link_estimate::LinkEstimate::speculative_bytes`]); `0` for local stores (the default).
     fn speculative_read_bytes(&self) -> u64 {
         0
+    }
+
+    /// The transaction this store's writes go into ([`transaction`]: an Icechunk session), for
+    /// `zarr_icechunk_commit` and `zarr_icechunk_discard`. `None` (the default): writes are stored
+    /// as they are made.
+    fn transaction(&self) -> Option<&dyn transaction::Transaction> {
+        None
     }
 }
 

@@ -31,6 +31,7 @@ pub const KEYS: &[(&str, &str)] = &[
     ("bandwidth_bytes_per_s", "remote stores: the bandwidth of one answer to assume in bytes per second, instead of the one learned from the handle's requests"),
     ("speculative_read_max", "remote stores: the most bytes a shard's first read fetches beyond its index to save a round trip (default 8 MiB; 0: only what is needed; at most 1 GiB)"),
     ("reference_target", "reference:// locations: the target URL of references whose URL is null (fsspec's default target)"),
+    ("icechunk_authorize_virtual", "icechunk:// locations: the URL prefixes (comma-separated) of the repository's virtual chunk containers whose files may be read (default none: a virtual chunk is then ZARR_ERR_IO)"),
 ];
 
 /// Explicit settings for remote stores, as key/value strings checked when set.

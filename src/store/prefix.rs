@@ -56,6 +56,9 @@ impl Store for PrefixStore {
     fn open_version(&self, key: &str, len: u64, version: &str) -> Result<Box<dyn ByteSource + '_>> {
         self.inner.open_version(&self.full(key)?, len, version)
     }
+    fn transaction(&self) -> Option<&dyn super::transaction::Transaction> {
+        self.inner.transaction()
+    }
     fn set(&self, key: &str, value: &[u8]) -> Result<()> {
         self.inner.set(&self.full(key)?, value)
     }

@@ -11,7 +11,10 @@ Fortran compiler). Usage: fortran_interop.py PATH/TO/zarr_fortran_test [-v] [-k 
      attributes) and `zarr_fortran_test read DIR` checks the values itself, with reads into other types,
      planes, strides, sections and its stat/errmsg errors; it must report 0 failures;
   3. `zarr_fortran_test die DIR` fails an open without stat: the program must stop with a non-zero
-     status and the library's message on stderr.
+     status and the library's message on stderr;
+  4. `zarr_fortran_test icechunk DIR` writes and commits an Icechunk repository (docs/icechunk.md)
+     through the module and checks it itself (commit, discard, a snapshot read back, a commit to a
+     snapshot refused); the repository's history is then read through libzarr's C API here.
 Exit status: 0 pass, 1 fail.
 """
 import json
@@ -229,6 +232,23 @@ def main():
         assert "ZARR_ERR_NOT_FOUND" in err and "no such array" in err, f"stderr: {err!r}"
 
     runner.run("no stat: ERROR STOP with the library's message", dies)
+
+    def icechunk():
+        idir = runner.path("icechunk")
+        idir.mkdir(parents=True)
+        rc, out, err = run_program(exe, "icechunk", idir)
+        assert rc == 0 and " 0 failed" in out, f"zarr_fortran_test icechunk: exit {rc}\n{out}\n{err}"
+        if not (idir / "repo").exists():
+            return  # built without the icechunk feature (the program checked ZARR_ERR_UNSUPPORTED)
+        import zarr_ctypes as zc
+        harness.load_library()
+        with zc.Array.open(f"icechunk://{idir}/repo!/a") as a:
+            got = np.frombuffer(a.read(), "<i4")
+        want = np.arange(1, 13, dtype="<i4") * 11
+        want[2:7] = -1
+        same(got, want, "the Fortran commit read through the C API")
+
+    runner.run("Icechunk: commit, discard, versions", icechunk)
 
     print(f"fortran interop: {runner.passed} passed, {len(runner.failed)} failed")
     return 1 if runner.failed else 0

@@ -1,0 +1,706 @@
+//! Icechunk repositories (feature `icechunk`): a version of a repository served as a store, through
+//! the reference implementation, the `icechunk` crate (sessions, snapshots, manifests, commits).
+//!
+//! A location `icechunk://PATH[!/node][?branch=|tag=|snapshot=]` ([`super::icechunk_location`])
+//! opens a session of the repository at PATH:
+//!
+//! - a branch (default `main`): a writable session at the branch's tip. Every write (metadata
+//!   documents, chunks, deletions) goes into the session's change set; [`Transaction::commit`]
+//!   writes it as one snapshot and moves the branch, [`Transaction::discard`] drops it. All
+//!   locations naming the same repository and branch share one session in a process, so that nodes
+//!   opened separately commit together; the session lives while a handle uses it, and changes not
+//!   committed when the last handle closes are discarded (never partly committed).
+//! - a tag or a snapshot id: a read-only session; every write is [`Error::ReadOnly`].
+//!
+//! Keys are mapped to Icechunk's nodes and chunk references: `zarr.json` documents are the nodes'
+//! metadata, `.../c/i/j` keys their chunks (Zarr v3 with the default chunk key encoding; Icechunk
+//! holds no Zarr v2 nodes). A chunk is inline bytes, a chunk file of the repository, or a virtual
+//! reference (a byte range of another file), which is read through [`super::range_target`] when its
+//! URL lies in one of the repository's virtual chunk containers and the caller authorized that
+//! container (store option `icechunk_authorize_virtual`).
+//!
+//! The crate is async: its futures run on the runtime of the remote stores ([`super::runtime`]).
+//! Commits by libzarr processes to one local repository are serialized by an exclusive `flock` on
+//! the repository directory (the crate's local-filesystem storage cannot update the branch
+//! conditionally), so that of two processes committing at once one succeeds and the other gets
+//! [`Error::Conflict`].
+
+use super::icechunk_error::{class_repo, class_session, class_storage, classify, repo_err, session_err, store_err, Class};
+use super::icechunk_location::{self, Version};
+use super::options::StoreOptions;
+use super::range_target::RangeTargets;
+use super::runtime::block_on;
+use super::transaction::{OnConflict, Transaction};
+use super::{check_range, ByteSource, CountedSource, DirListing, Store};
+use crate::error::{Error, Result};
+use bytes::Bytes;
+use futures::TryStreamExt;
+use icechunk::format::manifest::{ChunkPayload, VirtualChunkRef};
+use icechunk::format::{ByteRange, ChunkIndices, Path as NodePath, SnapshotId};
+use icechunk::repository::VersionInfo;
+use icechunk::session::{Session, SessionErrorKind};
+use icechunk::store::{ListDirItem, StoreErrorKind};
+use icechunk::Repository;
+use std::collections::HashMap;
+use std::os::fd::AsRawFd;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, Weak};
+
+/// The store option naming the virtual chunk containers the caller trusts.
+pub const AUTHORIZE_OPTION: &str = "icechunk_authorize_virtual";
+
+/// A session of an Icechunk repository, as a store.
+pub struct IcechunkStore {
+    repo_path: PathBuf,
+    version: Version,
+    repo: Arc<Repository>,
+    store: icechunk::Store,
+    /// Virtual chunk targets (local files, `file://`, S3, HTTP).
+    targets: RangeTargets,
+    /// URL prefixes of the virtual chunk containers the caller authorized.
+    authorized: Vec<String>,
+    bytes_read: AtomicU64,
+}
+
+impl std::fmt::Debug for IcechunkStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("IcechunkStore").field("repo", &self.repo_path).field("version", &self.version).finish()
+    }
+}
+
+/// Branch sessions open in this process, by canonical repository path and branch.
+type Sessions = HashMap<(PathBuf, String), Weak<IcechunkStore>>;
+
+fn sessions() -> &'static Mutex<Sessions> {
+    static S: std::sync::OnceLock<Mutex<Sessions>> = std::sync::OnceLock::new();
+    S.get_or_init(Default::default)
+}
+
+/// The store named by the part of an `icechunk://` location after the scheme.
+pub fn open_location(rest: &str, options: &StoreOptions) -> Result<Arc<dyn Store>> {
+    let loc = icechunk_location::parse(rest)?;
+    let store: Arc<dyn Store> = IcechunkStore::open(&loc.repo, &loc.version, options)?;
+    super::prefix::PrefixStore::wrap(store, &loc.node)
+}
+
+/// Opens the repository at `path` (no session yet). A missing directory or one holding no
+/// repository is [`Error::NotFound`].
+fn open_repository(path: &Path, authorize: &[String]) -> Result<Repository> {
+    let meta = std::fs::metadata(path).map_err(|e| Error::io(format!("icechunk repository {}", path.display()), e))?;
+    if !meta.is_dir() {
+        return Err(Error::NotFound(format!("icechunk repository {}: not a directory", path.display())));
+    }
+    let what = format!("icechunk repository {}", path.display());
+    let p = path.to_path_buf();
+    let authorize: HashMap<String, Option<icechunk::config::Credentials>> = authorize.iter().map(|a| (a.clone(), None)).collect();
+    let w = what.clone();
+    block_on(async move {
+        let storage = icechunk::new_local_filesystem_storage(&p)
+            .await
+            .map_err(|e| classify(class_storage(&e.kind), &w, e.kind.to_string()))?;
+        Repository::open(storage).authorize_virtual_chunk_access(authorize).execute().await.map_err(|e| match e.kind {
+            icechunk::repository::RepositoryErrorKind::RepositoryDoesntExist => {
+                Error::NotFound(format!("{w}: no Icechunk repository there"))
+            }
+            _ => repo_err(&w, e),
+        })
+    })?
+}
+
+/// The authorized virtual chunk containers from the store options (comma-separated URL prefixes).
+fn authorized(options: &StoreOptions) -> Vec<String> {
+    options
+        .get(AUTHORIZE_OPTION)
+        .map(|v| v.split(',').map(str::trim).filter(|s| !s.is_empty()).map(String::from).collect())
+        .unwrap_or_default()
+}
+
+fn describe(path: &Path, version: &Version) -> String {
+    format!("icechunk://{}?{}", path.display(), version.query())
+}
+
+/// Resolves `version` to a session of `repo`: a branch gives a writable session at its tip (a
+/// read-only one where the storage or the repository cannot be written), a tag or a snapshot a
+/// read-only session. The snapshot is read here, so that a missing or corrupt snapshot fails the open.
+async fn new_session(repo: Arc<Repository>, version: Version, what: String) -> Result<Session> {
+    let session = match &version {
+        Version::Branch(b) => match repo.writable_session(b).await {
+            Ok(s) => s,
+            Err(e) if class_repo(&e.kind) == Class::ReadOnly => {
+                repo.readonly_session(&VersionInfo::BranchTipRef(b.clone())).await.map_err(|e| repo_err(&what, e))?
+            }
+            Err(e) => return Err(repo_err(&what, e)),
+        },
+        Version::Tag(t) => repo.readonly_session(&VersionInfo::TagRef(t.clone())).await.map_err(|e| repo_err(&what, e))?,
+        Version::Snapshot(s) => {
+            let id = SnapshotId::try_from(s.as_str())
+                .map_err(|_| Error::InvalidArgument(format!("{what}: '{s}' is not a snapshot id (20 base32 characters)")))?;
+            repo.readonly_session(&VersionInfo::SnapshotId(id)).await.map_err(|e| repo_err(&what, e))?
+        }
+    };
+    repo.asset_manager()
+        .fetch_snapshot(session.snapshot_id())
+        .await
+        .map_err(|e| repo_err(&format!("{what}: snapshot {}", session.snapshot_id()), e))?;
+    Ok(session)
+}
+
+impl IcechunkStore {
+    /// Opens `version` of the repository at `path` (see the module documentation); branch sessions
+    /// are shared by every location naming the same repository and branch in this process.
+    pub fn open(path: &Path, version: &Version, options: &StoreOptions) -> Result<Arc<IcechunkStore>> {
+        let what = describe(path, version);
+        let key = match version {
+            Version::Branch(b) => {
+                let canon = std::fs::canonicalize(path).map_err(|e| Error::io(format!("icechunk repository {}", path.display()), e))?;
+                let key = (canon, b.clone());
+                if let Some(s) = sessions().lock().unwrap_or_else(|e| e.into_inner()).get(&key).and_then(Weak::upgrade) {
+                    return Ok(s);
+                }
+                Some(key)
+            }
+            _ => None,
+        };
+        let authorize = authorized(options);
+        let repo = Arc::new(open_repository(path, &authorize)?);
+        let session = block_on(new_session(repo.clone(), version.clone(), what))??;
+        let store = icechunk::Store::from_session_and_config(
+            Arc::new(tokio::sync::RwLock::new(session)),
+            repo.config().get_partial_values_concurrency(),
+        );
+        let mut targets = RangeTargets::new(None);
+        for scheme in ["s3", "http", "https"] {
+            targets.set_options(scheme, options.clone());
+        }
+        let s = Arc::new(IcechunkStore {
+            repo_path: path.to_path_buf(),
+            version: version.clone(),
+            repo,
+            store,
+            targets,
+            authorized: authorize,
+            bytes_read: AtomicU64::new(0),
+        });
+        if let Some(key) = key {
+            let mut map = sessions().lock().unwrap_or_else(|e| e.into_inner());
+            // Another thread may have opened the same session meanwhile: use the first one.
+            if let Some(existing) = map.get(&key).and_then(Weak::upgrade) {
+                return Ok(existing);
+            }
+            map.retain(|_, w| w.strong_count() > 0);
+            map.insert(key, Arc::downgrade(&s));
+        }
+        Ok(s)
+    }
+
+    /// What an error about `key` starts with: for a chunk `icechunk` (the array layer names the chunk's
+    /// location), otherwise the key's location.
+    fn what_of(&self, key: &str) -> String {
+        if chunk_key(key).is_some() {
+            "icechunk".into()
+        } else {
+            self.location(key)
+        }
+    }
+
+    /// The path of the chunk file `id` of the repository (the crate's layout: `chunks/ID`).
+    fn chunk_file(&self, id: &str) -> Result<String> {
+        let p = self.repo_path.join(icechunk::format::CHUNKS_FILE_PATH).join(id);
+        let p = if p.is_absolute() { p } else { std::env::current_dir().map_err(|e| Error::io("the working directory", e))?.join(p) };
+        p.into_os_string().into_string().map_err(|_| Error::Unsupported(format!("{}: a path that is not UTF-8", self.what())))
+    }
+
+    fn what(&self) -> String {
+        describe(&self.repo_path, &self.version)
+    }
+
+    fn session(&self) -> Arc<tokio::sync::RwLock<Session>> {
+        self.store.session()
+    }
+
+    fn read_only(&self) -> Result<bool> {
+        let s = self.session();
+        block_on(async move { s.read().await.read_only() })
+    }
+
+    /// The payload of the chunk at `path` / `coords` (`None`: not stored).
+    fn payload(&self, path: NodePath, coords: ChunkIndices, key: &str) -> Result<Option<ChunkPayload>> {
+        let s = self.session();
+        let r = block_on(async move { s.read().await.get_chunk_ref(&path, &coords).await })?;
+        match r {
+            Ok(p) => Ok(p),
+            Err(e) if matches!(e.kind, SessionErrorKind::NodeNotFound { .. }) => Ok(None),
+            Err(e) => Err(session_err(&self.what_of(key), e)),
+        }
+    }
+
+    /// `get` of the icechunk store (metadata and chunks stored in the repository).
+    fn fetch(&self, key: &str, range: ByteRange) -> Result<Option<Bytes>> {
+        let store = self.store.clone();
+        let k = key.to_string();
+        match block_on(async move { store.get(&k, &range).await })? {
+            Ok(b) => Ok(Some(b)),
+            Err(e) if matches!(e.kind, StoreErrorKind::NotFound(_)) => Ok(None),
+            Err(e) => Err(store_err(&self.what_of(key), e)),
+        }
+    }
+
+    /// Checks that a virtual chunk's URL lies in a container of the repository that the caller
+    /// authorized.
+    fn check_virtual(&self, key: &str, r: &VirtualChunkRef) -> Result<()> {
+        let url = r.location.url();
+        let s = self.session();
+        let loc = r.location.clone();
+        let container = block_on(async move { s.read().await.matching_container(&loc).map(|c| c.url_prefix().to_string()) })?;
+        let Some(prefix) = container else {
+            return Err(Error::Io(format!(
+                "{}: virtual chunk {url} lies in none of the repository's virtual chunk containers",
+                self.what_of(key)
+            )));
+        };
+        if !self.authorized.iter().any(|a| a == &prefix) {
+            return Err(Error::Io(format!(
+                "{}: virtual chunk {url}: the container '{prefix}' is not authorized (store option '{AUTHORIZE_OPTION}')",
+                self.what_of(key)
+            )));
+        }
+        Ok(())
+    }
+
+    /// What a key names.
+    fn resolve(&self, key: &str) -> Result<Resolved> {
+        super::validate_key(key)?;
+        if key == "zarr.json" || key.ends_with("/zarr.json") {
+            return Ok(Resolved::Metadata);
+        }
+        match chunk_key(key) {
+            Some((node, coords)) => {
+                let path = NodePath::try_from(format!("/{node}").as_str())
+                    .map_err(|e| Error::InvalidArgument(format!("{}: {e}", self.what_of(key))))?;
+                Ok(match self.payload(path, ChunkIndices(coords), key)? {
+                    None => Resolved::Absent,
+                    Some(ChunkPayload::Inline(b)) => Resolved::Inline(b),
+                    Some(ChunkPayload::Ref(r)) => Resolved::Native(self.chunk_file(&r.id.to_string())?, r.offset, r.length),
+                    Some(ChunkPayload::Virtual(v)) => {
+                        self.check_virtual(key, &v)?;
+                        Resolved::Virtual(v)
+                    }
+                    Some(_) => return Err(Error::Unsupported(format!("{}: a chunk payload of an unknown kind", self.what_of(key)))),
+                })
+            }
+            // Zarr v2 documents and anything else: Icechunk holds none.
+            None => Ok(Resolved::Absent),
+        }
+    }
+
+    fn count(&self, n: usize) {
+        self.bytes_read.fetch_add(n as u64, Ordering::Relaxed);
+    }
+
+    fn write(&self, key: &str, value: Bytes) -> Result<()> {
+        super::validate_key(key)?;
+        if !(key == "zarr.json" || key.ends_with("/zarr.json") || chunk_key(key).is_some()) {
+            return Err(Error::Unsupported(format!(
+                "{}: Icechunk repositories hold Zarr v3 nodes and chunks only (zarr.json and c/... keys)",
+                self.what_of(key)
+            )));
+        }
+        let store = self.store.clone();
+        let k = key.to_string();
+        block_on(async move { store.set(&k, value).await })?.map_err(|e| store_err(&self.what_of(key), e))
+    }
+
+    /// An exclusive lock on the repository directory against other libzarr processes' commits and
+    /// reference updates.
+    fn repo_lock(&self) -> Result<RepoLock> {
+        RepoLock::take(&self.repo_path)
+    }
+}
+
+/// An exclusive `flock` on a repository directory, released on drop.
+struct RepoLock(std::fs::File);
+
+impl RepoLock {
+    fn take(path: &Path) -> Result<RepoLock> {
+        let f = std::fs::File::open(path).map_err(|e| Error::io(format!("icechunk repository {}", path.display()), e))?;
+        loop {
+            // SAFETY: a valid open descriptor.
+            if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX) } == 0 {
+                return Ok(RepoLock(f));
+            }
+            let e = std::io::Error::last_os_error();
+            if e.kind() != std::io::ErrorKind::Interrupted {
+                return Err(Error::io(format!("locking icechunk repository {}", path.display()), e));
+            }
+        }
+    }
+}
+
+impl Drop for RepoLock {
+    fn drop(&mut self) {
+        // SAFETY: a valid open descriptor (closing it would release the lock too).
+        unsafe { libc::flock(self.0.as_raw_fd(), libc::LOCK_UN) };
+    }
+}
+
+enum Resolved {
+    Absent,
+    Metadata,
+    Inline(Bytes),
+    /// A range (offset, length) of a chunk file of the repository (its path).
+    Native(String, u64, u64),
+    Virtual(VirtualChunkRef),
+}
+
+/// `node/c/1/2` -> (`node`, `[1, 2]`); `c` and `node/c` are the chunk of a 0-d array. `None` for a
+/// key that is not a chunk key of the default v3 encoding.
+pub(crate) fn chunk_key(key: &str) -> Option<(&str, Vec<u32>)> {
+    let (node, coords) = if key == "c" {
+        ("", "")
+    } else if let Some(n) = key.strip_suffix("/c") {
+        (n, "")
+    } else if let Some(c) = key.strip_prefix("c/") {
+        ("", c)
+    } else {
+        let i = key.rfind("/c/")?;
+        (&key[..i], &key[i + 3..])
+    };
+    let coords = if coords.is_empty() {
+        Vec::new()
+    } else {
+        coords.split('/').map(|s| s.parse::<u32>().ok().filter(|_| !s.starts_with('+'))).collect::<Option<Vec<_>>>()?
+    };
+    Some((node, coords))
+}
+
+/// A chunk of the repository: a byte range of one of its chunk files, read in place (one shared
+/// handle per file, [`RangeTargets`]) rather than through the crate's object store.
+struct NativeSource<'a> {
+    store: &'a IcechunkStore,
+    key: String,
+    file: String,
+    offset: u64,
+    len: u64,
+}
+
+impl ByteSource for NativeSource<'_> {
+    fn len(&self) -> u64 {
+        self.len
+    }
+    fn read_into(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
+        let ctx = |e: Error| e.context(self.store.what_of(&self.key));
+        check_range(offset, buf.len() as u64, self.len).map_err(ctx)?;
+        self.store.targets.read_into(&self.file, self.offset + offset, buf).map_err(ctx)?;
+        self.store.count(buf.len());
+        Ok(())
+    }
+}
+
+/// A virtual chunk: a byte range of another file.
+struct VirtualSource<'a> {
+    store: &'a IcechunkStore,
+    key: String,
+    r: VirtualChunkRef,
+}
+
+impl ByteSource for VirtualSource<'_> {
+    fn len(&self) -> u64 {
+        self.r.length
+    }
+    fn read_into(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
+        let ctx = |e: Error| e.context(self.store.what_of(&self.key));
+        check_range(offset, buf.len() as u64, self.r.length).map_err(ctx)?;
+        self.store.targets.read_into(self.r.location.url(), self.r.offset + offset, buf).map_err(ctx)?;
+        self.store.count(buf.len());
+        Ok(())
+    }
+}
+
+impl Store for IcechunkStore {
+    fn get(&self, key: &str) -> Result<Option<Vec<u8>>> {
+        Ok(match self.resolve(key)? {
+            Resolved::Absent => None,
+            Resolved::Inline(b) => {
+                self.count(b.len());
+                Some(b.to_vec())
+            }
+            Resolved::Native(file, offset, len) => {
+                let v = self.targets.read(&file, offset, len).map_err(|e| e.context(self.what_of(key)))?;
+                self.count(v.len());
+                Some(v)
+            }
+            Resolved::Metadata => match self.fetch(key, ByteRange::ALL)? {
+                None => None,
+                Some(b) => {
+                    self.count(b.len());
+                    Some(b.to_vec())
+                }
+            },
+            Resolved::Virtual(r) => {
+                let v = self.targets.read(r.location.url(), r.offset, r.length).map_err(|e| e.context(self.what_of(key)))?;
+                self.count(v.len());
+                Some(v)
+            }
+        })
+    }
+
+    fn open(&self, key: &str) -> Result<Option<Box<dyn ByteSource + '_>>> {
+        Ok(match self.resolve(key)? {
+            Resolved::Absent => None,
+            Resolved::Inline(data) => Some(Box::new(CountedSource { data, counter: &self.bytes_read })),
+            Resolved::Metadata => self.fetch(key, ByteRange::ALL)?.map(|data| {
+                Box::new(CountedSource { data, counter: &self.bytes_read }) as Box<dyn ByteSource + '_>
+            }),
+            Resolved::Native(file, offset, len) => Some(Box::new(NativeSource { store: self, key: key.to_string(), file, offset, len })),
+            Resolved::Virtual(r) => Some(Box::new(VirtualSource { store: self, key: key.to_string(), r })),
+        })
+    }
+
+    fn set(&self, key: &str, value: &[u8]) -> Result<()> {
+        self.write(key, Bytes::copy_from_slice(value))
+    }
+
+    fn set_parts(&self, key: &str, parts: &[&[u8]]) -> Result<()> {
+        self.write(key, Bytes::from(parts.concat()))
+    }
+
+    fn delete(&self, key: &str) -> Result<()> {
+        super::validate_key(key)?;
+        self.ensure_writable()?;
+        if !(key == "zarr.json" || key.ends_with("/zarr.json") || chunk_key(key).is_some()) {
+            return Ok(());
+        }
+        let store = self.store.clone();
+        let k = key.to_string();
+        block_on(async move { store.delete(&k).await })?.map_err(|e| store_err(&self.what_of(key), e))
+    }
+
+    fn delete_tree(&self, prefix: &str, _first: &[&str]) -> Result<bool> {
+        self.ensure_writable()?;
+        let store = self.store.clone();
+        let p = prefix.to_string();
+        block_on(async move { store.delete_dir(&p).await })?.map_err(|e| store_err(&self.location(prefix), e))?;
+        Ok(true)
+    }
+
+    fn ensure_writable(&self) -> Result<()> {
+        if self.read_only()? {
+            return Err(Error::ReadOnly(format!(
+                "{}: a read-only session (tags and snapshots are read-only; open a branch to write)",
+                self.what()
+            )));
+        }
+        Ok(())
+    }
+
+    fn exists(&self, key: &str) -> Result<bool> {
+        Ok(match self.resolve(key)? {
+            Resolved::Absent => false,
+            Resolved::Metadata => {
+                let store = self.store.clone();
+                let k = key.to_string();
+                block_on(async move { store.exists(&k).await })?.map_err(|e| store_err(&self.what_of(key), e))?
+            }
+            _ => true,
+        })
+    }
+
+    fn list_dir(&self, prefix: &str) -> Result<DirListing> {
+        let store = self.store.clone();
+        let p = prefix.to_string();
+        let items = block_on(async move {
+            match store.list_dir_items(&p).await {
+                Ok(stream) => stream.try_collect::<Vec<_>>().await,
+                Err(e) => Err(e),
+            }
+        })?;
+        let items = match items {
+            Ok(i) => i,
+            Err(e) if matches!(e.kind, StoreErrorKind::BadKeyPrefix { .. } | StoreErrorKind::NotFound(_)) => Vec::new(),
+            Err(e) => return Err(store_err(&self.location(prefix), e)),
+        };
+        let mut out = DirListing::default();
+        for i in items {
+            match i {
+                ListDirItem::Key(k) => out.keys.push(k),
+                ListDirItem::Prefix(p) => out.prefixes.push(p),
+            }
+        }
+        Ok(out.sorted())
+    }
+
+    fn bytes_read(&self) -> u64 {
+        self.bytes_read.load(Ordering::Relaxed)
+    }
+
+    fn location(&self, key: &str) -> String {
+        format!("icechunk://{}!/{key}?{}", self.repo_path.display(), self.version.query())
+    }
+
+    fn transaction(&self) -> Option<&dyn Transaction> {
+        Some(self)
+    }
+}
+
+impl Transaction for IcechunkStore {
+    fn commit(&self, message: &str, on_conflict: OnConflict) -> Result<String> {
+        let Version::Branch(branch) = &self.version else {
+            return Err(Error::ReadOnly(format!("{}: a read-only session cannot commit (only a branch can)", self.what())));
+        };
+        self.ensure_writable()?;
+        let what = format!("commit to {}", self.what());
+        let _lock = self.repo_lock()?;
+        let (s, repo, message, branch) = (self.session(), self.repo.clone(), message.to_string(), branch.clone());
+        let w = what.clone();
+        block_on(async move {
+            let mut session = s.write().await;
+            let res = match on_conflict {
+                OnConflict::Fail => session.commit(message).execute().await,
+                OnConflict::Rebase => {
+                    let solver = icechunk::conflicts::detector::ConflictDetector;
+                    session.commit(message).rebase(&solver, 3).execute().await
+                }
+            };
+            let id = match res {
+                Ok(id) => id,
+                Err(e) => {
+                    let conflict = class_session(&e.kind) == Class::Conflict;
+                    let err = session_err(&w, e);
+                    return Err(if conflict {
+                        err.map_message(|m| {
+                            format!("{m} (another writer committed to the branch since this session began; the changes are kept: discard them and redo, or commit with ZARR_ICECHUNK_REBASE)")
+                        })
+                    } else {
+                        err
+                    });
+                }
+            };
+            // The committed session is read-only from now on: continue in a fresh one.
+            *session = repo.writable_session(&branch).await.map_err(|e| repo_err(&w, e))?;
+            Ok(id.to_string())
+        })?
+    }
+
+    fn discard(&self) -> Result<()> {
+        let Version::Branch(branch) = &self.version else {
+            return Ok(());
+        };
+        let (s, repo, branch, what) = (self.session(), self.repo.clone(), branch.clone(), self.what());
+        block_on(async move {
+            let mut session = s.write().await;
+            match repo.writable_session(&branch).await {
+                Ok(fresh) => *session = fresh,
+                Err(e) if class_repo(&e.kind) == Class::ReadOnly => {}
+                Err(e) => return Err(repo_err(&what, e)),
+            }
+            Ok(())
+        })?
+    }
+
+    fn has_changes(&self) -> Result<bool> {
+        let s = self.session();
+        block_on(async move { s.read().await.has_uncommitted_changes() })
+    }
+
+    fn snapshot_id(&self) -> Result<String> {
+        let s = self.session();
+        block_on(async move { s.read().await.snapshot_id().to_string() })
+    }
+}
+
+/// Which reference [`create_ref`] makes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RefKind {
+    /// A tag (immutable).
+    Tag,
+    /// A branch.
+    Branch,
+}
+
+/// Creates the tag or branch `name` in the repository named by `location` (an `icechunk://` location
+/// without the scheme), at snapshot `snapshot` or, when `None`, at the snapshot the location's version
+/// names (a branch's tip, a tag's snapshot). Returns the snapshot id.
+pub fn create_ref(location: &str, options: &StoreOptions, kind: RefKind, name: &str, snapshot: Option<&str>) -> Result<String> {
+    let loc = icechunk_location::parse(location)?;
+    if name.is_empty() {
+        return Err(Error::InvalidArgument("the tag or branch name is empty".into()));
+    }
+    let repo = Arc::new(open_repository(&loc.repo, &authorized(options))?);
+    let what = format!(
+        "creating {} '{name}' in {}",
+        if kind == RefKind::Tag { "tag" } else { "branch" },
+        describe(&loc.repo, &loc.version)
+    );
+    let _lock = RepoLock::take(&loc.repo)?;
+    let (name, snapshot) = (name.to_string(), snapshot.map(str::to_string));
+    block_on(async move {
+        let id = match snapshot {
+            Some(s) => SnapshotId::try_from(s.as_str())
+                .map_err(|_| Error::InvalidArgument(format!("{what}: '{s}' is not a snapshot id (20 base32 characters)")))?,
+            None => {
+                let v = match &loc.version {
+                    Version::Branch(b) => VersionInfo::BranchTipRef(b.clone()),
+                    Version::Tag(t) => VersionInfo::TagRef(t.clone()),
+                    Version::Snapshot(s) => VersionInfo::SnapshotId(
+                        SnapshotId::try_from(s.as_str())
+                            .map_err(|_| Error::InvalidArgument(format!("{what}: '{s}' is not a snapshot id")))?,
+                    ),
+                };
+                repo.resolve_version(&v).await.map_err(|e| repo_err(&what, e))?
+            }
+        };
+        let r = match kind {
+            RefKind::Tag => repo.create_tag(&name, &id).await,
+            RefKind::Branch => repo.create_branch(&name, &id).await,
+        };
+        r.map_err(|e| repo_err(&what, e))?;
+        Ok(id.to_string())
+    })?
+}
+
+/// Creates an empty Icechunk repository (its first snapshot, branch `main`) in the directory named
+/// by `location` (an `icechunk://` location without the scheme, no version or node), which must not
+/// exist or be empty. Returns the first snapshot's id.
+pub fn create_repository(location: &str) -> Result<String> {
+    let loc = icechunk_location::parse(location)?;
+    if !loc.node.is_empty() || location.contains('?') {
+        return Err(Error::InvalidArgument(format!(
+            "icechunk://{location}: a new repository is named by its directory only (no node, no version)"
+        )));
+    }
+    let what = format!("creating icechunk repository {}", loc.repo.display());
+    if let Ok(mut d) = std::fs::read_dir(&loc.repo) {
+        if d.next().is_some() {
+            return Err(Error::Exists(format!("{what}: the directory is not empty")));
+        }
+    }
+    let p = loc.repo.clone();
+    block_on(async move {
+        let storage = icechunk::new_local_filesystem_storage(&p)
+            .await
+            .map_err(|e| classify(class_storage(&e.kind), &what, e.kind.to_string()))?;
+        let repo = Repository::create(storage).execute().await.map_err(|e| repo_err(&what, e))?;
+        let id = repo.lookup_branch(icechunk_location::DEFAULT_BRANCH).await.map_err(|e| repo_err(&what, e))?;
+        Ok(id.to_string())
+    })?
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chunk_keys() {
+        assert_eq!(chunk_key("c/0/12"), Some(("", vec![0, 12])));
+        assert_eq!(chunk_key("a/b/c/3"), Some(("a/b", vec![3])));
+        assert_eq!(chunk_key("a/c/b/c/3/4"), Some(("a/c/b", vec![3, 4])));
+        assert_eq!(chunk_key("c"), Some(("", vec![])));
+        assert_eq!(chunk_key("x/c"), Some(("x", vec![])));
+        assert_eq!(chunk_key("a/zarr.json"), None);
+        assert_eq!(chunk_key("a/0.0"), None);
+        assert_eq!(chunk_key("a/c/x"), None);
+        assert_eq!(chunk_key("a/c/+1"), None);
+        assert_eq!(chunk_key("a/c/99999999999"), None);
+    }
+}
