@@ -173,9 +173,9 @@ impl Consolidated {
 }
 
 fn read_json(store: &dyn Store, key: &str) -> Result<Option<Value>> {
-    match store.get_limited(key, crate::store::ReadLimit::metadata())? {
+    match store.get_limited(key, crate::store::ReadLimit::metadata(store.max_metadata_bytes()))? {
         None => Ok(None),
-        Some(bytes) => metadata::parse_json_at(&bytes, key).map(Some).map_err(|e| e.context(store.location(key))),
+        Some(bytes) => metadata::parse_json_at(&bytes, key, store.max_metadata_bytes()).map(Some).map_err(|e| e.context(store.location(key))),
     }
 }
 

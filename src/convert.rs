@@ -33,11 +33,11 @@ pub fn v2_to_v3(store: &dyn Store, path: &str) -> Result<()> {
     if store.exists(&node::v3_key(&path))? {
         return Err(Error::Exists(format!("{where_} already has Zarr v3 metadata (zarr.json)")));
     }
-    let bytes = store.get_limited(&zarray, crate::store::ReadLimit::metadata())?.ok_or_else(|| Error::NotFound(format!("no Zarr v2 array at {where_} (no .zarray)")))?;
-    let doc = metadata::parse_json(&bytes).map_err(|e| e.context(store.location(&zarray)))?;
-    let attrs = match store.get_limited(&node::key(&path, ".zattrs"), crate::store::ReadLimit::metadata())? {
+    let bytes = store.get_limited(&zarray, crate::store::ReadLimit::metadata(store.max_metadata_bytes()))?.ok_or_else(|| Error::NotFound(format!("no Zarr v2 array at {where_} (no .zarray)")))?;
+    let doc = metadata::parse_json_at(&bytes, &zarray, store.max_metadata_bytes()).map_err(|e| e.context(store.location(&zarray)))?;
+    let attrs = match store.get_limited(&node::key(&path, ".zattrs"), crate::store::ReadLimit::metadata(store.max_metadata_bytes()))? {
         None => Map::new(),
-        Some(b) => match metadata::parse_json_at(&b, ".zattrs")? {
+        Some(b) => match metadata::parse_json_at(&b, ".zattrs", store.max_metadata_bytes())? {
             Value::Object(m) => m,
             _ => return Err(Error::Metadata(".zattrs is not a JSON object".into())),
         },

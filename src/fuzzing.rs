@@ -174,7 +174,7 @@ pub fn metadata_v3(data: &[u8]) {
 }
 
 fn attributes(bytes: Option<&[u8]>) -> Map<String, Value> {
-    match bytes.and_then(|b| metadata::parse_json_at(b, ".zattrs").ok()) {
+    match bytes.and_then(|b| metadata::parse_json_at(b, ".zattrs", crate::limits::max_metadata_bytes()).ok()) {
         Some(Value::Object(m)) => m,
         _ => Map::new(),
     }

@@ -7,6 +7,8 @@
 //! - a metadata document over the metadata ceiling (64 MiB): a sparse 8 GiB `zarr.json`, `.zarray`,
 //!   `.zattrs` or `.zmetadata` and a real 65 MiB one are `Error::Memory` naming the ceiling, read not at
 //!   all (sparse) or not parsed;
+//! - the store option `max_metadata_bytes` sets the ceiling of one store of any kind (filesystem, zip,
+//!   memory), over `ZARR_MAX_METADATA_BYTES`, for the size and the JSON values of its documents;
 //! - a document of 2 million bare `NaN` tokens (8 MB) is `Error::Memory` before parsing (more JSON values
 //!   than the ceiling allows, one per 128 bytes of it); 500 000 of them open, within a bounded peak;
 //! - a chunk file extended (sparse) to 8 GiB is `Error::Codec` before it is read, for a compressed chunk,
@@ -125,6 +127,103 @@ fn metadata_over_the_ceiling_is_refused() {
     let peak = capped("metadata_over_the_ceiling_is_refused", case_metadata_ceiling);
     // The 65 MiB text is built and written by the case itself (one copy, its doubling growth, one read
     // back); nothing else may come near the claimed sizes.
+    assert!(peak < 400 << 20, "peak {peak}");
+}
+
+/// A group document of about `len` bytes whose attribute `list` holds strings of 1000 bytes (few JSON
+/// values for its size), with the number of strings.
+fn group_document(len: usize) -> (Vec<u8>, usize) {
+    let mut doc = br#"{"zarr_format": 3, "node_type": "group", "attributes": {"list": ["#.to_vec();
+    let item = format!("\"{}\"", "x".repeat(998));
+    let mut n = 0;
+    while doc.len() < len {
+        if n > 0 {
+            doc.push(b',');
+        }
+        doc.extend_from_slice(item.as_bytes());
+        n += 1;
+    }
+    doc.extend_from_slice(b"]}}");
+    (doc, n)
+}
+
+/// Opens the group at `location` with the store option `max_metadata_bytes` (when given).
+fn open_with_ceiling(location: &str, ceiling: Option<u64>) -> zarr::Result<Group> {
+    let mut o = zarr::store::StoreOptions::new();
+    if let Some(c) = ceiling {
+        o.set("max_metadata_bytes", &c.to_string())?;
+    }
+    Group::open(zarr::store::open_location_with(location, &o)?, "", false)
+}
+
+fn case_ceiling_option() {
+    // The process-wide ceiling, 1 MiB, from the environment (read on first use, in this child alone).
+    std::env::set_var("ZARR_MAX_METADATA_BYTES", (1u64 << 20).to_string());
+    let d = scratch("ceiling-option");
+    let (doc, n) = group_document(2 << 20);
+    // A v3 group, a v2 group with a 2 MiB .zattrs and one with a 2 MiB .zmetadata, on the filesystem.
+    write(&d.join("v3/zarr.json"), &doc);
+    write(&d.join("v2/.zgroup"), r#"{"zarr_format": 2}"#);
+    let mut attrs = br#"{"list": ["#.to_vec();
+    attrs.extend_from_slice(&doc[doc.iter().position(|&b| b == b'[').unwrap() + 1..doc.len() - 1]);
+    write(&d.join("v2/.zattrs"), &attrs);
+    write(&d.join("v2c/.zgroup"), r#"{"zarr_format": 2}"#);
+    let mut zmeta = br#"{"zarr_consolidated_format": 1, "metadata": {".zgroup": {"zarr_format": 2}, ".zattrs": "#.to_vec();
+    zmeta.extend_from_slice(&attrs);
+    zmeta.extend_from_slice(b"}}");
+    write(&d.join("v2c/.zmetadata"), &zmeta);
+    // The same v3 group in a zip archive and in a named memory store.
+    let zip_path = d.join("g.zip");
+    {
+        use std::io::Write;
+        let mut w = zip::ZipWriter::new(std::fs::File::create(&zip_path).unwrap());
+        let o = zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Deflated);
+        w.start_file("zarr.json", o).unwrap();
+        w.write_all(&doc).unwrap();
+        w.finish().unwrap();
+    }
+    zarr::store::open_location("memory://ceiling-option").unwrap().set("zarr.json", &doc).unwrap();
+    let locations = [
+        format!("{}/v3", d.display()),
+        format!("file://{}/v2", d.display()),
+        format!("{}/v2c", d.display()),
+        format!("zip://{}", zip_path.display()),
+        "memory://ceiling-option".to_string(),
+    ];
+    for loc in &locations {
+        // The environment's 1 MiB: refused, the message naming both settings.
+        expect_err(loc, open_with_ceiling(loc, None), is_memory, "store option max_metadata_bytes or ZARR_MAX_METADATA_BYTES");
+        // The store option wins over the environment, both ways.
+        let g = open_with_ceiling(loc, Some(4 << 20)).unwrap_or_else(|e| panic!("{loc}: {e}"));
+        if !loc.ends_with("v2c") {
+            // (v2c's group attributes are its own .zattrs, absent; the 2 MiB is its .zmetadata.)
+            assert_eq!(g.attributes()["list"].as_array().unwrap().len(), n, "{loc}");
+        }
+        expect_err(loc, open_with_ceiling(loc, Some(64 << 10)), is_memory, "metadata ceiling of 65536 bytes");
+    }
+    // The ceiling bounds the JSON values too (one per 128 bytes): 200 KB of `1,` (100 000 values) is
+    // within a 1 MiB ceiling by size but not by values; a 16 MiB ceiling allows them.
+    let mut ones = br#"{"zarr_format": 3, "node_type": "group", "attributes": {"list": [1"#.to_vec();
+    for _ in 1..100_000 {
+        ones.extend_from_slice(b",1");
+    }
+    ones.extend_from_slice(b"]}}");
+    write(&d.join("ones/zarr.json"), &ones);
+    let ones_loc = format!("{}/ones", d.display());
+    expect_err("values", open_with_ceiling(&ones_loc, Some(1 << 20)), is_memory, "JSON values");
+    assert_eq!(open_with_ceiling(&ones_loc, Some(16 << 20)).unwrap().attributes()["list"].as_array().unwrap().len(), 100_000);
+    // Out of range or malformed: refused when set.
+    let mut o = zarr::store::StoreOptions::new();
+    for bad in ["0", "-1", "1e6", &((1u64 << 48) + 1).to_string()] {
+        assert!(matches!(o.set("max_metadata_bytes", bad), Err(Error::InvalidArgument(_))), "{bad}");
+    }
+    zarr::store::memory::remove_named("ceiling-option").unwrap();
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
+fn the_store_option_max_metadata_bytes_wins_over_the_environment() {
+    let peak = capped("the_store_option_max_metadata_bytes_wins_over_the_environment", case_ceiling_option);
     assert!(peak < 400 << 20, "peak {peak}");
 }
 

@@ -134,19 +134,20 @@ pub struct GroupMetadata {
 /// `-Infinity` that Python's `json` module writes are accepted in attributes and fill values (see
 /// [`json_text`]).
 pub fn parse_json(bytes: &[u8]) -> Result<Value> {
-    parse_json_scoped(bytes, json_text::Scope::AttributesAndFillValues)
+    parse_json_scoped(bytes, json_text::Scope::AttributesAndFillValues, crate::limits::max_metadata_bytes())
 }
 
 /// [`parse_json`] for the document stored at `key`: an attributes document (v2 `.zattrs`, v1
-/// `attrs`) accepts the bare tokens anywhere.
-pub fn parse_json_at(bytes: &[u8], key: &str) -> Result<Value> {
+/// `attrs`) accepts the bare tokens anywhere. `ceiling` is the metadata ceiling of the store it came
+/// from ([`crate::store::Store::max_metadata_bytes`]).
+pub fn parse_json_at(bytes: &[u8], key: &str, ceiling: u64) -> Result<Value> {
     let name = key.rsplit('/').next().unwrap_or(key);
     let scope = if name == ".zattrs" || name == "attrs" { json_text::Scope::Anywhere } else { json_text::Scope::AttributesAndFillValues };
-    parse_json_scoped(bytes, scope)
+    parse_json_scoped(bytes, scope, ceiling)
 }
 
-fn parse_json_scoped(bytes: &[u8], scope: json_text::Scope) -> Result<Value> {
-    check_parse_size(bytes)?;
+fn parse_json_scoped(bytes: &[u8], scope: json_text::Scope, ceiling: u64) -> Result<Value> {
+    check_parse_size(bytes, ceiling)?;
     let v: Value = json_text::parse(bytes, scope).map_err(|e| Error::Metadata(format!("invalid JSON: {e}")))?;
     if !v.is_object() {
         return Err(Error::Metadata("the metadata document is not a JSON object".into()));
@@ -154,24 +155,24 @@ fn parse_json_scoped(bytes: &[u8], scope: json_text::Scope) -> Result<Value> {
     Ok(v)
 }
 
-/// Fails with [`Error::Memory`] when a metadata text is over the metadata ceiling, or holds so many
-/// JSON values that parsing it would take more memory than the ceiling allows
+/// Fails with [`Error::Memory`] when a metadata text is over the metadata ceiling `max`, or holds so
+/// many JSON values that parsing it would take more memory than the ceiling allows
 /// ([`crate::limits::max_metadata_values`]): refused before parsing, so that a document of a few
 /// megabytes of `NaN,` cannot take gigabytes.
-fn check_parse_size(bytes: &[u8]) -> Result<()> {
-    let max = crate::limits::max_metadata_bytes();
+fn check_parse_size(bytes: &[u8], max: u64) -> Result<()> {
+    use crate::limits::METADATA_CEILING_SETTING;
     if bytes.len() as u64 > max {
         return Err(Error::Memory(format!(
-            "the metadata document is {} bytes, over the metadata ceiling of {max} bytes (ZARR_MAX_METADATA_BYTES; docs/limits.md)",
+            "the metadata document is {} bytes, over the metadata ceiling of {max} bytes ({METADATA_CEILING_SETTING})",
             bytes.len()
         )));
     }
     let values = json_text::count_values(bytes);
-    let max_values = crate::limits::max_metadata_values();
+    let max_values = crate::limits::max_metadata_values(max);
     if values > max_values {
         return Err(Error::Memory(format!(
             "the metadata document holds about {values} JSON values, more than the {max_values} that the metadata ceiling \
-             of {max} bytes allows (one per {} bytes; ZARR_MAX_METADATA_BYTES; docs/limits.md)",
+             of {max} bytes allows (one per {} bytes; {METADATA_CEILING_SETTING})",
             crate::limits::METADATA_BYTES_PER_VALUE
         )));
     }

@@ -3,7 +3,8 @@
 //! with `zarr_store_options_*` (src/ffi/store_options.rs) and pass them to the `*_with_options` calls;
 //! [`super::open_location_with`] hands them to the store the location names. Local stores ignore them,
 //! except `confine`, which the filesystem store reads (every access below its root, see
-//! [`super::filesystem::FilesystemStore::with_confine`]).
+//! [`super::filesystem::FilesystemStore::with_confine`]), and `max_metadata_bytes`, the metadata
+//! ceiling of a store of any kind (see [`super::Store::max_metadata_bytes`]).
 
 use crate::error::{Error, Result};
 use std::collections::BTreeMap;
@@ -27,6 +28,7 @@ pub const KEYS: &[(&str, &str)] = &[
     ("multipart_threshold", "values larger than this many bytes are uploaded in parts (default 16 MiB, >= 5 MiB)"),
     ("confine", "true: a filesystem store never reads, writes, lists, locks, deletes or moves anything outside its root: a symbolic link leading out of it is refused (ZARR_ERR_IO); for stores from untrusted sources (default false, or ZARR_CONFINE=1)"),
     ("multipart_part_size", "bytes per part of a multipart upload, all parts in flight at once up to max_concurrency (default 8 MiB, 5 MiB..=5 GiB)"),
+    ("max_metadata_bytes", "the metadata ceiling of this store: the most bytes one metadata document (zarr.json, .zarray, .zattrs, .zmetadata, ...) may have, checked before it is read (ZARR_ERR_MEMORY); also bounds its JSON values, one per 128 bytes (default ZARR_MAX_METADATA_BYTES, else 64 MiB; 1..=2^48; docs/limits.md)"),
     ("reference_target", "reference:// locations: the target URL of references whose URL is null (fsspec's default target)"),
 ];
 
@@ -80,6 +82,9 @@ impl StoreOptions {
             }
             "max_concurrency" => {
                 parse_uint(key, value, 1, 1024)?;
+            }
+            "max_metadata_bytes" => {
+                parse_uint(key, value, 1, 1 << 48)?;
             }
             "multipart_threshold" | "multipart_part_size" => {
                 parse_uint(key, value, 5 << 20, 5 << 30)?;
