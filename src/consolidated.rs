@@ -141,8 +141,8 @@ impl Consolidated {
         let ctx = |e: Error| e.context(format!("{} (consolidated metadata)", node::describe(store, path)));
         Ok(Some(match entry {
             Entry::V3(doc) => match v3::node_type(doc).map_err(ctx)? {
-                v3::NodeType::Array => NodeMetadata::Array(v3::parse_array(doc).map_err(ctx)?),
-                v3::NodeType::Group => NodeMetadata::Group(v3::parse_group(doc).map_err(ctx)?),
+                v3::NodeType::Array => NodeMetadata::Array(v3::parse_array(doc.clone()).map_err(ctx)?),
+                v3::NodeType::Group => NodeMetadata::Group(v3::parse_group(doc.clone()).map_err(ctx)?),
             },
             Entry::V2 { kind, doc, attrs } => {
                 let attrs = match attrs {

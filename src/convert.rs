@@ -45,7 +45,7 @@ pub fn v2_to_v3(store: &dyn Store, path: &str) -> Result<()> {
     let meta = v2::parse_array(&doc, attrs.clone()).map_err(|e| e.context(store.location(&zarray)))?;
     let v3doc = v3_document(&doc, &meta, attrs).map_err(|e| e.context(format!("cannot convert {where_} to Zarr v3")))?;
     // The new document must describe exactly the same chunks.
-    let check = v3::parse_array(&v3doc)?;
+    let check = v3::parse_array(v3doc.clone())?;
     if check.shape != meta.shape || check.chunk_shape() != meta.chunk_shape() || check.data_type != meta.data_type || check.fill_value != meta.fill_value {
         return Err(Error::Internal("v2 -> v3 conversion produced a different array description".into()));
     }

@@ -162,12 +162,12 @@ pub fn metadata_v3(data: &[u8]) {
     let Ok(doc) = parse_json(data) else { return };
     match metadata::v3::node_type(&doc) {
         Ok(metadata::v3::NodeType::Array) => {
-            if let Ok(m) = metadata::v3::parse_array(&doc) {
+            if let Ok(m) = metadata::v3::parse_array(doc) {
                 exercise_array(&m);
             }
         }
         Ok(metadata::v3::NodeType::Group) => {
-            let _ = metadata::v3::parse_group(&doc);
+            let _ = metadata::v3::parse_group(doc);
         }
         Err(_) => {}
     }

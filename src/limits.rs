@@ -14,9 +14,10 @@ pub const MAX_METADATA_BYTES: u64 = 64 << 20;
 
 /// Bytes of the metadata ceiling per JSON value a document may hold. A parsed JSON value takes about
 /// 110 bytes (serde_json's `Value` with ordered objects, a number kept as its text), and opening a node
-/// holds up to three copies of its document for a moment (the parsed document, the attributes, the
-/// kept document), so a document within the ceiling of `C` bytes takes at most about `2.6 C` bytes
-/// while a node is opened, however its text is written (`[1,1,1,...]` or `NaN,NaN,...` included).
+/// holds its document once (the text until it is parsed, then the parsed values, the attributes taken
+/// out of the document rather than copied): its strings' bytes plus about 110 bytes per value, so a
+/// document within the ceiling of `C` bytes takes at most about `2.8 C` bytes (text included) while a
+/// node is opened, however its text is written (`[1,1,1,...]` or `NaN,NaN,...` included).
 pub const METADATA_BYTES_PER_VALUE: u64 = 128;
 
 /// The ceiling in force (0: not yet read from the environment).

@@ -187,8 +187,8 @@ pub fn open_node(store: &dyn Store, path: &str, want: Option<Want>, format: Opti
     if let Some(doc) = pf.doc(store, &k3)? {
         let ctx = |e: Error| e.context(store.location(&k3));
         let meta = match v3::node_type(&doc).map_err(ctx)? {
-            v3::NodeType::Array => NodeMetadata::Array(v3::parse_array(&doc).map_err(ctx)?),
-            v3::NodeType::Group => NodeMetadata::Group(v3::parse_group(&doc).map_err(ctx)?),
+            v3::NodeType::Array => NodeMetadata::Array(v3::parse_array(doc).map_err(ctx)?),
+            v3::NodeType::Group => NodeMetadata::Group(v3::parse_group(doc).map_err(ctx)?),
         };
         return Ok((Some(meta), pf));
     }

@@ -41,7 +41,9 @@ pub struct ArrayMetadata {
     pub dimension_names: Option<Vec<Option<String>>>,
     /// User attributes.
     pub attributes: Map<String, Value>,
-    /// The metadata document as stored.
+    /// The metadata document as stored, but for v3 its `attributes` member, which holds `null` (the
+    /// attributes are held once, in `attributes`; [`ArrayMetadata::document_with_attributes`] gives
+    /// the whole document).
     pub document: Value,
     /// `false` for a v2/v1 `null` fill value: missing chunks then read as zero bytes, and chunks are
     /// always stored (never dropped for equalling the fill value), since other readers leave missing
@@ -126,7 +128,9 @@ pub struct GroupMetadata {
     pub zarr_format: u8,
     /// User attributes.
     pub attributes: Map<String, Value>,
-    /// The metadata document as stored.
+    /// The metadata document as stored, but for v3 its `attributes` member, which holds `null` (the
+    /// attributes are held once, in `attributes`; [`ArrayMetadata::document_with_attributes`] gives
+    /// the whole document).
     pub document: Value,
 }
 
@@ -184,11 +188,16 @@ pub fn to_bytes(doc: &Value) -> Vec<u8> {
     serde_json::to_vec_pretty(doc).expect("a JSON value serialises")
 }
 
-/// Parses an `attributes` member (absent = empty); it must be an object.
-pub fn attributes_of(doc: &Map<String, Value>) -> Result<Map<String, Value>> {
-    match doc.get("attributes") {
+/// Takes the `attributes` member (absent = empty; it must be an object) out of a v3 document, leaving
+/// `null` in its place, so that the attributes are held once (a document's attributes may be most of
+/// its size) and [`ArrayMetadata::document_with_attributes`] puts them back where they were.
+pub fn take_attributes(doc: &mut Map<String, Value>) -> Result<Map<String, Value>> {
+    match doc.get_mut("attributes") {
         None => Ok(Map::new()),
-        Some(Value::Object(m)) => Ok(m.clone()),
+        Some(v) if v.is_object() => match std::mem::take(v) {
+            Value::Object(m) => Ok(m),
+            _ => unreachable!("checked to be an object"),
+        },
         Some(v) => Err(Error::Metadata(format!("attributes must be an object, got {v}"))),
     }
 }
