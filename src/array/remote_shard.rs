@@ -70,7 +70,7 @@ impl ShardIndexCache {
 impl Array {
     /// Decodes the part of the shard at `key` that `part` selects into `dest`, from a remote store.
     pub(super) fn read_shard_remote(&self, key: &str, shard: &ShardingCodec, part: &ChunkPart, dest: Dest) -> Result<()> {
-        let whole = part.local.project(shard.inner_grid()).len() * 2 >= shard.num_inner_chunks();
+        let whole = part.local.project(shard.inner_grid())?.len() * 2 >= shard.num_inner_chunks();
         // A kept index first. When the shard changed since, the conditional reads fail and the shard is
         // reopened: a new version (replaced in between) is read again, the same version ends the read
         // with the error.
