@@ -126,6 +126,33 @@ static void links(const char *tmp) {
     CHECK(is_link(at(root, "par")));
     CHECK_OK(zarr_group_close(g));
 
+    /* Chunk deletes done by writes never follow a link either: a chunk directory linking outside (whose
+     * `0` looks like chunk 0), a write of fill values (which deletes the chunk), zarr_erase_chunk and a
+     * resize are refused, nothing outside deleted, the shape unchanged. */
+    {
+        int32_t fill[4] = {-1, -1, -1, -1};
+        uint64_t c0[1] = {0}, four[1] = {4}, shape[1] = {0};
+        CHECK_OK(zarr_create(at(root, "fillarr"), META, &a));
+        CHECK(symlink(outside, at(root, "fillarr/c")) == 0);
+        CHECK_STATUS(zarr_write_region(a, st, ct4, fill, sizeof fill), ZARR_ERR_IO);
+        CHECK_MSG("symbolic link");
+        CHECK_STATUS(zarr_array_erase_chunk(a, c0), ZARR_ERR_IO);
+        CHECK_OK(zarr_close(a));
+        snprintf(p, sizeof p, "%s/1", outside);
+        CHECK(t_write_file(p, "BBBBBBBBBBBBBBBB", 16) == 0);
+        CHECK_OK(zarr_open(at(root, "fillarr"), ZARR_READ_WRITE, &a));
+        CHECK_STATUS(zarr_array_resize(a, four, 1), ZARR_ERR_IO);
+        CHECK_OK(zarr_close(a));
+        CHECK_OK(zarr_open(at(root, "fillarr"), ZARR_READ, &a));
+        CHECK_OK(zarr_array_shape(a, shape, 1));
+        CHECK(shape[0] == 8);
+        CHECK_OK(zarr_close(a));
+        CHECK(t_exists(p));
+        CHECK(unlink(p) == 0);
+        CHECK(outside_intact(outside));
+        CHECK(is_link(at(root, "fillarr/c")));
+    }
+
     /* Default mode reads through a linked chunk; ZARR_CONFINE=1 refuses it (and the write). */
     CHECK_OK(zarr_open(at(root, "real"), ZARR_READ_WRITE, &a));
     CHECK_OK(zarr_write_region(a, st, ct, vals, sizeof vals));

@@ -379,6 +379,11 @@ typedef struct zarr_node_list zarr_node_list;
  * - `icechunk_authorize_virtual` (`icechunk://` locations): the URL prefixes, comma-separated, of
  *   the repository's virtual chunk containers whose files may be read (Icechunk's
  *   `authorize_virtual_chunk_access`). A virtual chunk outside them is ZARR_ERR_IO. Since: 0.4.
+ * - `max_metadata_bytes` (every kind of store; default ZARR_MAX_METADATA_BYTES, else 64 MiB;
+ *   1 to 2^48; Since: 0.4): the metadata ceiling of the opened store, the most bytes one metadata
+ *   document read from it (`zarr.json`, `.zarray`, `.zattrs`, `.zmetadata`, ...) may have; it also
+ *   bounds the document's JSON values (one per 128 bytes). A larger document is ZARR_ERR_MEMORY
+ *   before it is read (docs/limits.md). It wins over ZARR_MAX_METADATA_BYTES for this store only.
  * - `confine` (filesystem stores; default `false`, or `true` when the environment has
  *   ZARR_CONFINE=1; Since: 0.4): `true` confines every access (read, write, listing, lock file,
  *   delete, move) to the store's root directory, for stores from untrusted sources. A symbolic link
@@ -525,7 +530,8 @@ void zarr_string_free(char *s);
  * @returns ZARR_OK; ZARR_ERR_INVALID_ARGUMENT (NULL argument, bad mode); ZARR_ERR_NOT_FOUND (no array
  *          there, or a group); ZARR_ERR_METADATA (malformed metadata); ZARR_ERR_UNSUPPORTED (unknown
  *          codec, data type or extension); ZARR_ERR_IO; ZARR_ERR_MEMORY (a metadata document over the
- *          metadata ceiling, `ZARR_MAX_METADATA_BYTES`, default 64 MiB: docs/limits.md; since 0.4).
+ *          metadata ceiling: the store option `max_metadata_bytes`, else `ZARR_MAX_METADATA_BYTES`,
+ *          default 64 MiB: docs/limits.md; since 0.4).
  * Thread-safe. Since: 0.1.
  *
  * # Safety

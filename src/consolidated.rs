@@ -141,8 +141,8 @@ impl Consolidated {
         let ctx = |e: Error| e.context(format!("{} (consolidated metadata)", node::describe(store, path)));
         Ok(Some(match entry {
             Entry::V3(doc) => match v3::node_type(doc).map_err(ctx)? {
-                v3::NodeType::Array => NodeMetadata::Array(v3::parse_array(doc).map_err(ctx)?),
-                v3::NodeType::Group => NodeMetadata::Group(v3::parse_group(doc).map_err(ctx)?),
+                v3::NodeType::Array => NodeMetadata::Array(v3::parse_array(doc.clone()).map_err(ctx)?),
+                v3::NodeType::Group => NodeMetadata::Group(v3::parse_group(doc.clone()).map_err(ctx)?),
             },
             Entry::V2 { kind, doc, attrs } => {
                 let attrs = match attrs {
@@ -173,9 +173,9 @@ impl Consolidated {
 }
 
 fn read_json(store: &dyn Store, key: &str) -> Result<Option<Value>> {
-    match store.get_limited(key, crate::store::ReadLimit::metadata())? {
+    match store.get_limited(key, crate::store::ReadLimit::metadata(store.max_metadata_bytes()))? {
         None => Ok(None),
-        Some(bytes) => metadata::parse_json_at(&bytes, key).map(Some).map_err(|e| e.context(store.location(key))),
+        Some(bytes) => metadata::parse_json_at(&bytes, key, store.max_metadata_bytes()).map(Some).map_err(|e| e.context(store.location(key))),
     }
 }
 

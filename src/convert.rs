@@ -33,11 +33,11 @@ pub fn v2_to_v3(store: &dyn Store, path: &str) -> Result<()> {
     if store.exists(&node::v3_key(&path))? {
         return Err(Error::Exists(format!("{where_} already has Zarr v3 metadata (zarr.json)")));
     }
-    let bytes = store.get_limited(&zarray, crate::store::ReadLimit::metadata())?.ok_or_else(|| Error::NotFound(format!("no Zarr v2 array at {where_} (no .zarray)")))?;
-    let doc = metadata::parse_json(&bytes).map_err(|e| e.context(store.location(&zarray)))?;
-    let attrs = match store.get_limited(&node::key(&path, ".zattrs"), crate::store::ReadLimit::metadata())? {
+    let bytes = store.get_limited(&zarray, crate::store::ReadLimit::metadata(store.max_metadata_bytes()))?.ok_or_else(|| Error::NotFound(format!("no Zarr v2 array at {where_} (no .zarray)")))?;
+    let doc = metadata::parse_json_at(&bytes, &zarray, store.max_metadata_bytes()).map_err(|e| e.context(store.location(&zarray)))?;
+    let attrs = match store.get_limited(&node::key(&path, ".zattrs"), crate::store::ReadLimit::metadata(store.max_metadata_bytes()))? {
         None => Map::new(),
-        Some(b) => match metadata::parse_json_at(&b, ".zattrs")? {
+        Some(b) => match metadata::parse_json_at(&b, ".zattrs", store.max_metadata_bytes())? {
             Value::Object(m) => m,
             _ => return Err(Error::Metadata(".zattrs is not a JSON object".into())),
         },
@@ -45,7 +45,7 @@ pub fn v2_to_v3(store: &dyn Store, path: &str) -> Result<()> {
     let meta = v2::parse_array(&doc, attrs.clone()).map_err(|e| e.context(store.location(&zarray)))?;
     let v3doc = v3_document(&doc, &meta, attrs).map_err(|e| e.context(format!("cannot convert {where_} to Zarr v3")))?;
     // The new document must describe exactly the same chunks.
-    let check = v3::parse_array(&v3doc)?;
+    let check = v3::parse_array(v3doc.clone())?;
     if check.shape != meta.shape || check.chunk_shape() != meta.chunk_shape() || check.data_type != meta.data_type || check.fill_value != meta.fill_value {
         return Err(Error::Internal("v2 -> v3 conversion produced a different array description".into()));
     }

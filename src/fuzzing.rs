@@ -162,19 +162,19 @@ pub fn metadata_v3(data: &[u8]) {
     let Ok(doc) = parse_json(data) else { return };
     match metadata::v3::node_type(&doc) {
         Ok(metadata::v3::NodeType::Array) => {
-            if let Ok(m) = metadata::v3::parse_array(&doc) {
+            if let Ok(m) = metadata::v3::parse_array(doc) {
                 exercise_array(&m);
             }
         }
         Ok(metadata::v3::NodeType::Group) => {
-            let _ = metadata::v3::parse_group(&doc);
+            let _ = metadata::v3::parse_group(doc);
         }
         Err(_) => {}
     }
 }
 
 fn attributes(bytes: Option<&[u8]>) -> Map<String, Value> {
-    match bytes.and_then(|b| metadata::parse_json_at(b, ".zattrs").ok()) {
+    match bytes.and_then(|b| metadata::parse_json_at(b, ".zattrs", crate::limits::max_metadata_bytes()).ok()) {
         Some(Value::Object(m)) => m,
         _ => Map::new(),
     }

@@ -60,7 +60,7 @@ impl Group {
                     None => None,
                     Some(bytes) => {
                         let ctx = |e: Error| e.context(store.location(&key));
-                        Some(Consolidated::from_v2(&path, &metadata::parse_json(&bytes).map_err(ctx)?).map_err(ctx)?)
+                        Some(Consolidated::from_v2(&path, &metadata::parse_json_at(&bytes, &key, store.max_metadata_bytes()).map_err(ctx)?).map_err(ctx)?)
                     }
                 }
             }

@@ -1,5 +1,6 @@
 //! Ceilings on what input may make the library read into memory (docs/limits.md): the metadata
-//! ceiling (`ZARR_MAX_METADATA_BYTES`, default 64 MiB) on a metadata document's size and on the JSON
+//! ceiling (the store option `max_metadata_bytes`, else `ZARR_MAX_METADATA_BYTES`, default 64 MiB;
+//! a store reports its own with [`crate::store::Store::max_metadata_bytes`]) on a metadata document's size and on the JSON
 //! values it may hold, and [`ReadLimit`], the most bytes one whole-value read of a store accepts (a
 //! metadata document: the ceiling; a chunk: the largest size any encoding of it can have), which
 //! every store enforces while it reads, so that a value longer than that is an error after at most
@@ -13,9 +14,10 @@ pub const MAX_METADATA_BYTES: u64 = 64 << 20;
 
 /// Bytes of the metadata ceiling per JSON value a document may hold. A parsed JSON value takes about
 /// 110 bytes (serde_json's `Value` with ordered objects, a number kept as its text), and opening a node
-/// holds up to three copies of its document for a moment (the parsed document, the attributes, the
-/// kept document), so a document within the ceiling of `C` bytes takes at most about `2.6 C` bytes
-/// while a node is opened, however its text is written (`[1,1,1,...]` or `NaN,NaN,...` included).
+/// holds its document once (the text until it is parsed, then the parsed values, the attributes taken
+/// out of the document rather than copied): its strings' bytes plus about 110 bytes per value, so a
+/// document within the ceiling of `C` bytes takes at most about `2.8 C` bytes (text included) while a
+/// node is opened, however its text is written (`[1,1,1,...]` or `NaN,NaN,...` included).
 pub const METADATA_BYTES_PER_VALUE: u64 = 128;
 
 /// The ceiling in force (0: not yet read from the environment).
@@ -47,10 +49,13 @@ pub fn set_max_metadata_bytes(n: u64) {
     METADATA_LIMIT.store(if n == 0 { MAX_METADATA_BYTES } else { n }, Ordering::Relaxed);
 }
 
-/// The most JSON values a metadata document may hold under the ceiling in force.
-pub fn max_metadata_values() -> u64 {
-    (max_metadata_bytes() / METADATA_BYTES_PER_VALUE).max(1024)
+/// The most JSON values a metadata document may hold under a metadata ceiling of `ceiling` bytes.
+pub fn max_metadata_values(ceiling: u64) -> u64 {
+    (ceiling / METADATA_BYTES_PER_VALUE).max(1024)
 }
+
+/// Where the metadata ceiling is set, for messages.
+pub const METADATA_CEILING_SETTING: &str = "store option max_metadata_bytes or ZARR_MAX_METADATA_BYTES; docs/limits.md";
 
 /// What a read is for, which decides what a value longer than its limit is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -71,9 +76,10 @@ pub struct ReadLimit {
 }
 
 impl ReadLimit {
-    /// A metadata document: at most the metadata ceiling.
-    pub fn metadata() -> ReadLimit {
-        ReadLimit { bytes: max_metadata_bytes(), kind: ReadKind::Metadata }
+    /// A metadata document under a metadata ceiling of `ceiling` bytes (a store's
+    /// [`crate::store::Store::max_metadata_bytes`]).
+    pub fn metadata(ceiling: u64) -> ReadLimit {
+        ReadLimit { bytes: ceiling, kind: ReadKind::Metadata }
     }
 
     /// A chunk (or shard) whose encodings are at most `bytes` long.
@@ -103,8 +109,7 @@ impl ReadLimit {
         };
         match self.kind {
             ReadKind::Metadata => Error::Memory(format!(
-                "{location}: the metadata document is {size}, over the metadata ceiling of {} bytes \
-                 (ZARR_MAX_METADATA_BYTES; docs/limits.md)",
+                "{location}: the metadata document is {size}, over the metadata ceiling of {} bytes ({METADATA_CEILING_SETTING})",
                 self.bytes
             )),
             ReadKind::Chunk => Error::Codec(format!(

@@ -57,7 +57,7 @@ pub fn attributes_key(path: &str, zarr_format: u8) -> Option<String> {
 }
 
 fn read_doc(store: &dyn Store, key: &str) -> Result<Option<Value>> {
-    match store.get_limited(key, ReadLimit::metadata())? {
+    match store.get_limited(key, ReadLimit::metadata(store.max_metadata_bytes()))? {
         None => Ok(None),
         Some(bytes) => parse_doc(store, key, &bytes).map(Some),
     }
@@ -65,7 +65,7 @@ fn read_doc(store: &dyn Store, key: &str) -> Result<Option<Value>> {
 
 /// The JSON document `bytes` stored at `key`.
 fn parse_doc(store: &dyn Store, key: &str, bytes: &[u8]) -> Result<Value> {
-    metadata::parse_json_at(bytes, key).map_err(|e| e.context(store.location(key)))
+    metadata::parse_json_at(bytes, key, store.max_metadata_bytes()).map_err(|e| e.context(store.location(key)))
 }
 
 /// The stored metadata document at `key` (e.g. to update one member under the metadata lock);
@@ -133,7 +133,7 @@ impl Prefetch {
         if n == 0 || keys.is_empty() {
             return Ok(());
         }
-        let got = crate::threads::io_scope(n, || crate::threads::try_map(keys, |k| Ok(store.get_limited(k, ReadLimit::metadata()))))?;
+        let got = crate::threads::io_scope(n, || crate::threads::try_map(keys, |k| Ok(store.get_limited(k, ReadLimit::metadata(store.max_metadata_bytes())))))?;
         self.0.extend(keys.iter().cloned().zip(got));
         Ok(())
     }
@@ -146,7 +146,7 @@ impl Prefetch {
     pub fn take(&mut self, store: &dyn Store, key: &str) -> Result<Option<Vec<u8>>> {
         match self.0.iter().position(|(k, _)| k == key) {
             Some(i) => self.0.swap_remove(i).1,
-            None => store.get_limited(key, ReadLimit::metadata()),
+            None => store.get_limited(key, ReadLimit::metadata(store.max_metadata_bytes())),
         }
     }
 
@@ -187,8 +187,8 @@ pub fn open_node(store: &dyn Store, path: &str, want: Option<Want>, format: Opti
     if let Some(doc) = pf.doc(store, &k3)? {
         let ctx = |e: Error| e.context(store.location(&k3));
         let meta = match v3::node_type(&doc).map_err(ctx)? {
-            v3::NodeType::Array => NodeMetadata::Array(v3::parse_array(&doc).map_err(ctx)?),
-            v3::NodeType::Group => NodeMetadata::Group(v3::parse_group(&doc).map_err(ctx)?),
+            v3::NodeType::Array => NodeMetadata::Array(v3::parse_array(doc).map_err(ctx)?),
+            v3::NodeType::Group => NodeMetadata::Group(v3::parse_group(doc).map_err(ctx)?),
         };
         return Ok((Some(meta), pf));
     }

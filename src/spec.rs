@@ -395,7 +395,7 @@ impl ArraySpec {
                     doc["dimension_names"] = json!(names);
                 }
                 // Normalise as Array::create does, so that this is exactly the stored document.
-                let meta = metadata::v3::parse_array(&doc)?;
+                let meta = metadata::v3::parse_array(doc.clone())?;
                 doc["codecs"] = meta.codecs.to_json();
                 Ok(doc)
             }

@@ -5,7 +5,8 @@
 //! Policies checked here (also in docs/stores.md, "Symbolic links and confined stores"):
 //! - deleting and moving never follow a symbolic link, in any mode: a link (a chunk directory, the
 //!   member itself) is removed or moved as a link, and a member below a directory that is a link is
-//!   refused with `Error::Io` before anything changes;
+//!   refused with `Error::Io` before anything changes; so is a chunk deleted by a write of fill
+//!   values, `erase_chunk` or a resize when a directory above it is a link and a value lies there;
 //! - by default reads and writes follow links (a chunk directory may live on another disk);
 //! - a confined store (`FilesystemStore::with_confine`, store option `confine`, `ZARR_CONFINE=1`)
 //!   refuses with `Error::Io` every read, write, listing, lock and move through a link that leaves
@@ -204,6 +205,49 @@ fn default_mode_follows_links_for_reads_and_writes() {
     assert_eq!(read_all(&Array::open(store.clone(), "a", false).unwrap()).unwrap(), data());
     assert_eq!(store.list_dir("a/c/").unwrap().keys, ["0", "1"]);
     let _ = std::fs::remove_dir_all(root.parent().unwrap());
+}
+
+#[test]
+fn chunk_deletes_by_writes_never_follow_links() {
+    for confine in [false, true] {
+        let (root, outside) = scratch(&format!("chunk-delete-{confine}"));
+        // `outside` holds files named like chunks 0 and 1 of the array (16 bytes each: valid chunks).
+        fill_outside(&outside);
+        let empty = outside.parent().unwrap().join("empty");
+        std::fs::create_dir_all(&empty).unwrap();
+        let (before, before_empty) = (snapshot(&outside), snapshot(&empty));
+        let store: Arc<dyn Store> = Arc::new(FilesystemStore::with_confine(&root, confine));
+        // `a/c` (a's chunk directory) links to `outside`; `b/c` to an empty directory.
+        let mut a = Array::create(store.clone(), "a", &doc()).unwrap();
+        symlink(&outside, root.join("a/c")).unwrap();
+        let mut b = Array::create(store.clone(), "b", &doc()).unwrap();
+        symlink(&empty, root.join("b/c")).unwrap();
+        let fill: Vec<u8> = [-1i32; 4].iter().flat_map(|v| v.to_le_bytes()).collect();
+
+        // A write of fill values deletes the chunk: refused below the link, the outside file kept.
+        let m = assert_err!(a.write_region(&[0], &[4], &fill), Io);
+        assert!(m.contains("symbolic link"), "{m}");
+        assert_err!(a.erase_chunk(&[1]), Io);
+        // A resize deleting chunk 1: refused, and the shape unchanged (the metadata comes last).
+        assert_err!(a.resize(&[4]), Io);
+        assert_eq!(Array::open(store.clone(), "a", false).unwrap().shape(), &[8]);
+        assert_eq!(snapshot(&outside), before, "confine={confine}: nothing outside is deleted");
+        if confine {
+            // Confined, the link out of the root is refused whatever lies there.
+            assert_err!(b.write_region(&[0], &[4], &fill), Io);
+            assert_err!(b.erase_chunk(&[1]), Io);
+            assert_err!(b.resize(&[4]), Io);
+        } else {
+            // Nothing stored below the link: nothing to refuse (the link stays).
+            b.write_region(&[0], &[4], &fill).unwrap();
+            b.erase_chunk(&[1]).unwrap();
+            b.resize(&[4]).unwrap();
+            assert_eq!(Array::open(store.clone(), "b", false).unwrap().shape(), &[4]);
+        }
+        assert!(std::fs::symlink_metadata(root.join("b/c")).unwrap().file_type().is_symlink());
+        assert_eq!(snapshot(&empty), before_empty);
+        let _ = std::fs::remove_dir_all(root.parent().unwrap());
+    }
 }
 
 /// The confined cases, run for `openat2` and for the walk of kernels without it.

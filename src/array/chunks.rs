@@ -38,7 +38,7 @@ impl Array {
     /// The grid coordinates of every chunk holding an element of the selection, in C order.
     pub fn selection_chunks(&self, sel: &Selection) -> Result<Vec<Vec<u64>>> {
         sel.check_within(&self.meta.shape)?;
-        Ok(sel.project(self.grid()).into_iter().map(|p| p.chunk).collect())
+        Ok(sel.project(self.grid())?.into_iter().map(|p| p.chunk).collect())
     }
 
     /// The first element and the shape of chunk `chunk` (the stored shape: edge chunks reach past the

@@ -23,7 +23,7 @@ impl Array {
         let path = normalize_node_path(path)?;
         let doc = metadata::parse_json(document.as_bytes()).map_err(|e| e.context("array metadata"))?;
         let meta = match doc.get("zarr_format").and_then(serde_json::Value::as_u64) {
-            Some(3) => metadata::v3::parse_array(&doc).map_err(|e| e.context("array metadata"))?,
+            Some(3) => metadata::v3::parse_array(doc).map_err(|e| e.context("array metadata"))?,
             Some(f) => {
                 return Err(Error::Unsupported(format!(
                     "array metadata: zarr_format {f}: only a Zarr v3 document (zarr.json) describes a whole \

@@ -79,7 +79,7 @@ impl Array {
         let doc = metadata::parse_json(document.as_bytes()).map_err(|e| e.context("array metadata"))?;
         let meta = match doc.get("zarr_format").and_then(Value::as_u64) {
             Some(3) => {
-                let mut meta = metadata::v3::parse_array(&doc).map_err(|e| e.context("array metadata"))?;
+                let mut meta = metadata::v3::parse_array(doc).map_err(|e| e.context("array metadata"))?;
                 // Record the codecs as they will be applied, with every default made explicit (e.g. the
                 // blosc typesize chosen from the data type, as the blosc spec requires).
                 meta.document["codecs"] = meta.codecs.to_json();
@@ -95,7 +95,8 @@ impl Array {
         node::check_absent(store.as_ref(), &path)?;
         node::ensure_parents(store.as_ref(), &path, meta.zarr_format)?;
         let key = node::metadata_key(&path, meta.zarr_format, node::NodeKind::Array);
-        store.set(&key, &metadata::to_bytes(&meta.document))?;
+        let stored = if meta.zarr_format == 3 { meta.document_with_attributes(&meta.attributes) } else { meta.document.clone() };
+        store.set(&key, &metadata::to_bytes(&stored))?;
         Ok(Array::from_parts(store, path, meta, true))
     }
 

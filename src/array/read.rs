@@ -50,7 +50,7 @@ impl Array {
         advise_huge_pages(out);
         let fill = conv.convert_one(&self.meta.fill_value).ok();
         let dest = Dest { buf: RawBuf::new(out), offset: 0, layout, conv, fill: fill.as_deref() };
-        let parts = sel.project(self.grid());
+        let parts = sel.project(self.grid())?;
         // With at least two chunks (shards) per thread, the threads are kept busy by the chunks: a
         // shard's inner chunks are then decoded in turn by the thread that read the shard.
         let spread = parts.len() < 2 * crate::threads::num_threads()?;
@@ -232,7 +232,7 @@ impl Array {
         let mut offsets = Vec::new();
         crate::error::try_reserve(&mut offsets, n + 1)?;
         offsets.resize(n + 1, 0u64);
-        let parts = Selection::dense(start, count).project(self.grid());
+        let parts = Selection::dense(start, count).project(self.grid())?;
         let pieces: Vec<VlenPieces> = crate::threads::try_map(&parts, |part| {
             let key = self.chunk_key(&part.chunk);
             let ctx = |e: crate::Error| e.context(self.store.location(&key));

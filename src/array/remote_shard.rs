@@ -77,7 +77,7 @@ impl ShardIndexCache {
 impl Array {
     /// Decodes the part of the shard at `key` that `part` selects into `dest`, from a remote store.
     pub(super) fn read_shard_remote(&self, key: &str, shard: &ShardingCodec, part: &ChunkPart, dest: Dest) -> Result<()> {
-        let needed: Vec<usize> = part.local.project(shard.inner_grid()).iter().map(|p| shard.linear(&p.chunk)).collect();
+        let needed: Vec<usize> = part.local.project(shard.inner_grid())?.iter().map(|p| shard.linear(&p.chunk)).collect();
         let whole = needed.len() * 2 >= shard.num_inner_chunks();
         // A kept index first. When the shard changed since, the conditional reads fail and the shard is
         // reopened: a new version (replaced in between) is read again, the same version ends the read

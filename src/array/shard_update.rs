@@ -44,7 +44,7 @@ impl Array {
         let entries = shard.read_index(&SliceSource(&bytes))?;
         let inner = shard.inner_chain();
         let mut decoded = HashMap::new();
-        for ip in part.local.project(shard.inner_grid()) {
+        for ip in part.local.project(shard.inner_grid())? {
             let lin = shard.linear(&ip.chunk);
             if self.inner_covered(shard, part, &ip) {
                 continue;
@@ -87,7 +87,7 @@ impl Array {
         let repr = inner.decoded_repr();
         let chunk_layout = repr.layout();
         let src_base = layout.offset_of(&part.out);
-        let touched = part.local.project(shard.inner_grid());
+        let touched = part.local.project(shard.inner_grid())?;
         let new: Vec<(usize, Option<Vec<u8>>)> = crate::threads::try_map(&touched, |ip| {
             let lin = shard.linear(&ip.chunk);
             let src_offset = src_base + layout.offset_of(&ip.out);

@@ -69,7 +69,7 @@ impl Array {
         if conv.can_fail() {
             copy::check(data, 0, layout, &sel.count, conv)?;
         }
-        let parts = sel.project(self.grid());
+        let parts = sel.project(self.grid())?;
         // Every touched chunk (shard) is locked for the whole call, against other writers of any
         // process, thread or handle (see `crate::store::lock`).
         let lock = self.lock_chunks(parts.iter().map(|p| p.chunk.as_slice()))?;
@@ -253,7 +253,7 @@ impl Array {
         if n == 0 {
             return Ok(());
         }
-        let parts = Selection::dense(start, count).project(self.grid());
+        let parts = Selection::dense(start, count).project(self.grid())?;
         let lock = self.lock_chunks(parts.iter().map(|p| p.chunk.as_slice()))?;
         let encoded: Vec<Option<Vec<u8>>> = crate::threads::try_map(&parts, |part| {
             let key = self.chunk_key(&part.chunk);

@@ -300,7 +300,8 @@ pub(crate) fn parse_mode(mode: c_int) -> Result<bool> {
 /// @returns ZARR_OK; ZARR_ERR_INVALID_ARGUMENT (NULL argument, bad mode); ZARR_ERR_NOT_FOUND (no array
 ///          there, or a group); ZARR_ERR_METADATA (malformed metadata); ZARR_ERR_UNSUPPORTED (unknown
 ///          codec, data type or extension); ZARR_ERR_IO; ZARR_ERR_MEMORY (a metadata document over the
-///          metadata ceiling, `ZARR_MAX_METADATA_BYTES`, default 64 MiB: docs/limits.md; since 0.4).
+///          metadata ceiling: the store option `max_metadata_bytes`, else `ZARR_MAX_METADATA_BYTES`,
+///          default 64 MiB: docs/limits.md; since 0.4).
 /// Thread-safe. Since: 0.1.
 ///
 /// # Safety

@@ -75,8 +75,8 @@ impl Group {
 /// v3 document when it was rewritten.
 pub(super) fn drop_from_consolidated(store: &dyn Store, group_path: &str, rel: &str) -> Result<Option<Value>> {
     let doc_key = node::v3_key(group_path);
-    if let Some(bytes) = store.get_limited(&doc_key, crate::store::ReadLimit::metadata())? {
-        let parsed = metadata::parse_json_at(&bytes, &doc_key).map_err(|e| e.context(store.location(&doc_key)))?;
+    if let Some(bytes) = store.get_limited(&doc_key, crate::store::ReadLimit::metadata(store.max_metadata_bytes()))? {
+        let parsed = metadata::parse_json_at(&bytes, &doc_key, store.max_metadata_bytes()).map_err(|e| e.context(store.location(&doc_key)))?;
         if !names_in_v3(&parsed, rel) {
             return Ok(None);
         }

@@ -143,8 +143,8 @@ fn take_entries(entries: &mut Map<String, Value>, rel: &str, new_rel: Option<&st
 /// the destination is not below it). Returns the group's new v3 document when it was rewritten.
 fn move_in_consolidated(store: &dyn Store, group_path: &str, rel_src: Option<&str>, rel_dst: Option<&str>) -> Result<Option<Value>> {
     let doc_key = node::v3_key(group_path);
-    if let Some(bytes) = store.get_limited(&doc_key, crate::store::ReadLimit::metadata())? {
-        let parsed = metadata::parse_json_at(&bytes, &doc_key).map_err(|e| e.context(store.location(&doc_key)))?;
+    if let Some(bytes) = store.get_limited(&doc_key, crate::store::ReadLimit::metadata(store.max_metadata_bytes()))? {
+        let parsed = metadata::parse_json_at(&bytes, &doc_key, store.max_metadata_bytes()).map_err(|e| e.context(store.location(&doc_key)))?;
         if !has_v3_entries(&parsed) {
             return Ok(None);
         }

@@ -41,7 +41,9 @@ pub struct ArrayMetadata {
     pub dimension_names: Option<Vec<Option<String>>>,
     /// User attributes.
     pub attributes: Map<String, Value>,
-    /// The metadata document as stored.
+    /// The metadata document as stored, but for v3 its `attributes` member, which holds `null` (the
+    /// attributes are held once, in `attributes`; [`ArrayMetadata::document_with_attributes`] gives
+    /// the whole document).
     pub document: Value,
     /// `false` for a v2/v1 `null` fill value: missing chunks then read as zero bytes, and chunks are
     /// always stored (never dropped for equalling the fill value), since other readers leave missing
@@ -126,7 +128,9 @@ pub struct GroupMetadata {
     pub zarr_format: u8,
     /// User attributes.
     pub attributes: Map<String, Value>,
-    /// The metadata document as stored.
+    /// The metadata document as stored, but for v3 its `attributes` member, which holds `null` (the
+    /// attributes are held once, in `attributes`; [`ArrayMetadata::document_with_attributes`] gives
+    /// the whole document).
     pub document: Value,
 }
 
@@ -134,19 +138,20 @@ pub struct GroupMetadata {
 /// `-Infinity` that Python's `json` module writes are accepted in attributes and fill values (see
 /// [`json_text`]).
 pub fn parse_json(bytes: &[u8]) -> Result<Value> {
-    parse_json_scoped(bytes, json_text::Scope::AttributesAndFillValues)
+    parse_json_scoped(bytes, json_text::Scope::AttributesAndFillValues, crate::limits::max_metadata_bytes())
 }
 
 /// [`parse_json`] for the document stored at `key`: an attributes document (v2 `.zattrs`, v1
-/// `attrs`) accepts the bare tokens anywhere.
-pub fn parse_json_at(bytes: &[u8], key: &str) -> Result<Value> {
+/// `attrs`) accepts the bare tokens anywhere. `ceiling` is the metadata ceiling of the store it came
+/// from ([`crate::store::Store::max_metadata_bytes`]).
+pub fn parse_json_at(bytes: &[u8], key: &str, ceiling: u64) -> Result<Value> {
     let name = key.rsplit('/').next().unwrap_or(key);
     let scope = if name == ".zattrs" || name == "attrs" { json_text::Scope::Anywhere } else { json_text::Scope::AttributesAndFillValues };
-    parse_json_scoped(bytes, scope)
+    parse_json_scoped(bytes, scope, ceiling)
 }
 
-fn parse_json_scoped(bytes: &[u8], scope: json_text::Scope) -> Result<Value> {
-    check_parse_size(bytes)?;
+fn parse_json_scoped(bytes: &[u8], scope: json_text::Scope, ceiling: u64) -> Result<Value> {
+    check_parse_size(bytes, ceiling)?;
     let v: Value = json_text::parse(bytes, scope).map_err(|e| Error::Metadata(format!("invalid JSON: {e}")))?;
     if !v.is_object() {
         return Err(Error::Metadata("the metadata document is not a JSON object".into()));
@@ -154,24 +159,24 @@ fn parse_json_scoped(bytes: &[u8], scope: json_text::Scope) -> Result<Value> {
     Ok(v)
 }
 
-/// Fails with [`Error::Memory`] when a metadata text is over the metadata ceiling, or holds so many
-/// JSON values that parsing it would take more memory than the ceiling allows
+/// Fails with [`Error::Memory`] when a metadata text is over the metadata ceiling `max`, or holds so
+/// many JSON values that parsing it would take more memory than the ceiling allows
 /// ([`crate::limits::max_metadata_values`]): refused before parsing, so that a document of a few
 /// megabytes of `NaN,` cannot take gigabytes.
-fn check_parse_size(bytes: &[u8]) -> Result<()> {
-    let max = crate::limits::max_metadata_bytes();
+fn check_parse_size(bytes: &[u8], max: u64) -> Result<()> {
+    use crate::limits::METADATA_CEILING_SETTING;
     if bytes.len() as u64 > max {
         return Err(Error::Memory(format!(
-            "the metadata document is {} bytes, over the metadata ceiling of {max} bytes (ZARR_MAX_METADATA_BYTES; docs/limits.md)",
+            "the metadata document is {} bytes, over the metadata ceiling of {max} bytes ({METADATA_CEILING_SETTING})",
             bytes.len()
         )));
     }
     let values = json_text::count_values(bytes);
-    let max_values = crate::limits::max_metadata_values();
+    let max_values = crate::limits::max_metadata_values(max);
     if values > max_values {
         return Err(Error::Memory(format!(
             "the metadata document holds about {values} JSON values, more than the {max_values} that the metadata ceiling \
-             of {max} bytes allows (one per {} bytes; ZARR_MAX_METADATA_BYTES; docs/limits.md)",
+             of {max} bytes allows (one per {} bytes; {METADATA_CEILING_SETTING})",
             crate::limits::METADATA_BYTES_PER_VALUE
         )));
     }
@@ -183,11 +188,16 @@ pub fn to_bytes(doc: &Value) -> Vec<u8> {
     serde_json::to_vec_pretty(doc).expect("a JSON value serialises")
 }
 
-/// Parses an `attributes` member (absent = empty); it must be an object.
-pub fn attributes_of(doc: &Map<String, Value>) -> Result<Map<String, Value>> {
-    match doc.get("attributes") {
+/// Takes the `attributes` member (absent = empty; it must be an object) out of a v3 document, leaving
+/// `null` in its place, so that the attributes are held once (a document's attributes may be most of
+/// its size) and [`ArrayMetadata::document_with_attributes`] puts them back where they were.
+pub fn take_attributes(doc: &mut Map<String, Value>) -> Result<Map<String, Value>> {
+    match doc.get_mut("attributes") {
         None => Ok(Map::new()),
-        Some(Value::Object(m)) => Ok(m.clone()),
+        Some(v) if v.is_object() => match std::mem::take(v) {
+            Value::Object(m) => Ok(m),
+            _ => unreachable!("checked to be an object"),
+        },
         Some(v) => Err(Error::Metadata(format!("attributes must be an object, got {v}"))),
     }
 }

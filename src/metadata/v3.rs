@@ -3,7 +3,7 @@
 //! Every member is checked; an unknown member or extension is refused (naming it) unless it is marked
 //! `"must_understand": false`.
 
-use super::{attributes_of, ArrayMetadata, GroupMetadata};
+use super::{take_attributes, ArrayMetadata, GroupMetadata};
 use crate::dtype::fill_value;
 use crate::chunk_grid::rectilinear::RectilinearGrid;
 use crate::chunk_grid::{ChunkGrid, RegularGrid};
@@ -138,9 +138,10 @@ fn parse_storage_transformers(v: &Value) -> Result<()> {
     Ok(())
 }
 
-/// Parses and validates a v3 array document.
-pub fn parse_array(doc: &Value) -> Result<ArrayMetadata> {
-    if node_type(doc)? != NodeType::Array {
+/// Parses and validates a v3 array document, which becomes the metadata's `document` (its
+/// `attributes` taken out into `attributes`, see [`take_attributes`]: no part of it is copied).
+pub fn parse_array(mut doc: Value) -> Result<ArrayMetadata> {
+    if node_type(&doc)? != NodeType::Array {
         return Err(meta_err("node_type is \"group\", not \"array\""));
     }
     let obj = doc.as_object().unwrap();
@@ -164,10 +165,10 @@ pub fn parse_array(doc: &Value) -> Result<ArrayMetadata> {
         Some(v) => parse_dimension_names(v, shape.len())?,
         None => None,
     };
-    let attributes = attributes_of(obj)?;
     let first_chunk = grid.chunk_shape_at(&vec![0; shape.len()]);
     let repr = ArrayRepr { shape: first_chunk, data_type: data_type.clone(), fill_value: fill.clone() };
     let codecs = CodecChain::from_v3(get("codecs")?, &repr)?;
+    let attributes = take_attributes(doc.as_object_mut().unwrap())?;
     let meta = ArrayMetadata {
         zarr_format: 3,
         shape,
@@ -179,16 +180,17 @@ pub fn parse_array(doc: &Value) -> Result<ArrayMetadata> {
         other_chains: Default::default(),
         dimension_names,
         attributes,
-        document: doc.clone(),
+        document: doc,
         fill_defined: true,
     };
     meta.check_chunk_shapes()?;
     Ok(meta)
 }
 
-/// Parses and validates a v3 group document.
-pub fn parse_group(doc: &Value) -> Result<GroupMetadata> {
-    if node_type(doc)? != NodeType::Group {
+/// Parses and validates a v3 group document, which becomes the metadata's `document` (its
+/// `attributes` taken out, see [`take_attributes`]).
+pub fn parse_group(mut doc: Value) -> Result<GroupMetadata> {
+    if node_type(&doc)? != NodeType::Group {
         return Err(meta_err("node_type is \"array\", not \"group\""));
     }
     let obj = doc.as_object().unwrap();
@@ -200,7 +202,8 @@ pub fn parse_group(doc: &Value) -> Result<GroupMetadata> {
             _ => check_unknown_member(k, v)?,
         }
     }
-    Ok(GroupMetadata { zarr_format: 3, attributes: attributes_of(obj)?, document: doc.clone() })
+    let attributes = take_attributes(doc.as_object_mut().unwrap())?;
+    Ok(GroupMetadata { zarr_format: 3, attributes, document: doc })
 }
 
 /// A new group document with the given attributes.
@@ -243,7 +246,7 @@ mod tests {
 
     #[test]
     fn parses_valid() {
-        let m = parse_array(&base()).unwrap();
+        let m = parse_array(base()).unwrap();
         assert_eq!(m.shape, [10, 20]);
         assert_eq!(m.chunk_shape(), [5, 6]);
         assert_eq!(m.fill_value, 0x7fc0_0000u32.to_ne_bytes());
@@ -253,8 +256,8 @@ mod tests {
 
     #[test]
     fn errors_are_specific() {
-        let meta = |d: Value| matches!(parse_array(&d), Err(Error::Metadata(_)));
-        let unsup = |d: Value| matches!(parse_array(&d), Err(Error::Unsupported(_)));
+        let meta = |d: Value| matches!(parse_array(d), Err(Error::Metadata(_)));
+        let unsup = |d: Value| matches!(parse_array(d), Err(Error::Unsupported(_)));
         assert!(meta(with("zarr_format", json!(2))));
         assert!(meta(without("shape")));
         assert!(meta(without("fill_value")));
@@ -271,25 +274,25 @@ mod tests {
         assert!(unsup(with("chunk_grid", json!({"name": "hexagonal", "configuration": {}}))));
         assert!(unsup(with("chunk_key_encoding", json!({"name": "mine"}))));
         assert!(unsup(with("storage_transformers", json!([{"name": "x"}]))));
-        assert!(parse_array(&with("storage_transformers", json!([]))).is_ok());
-        assert!(parse_array(&with("storage_transformers", json!([{"name": "x", "must_understand": false}]))).is_ok());
-        let e = parse_array(&with("zz_ext", json!({"name": "zz_ext"}))).unwrap_err();
+        assert!(parse_array(with("storage_transformers", json!([]))).is_ok());
+        assert!(parse_array(with("storage_transformers", json!([{"name": "x", "must_understand": false}]))).is_ok());
+        let e = parse_array(with("zz_ext", json!({"name": "zz_ext"}))).unwrap_err();
         assert!(matches!(&e, Error::Unsupported(m) if m.contains("zz_ext")), "{e}");
         assert!(unsup(with("zz_ext", json!(1))));
-        assert!(parse_array(&with("zz_ext", json!({"must_understand": false, "x": 1}))).is_ok());
+        assert!(parse_array(with("zz_ext", json!({"must_understand": false, "x": 1}))).is_ok());
         assert!(meta(with("node_type", json!("group"))));
     }
 
     #[test]
     fn groups() {
-        let g = parse_group(&json!({"zarr_format": 3, "node_type": "group"})).unwrap();
+        let g = parse_group(json!({"zarr_format": 3, "node_type": "group"})).unwrap();
         assert!(g.attributes.is_empty());
-        assert!(parse_group(&json!({"zarr_format": 3, "node_type": "group", "consolidated_metadata": null})).is_ok());
+        assert!(parse_group(json!({"zarr_format": 3, "node_type": "group", "consolidated_metadata": null})).is_ok());
         assert!(matches!(
-            parse_group(&json!({"zarr_format": 3, "node_type": "group", "x": {}})),
+            parse_group(json!({"zarr_format": 3, "node_type": "group", "x": {}})),
             Err(Error::Unsupported(_))
         ));
-        assert!(parse_group(&base()).is_err());
+        assert!(parse_group(base()).is_err());
         assert_eq!(node_type(&group_document(&Map::new())).unwrap(), NodeType::Group);
     }
 }

@@ -151,14 +151,22 @@ impl Selection {
     }
 
     /// Cuts the selection along `grid`: one [`ChunkPart`] per chunk holding at least one selected element,
-    /// chunks in C order. Nothing when the selection is empty.
-    pub fn project(&self, grid: &dyn ChunkGrid) -> Vec<ChunkPart> {
+    /// chunks in C order. Nothing when the selection is empty. A selection touching more chunks than
+    /// memory can describe (each part takes about a hundred bytes: a large region of an array of tiny
+    /// chunks) is [`crate::Error::Memory`], never an abort.
+    pub fn project(&self, grid: &dyn ChunkGrid) -> crate::Result<Vec<ChunkPart>> {
         if self.is_empty() {
-            return Vec::new();
+            return Ok(Vec::new());
         }
-        let dims: Vec<Vec<Piece>> = (0..self.rank()).map(|d| self.project_dim(grid, d)).collect();
-        let total: usize = dims.iter().map(Vec::len).product();
-        let mut parts = Vec::with_capacity(total);
+        let dims: Vec<Vec<Piece>> = (0..self.rank()).map(|d| self.project_dim(grid, d)).collect::<crate::Result<_>>()?;
+        let total = dims.iter().try_fold(1usize, |n, d| n.checked_mul(d.len())).ok_or_else(|| {
+            crate::Error::Memory(format!(
+                "the selection touches more chunks than memory can describe ({:?} along its dimensions)",
+                dims.iter().map(Vec::len).collect::<Vec<_>>()
+            ))
+        })?;
+        let mut parts = Vec::new();
+        crate::error::try_reserve(&mut parts, total)?;
         let mut idx = vec![0usize; dims.len()];
         loop {
             let pieces: Vec<Piece> = idx.iter().enumerate().map(|(d, &i)| dims[d][i]).collect();
@@ -175,7 +183,7 @@ impl Selection {
             let mut d = dims.len();
             loop {
                 if d == 0 {
-                    return parts;
+                    return Ok(parts);
                 }
                 d -= 1;
                 idx[d] += 1;
@@ -189,7 +197,7 @@ impl Selection {
 
     /// The chunks along dimension `d` holding selected indices, each with its share of the selection.
     /// Chunks the step jumps over are not visited.
-    fn project_dim(&self, grid: &dyn ChunkGrid, d: usize) -> Vec<Piece> {
+    fn project_dim(&self, grid: &dyn ChunkGrid, d: usize) -> crate::Result<Vec<Piece>> {
         let (start, count, step) = (self.start[d], self.count[d], self.step[d]);
         let mut pieces = Vec::new();
         let mut k = 0;
@@ -199,10 +207,15 @@ impl Selection {
             let (origin, extent) = grid.chunk_span(d, c);
             let end = origin.saturating_add(extent);
             let k_last = ((end - 1 - start) / step).min(count - 1);
+            if pieces.len() == pieces.capacity() {
+                // Grown fallibly: a dimension may cross more chunks than memory can list.
+                let more = pieces.len().max(16);
+                crate::error::try_reserve(&mut pieces, more)?;
+            }
             pieces.push(Piece { chunk: c, local: i - origin, count: k_last - k + 1, out: k });
             k = k_last + 1;
         }
-        pieces
+        Ok(pieces)
     }
 }
 
@@ -303,7 +316,7 @@ mod tests {
                 for step in 1..9 {
                     for count in 0..8 {
                         let sel = Selection { start: vec![start], count: vec![count], step: vec![step] };
-                        let got = flatten(&sel.project(&grid), cs);
+                        let got = flatten(&sel.project(&grid).unwrap(), cs);
                         let want: Vec<_> =
                             (0..count).map(|k| { let i = start + k * step; (i / cs, i % cs, k) }).collect();
                         assert_eq!(got, want, "cs {cs} start {start} step {step} count {count}");
@@ -317,14 +330,20 @@ mod tests {
     fn projection_nd_and_zero_d() {
         let grid = RegularGrid::new(vec![4, 3]).unwrap();
         let sel = Selection { start: vec![1, 0], count: vec![3, 2], step: vec![3, 5] };
-        let parts = sel.project(&grid);
+        let parts = sel.project(&grid).unwrap();
         // rows 1, 4, 7 -> chunks 0, 1, 1; cols 0, 5 -> chunks 0, 1
         let chunks: Vec<_> = parts.iter().map(|p| p.chunk.clone()).collect();
         assert_eq!(chunks, [vec![0, 0], vec![0, 1], vec![1, 0], vec![1, 1]]);
         assert_eq!(parts[3].local, Selection { start: vec![0, 2], count: vec![2, 1], step: vec![3, 5] });
         assert_eq!(parts[3].out, [1, 1]);
         let zero_d = Selection::dense(&[], &[]);
-        assert_eq!(zero_d.project(&RegularGrid::new(vec![]).unwrap()).len(), 1);
+        assert_eq!(zero_d.project(&RegularGrid::new(vec![]).unwrap()).unwrap().len(), 1);
+        // 2^60 one-element chunks (4 dimensions of 2^15): their parts cannot be listed, which is
+        // Error::Memory (ZARR_ERR_MEMORY), not a capacity-overflow panic or an abort.
+        let n = 1u64 << 15;
+        let sel = Selection::dense(&[0; 4], &[n; 4]);
+        let e = sel.project(&RegularGrid::new(vec![1; 4]).unwrap()).unwrap_err();
+        assert!(matches!(e, crate::Error::Memory(_)), "{e:?}");
     }
 
     #[test]

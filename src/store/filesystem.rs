@@ -518,9 +518,26 @@ impl Store for FilesystemStore {
     fn delete(&self, key: &str) -> Result<()> {
         validate_key(key)?;
         let (parent, name) = split_last(key);
-        let dir = match resolve::open(&self.root, parent, self.how(), libc::O_PATH | libc::O_DIRECTORY, 0) {
+        let gone = |e: &std::io::Error| e.kind() == std::io::ErrorKind::NotFound || e.raw_os_error() == Some(libc::ENOTDIR);
+        // Deleting never follows a symbolic link, in any mode (a chunk deleted by a write of fill
+        // values, by erase_chunk, by a resize): the key's directory is walked with O_NOFOLLOW.
+        let dir = match resolve::open(&self.root, parent, Resolve::NoFollow, libc::O_PATH | libc::O_DIRECTORY, 0) {
             Ok(d) => d,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound || e.raw_os_error() == Some(libc::ENOTDIR) => return Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            Err(e) if resolve::is_refusal(&e) || e.raw_os_error() == Some(libc::ENOTDIR) => {
+                // A directory above the key is a link (or no directory). Nothing to refuse when no
+                // value lies there, resolved as reads resolve it (a resize of an array whose chunk
+                // directory links to another disk, over chunks never written); otherwise the value
+                // stays where it is.
+                return match resolve::open(&self.root, key, self.how(), libc::O_PATH, 0) {
+                    Err(e) if gone(&e) => Ok(()),
+                    _ => Err(Error::Io(format!(
+                        "{}: refused: deleting never follows a symbolic link, and a directory above '{key}' is one \
+                         (the value there is left as it is)",
+                        self.root.join(key).display()
+                    ))),
+                };
+            }
             Err(e) => return Err(self.err(parent, e)),
         };
         match resolve::unlink_at(dir.as_raw_fd(), bytes(name), 0) {

@@ -23,9 +23,15 @@ pub fn open_location(location: &str) -> Result<Arc<dyn Store>> {
 /// [`super::reference`]; `options` apply to their remote targets); with the `remote` feature an S3
 /// store for `s3://bucket/prefix` and a read-only HTTP store for `http(s)://host/path`, set up from
 /// the environment and `options`. Other URI schemes are [`Error::Unsupported`]. Error messages have
-/// secrets masked ([`super::redact`]).
+/// secrets masked ([`super::redact`]). The option `max_metadata_bytes` applies to every kind: the
+/// store is wrapped in a [`super::prefix::PrefixStore`] view with that metadata ceiling.
 pub fn open_location_with(location: &str, options: &StoreOptions) -> Result<Arc<dyn Store>> {
-    open_location_unredacted(location, options).map_err(super::redact::redact_error)
+    let store = open_location_unredacted(location, options).map_err(super::redact::redact_error)?;
+    // The store option wins over ZARR_MAX_METADATA_BYTES, for a store of any kind.
+    Ok(match options.get_u64("max_metadata_bytes") {
+        Some(ceiling) => super::prefix::PrefixStore::with_max_metadata_bytes(store, ceiling),
+        None => store,
+    })
 }
 
 fn open_location_unredacted(location: &str, options: &StoreOptions) -> Result<Arc<dyn Store>> {

@@ -227,6 +227,14 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     /// The whole value at `key`, or `None` when absent.
     fn get(&self, key: &str) -> Result<Option<Vec<u8>>>;
 
+    /// The metadata ceiling of this store: the most bytes one metadata document read from it may have
+    /// (its JSON values are bounded by it too, see [`crate::limits::max_metadata_values`]). The store
+    /// option `max_metadata_bytes` sets it for one store ([`prefix::PrefixStore::with_max_metadata_bytes`]);
+    /// the default is the process-wide [`crate::limits::max_metadata_bytes`] (`ZARR_MAX_METADATA_BYTES`).
+    fn max_metadata_bytes(&self) -> u64 {
+        crate::limits::max_metadata_bytes()
+    }
+
     /// Reads the whole value at `key` into `buf` (replacing its contents); `false` when absent. A value
     /// longer than `limit` is an error ([`ReadLimit::exceeded`]) after at most `limit.bytes + 1` bytes
     /// were read: a store that learns the length first (a file's size, a zip member's recorded size, a

@@ -3,7 +3,8 @@
 //! with `zarr_store_options_*` (src/ffi/store_options.rs) and pass them to the `*_with_options` calls;
 //! [`super::open_location_with`] hands them to the store the location names. Local stores ignore them,
 //! except `confine`, which the filesystem store reads (every access below its root, see
-//! [`super::filesystem::FilesystemStore::with_confine`]).
+//! [`super::filesystem::FilesystemStore::with_confine`]), and `max_metadata_bytes`, the metadata
+//! ceiling of a store of any kind (see [`super::Store::max_metadata_bytes`]).
 
 use crate::error::{Error, Result};
 use std::collections::BTreeMap;
@@ -30,6 +31,7 @@ pub const KEYS: &[(&str, &str)] = &[
     ("latency_ms", "remote stores: the round-trip latency to assume in milliseconds (decimals allowed), instead of the one learned from the handle's requests (docs/remote-stores.md)"),
     ("bandwidth_bytes_per_s", "remote stores: the bandwidth of one answer to assume in bytes per second, instead of the one learned from the handle's requests"),
     ("speculative_read_max", "remote stores: the most bytes a shard's first read fetches beyond its index to save a round trip (default 8 MiB; 0: only what is needed; at most 1 GiB)"),
+    ("max_metadata_bytes", "the metadata ceiling of this store: the most bytes one metadata document (zarr.json, .zarray, .zattrs, .zmetadata, ...) may have, checked before it is read (ZARR_ERR_MEMORY); also bounds its JSON values, one per 128 bytes (default ZARR_MAX_METADATA_BYTES, else 64 MiB; 1..=2^48; docs/limits.md)"),
     ("reference_target", "reference:// locations: the target URL of references whose URL is null (fsspec's default target)"),
     ("icechunk_authorize_virtual", "icechunk:// locations: the URL prefixes (comma-separated) of the repository's virtual chunk containers whose files may be read (default none: a virtual chunk is then ZARR_ERR_IO)"),
 ];
@@ -97,6 +99,9 @@ impl StoreOptions {
             }
             "speculative_read_max" => {
                 parse_uint(key, value, 0, 1 << 30)?;
+            }
+            "max_metadata_bytes" => {
+                parse_uint(key, value, 1, 1 << 48)?;
             }
             "multipart_threshold" | "multipart_part_size" => {
                 parse_uint(key, value, 5 << 20, 5 << 30)?;

@@ -1,5 +1,7 @@
 //! A view of another store below a key prefix: what a location naming a node inside a store
-//! (`memory://name/a/b`, `zip://file.zip!/a/b`) opens, so that the node is the view's root.
+//! (`memory://name/a/b`, `zip://file.zip!/a/b`) opens, so that the node is the view's root. A view
+//! may also carry its own metadata ceiling (the store option `max_metadata_bytes`, which
+//! [`super::open_location_with`] applies to a store of any kind this way).
 
 use super::{validate_key, ByteSource, ConditionalStore, DirListing, LockRange, OpenHint, ReadLimit, Store, StoreLock, ValueVersion};
 use crate::error::Error;
@@ -11,6 +13,8 @@ use std::sync::Arc;
 pub struct PrefixStore {
     inner: Arc<dyn Store>,
     prefix: String,
+    /// The metadata ceiling of the view; `None`: the inner store's.
+    max_metadata_bytes: Option<u64>,
 }
 
 impl PrefixStore {
@@ -21,7 +25,12 @@ impl PrefixStore {
             return Ok(inner);
         }
         validate_key(&path)?;
-        Ok(Arc::new(PrefixStore { inner, prefix: format!("{path}/") }))
+        Ok(Arc::new(PrefixStore { inner, prefix: format!("{path}/"), max_metadata_bytes: None }))
+    }
+
+    /// `inner` (every key) with a metadata ceiling of `ceiling` bytes instead of its own.
+    pub fn with_max_metadata_bytes(inner: Arc<dyn Store>, ceiling: u64) -> Arc<dyn Store> {
+        Arc::new(PrefixStore { inner, prefix: String::new(), max_metadata_bytes: Some(ceiling) })
     }
 
     fn full(&self, key: &str) -> Result<String> {
@@ -33,6 +42,9 @@ impl PrefixStore {
 impl Store for PrefixStore {
     fn get(&self, key: &str) -> Result<Option<Vec<u8>>> {
         self.inner.get(&self.full(key)?)
+    }
+    fn max_metadata_bytes(&self) -> u64 {
+        self.max_metadata_bytes.unwrap_or_else(|| self.inner.max_metadata_bytes())
     }
     fn get_into(&self, key: &str, buf: &mut Vec<u8>, limit: ReadLimit) -> Result<bool> {
         self.inner.get_into(&self.full(key)?, buf, limit)

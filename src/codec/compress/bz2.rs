@@ -99,7 +99,26 @@ pub fn decode_to_slice(encoded: &[u8], out: &mut [u8]) -> Result<usize> {
     Ok(outp)
 }
 
+/// The most a bzip2 stream of `len` bytes can decode to. A block holds at most 900 000 symbols after
+/// bzip2's first run-length stage, which turns at most 5 bytes (4 equal bytes and a count of 251 more)
+/// into 255, so a block decodes to at most 45 900 000 bytes; each block takes at least 10 stored bytes
+/// (its 48-bit magic and 32-bit CRC).
+fn max_expansion(len: usize) -> u64 {
+    (len as u64 / 10 + 1) * 900_000 * 51
+}
+
 impl BytesToBytesCodec for Bz2Codec {
+    fn check_decodable(&self, encoded: &[u8], expected: usize) -> Result<()> {
+        if expected as u64 > max_expansion(encoded.len()) {
+            return Err(Error::Codec(format!(
+                "bz2: a stream of {} bytes cannot decode to {expected} bytes (at most {})",
+                encoded.len(),
+                max_expansion(encoded.len())
+            )));
+        }
+        Ok(())
+    }
+
     fn encode(&self, data: &[u8]) -> Result<Vec<u8>> {
         let mut c = Compress::new(Compression::new(self.level), 0);
         // bzip2 grows incompressible data by about 1%, plus the header and trailer.
@@ -129,6 +148,20 @@ impl BytesToBytesCodec for Bz2Codec {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_short_stream_cannot_claim_gigabytes() {
+        let c = Bz2Codec { level: 9 };
+        // The bound holds for the most compressible input: 8 MiB of one byte.
+        let data = vec![7u8; 8 << 20];
+        let enc = c.encode(&data).unwrap();
+        assert!(max_expansion(enc.len()) >= data.len() as u64, "{} bytes", enc.len());
+        c.check_decodable(&enc, data.len()).unwrap();
+        // That stream (under 100 bytes) for a chunk declared 3 GiB: refused before anything is allocated.
+        assert!(enc.len() < 100);
+        let e = c.check_decodable(&enc, 3 << 30).unwrap_err();
+        assert!(matches!(e, Error::Codec(_)) && e.to_string().contains("cannot decode to"), "{e}");
+    }
     use crate::codec::numcodecs::test_vectors::ramp;
     use crate::codec::numcodecs::test_vectors::{numcodecs_decodes, vector};
 

@@ -293,7 +293,7 @@ impl ShardingCodec {
     ) -> Result<bool> {
         IndexCodec::check_disjoint(&entries)?;
         let touched: Vec<Touched> = sel
-            .project(&self.inner_grid)
+            .project(&self.inner_grid)?
             .into_iter()
             .map(|part| Touched { entry: entries[self.linear(&part.chunk)], part })
             .collect();
@@ -386,7 +386,7 @@ impl ShardingCodec {
     /// are filled with the fill value in `dest` here.
     fn touch(&self, entries: Vec<Entry>, sel: &Selection, dest: Dest) -> Result<Vec<Touched>> {
         let touched: Vec<Touched> = sel
-            .project(&self.inner_grid)
+            .project(&self.inner_grid)?
             .into_iter()
             .map(|part| Touched { entry: entries[self.linear(&part.chunk)], part })
             .collect();

@@ -15,7 +15,7 @@ impl ShardingCodec {
     /// the decoded pieces of the inner chunks it touches (placed in the box, not assembled).
     pub(crate) fn decode_vlen(&self, bytes: &[u8], sel: &Selection) -> Result<VlenPieces> {
         let entries = self.read_index(&SliceSource(bytes))?;
-        let parts = sel.project(&self.inner_grid);
+        let parts = sel.project(&self.inner_grid)?;
         let fill = &self.inner.decoded_repr().fill_value;
         let pieces = crate::threads::try_map(&parts, |part| {
             let mut pieces = match entries[self.linear(&part.chunk)] {
