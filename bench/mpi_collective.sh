@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # One workload, several writers (bench/mpi_collective_bench.c): a float32 array written by 1, 2, 4 and 8
-# ranks from blocks of rows inside halo buffers, split on shard boundaries and unevenly, by libzarr_mpi
+# ranks from blocks inside halo buffers (rows split on shard boundaries, rows split unevenly, and columns
+# split evenly so that every rank shares every shard), by libzarr_mpi
 # collectively and independently and, when parallel HDF5 and PnetCDF are installed (Debian:
 # `apt-get install libhdf5-openmpi-dev libpnetcdf-dev`; not in CI: benchmarks are not run there), by
 # parallel HDF5 (H5FD_MPIO collective) and PnetCDF (put_vara_all). Codecs: none (all four writers), gzip

@@ -1,6 +1,7 @@
 /* One workload, several writers: a float32 array of rows of 1024, written by N ranks from blocks of rows
- * split on shard boundaries (aligned) or unevenly (non-aligned), each rank's block inside a buffer with a
- * one-cell halo (written in place, no copy). Run by bench/mpi_collective.sh with 1, 2, 4 and 8 ranks.
+ * split on shard boundaries (aligned) or unevenly (non-aligned), or from blocks of columns (columns: every
+ * rank has a part of every shard, so all N ranks share each shard), each rank's block inside a buffer with
+ * a one-cell halo (written in place, no copy). Run by bench/mpi_collective.sh with 1, 2, 4 and 8 ranks.
  *
  *   mpiexec -n N zarr_mpi_collective_bench DIR MIB REPS CODEC
  *
@@ -60,14 +61,28 @@ static void footprint(const char *path, unsigned long long *files, unsigned long
     *bytes = walk_bytes;
 }
 
-/* Rows of rank q: aligned, whole shards balanced (as zarr_mpi_decompose); not aligned, widths in the
-   proportions 1, 1.3, 0.8, 1.1, ... cutting shards anywhere. */
-static void rows_of(int aligned, uint64_t ny, int q, uint64_t *lo, uint64_t *hi) {
-    if (aligned) {
+/* The block of rank q: rows [r0, r0 + rows), columns [c0, c0 + cols). */
+typedef struct {
+    uint64_t r0, rows, c0, cols;
+} block;
+enum { DECOMP_ALIGNED, DECOMP_UNEVEN, DECOMP_COLUMNS };
+static const char *const decomp_names[3] = {"aligned", "non-aligned", "columns"};
+
+/* Aligned: whole shards of rows balanced (as zarr_mpi_decompose); non-aligned: rows in widths in the
+   proportions 1, 1.3, 0.8, 1.1, ... cutting shards anywhere; columns: all rows, the columns split evenly
+   (every shard shared by every rank; inner chunks of 256 columns cut from 8 ranks on). */
+static block block_of(int decomp, uint64_t ny, int q) {
+    block b = {0, ny, 0, NX};
+    if (decomp == DECOMP_COLUMNS) {
+        b.c0 = (uint64_t)NX * (uint64_t)q / (uint64_t)np;
+        b.cols = (uint64_t)NX * ((uint64_t)q + 1) / (uint64_t)np - b.c0;
+        return b;
+    }
+    if (decomp == DECOMP_ALIGNED) {
         uint64_t shards = ny / SHARD_ROWS;
-        *lo = shards * (uint64_t)q / (uint64_t)np * SHARD_ROWS;
-        *hi = shards * ((uint64_t)q + 1) / (uint64_t)np * SHARD_ROWS;
-        return;
+        b.r0 = shards * (uint64_t)q / (uint64_t)np * SHARD_ROWS;
+        b.rows = shards * ((uint64_t)q + 1) / (uint64_t)np * SHARD_ROWS - b.r0;
+        return b;
     }
     static const double w[8] = {1.0, 1.3, 0.8, 1.1, 0.9, 1.2, 0.7, 1.0};
     double total = 0, before = 0;
@@ -77,21 +92,23 @@ static void rows_of(int aligned, uint64_t ny, int q, uint64_t *lo, uint64_t *hi)
             before += w[k % 8];
         }
     }
-    *lo = (uint64_t)((double)ny * before / total);
-    *hi = q == np - 1 ? ny : (uint64_t)((double)ny * (before + w[q % 8]) / total);
+    b.r0 = (uint64_t)((double)ny * before / total);
+    uint64_t hi = q == np - 1 ? ny : (uint64_t)((double)ny * (before + w[q % 8]) / total);
+    b.rows = hi - b.r0;
+    return b;
 }
 
 enum { WRITER_COLLECTIVE, WRITER_INDEPENDENT, WRITER_HDF5, WRITER_PNETCDF };
 static const char *const writer_names[4] = {"libzarr_mpi collective", "libzarr_mpi independent",
                                             "HDF5 mpio collective", "PnetCDF put_vara_all"};
 
-/* This rank's rows [lo, lo + rows) read back (`back`, rows x NX) are the values written. */
-static void check_rows(const float *back, uint64_t lo, uint64_t rows) {
-    for (uint64_t i = 0; i < rows; i++) {
-        for (uint64_t j = 0; j < NX; j++) {
-            if (back[i * NX + j] != value(lo + i, j)) {
-                fprintf(stderr, "rank %d: cell (%llu, %llu) wrong\n", me, (unsigned long long)(lo + i),
-                        (unsigned long long)j);
+/* This rank's block read back (`back`, dense rows x cols) holds the values written. */
+static void check_block(const float *back, block b) {
+    for (uint64_t i = 0; i < b.rows; i++) {
+        for (uint64_t j = 0; j < b.cols; j++) {
+            if (back[i * b.cols + j] != value(b.r0 + i, b.c0 + j)) {
+                fprintf(stderr, "rank %d: cell (%llu, %llu) wrong\n", me, (unsigned long long)(b.r0 + i),
+                        (unsigned long long)(b.c0 + j));
                 MPI_Abort(MPI_COMM_WORLD, 1);
             }
         }
@@ -122,18 +139,17 @@ static double slowest_since(double t0) {
         }                                                                                                    \
     } while (0)
 
-/* The file and memory dataspaces of this rank's rows (the memory one: the block inside its halo). */
-static void h5_spaces(uint64_t ny, uint64_t lo, uint64_t rows, hid_t *fs, hid_t *ms) {
-    hsize_t dims[2] = {ny, NX}, start[2] = {lo, 0}, count[2] = {rows, NX};
-    hsize_t mdims[2] = {rows + 2, NX + 2}, mstart[2] = {1, 1};
+/* The file and memory dataspaces of this rank's block (the memory one: the block inside its halo). */
+static void h5_spaces(uint64_t ny, block b, hid_t *fs, hid_t *ms) {
+    hsize_t dims[2] = {ny, NX}, start[2] = {b.r0, b.c0}, count[2] = {b.rows, b.cols};
+    hsize_t mdims[2] = {b.rows + 2, b.cols + 2}, mstart[2] = {1, 1};
     *fs = H5Screate_simple(2, dims, NULL);
     *ms = H5Screate_simple(2, mdims, NULL);
     H5_OK(H5Sselect_hyperslab(*fs, H5S_SELECT_SET, start, NULL, count, NULL));
     H5_OK(H5Sselect_hyperslab(*ms, H5S_SELECT_SET, mstart, NULL, count, NULL));
 }
 
-static double write_hdf5(const char *path, int deflate, uint64_t ny, uint64_t lo, uint64_t rows, const float *local,
-                         float *back) {
+static double write_hdf5(const char *path, int deflate, uint64_t ny, block b, const float *local, float *back) {
     hid_t fapl = H5Pcreate(H5P_FILE_ACCESS), dcpl = H5Pcreate(H5P_DATASET_CREATE), dxpl = H5Pcreate(H5P_DATASET_XFER);
     H5_OK(H5Pset_fapl_mpio(fapl, MPI_COMM_WORLD, MPI_INFO_NULL));
     hsize_t chunk[2] = {SHARD_ROWS, NX};
@@ -145,7 +161,7 @@ static double write_hdf5(const char *path, int deflate, uint64_t ny, uint64_t lo
     H5_OK(H5Pset_dxpl_mpio(dxpl, H5FD_MPIO_COLLECTIVE));
     hid_t f = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, fapl), fs, ms;
     H5_OK(f);
-    h5_spaces(ny, lo, rows, &fs, &ms);
+    h5_spaces(ny, b, &fs, &ms);
     hid_t d = H5Dcreate2(f, "data", H5T_NATIVE_FLOAT, fs, H5P_DEFAULT, dcpl, H5P_DEFAULT);
     H5_OK(d);
     MPI_Barrier(MPI_COMM_WORLD);
@@ -159,28 +175,27 @@ static double write_hdf5(const char *path, int deflate, uint64_t ny, uint64_t lo
     H5_OK(f);
     d = H5Dopen2(f, "data", H5P_DEFAULT);
     H5_OK(d);
-    hsize_t dense[2] = {rows, NX};
+    hsize_t dense[2] = {b.rows, b.cols};
     hid_t bs = H5Screate_simple(2, dense, NULL);
     H5_OK(H5Dread(d, H5T_NATIVE_FLOAT, bs, fs, dxpl, back));
-    check_rows(back, lo, rows);
+    check_block(back, b);
     H5Sclose(bs), H5Sclose(fs), H5Sclose(ms), H5Dclose(d), H5Fclose(f);
     H5Pclose(fapl), H5Pclose(dcpl), H5Pclose(dxpl);
     return t;
 }
 
-static double write_pnetcdf(const char *path, uint64_t ny, uint64_t lo, uint64_t rows, const float *local,
-                            float *back) {
+static double write_pnetcdf(const char *path, uint64_t ny, block b, const float *local, float *back) {
     int nc, dims[2], var;
     NCCHECK(ncmpi_create(MPI_COMM_WORLD, path, NC_CLOBBER | NC_64BIT_DATA, MPI_INFO_NULL, &nc));
     NCCHECK(ncmpi_def_dim(nc, "y", (MPI_Offset)ny, &dims[0]));
     NCCHECK(ncmpi_def_dim(nc, "x", NX, &dims[1]));
     NCCHECK(ncmpi_def_var(nc, "data", NC_FLOAT, 2, dims, &var));
     NCCHECK(ncmpi_enddef(nc));
-    int sizes[2] = {(int)rows + 2, NX + 2}, sub[2] = {(int)rows, NX}, starts[2] = {1, 1};
+    int sizes[2] = {(int)b.rows + 2, (int)b.cols + 2}, sub[2] = {(int)b.rows, (int)b.cols}, starts[2] = {1, 1};
     MPI_Datatype block;
     MPI_Type_create_subarray(2, sizes, sub, starts, MPI_ORDER_C, MPI_FLOAT, &block);
     MPI_Type_commit(&block);
-    MPI_Offset start[2] = {(MPI_Offset)lo, 0}, count[2] = {(MPI_Offset)rows, NX};
+    MPI_Offset start[2] = {(MPI_Offset)b.r0, (MPI_Offset)b.c0}, count[2] = {(MPI_Offset)b.rows, (MPI_Offset)b.cols};
     MPI_Barrier(MPI_COMM_WORLD);
     double t0 = MPI_Wtime();
     NCCHECK(ncmpi_put_vara_all(nc, var, start, count, local, 1, block));
@@ -190,21 +205,21 @@ static double write_pnetcdf(const char *path, uint64_t ny, uint64_t lo, uint64_t
     NCCHECK(ncmpi_open(MPI_COMM_WORLD, path, NC_NOWRITE, MPI_INFO_NULL, &nc));
     NCCHECK(ncmpi_get_vara_float_all(nc, var, start, count, back));
     NCCHECK(ncmpi_close(nc));
-    check_rows(back, lo, rows);
+    check_block(back, b);
     return t;
 }
 #endif
 
-/* One write of this rank's rows by `writer` (timed), then every cell read back and checked. */
-static double timed_write(int writer, const char *path, const char *json, const char *codec, uint64_t ny,
-                          uint64_t lo, uint64_t rows, const float *local, float *back) {
-    const uint64_t w = NX + 2;
+/* One write of this rank's block by `writer` (timed), then every cell read back and checked. */
+static double timed_write(int writer, const char *path, const char *json, const char *codec, uint64_t ny, block b,
+                          const float *local, float *back) {
+    const uint64_t w = b.cols + 2, rows = b.rows;
 #ifdef ZARR_BENCH_PEERS
     if (writer == WRITER_HDF5) {
-        return write_hdf5(path, strcmp(codec, "gzip") == 0, ny, lo, rows, local, back);
+        return write_hdf5(path, strcmp(codec, "gzip") == 0, ny, b, local, back);
     }
     if (writer == WRITER_PNETCDF) {
-        return write_pnetcdf(path, ny, lo, rows, local, back);
+        return write_pnetcdf(path, ny, b, local, back);
     }
 #else
     (void)codec, (void)ny;
@@ -214,7 +229,7 @@ static double timed_write(int writer, const char *path, const char *json, const 
     if (st != ZARR_OK) {
         die("zarr_mpi_create_with_flags", st);
     }
-    uint64_t start[2] = {lo, 0}, count[2] = {rows, NX};
+    uint64_t start[2] = {b.r0, b.c0}, count[2] = {b.rows, b.cols};
     int64_t stride[2] = {(int64_t)w, 1};
     size_t size = sizeof(float) * ((rows + 2) * w - w - 1);
     MPI_Barrier(MPI_COMM_WORLD);
@@ -230,10 +245,10 @@ static double timed_write(int writer, const char *path, const char *json, const 
     }
     if ((st = zarr_mpi_open(MPI_COMM_WORLD, path, ZARR_READ, &a)) != ZARR_OK ||
         (st = zarr_mpi_read_all(MPI_COMM_WORLD, a, start, count, NULL, NULL, ZARR_FLOAT32, back,
-                                sizeof(float) * rows * NX)) != ZARR_OK) {
+                                sizeof(float) * b.rows * b.cols)) != ZARR_OK) {
         die("read back", st);
     }
-    check_rows(back, lo, rows);
+    check_block(back, b);
     zarr_mpi_close(MPI_COMM_WORLD, a);
     return t;
 }
@@ -278,18 +293,17 @@ int main(int argc, char **argv) {
         printf("np=%d: %llu x %d float32 (%.0f MiB), shards of %d rows, codec %s, best of %d\n", np,
                (unsigned long long)ny, NX, (double)ny * NX * 4 / 1048576.0, SHARD_ROWS, codec, reps);
     }
-    for (int aligned = 1; aligned >= 0; aligned--) {
-        uint64_t lo, hi;
-        rows_of(aligned, ny, me, &lo, &hi);
-        uint64_t rows = hi - lo, w = NX + 2;
-        float *local = malloc(sizeof(float) * (rows + 2) * w), *back = malloc(sizeof(float) * (rows * NX + 1));
+    for (int decomp = DECOMP_ALIGNED; decomp <= DECOMP_COLUMNS; decomp++) {
+        block b = block_of(decomp, ny, me);
+        uint64_t rows = b.rows, w = b.cols + 2;
+        float *local = malloc(sizeof(float) * (rows + 2) * w), *back = malloc(sizeof(float) * (rows * b.cols + 1));
         if (local == NULL || back == NULL) {
             die("malloc", ZARR_ERR_INTERNAL);
         }
         for (uint64_t i = 0; i < rows + 2; i++) {
             for (uint64_t j = 0; j < w; j++) {
                 int halo = i == 0 || i == rows + 1 || j == 0 || j == w - 1;
-                local[i * w + j] = halo ? -1.0f : value(lo + i - 1, j - 1);
+                local[i * w + j] = halo ? -1.0f : value(b.r0 + i - 1, b.c0 + j - 1);
             }
         }
         for (int writer = 0; writer < 4; writer++) {
@@ -305,9 +319,9 @@ int main(int argc, char **argv) {
             double best = 1e30;
             char path[4200] = "";
             for (int rep = 0; rep < reps; rep++) {
-                snprintf(path, sizeof path, "%s/rep%d_%d_%d.%s", dir, rep, aligned, writer,
+                snprintf(path, sizeof path, "%s/rep%d_%d_%d.%s", dir, rep, decomp, writer,
                          writer == WRITER_HDF5 ? "h5" : writer == WRITER_PNETCDF ? "nc" : "zarr");
-                double t = timed_write(writer, path, json, codec, ny, lo, rows, local, back);
+                double t = timed_write(writer, path, json, codec, ny, b, local, back);
                 if (t < best) {
                     best = t;
                 }
@@ -316,7 +330,7 @@ int main(int argc, char **argv) {
                 unsigned long long files = 0, bytes = 0;
                 footprint(path, &files, &bytes);
                 printf("np=%d %-11s %-22s %-4s %.3f s %7.1f MiB/s %6llu files %11llu bytes (values checked)\n", np,
-                       aligned ? "aligned" : "non-aligned", writer_names[writer], codec, best,
+                       decomp_names[decomp], writer_names[writer], codec, best,
                        (double)ny * NX * 4 / 1048576.0 / best, files, bytes);
                 fflush(stdout);
             }
