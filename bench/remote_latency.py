@@ -227,7 +227,7 @@ def worker(impl, server, layouts, cells, reps):
         for cell in cells:
             runs = []
             for rep in range(reps):
-                name = f"written/{impl.replace(':', '-')}-{layout}-{rep}"
+                name = f"written/{impl.replace(':', '-')}-{os.getpid()}-{layout}-{rep}"
                 h = None
                 control(server, "reset")
                 t0 = time.perf_counter()
