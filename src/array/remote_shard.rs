@@ -5,9 +5,10 @@
 //!   shard's index, streams it, each inner chunk decoded as soon as its bytes are in;
 //! - a smaller selection gets the index with the request that opens the shard (a suffix range for an
 //!   index at the end, a prefix for one at the start: no HEAD), and with it, speculatively, the inner
-//!   chunks stored next to the index that the selection likely needs (as many bytes as arrive in one
-//!   round trip, at most `speculative_read_max`: [`super::shard_speculation`]); a small shard arrives
-//!   whole. The inner chunks the answer lacks are fetched as coalesced runs by ranged GETs (gaps up to
+//!   chunks the selection likely needs: those stored next to the index in that range, the others as
+//!   ranged GETs sent beside it in the same round trip, where an earlier shard of the array stored
+//!   them (as many bytes as arrive in one round trip, at most `speculative_read_max`:
+//!   [`super::shard_speculation`]); a small shard arrives whole. The inner chunks the answer lacks are fetched as coalesced runs by ranged GETs (gaps up to
 //!   1 MiB bridged), all at once, conditional on the shard's ETag (`If-Match`). A read touching
 //!   several shards does this for all of them at once (one I/O task per shard);
 //! - the index is kept per array handle with that ETag ([`ShardIndexCache`]), so the next read of the

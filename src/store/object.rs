@@ -424,9 +424,9 @@ impl ObjectStoreAdapter {
     }
 
     /// The answers of [`Self::ranged_gets`] that are whole and come from the version `meta` of the
-    /// object (its ETag and size; an object without an ETag: none), as prefetched pieces; every
-    /// answer counts in the bytes read and the link estimate. Failed ones (a range past the end of
-    /// the object) are dropped.
+    /// object (its ETag and size; a server without ETags: its size and modification time, as
+    /// unversioned reads trust), as prefetched pieces; every answer counts in the bytes read and the
+    /// link estimate. Failed ones (a range past the end of the object) are dropped.
     #[allow(clippy::type_complexity)]
     fn same_version(
         &self,
@@ -437,7 +437,9 @@ impl ObjectStoreAdapter {
         for (m, r, b, secs) in answers.into_iter().flatten() {
             self.bytes_read.fetch_add(b.len() as u64, Ordering::Relaxed);
             self.link.record(b.len() as u64, secs);
-            let same = meta.e_tag.is_some() && m.e_tag == meta.e_tag && m.size == meta.size;
+            let same = m.e_tag == meta.e_tag
+                && m.size == meta.size
+                && (meta.e_tag.is_some() || m.last_modified == meta.last_modified);
             if same && b.len() as u64 == r.end - r.start && r.end <= meta.size && !b.is_empty() {
                 pieces.push((r.start, b));
             }
