@@ -104,11 +104,49 @@ def selection(cell):
     return tuple(slice(a, b, s) for a, b, s in STRIDED)
 
 
+def base_impl(impl):
+    """The client behind an implementation's name: `libzarr:LABEL` (one of --libs) is libzarr."""
+    return impl.split(":", 1)[0]
+
+
+def add_lib_args(ap):
+    """--libs and --rounds (bench/remote_latency.py, bench/remote_shard_windows.py)."""
+    ap.add_argument("--libs", help="compare libzarr builds in one run: LABEL=PATH,... (each a client `libzarr:LABEL` "
+                    "run with ZARR_LIB=PATH, in place of `libzarr` in --impls; the table adds each one's time over "
+                    "the first's)")
+    ap.add_argument("--rounds", type=int, default=1, help="run every client this many times, the order reversed "
+                    "each round (A B, B A, ...), pooling the repetitions: clients compared on one run share its "
+                    "load; the 1-minute load average before and after each client's run is reported")
+
+
+def expand_impls(a):
+    """(clients, {client: library path}) from --impls, --libs and --lib."""
+    impls = a.impls.split(",")
+    libs = {"libzarr": a.lib}
+    if a.libs:
+        pairs = [x.split("=", 1) for x in a.libs.split(",")]
+        labelled = {f"libzarr:{k}": v for k, v in pairs}
+        impls = [x for i in impls for x in (labelled if i == "libzarr" else [i])]
+        libs = labelled
+    return impls, libs
+
+
+def run_rounds(rounds, impls, run_one, log_load):
+    """Runs `run_one(impl)` for every client, `rounds` times, reversing the order each round; records
+    the 1-minute load average before and after each run with `log_load(impl, before, after)`."""
+    for r in range(rounds):
+        for impl in (impls if r % 2 == 0 else impls[::-1]):
+            before = os.getloadavg()[0]
+            run_one(impl)
+            log_load(impl, before, os.getloadavg()[0])
+
+
 def client(impl, server):
     """(open(layout) -> handle, read(handle, cell) -> numpy array, write(layout, name, values))."""
     import numpy as np
 
     endpoint = server
+    impl = base_impl(impl)
     if impl == "libzarr":
         sys.path.insert(0, str(REPO / "tools"))
         import zarr_ctypes as zc
@@ -189,7 +227,7 @@ def worker(impl, server, layouts, cells, reps):
         for cell in cells:
             runs = []
             for rep in range(reps):
-                name = f"written/{impl}-{layout}-{rep}"
+                name = f"written/{impl.replace(':', '-')}-{os.getpid()}-{layout}-{rep}"
                 h = None
                 control(server, "reset")
                 t0 = time.perf_counter()
@@ -253,12 +291,14 @@ def main():
                     help="the Python that runs the clients (one with tensorstore 0.1.86, zarr 3, obstore)")
     ap.add_argument("--json", help="also write the raw results here")
     ap.add_argument("--worker", nargs=2, metavar=("IMPL", "SERVER"), help=argparse.SUPPRESS)
+    add_lib_args(ap)
     a = ap.parse_args()
-    layouts, cells, impls = a.layouts.split(","), a.cells.split(","), a.impls.split(",")
+    layouts, cells = a.layouts.split(","), a.cells.split(",")
     if a.worker:
         worker(a.worker[0], a.worker[1], layouts, cells, a.reps)
         return
-    results = {}
+    impls, libs = expand_impls(a)
+    results, loads = {}, {}
     with tempfile.TemporaryDirectory(prefix="zarr-latency-") as tmp:
         root = Path(tmp)
         make_arrays(root)
@@ -266,31 +306,44 @@ def main():
             proc, url = start_server(root, delay)
             try:
                 log(f"delay {delay:g} ms: {url}")
-                env = {**os.environ, "ZARR_LIB": a.lib, "ZARR_NUM_THREADS": "2", "BENCH_ROOT": str(root),
-                       "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
-                for impl in impls:
+
+                def run_one(impl):
+                    env = {**os.environ, "ZARR_LIB": libs.get(impl, a.lib), "ZARR_NUM_THREADS": "2",
+                           "BENCH_ROOT": str(root), "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
                     cmd = [a.python, __file__, "--worker", impl, url, "--layouts", a.layouts, "--cells", a.cells,
                            "--reps", str(a.reps)]
                     # The worker's log (each cell's times and round trips) goes to this stderr.
                     p = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, text=True, timeout=1800)
                     if p.returncode != 0:
                         log(f"{impl}: ERR (exit {p.returncode})")
-                        continue
+                        return
                     for k, runs in json.loads(p.stdout.strip().splitlines()[-1]).items():
-                        results[(delay, impl, *k.split("/"))] = runs
+                        results.setdefault((delay, impl, *k.split("/")), []).extend(runs)
+
+                def log_load(impl, before, after):
+                    loads.setdefault((delay, impl), []).append((before, after))
+                    log(f"  {impl}: load average {before:.1f} before, {after:.1f} after")
+
+                run_rounds(a.rounds, impls, run_one, log_load)
             finally:
                 proc.communicate("", timeout=30)
                 shutil.rmtree(root / BUCKET / "written", ignore_errors=True)
     if a.json:
         Path(a.json).write_text(json.dumps({"|".join(map(str, k)): v for k, v in results.items()}, indent=1))
     print_table(results, [float(d) for d in a.delays_ms.split(",")], impls, layouts, cells)
+    print()
+    print("Load (1-minute average before, after each client's run): " + "; ".join(
+        f"{d:g} ms {i}: " + ", ".join(f"{b:.1f}-{e:.1f}" for b, e in v) for (d, i), v in loads.items()))
 
 
 def print_table(results, delays, impls, layouts, cells):
     names = {"W": "whole", "V": "200x200 window", "T": "strided", "P": "write all"}
+    lz = [i for i in impls if base_impl(i) == "libzarr"]
+    ref = lz[0] if lz else "libzarr"
+    extra = [f"{i} / {ref} (time)" for i in lz[1:]]
     print("| delay | layout | cell | floor s | " + " | ".join(f"{i} s (requests, MB, in flight, client CPU s, server CPU s)" for i in impls)
-          + " | tensorstore / libzarr | libzarr / floor |")
-    print("|---" * (len(impls) + 6) + "|")
+          + f" | tensorstore / {ref} | {ref} / floor |" + "".join(f" {x} |" for x in extra))
+    print("|---" * (len(impls) + 6 + len(extra)) + "|")
     for delay in delays:
         for layout in layouts:
             for cell in cells:
@@ -305,10 +358,11 @@ def print_table(results, delays, impls, layouts, cells):
                     r = runs[-1]
                     row.append(f"{med[impl]:.3f} ({r['requests']}, {r['bytes'] / 1e6:.2f}, {r['in_flight']}, "
                                f"{r['cpu']:.2f}, {r['server_cpu']:.2f})")
-                ts_ratio = f"{med['tensorstore'] / med['libzarr']:.2f}" if "tensorstore" in med and "libzarr" in med else "n/a"
-                fl = f"{med['libzarr'] / floor:.2f}" if "libzarr" in med and floor > 0 else "n/a"
+                ts_ratio = f"{med['tensorstore'] / med[ref]:.2f}" if "tensorstore" in med and ref in med else "n/a"
+                fl = f"{med[ref] / floor:.2f}" if ref in med and floor > 0 else "n/a"
+                cmp = [f"{med[i] / med[ref]:.3f}" if i in med and ref in med else "n/a" for i in lz[1:]]
                 print(f"| {delay:g} ms | {layout} | {names[cell]} | {floor:.2f} | " + " | ".join(row)
-                      + f" | {ts_ratio} | {fl} |")
+                      + f" | {ts_ratio} | {fl} |" + "".join(f" {x} |" for x in cmp))
 
     # Opening (not in the cells): requests and round trips as the server counted them, median time.
     print()

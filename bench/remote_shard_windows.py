@@ -19,6 +19,12 @@ Beside the median time: the requests and round trips the server counted for the 
 sent, and the bytes beyond what was needed (what it sent less the shard index and the stored bytes of
 the needed inner chunks, both taken from the shard file). Every client runs with its defaults and 2
 decoding threads, each implementation in its own process (bench/remote_latency.py's clients).
+The requests and bytes are the last repetition's (a handle opened after others of the array in the
+same process: libzarr's then predicts where inner chunks lie from what the earlier handles read);
+the first repetition's are reported apart: for each array's first cell (window 1 end), the first
+read of the array in the worker's process, with nothing learned (what every read of a library
+without that memory, such as libzarr 0.3, costs).
+`--libs main=PATH,new=PATH` compares two libzarr builds on the same run (bench/remote_latency.py).
 """
 import argparse
 import json
@@ -119,9 +125,9 @@ def worker(impl, server, reps):
 def read_window(impl, h, start, count, sl):
     import numpy as np
 
-    if impl == "libzarr":
+    if rl.base_impl(impl) == "libzarr":
         return h.read_into(np.empty(count, dtype="<u2"), start, count)
-    if impl == "tensorstore":
+    if rl.base_impl(impl) == "tensorstore":
         return h[sl].read().result()
     return h[sl]
 
@@ -135,13 +141,14 @@ def main():
     ap.add_argument("--python", default=sys.executable)
     ap.add_argument("--json", help="also write the raw results here")
     ap.add_argument("--worker", nargs=2, metavar=("IMPL", "SERVER"), help=argparse.SUPPRESS)
+    rl.add_lib_args(ap)
     a = ap.parse_args()
     if a.worker:
         worker(a.worker[0], a.worker[1], a.reps)
         return
-    impls = a.impls.split(",")
+    impls, libs = rl.expand_impls(a)
     delays = [float(d) for d in a.delays_ms.split(",")]
-    results = {}
+    results, loads = {}, {}
     with tempfile.TemporaryDirectory(prefix="zarr-shard-windows-") as tmp:
         root = Path(tmp)
         make_arrays(root)
@@ -150,43 +157,65 @@ def main():
             proc, url = rl.start_server(root, delay)
             try:
                 rl.log(f"delay {delay:g} ms: {url}")
-                env = {**os.environ, "ZARR_LIB": a.lib, "ZARR_NUM_THREADS": "2", "BENCH_ROOT": str(root),
-                       "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
-                for impl in impls:
+
+                def run_one(impl):
+                    env = {**os.environ, "ZARR_LIB": libs.get(impl, a.lib), "ZARR_NUM_THREADS": "2",
+                           "BENCH_ROOT": str(root), "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
                     p = subprocess.run([a.python, __file__, "--worker", impl, url, "--reps", str(a.reps)], env=env,
                                        stdout=subprocess.PIPE, text=True, timeout=1800)
                     if p.returncode != 0:
                         rl.log(f"{impl}: ERR (exit {p.returncode})")
-                        continue
+                        return
                     for k, runs in json.loads(p.stdout.strip().splitlines()[-1]).items():
-                        results[(delay, impl, k)] = runs
+                        results.setdefault((delay, impl, k), []).append(runs)
+
+                def log_load(impl, before, after):
+                    loads.setdefault((delay, impl), []).append((before, after))
+                    rl.log(f"  {impl}: load average {before:.1f} before, {after:.1f} after")
+
+                rl.run_rounds(a.rounds, impls, run_one, log_load)
             finally:
                 proc.communicate("", timeout=30)
                 shutil.rmtree(root / rl.BUCKET / "written", ignore_errors=True)
     if a.json:
         Path(a.json).write_text(json.dumps({f"{d}|{i}|{k}": v for (d, i, k), v in results.items()}, indent=1))
+    # Each round's worker opens the array anew for every repetition, the cells in table order: the first
+    # repetition of an array's first cell is its first read in that process (nothing learned).
+    lz = [i for i in impls if rl.base_impl(i) == "libzarr"]
+    ref = lz[0] if lz else "libzarr"
     print("| delay | shard (inner chunks) | window | needed KB | " + " | ".join(
-        f"{i} s (requests, round trips, KB, KB beyond needed)" for i in impls) + " | tensorstore / libzarr |")
-    print("|---" * (len(impls) + 5) + "|")
+        f"{i} s (requests, round trips, KB, KB beyond needed)" for i in impls)
+        + f" | tensorstore / {ref} |" + "".join(f" {i} / {ref} (time) |" for i in lz[1:])
+        + "".join(f" {i} first repetition (requests, round trips, KB beyond needed) |" for i in lz))
+    print("|---" * (len(impls) + 5 + 2 * len(lz) - 1) + "|")
     for delay in delays:
         for name in ARRAYS:
             for side in SIDES:
                 for place in PLACES:
                     k = f"{name}|{side * side}|{place}"
                     need = needed[(name, side * side, place)]
-                    row, med = [], {}
+                    row, med, first = [], {}, []
                     for impl in impls:
-                        runs = results.get((delay, impl, k))
-                        if not runs:
+                        rounds = results.get((delay, impl, k))
+                        if not rounds:
                             row.append("ERR")
                             continue
+                        runs = [r for rr in rounds for r in rr]
                         med[impl] = statistics.median(r["t"] for r in runs)
                         r = runs[-1]
                         row.append(f"{med[impl]:.3f} ({r['requests']}, {r['trips']}, {r['bytes'] / 1e3:.1f}, "
                                    f"{max(r['bytes'] - need, 0) / 1e3:.1f})")
-                    ratio = f"{med['tensorstore'] / med['libzarr']:.2f}" if {"tensorstore", "libzarr"} <= med.keys() else "n/a"
+                        if impl in lz:
+                            f0 = rounds[0][0]
+                            first.append(f"{f0['requests']}, {f0['trips']}, {max(f0['bytes'] - need, 0) / 1e3:.1f}")
+                    ratio = f"{med['tensorstore'] / med[ref]:.2f}" if {"tensorstore", ref} <= med.keys() else "n/a"
+                    cmp = [f"{med[i] / med[ref]:.3f}" if i in med and ref in med else "n/a" for i in lz[1:]]
                     print(f"| {delay:g} ms | {name[1:]} | {side * side} {place} | {need / 1e3:.1f} | "
-                          + " | ".join(row) + f" | {ratio} |")
+                          + " | ".join(row) + f" | {ratio} |" + "".join(f" {x} |" for x in cmp)
+                          + "".join(f" {x} |" for x in first))
+    print()
+    print("Load (1-minute average before, after each client's run): " + "; ".join(
+        f"{d:g} ms {i}: " + ", ".join(f"{b:.1f}-{e:.1f}" for b, e in v) for (d, i), v in loads.items()))
 
 
 if __name__ == "__main__":

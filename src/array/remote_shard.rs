@@ -5,9 +5,10 @@
 //!   shard's index, streams it, each inner chunk decoded as soon as its bytes are in;
 //! - a smaller selection gets the index with the request that opens the shard (a suffix range for an
 //!   index at the end, a prefix for one at the start: no HEAD), and with it, speculatively, the inner
-//!   chunks stored next to the index that the selection likely needs (as many bytes as arrive in one
-//!   round trip, at most `speculative_read_max`: [`super::shard_speculation`]); a small shard arrives
-//!   whole. The inner chunks the answer lacks are fetched as coalesced runs by ranged GETs (gaps up to
+//!   chunks the selection likely needs: those stored next to the index in that range, the others as
+//!   ranged GETs sent beside it in the same round trip, where an earlier shard of the array stored
+//!   them (as many bytes as arrive in one round trip, at most `speculative_read_max`:
+//!   [`super::shard_speculation`]); a small shard arrives whole. The inner chunks the answer lacks are fetched as coalesced runs by ranged GETs (gaps up to
 //!   1 MiB bridged), all at once, conditional on the shard's ETag (`If-Match`). A read touching
 //!   several shards does this for all of them at once (one I/O task per shard);
 //! - the index is kept per array handle with that ETag ([`ShardIndexCache`]), so the next read of the
@@ -32,9 +33,9 @@ use std::sync::{Arc, Mutex};
 pub(crate) struct ShardIndexCache {
     /// The kept indexes, and how many entries they hold together.
     map: Mutex<(HashMap<String, CachedIndex>, usize)>,
-    /// Where the shards read so far stored their inner chunks (the size of the first request to an
-    /// unread shard).
-    layout: LayoutModel,
+    /// Where the shards read so far stored their inner chunks (what the first requests to an unread
+    /// shard ask for), shared with the other handles of the array in this process.
+    layout: std::sync::OnceLock<Arc<LayoutModel>>,
 }
 
 #[derive(Debug, Clone)]
@@ -65,6 +66,11 @@ impl ShardIndexCache {
         }
     }
 
+    /// The layout model of the array (`array`: its location and sharding).
+    fn layout(&self, array: impl FnOnce() -> String) -> &LayoutModel {
+        self.layout.get_or_init(|| super::shard_speculation::shared(array()))
+    }
+
     fn remove(&self, key: &str) {
         let mut guard = self.map.lock().unwrap_or_else(|e| e.into_inner());
         let (map, held) = &mut *guard;
@@ -93,15 +99,18 @@ impl Array {
                 Some(c) => (self.store.open_version(key, c.len, &c.version)?, c),
                 None => {
                     // The index, and the inner chunks likely needed stored next to it.
-                    let hint = self.shard_indexes.layout.plan(shard, &needed, self.store.speculative_read_bytes());
-                    let Some(src) = self.store.open_hinted(key, hint)? else {
+                    let layout = self.shard_indexes.layout(|| {
+                        format!("{}\n{}\n{:?}", self.store.location(&self.prefix), shard.num_inner_chunks(), shard.index_layout())
+                    });
+                    let plan = layout.plan(shard, &needed, self.store.speculative_read_bytes());
+                    let Some(src) = self.store.open_speculative(key, plan.hint, &plan.ranges)? else {
                         return dest.fill_box(&part.local.count);
                     };
                     // A shard longer than any encoding of it is refused before its index is used
                     // (a streamed read of it would take a buffer of that size).
                     crate::store::ReadLimit::chunk(shard.max_encoded_size()).check(&self.store.location(key), src.len())?;
                     let entries = shard.read_index(src.as_ref())?;
-                    self.shard_indexes.layout.learn(&entries);
+                    layout.learn(&entries, src.len());
                     let Some(version) = src.version().map(str::to_string) else {
                         // A server without versions: plain reads.
                         return self.read_shard_unversioned(key, shard, part, dest, src.as_ref(), entries, whole);

@@ -83,6 +83,14 @@ pub trait ByteSource: Send + Sync {
         None
     }
 
+    /// Whether the bytes at `offset..offset + len` are already in memory (fetched when a remote value
+    /// was opened, [`Store::open_speculative`]): reading them costs no request. A reader coalescing
+    /// ranges into requests leaves these out. `false` for sources without such parts.
+    fn holds(&self, offset: u64, len: u64) -> bool {
+        let _ = (offset, len);
+        false
+    }
+
     /// The largest single read worth issuing (`None`: no limit). Remote sources give a limit so that
     /// readers coalescing ranges (the sharding codec) split a large run into several requests that
     /// are fetched concurrently and decoded while the others arrive.
@@ -302,6 +310,17 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     fn open_hinted(&self, key: &str, hint: OpenHint) -> Result<Option<Box<dyn ByteSource + '_>>> {
         let _ = hint;
         self.open(key)
+    }
+
+    /// [`Store::open_hinted`], fetching besides, in the same round trip (concurrent requests), the
+    /// byte ranges `ranges` (`start..end` each) that the reader expects to need: a remote store keeps
+    /// the parts of them the value has, when they come from the same version as the hinted part (a
+    /// range that fails or answers another version is dropped: the reader fetches what it lacks
+    /// later, conditionally). The source's [`ByteSource::holds`] says what arrived. Local stores and
+    /// stores without ranged reads: [`Store::open_hinted`].
+    fn open_speculative(&self, key: &str, hint: OpenHint, ranges: &[(u64, u64)]) -> Result<Option<Box<dyn ByteSource + '_>>> {
+        let _ = ranges;
+        self.open_hinted(key, hint)
     }
 
     /// Reopens version `version` (from [`ByteSource::version`]) of the value at `key`, `len` bytes

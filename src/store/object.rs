@@ -47,7 +47,7 @@ use super::{check_range, ByteSource, ConditionalStore, DirListing, OpenHint, Rea
 use crate::error::{Error, Result};
 use bytes::Bytes;
 use object_store::path::Path;
-use object_store::{GetOptions, GetRange, ObjectStore, PutMode, PutOptions, PutPayload, UpdateVersion};
+use object_store::{GetOptions, GetRange, ObjectMeta, ObjectStore, PutMode, PutOptions, PutPayload, UpdateVersion};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
@@ -356,7 +356,7 @@ impl ObjectStoreAdapter {
     }
 
     /// A source reading `len` bytes of `key` (at `path`), version `e_tag`, with `prefetched` bytes.
-    fn source(&self, key: &str, path: Path, len: u64, prefetched: Option<(u64, Bytes)>, e_tag: Option<String>) -> RemoteSource {
+    fn source(&self, key: &str, path: Path, len: u64, prefetched: Vec<(u64, Bytes)>, e_tag: Option<String>) -> RemoteSource {
         RemoteSource {
             inner: self.inner.clone(),
             path,
@@ -369,16 +369,82 @@ impl ObjectStoreAdapter {
         }
     }
 
-    /// [`OpenHint::Tail`] on a server without suffix ranges: a HEAD for the size and ETag, then one
-    /// bounded range of the last `n` bytes (conditional on that ETag), kept as prefetched.
-    fn open_tail_bounded(&self, key: &str, n: u64) -> Result<Option<Box<dyn ByteSource + '_>>> {
-        let Some(src) = self.open(key)? else { return Ok(None) };
-        let len = src.len();
-        let (path, e_tag) = (self.path(key)?, src.version().map(str::to_string));
+    /// [`OpenHint::Tail`] on a server without suffix ranges: a HEAD for the size and ETag (together
+    /// with the bounded GETs of `ranges`, [`Store::open_speculative`]), then one bounded range of the
+    /// last `n` bytes (conditional on that ETag), kept as prefetched.
+    fn open_tail_bounded(&self, key: &str, n: u64, ranges: &[(u64, u64)]) -> Result<Option<Box<dyn ByteSource + '_>>> {
+        let path = self.path(key)?;
+        let (inner, p) = (self.inner.clone(), path.clone());
+        let began = Instant::now();
+        let extra = self.ranged_gets(&path, ranges, began);
+        let (head, extra) =
+            block_on(async move { futures::future::join(inner.head(&p), futures::future::join_all(extra)).await })?;
+        let meta = match head {
+            Ok(meta) => meta,
+            Err(object_store::Error::NotFound { .. }) => return Ok(None),
+            Err(e) => return Err(self.io_error("HEAD", key, e)),
+        };
+        self.link.record(0, began.elapsed().as_secs_f64());
+        let len = meta.size;
+        let mut pieces = self.same_version(&meta, extra);
+        let src = self.source(key, path.clone(), len, Vec::new(), meta.e_tag.clone());
         let start = len.saturating_sub(n);
         let mut bytes = crate::error::try_alloc((len - start) as usize)?;
         src.read_into(start, &mut bytes)?;
-        Ok(Some(Box::new(self.source(key, path, len, Some((start, Bytes::from(bytes))), e_tag))))
+        pieces.insert(0, (start, Bytes::from(bytes)));
+        Ok(Some(Box::new(self.source(key, path, len, pieces, meta.e_tag))))
+    }
+
+    /// One bounded GET of each of `ranges` (not yet sent: to be awaited together with another
+    /// request), each answering its object's metadata, the range and bytes it got, and the seconds
+    /// from `began` to its last byte.
+    #[allow(clippy::type_complexity)]
+    fn ranged_gets(
+        &self,
+        path: &Path,
+        ranges: &[(u64, u64)],
+        began: Instant,
+    ) -> Vec<futures::future::BoxFuture<'static, std::result::Result<(ObjectMeta, std::ops::Range<u64>, Bytes, f64), Failed>>> {
+        ranges
+            .iter()
+            .filter(|(s, e)| s < e)
+            .map(|&(s, e)| {
+                let (inner, p) = (self.inner.clone(), path.clone());
+                let options = GetOptions { range: Some(GetRange::Bounded(s..e)), ..Default::default() };
+                let fut = async move {
+                    let r = inner.get_opts(&p, options).await.map_err(Failed::Store)?;
+                    let (meta, range) = (r.meta.clone(), r.range.clone());
+                    let mut body = Vec::new();
+                    receive(r.into_stream(), &mut body, range.end.saturating_sub(range.start), e - s).await?;
+                    Ok((meta, range, Bytes::from(body), began.elapsed().as_secs_f64()))
+                };
+                Box::pin(fut) as futures::future::BoxFuture<'static, _>
+            })
+            .collect()
+    }
+
+    /// The answers of [`Self::ranged_gets`] that are whole and come from the version `meta` of the
+    /// object (its ETag and size; a server without ETags: its size and modification time, as
+    /// unversioned reads trust), as prefetched pieces; every answer counts in the bytes read and the
+    /// link estimate. Failed ones (a range past the end of the object) are dropped.
+    #[allow(clippy::type_complexity)]
+    fn same_version(
+        &self,
+        meta: &ObjectMeta,
+        answers: Vec<std::result::Result<(ObjectMeta, std::ops::Range<u64>, Bytes, f64), Failed>>,
+    ) -> Vec<(u64, Bytes)> {
+        let mut pieces = Vec::new();
+        for (m, r, b, secs) in answers.into_iter().flatten() {
+            self.bytes_read.fetch_add(b.len() as u64, Ordering::Relaxed);
+            self.link.record(b.len() as u64, secs);
+            let same = m.e_tag == meta.e_tag
+                && m.size == meta.size
+                && (meta.e_tag.is_some() || m.last_modified == meta.last_modified);
+            if same && b.len() as u64 == r.end - r.start && r.end <= meta.size && !b.is_empty() {
+                pieces.push((r.start, b));
+            }
+        }
+        pieces
     }
 
     fn io_error(&self, op: &str, key: &str, e: object_store::Error) -> Error {
@@ -483,8 +549,9 @@ struct RemoteSource {
     len: u64,
     url: String,
     bytes_read: Arc<AtomicU64>,
-    /// Bytes fetched when the object was opened (offset, bytes): reads inside them need no request.
-    prefetched: Option<(u64, Bytes)>,
+    /// Bytes fetched when the object was opened (offset, bytes; disjoint or not, in any order): reads
+    /// inside them need no request.
+    prefetched: Vec<(u64, Bytes)>,
     /// The ETag the object had when opened; range reads are conditional on it (`If-Match`).
     e_tag: Option<String>,
     /// The store's round-trip estimates, told the size and duration of every range read.
@@ -509,37 +576,50 @@ impl ByteSource for RemoteSource {
 
     fn as_slice(&self) -> Option<&[u8]> {
         // The whole object came with the opening request (a shard smaller than the range asked for).
-        self.prefetched.as_ref().filter(|(at, bytes)| *at == 0 && bytes.len() as u64 == self.len).map(|(_, b)| &b[..])
+        self.prefetched.iter().find(|(at, bytes)| *at == 0 && bytes.len() as u64 == self.len).map(|(_, b)| &b[..])
     }
 
-    /// Bytes inside the part fetched at opening are copied from it; only the rest of the range is
-    /// asked for (one ranged GET: the prefetched part lies at one end of the object, so the rest of
-    /// any range is one run).
+    fn holds(&self, offset: u64, len: u64) -> bool {
+        let end = offset.saturating_add(len);
+        self.prefetched.iter().any(|(at, bytes)| *at <= offset && end <= at + bytes.len() as u64)
+    }
+
+    /// Bytes inside the parts fetched at opening are copied from them; only the rest of the range is
+    /// asked for: one ranged GET of the part they leave uncovered when that is one run, else of the
+    /// whole range (one request either way).
     fn read_into(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
         check_range(offset, buf.len() as u64, self.len)?;
         if buf.is_empty() {
             return Ok(());
         }
         let end = offset + buf.len() as u64;
-        if let Some((at, bytes)) = &self.prefetched {
+        // The parts of the range the prefetched pieces cover, sorted.
+        let mut covered: Vec<(u64, u64)> = Vec::new();
+        for (at, bytes) in &self.prefetched {
             let (p0, p1) = (*at, at + bytes.len() as u64);
             let (lo, hi) = (offset.max(p0), end.min(p1));
             if lo < hi {
                 buf[(lo - offset) as usize..(hi - offset) as usize].copy_from_slice(&bytes[(lo - p0) as usize..(hi - p0) as usize]);
-                if lo == offset && hi == end {
-                    return Ok(());
-                }
-                if lo == offset {
-                    // The head was prefetched: fetch the tail of the range.
-                    return self.fetch_into(hi, &mut buf[(hi - offset) as usize..]);
-                }
-                if hi == end {
-                    return self.fetch_into(offset, &mut buf[..(lo - offset) as usize]);
-                }
-                // The prefetched part inside the range (not at either end of it): fetch it all.
+                covered.push((lo, hi));
             }
         }
-        self.fetch_into(offset, buf)
+        covered.sort_unstable();
+        let mut gaps: Vec<(u64, u64)> = Vec::new();
+        let mut at = offset;
+        for (lo, hi) in covered {
+            if lo > at {
+                gaps.push((at, lo));
+            }
+            at = at.max(hi);
+        }
+        if at < end {
+            gaps.push((at, end));
+        }
+        match gaps[..] {
+            [] => Ok(()),
+            [(lo, hi)] => self.fetch_into(lo, &mut buf[(lo - offset) as usize..(hi - offset) as usize]),
+            _ => self.fetch_into(offset, buf),
+        }
     }
 }
 
@@ -704,7 +784,7 @@ impl Store for ObjectStoreAdapter {
         match block_on(async move { inner.head(&p).await })? {
             Ok(meta) => {
                 self.link.record(0, began.elapsed().as_secs_f64());
-                Ok(Some(Box::new(self.source(key, path, meta.size, None, meta.e_tag))))
+                Ok(Some(Box::new(self.source(key, path, meta.size, Vec::new(), meta.e_tag))))
             }
             Err(object_store::Error::NotFound { .. }) => Ok(None),
             Err(e) => Err(self.io_error("HEAD", key, e)),
@@ -718,32 +798,45 @@ impl Store for ObjectStoreAdapter {
     /// suffix range with anything but that range (some ignore or refuse `bytes=-n`) is asked for the
     /// size (HEAD) and then the bounded range instead, for this and every later open of the handle.
     fn open_hinted(&self, key: &str, hint: OpenHint) -> Result<Option<Box<dyn ByteSource + '_>>> {
+        self.open_speculative(key, hint, &[])
+    }
+
+    /// [`Store::open_hinted`]'s request and one bounded GET for each of `ranges`, all at once; the
+    /// answers to `ranges` are kept when they carry the ETag and size of the hinted answer (an object
+    /// without an ETag: none kept), and dropped when they fail (a range past the end of the object).
+    fn open_speculative(&self, key: &str, hint: OpenHint, ranges: &[(u64, u64)]) -> Result<Option<Box<dyn ByteSource + '_>>> {
         let range = match hint {
             OpenHint::Head(0) | OpenHint::Tail(0) => return self.open(key),
             OpenHint::Range(start, end) if end <= start => return self.open(key),
-            OpenHint::Tail(n) if self.no_suffix.load(Ordering::Relaxed) => return self.open_tail_bounded(key, n),
+            OpenHint::Tail(n) if self.no_suffix.load(Ordering::Relaxed) => return self.open_tail_bounded(key, n, ranges),
             OpenHint::Head(n) => GetRange::Bounded(0..n),
             OpenHint::Tail(n) => GetRange::Suffix(n),
             OpenHint::Range(start, end) => GetRange::Bounded(start..end),
         };
         let suffix = matches!(range, GetRange::Suffix(_));
         let path = self.path(key)?;
-        let (inner, p) = (self.inner.clone(), path.clone());
         // The body may be at most the range asked for (a suffix: its length).
         let want = match &range {
             GetRange::Bounded(r) => r.end - r.start,
             GetRange::Suffix(n) => *n,
             GetRange::Offset(_) => u64::MAX,
         };
-        let options = GetOptions { range: Some(range), ..Default::default() };
         let began = Instant::now();
-        let got = block_on(async move {
-            let r = inner.get_opts(&p, options).await.map_err(Failed::Store)?;
-            let (meta, range) = (r.meta.clone(), r.range.clone());
-            let mut body = Vec::new();
-            receive(r.into_stream(), &mut body, range.end.saturating_sub(range.start), want).await?;
-            Ok::<_, Failed>((meta, range, Bytes::from(body)))
-        })?;
+        let get = |range: GetRange, want: u64| {
+            let (inner, p) = (self.inner.clone(), path.clone());
+            let options = GetOptions { range: Some(range), ..Default::default() };
+            async move {
+                let r = inner.get_opts(&p, options).await.map_err(Failed::Store)?;
+                let (meta, range) = (r.meta.clone(), r.range.clone());
+                let mut body = Vec::new();
+                receive(r.into_stream(), &mut body, range.end.saturating_sub(range.start), want).await?;
+                Ok::<_, Failed>((meta, range, Bytes::from(body), began.elapsed().as_secs_f64()))
+            }
+        };
+        let main = get(range, want);
+        let extra = self.ranged_gets(&path, ranges, began);
+        let (got, extra) = block_on(async move { futures::future::join(main, futures::future::join_all(extra)).await })?;
+        let got = got.map(|(meta, range, bytes, _)| (meta, range, bytes));
         match got {
             Ok((meta, range, bytes)) => {
                 if bytes.len() as u64 != range.end - range.start || range.end > meta.size {
@@ -756,7 +849,9 @@ impl Store for ObjectStoreAdapter {
                 }
                 self.link.record(bytes.len() as u64, began.elapsed().as_secs_f64());
                 self.bytes_read.fetch_add(bytes.len() as u64, Ordering::Relaxed);
-                Ok(Some(Box::new(self.source(key, path, meta.size, Some((range.start, bytes)), meta.e_tag))))
+                let mut pieces = vec![(range.start, bytes)];
+                pieces.extend(self.same_version(&meta, extra));
+                Ok(Some(Box::new(self.source(key, path, meta.size, pieces, meta.e_tag))))
             }
             Err(Failed::Store(object_store::Error::NotFound { .. })) => Ok(None),
             // A range a server cannot serve (an empty object): open it plainly, the reader then
@@ -767,7 +862,7 @@ impl Store for ObjectStoreAdapter {
             // below reports as it would any short shard).
             Err(Failed::Store(e)) if suffix && refuses_suffix(&e) => {
                 let OpenHint::Tail(n) = hint else { unreachable!("a suffix range comes from a tail hint") };
-                let src = self.open_tail_bounded(key, n)?;
+                let src = self.open_tail_bounded(key, n, ranges)?;
                 if src.as_ref().is_some_and(|s| !s.is_empty()) {
                     self.no_suffix.store(true, Ordering::Relaxed);
                 }
@@ -782,7 +877,7 @@ impl Store for ObjectStoreAdapter {
     }
 
     fn open_version(&self, key: &str, len: u64, version: &str) -> Result<Box<dyn ByteSource + '_>> {
-        Ok(Box::new(self.source(key, self.path(key)?, len, None, Some(version.to_string()))))
+        Ok(Box::new(self.source(key, self.path(key)?, len, Vec::new(), Some(version.to_string()))))
     }
 
     fn set(&self, key: &str, value: &[u8]) -> Result<()> {

@@ -65,6 +65,9 @@ impl Store for PrefixStore {
     fn open_hinted(&self, key: &str, hint: OpenHint) -> Result<Option<Box<dyn ByteSource + '_>>> {
         self.inner.open_hinted(&self.full(key)?, hint)
     }
+    fn open_speculative(&self, key: &str, hint: OpenHint, ranges: &[(u64, u64)]) -> Result<Option<Box<dyn ByteSource + '_>>> {
+        self.inner.open_speculative(&self.full(key)?, hint, ranges)
+    }
     fn open_version(&self, key: &str, len: u64, version: &str) -> Result<Box<dyn ByteSource + '_>> {
         self.inner.open_version(&self.full(key)?, len, version)
     }

@@ -438,7 +438,18 @@ impl ShardingCodec {
         // Coalesce the byte ranges of the touched chunks into as few reads as possible.
         let mut order: Vec<&Touched> = stored;
         order.sort_by_key(|t| t.entry.unwrap().0);
+        // Inner chunks whose bytes the source already holds (fetched with the index) are read alone,
+        // without a request; only the others are coalesced into requests.
         let mut groups: Vec<(u64, u64, Vec<&Touched>)> = Vec::new();
+        order.retain(|t| {
+            let (o, n) = t.entry.unwrap();
+            let held = src.holds(o, n);
+            if held {
+                groups.push((o, o + n, vec![*t]));
+            }
+            !held
+        });
+        let held = groups.len();
         // A remote source asks for bounded runs (fetched concurrently); a group always takes one chunk.
         let max_read = src.max_read_hint().unwrap_or(u64::MAX);
         // Remote sources also bridge gaps of up to a MiB: fetching the bytes in between costs less
@@ -446,7 +457,8 @@ impl ShardingCodec {
         let gap = if src.max_read_hint().is_some() { REMOTE_COALESCE_GAP } else { COALESCE_GAP };
         for t in order {
             let (o, n) = t.entry.unwrap();
-            match groups.last_mut() {
+            let open = groups.len() > held;
+            match groups.last_mut().filter(|_| open) {
                 Some((gs, ge, members)) if o <= *ge + gap && (o + n).saturating_sub(*gs) <= max_read => {
                     *ge = (*ge).max(o + n);
                     members.push(t);
