@@ -11,7 +11,8 @@
   `GET /__control/stats` (not delayed, not counted) answers the counts and the server's own CPU
   seconds as JSON, `GET /__control/reset` resets the counts: for a server run in another process
   (bench/latency_server.py).
-- MotoServer: moto's S3 server (`moto.server.ThreadedMotoServer`) on a free port, with a bucket.
+- MotoServer: moto's S3 server (as `moto.server.ThreadedMotoServer` runs it, object writes one at a time) on a
+  free port, with a bucket.
 
 Everything binds to 127.0.0.1 only.
 """
@@ -408,12 +409,27 @@ class MotoServer:
     def __enter__(self):
         import logging
 
-        from moto.server import ThreadedMotoServer
+        from moto.moto_server.werkzeug_app import DomainDispatcherApplication, create_backend_app
+        from werkzeug.serving import make_server
 
         logging.getLogger("werkzeug").setLevel(logging.ERROR)
 
-        self.server = ThreadedMotoServer(ip_address="127.0.0.1", port=self.port, verbose=False)
-        self.server.start()
+        # moto's own ThreadedMotoServer, with one difference: requests that change objects are served one
+        # at a time. moto 5.2 checks a PUT's If-Match / If-None-Match and then stores the object without a
+        # lock, so two conditional PUTs racing on one key could both succeed, which S3 never allows (its
+        # conditional writes are atomic). Reads stay concurrent.
+        app = DomainDispatcherApplication(create_backend_app)
+        writes = threading.Lock()
+
+        def serve(environ, start_response):
+            if environ.get("REQUEST_METHOD") in ("PUT", "POST", "DELETE"):
+                with writes:
+                    return list(app(environ, start_response))
+            return app(environ, start_response)
+
+        self.server = make_server("127.0.0.1", self.port, serve, threaded=True)
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
         env = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_REGION": "us-east-1",
                "AWS_DEFAULT_REGION": "us-east-1", "AWS_ENDPOINT_URL": self.endpoint}
         for k, v in env.items():
@@ -459,7 +475,8 @@ class MotoServer:
                 c.put_object(Bucket=self.bucket, Key=f"{prefix}/{p.relative_to(local).as_posix()}", Body=p.read_bytes())
 
     def __exit__(self, *exc):
-        self.server.stop()
+        self.server.shutdown()
+        self.thread.join()
         for k, v in self.saved.items():
             if v is None:
                 os.environ.pop(k, None)
