@@ -8,6 +8,7 @@ thread_local! {
     static DECODED: Cell<Vec<u8>> = const { Cell::new(Vec::new()) };
     static ENCODED: Cell<Vec<u8>> = const { Cell::new(Vec::new()) };
     static READ: Cell<Vec<u8>> = const { Cell::new(Vec::new()) };
+    static BETWEEN: Cell<Vec<u8>> = const { Cell::new(Vec::new()) };
 }
 
 fn put_back(slot: &'static std::thread::LocalKey<Cell<Vec<u8>>>, buf: Vec<u8>) {
@@ -28,6 +29,13 @@ pub fn with_decoded<R>(n: usize, f: impl FnOnce(&mut [u8]) -> Result<R>) -> Resu
 /// a read that overwrites the whole buffer then costs no zeroing in the steady state.
 pub fn with_read_buffer<R>(n: usize, f: impl FnOnce(&mut [u8]) -> Result<R>) -> Result<R> {
     with_high_water(&READ, n, f)
+}
+
+/// Runs `f` with a per-thread buffer of `n` bytes between two steps of a codec chain (contents
+/// unspecified, as for [`with_decoded`]; a slot of its own, so that a chain decoding into a
+/// [`with_decoded`] buffer still reuses one).
+pub fn with_between<R>(n: usize, f: impl FnOnce(&mut [u8]) -> Result<R>) -> Result<R> {
+    with_high_water(&BETWEEN, n, f)
 }
 
 fn with_high_water<R>(

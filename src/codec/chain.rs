@@ -291,6 +291,15 @@ impl CodecChain {
                 // The last decoder writes straight into the destination.
                 return c.decode_into(&cur, out);
             }
+            if let (1, true, DecodedSize::Exact(n)) = (i, direct, self.b2b_sizes[i]) {
+                // Two steps left (a filter, e.g. shuffle, after a compressor): the compressor decodes
+                // into this thread's reused buffer and the filter from there into the destination.
+                let first = &self.bytes_to_bytes[0];
+                return crate::scratch::with_between(n, |mid| {
+                    c.decode_into(&cur, mid)?;
+                    first.decode_into(mid, out)
+                });
+            }
             cur = Cow::Owned(c.decode(&cur, self.b2b_sizes[i])?.into_owned());
         }
         self.decode_array(&cur, out)

@@ -7,7 +7,10 @@ and h5py reading the file itself.
 
 Exit status: 0 all passed, 1 a failure, 77 skipped (a package or $H5TOZARR missing outside CI).
 
-Covered (docs/reference-stores.md, "h5tozarr --virtual"):
+Covered (docs/reference-stores.md, "h5tozarr --virtual"), once for each way h5tozarr lists a dataset's chunks
+(CMake runs it with h5tozarr built against HDF5 1.10, H5Dget_chunk_info, as interop.h5tozarr_virtual, and
+against HDF5 1.14, H5Dchunk_iter, as interop.h5tozarr_virtual_chunk_iter; $H5TOZARR_WANT_LISTING names the
+call that `h5tozarr --version` must report):
   * a netCDF-4 file (netCDF4-python): deflate + shuffle, big-endian, Fletcher-32 + deflate, a variable with
     chunks never written (its _FillValue) and one along the unlimited dimension written for fewer records
     than the dimension has (netCDF's default fill there), a contiguous coordinate, a contiguous variable of
@@ -423,11 +426,21 @@ def t_output_rules(r, files):
     assert (tree_hash(src), tree_hash(out)) == before, "a refused run changed the input or the output"
 
 
+def t_listing(r, files):
+    """`h5tozarr --version` names the HDF5 call that lists chunks; $H5TOZARR_WANT_LISTING (set by CMake:
+    H5Dget_chunk_info before HDF5 1.14, H5Dchunk_iter from 1.14 on) is the one this run must test."""
+    p = harness.run_tool(H5TOZARR, "--version")
+    want = os.environ.get("H5TOZARR_WANT_LISTING")
+    assert f"--virtual lists chunks with {want or ''}" in p.stdout, p.stdout
+    print(p.stdout.strip())
+
+
 def main():
     args = harness.parse_args(__doc__)
     harness.load_library()
     r = harness.Runner.in_scratch(args)
     files = Files(r)
+    r.run("listing", t_listing, r, files)
     r.run("netcdf", t_netcdf, r, files)
     r.run("h5py", t_h5py, r, files)
     r.run("unsupported", t_unsupported, r, files)

@@ -51,6 +51,7 @@ static const char *USAGE_VIRTUAL =
     "  --target-url URL    (--virtual) the URL the references name (default: FILE.h5's absolute path),\n"
     "                      e.g. where the file will be served (https://..., s3://...)\n"
     "  -q, --quiet         no progress line (it is shown only when stderr is a terminal)\n"
+    "  --version           the versions of libzarr and HDF5 and how --virtual lists chunks\n"
     "  -h, --help          this text\n"
     "\n";
 /* then what is converted (one literal would pass the 4095 characters C99 compilers must take) */
@@ -1342,6 +1343,15 @@ static void virtual_write(const char *out, const char *tmp, const char *old, int
     if (g_vparquet && exists) rm_tree(old);
 }
 
+/* --version: libzarr's, the HDF5 library's (and the headers' it was built with), and the HDF5 call that
+ * --virtual lists a dataset's chunks with (h5z_virtual.h: H5Dchunk_iter from HDF5 1.14 on). */
+static void print_version(void) {
+    unsigned maj = 0, min = 0, rel = 0;
+    H5get_libversion(&maj, &min, &rel);
+    printf("h5tozarr (libzarr %s); HDF5 %u.%u.%u (built with %d.%d.%d); --virtual lists chunks with %s\n",
+           zarr_version(), maj, min, rel, H5_VERS_MAJOR, H5_VERS_MINOR, H5_VERS_RELEASE, VIRTUAL_CHUNK_LISTING);
+}
+
 int main(int argc, char **argv) {
     g_prog = "h5tozarr";
     const char *pos[2];
@@ -1349,6 +1359,7 @@ int main(int argc, char **argv) {
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); return 0; }
+        else if (!strcmp(a, "--version")) { print_version(); return 0; }
         else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) g_quiet = 1;
         else if (!strcmp(a, "--skip-unsupported")) g_skip_unsupported = 1;
         else if (!strcmp(a, "--overwrite")) overwrite = 1;

@@ -162,6 +162,9 @@ static void vref_inline(const char *key_prefix, int rank, unsigned char *data, s
 
 #if H5_VERSION_GE(1, 14, 0)
 #define VIRTUAL_CHUNK_ITER 1
+#define VIRTUAL_CHUNK_LISTING "H5Dchunk_iter"
+#else
+#define VIRTUAL_CHUNK_LISTING "H5Dget_chunk_info"
 #endif
 
 typedef struct {

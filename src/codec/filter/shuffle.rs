@@ -70,24 +70,32 @@ impl ShuffleCodec {
     }
 }
 
-/// `out[j * n + i] = data[i * e + j]` (`encode`) or its inverse.
+/// `out[j * n + i] = data[i * e + j]` (`encode`) or its inverse, for `n = data.len() / e` elements.
+/// Through c-blosc's shuffle (the same transform: numcodecs' `shuffle` is blosc's byte shuffle applied
+/// to the whole buffer as one block), which picks SSE2 or AVX2 code at run time: several times faster
+/// than a byte-at-a-time loop, and the unshuffle is on every read of an HDF5 shuffle+deflate chunk.
 fn shuffle(data: &[u8], e: usize, out: &mut [u8], encode: bool) {
-    let n = data.len() / e;
-    if n == 0 {
+    assert_eq!(data.len(), out.len());
+    if data.len() / e == 0 {
+        out.copy_from_slice(data);
         return; // (and `e` may be huge)
     }
-    for j in 0..e {
-        let plane = j * n..(j + 1) * n;
+    // SAFETY: both buffers hold `data.len()` bytes; blosc reads `data` and writes `out` within that
+    // length (the bytes after the last whole element are copied as they are).
+    unsafe {
         if encode {
-            for (o, el) in out[plane].iter_mut().zip(data.chunks_exact(e)) {
-                *o = el[j];
-            }
+            blosc_internal_shuffle(e, data.len(), data.as_ptr(), out.as_mut_ptr());
         } else {
-            for (el, &b) in out.chunks_exact_mut(e).zip(&data[plane]) {
-                el[j] = b;
-            }
+            blosc_internal_unshuffle(e, data.len(), data.as_ptr(), out.as_mut_ptr());
         }
     }
+}
+
+// c-blosc's (blosc-src, vendored and linked statically for the `blosc` codec) byte shuffle,
+// blosc/shuffle.h: `bytesoftype`-byte elements of a block of `blocksize` bytes.
+extern "C" {
+    fn blosc_internal_shuffle(bytesoftype: usize, blocksize: usize, src: *const u8, dest: *mut u8);
+    fn blosc_internal_unshuffle(bytesoftype: usize, blocksize: usize, src: *const u8, dest: *mut u8);
 }
 
 impl BytesToBytesCodec for ShuffleCodec {
@@ -163,6 +171,37 @@ mod tests {
         // a single element is unchanged
         assert_eq!(codec(json!({"id": "shuffle", "elementsize": 12})).encode(&d).unwrap(), d);
         assert_eq!(c.to_json(), json!({"id": "shuffle", "elementsize": 4}));
+    }
+
+    /// The definition, byte by byte.
+    fn plain(data: &[u8], e: usize, encode: bool) -> Vec<u8> {
+        let n = data.len() / e;
+        let mut out = data.to_vec();
+        for i in 0..n {
+            for j in 0..e {
+                if encode {
+                    out[j * n + i] = data[i * e + j];
+                } else {
+                    out[i * e + j] = data[j * n + i];
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn vectorized_equals_the_definition() {
+        let data: Vec<u8> = (0..140_000u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8).collect();
+        for e in [2usize, 3, 4, 5, 7, 8, 12, 16, 17, 32] {
+            for len in [e, 16 * e, 16 * e + e, 64 * e - e, 1000 * e, 4099 * e, data.len() / e * e] {
+                let d = &data[..len];
+                for encode in [true, false] {
+                    let mut out = vec![0; len];
+                    shuffle(d, e, &mut out, encode);
+                    assert_eq!(out, plain(d, e, encode), "e {e}, len {len}, encode {encode}");
+                }
+            }
+        }
     }
 
     #[test]
