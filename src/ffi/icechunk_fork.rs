@@ -259,11 +259,11 @@ mod imp {
     }
 
     pub fn add_virtual_container(rest: &str, options: &StoreOptions, prefix: &str) -> Result<bool> {
-        crate::store::icechunk_import::add_virtual_container(rest, options, prefix)
+        crate::icechunk_import::add_virtual_container(rest, options, prefix)
     }
 
     pub fn import_references(refs: &str, rest: &str, options: &StoreOptions, message: &str, replace: bool) -> Result<String> {
-        let r = crate::store::icechunk_import::import_references(std::path::Path::new(refs), rest, options, message, replace)?;
+        let r = crate::icechunk_import::import_references(std::path::Path::new(refs), rest, options, message, replace)?;
         Ok(r.snapshot)
     }
 }

@@ -89,7 +89,7 @@ pub fn open_location(rest: &str, options: &StoreOptions) -> Result<Arc<dyn Store
 
 /// Opens the repository at `path` (no session yet). A missing directory or one holding no
 /// repository is [`Error::NotFound`].
-pub(super) fn open_repository(path: &Path, authorize: &[String]) -> Result<Repository> {
+pub(crate) fn open_repository(path: &Path, authorize: &[String]) -> Result<Repository> {
     let meta = std::fs::metadata(path).map_err(|e| Error::io(format!("icechunk repository {}", path.display()), e))?;
     if !meta.is_dir() {
         return Err(Error::NotFound(format!("icechunk repository {}: not a directory", path.display())));
@@ -112,7 +112,7 @@ pub(super) fn open_repository(path: &Path, authorize: &[String]) -> Result<Repos
 }
 
 /// The authorized virtual chunk containers from the store options (comma-separated URL prefixes).
-pub(super) fn authorized(options: &StoreOptions) -> Vec<String> {
+pub(crate) fn authorized(options: &StoreOptions) -> Vec<String> {
     options
         .get(AUTHORIZE_OPTION)
         .map(|v| v.split(',').map(str::trim).filter(|s| !s.is_empty()).map(String::from).collect())
@@ -228,7 +228,7 @@ impl IcechunkStore {
 
     /// Records a virtual chunk reference at the chunk key `key` (`node/c/i/j`): `length` bytes at
     /// `offset` of the file at `url`, which must lie in a virtual chunk container of the repository.
-    pub(super) fn set_virtual(&self, key: &str, url: &str, offset: u64, length: u64) -> Result<()> {
+    pub(crate) fn set_virtual(&self, key: &str, url: &str, offset: u64, length: u64) -> Result<()> {
         super::validate_key(key)?;
         self.ensure_writable()?;
         if chunk_key(key).is_none() {
@@ -259,7 +259,7 @@ impl IcechunkStore {
         p.into_os_string().into_string().map_err(|_| Error::Unsupported(format!("{}: a path that is not UTF-8", self.what())))
     }
 
-    pub(super) fn what(&self) -> String {
+    pub(crate) fn what(&self) -> String {
         let w = describe(&self.repo_path, &self.version);
         if self.fork {
             format!("{w} (a fork session)")
@@ -372,10 +372,10 @@ impl IcechunkStore {
 }
 
 /// An exclusive `flock` on a repository directory, released on drop.
-pub(super) struct RepoLock(std::fs::File);
+pub(crate) struct RepoLock(std::fs::File);
 
 impl RepoLock {
-    pub(super) fn take(path: &Path) -> Result<RepoLock> {
+    pub(crate) fn take(path: &Path) -> Result<RepoLock> {
         let f = std::fs::File::open(path).map_err(|e| Error::io(format!("icechunk repository {}", path.display()), e))?;
         loop {
             // SAFETY: a valid open descriptor.

@@ -20,8 +20,6 @@ pub mod icechunk_error;
 pub mod icechunk_location;
 #[cfg(feature = "icechunk")]
 pub mod icechunk_fork;
-#[cfg(feature = "icechunk")]
-pub mod icechunk_import;
 pub mod location;
 pub mod link_estimate;
 pub mod lock;

@@ -12,15 +12,16 @@
 //! - `[url]` (a whole local file): a virtual reference to all of it;
 //! - inline data: a chunk stored in the repository.
 
-use super::icechunk::{authorized, open_repository, IcechunkStore, RepoLock};
-use super::icechunk_error::repo_err;
-use super::icechunk_location::{self, Version};
-use super::options::StoreOptions;
-use super::reference_spec::{JsonRefs, Ref};
-use super::runtime::block_on;
-use super::transaction::{OnConflict, Transaction};
-use super::Store;
 use crate::error::{Error, Result};
+use crate::store::icechunk::{authorized, open_repository, IcechunkStore, RepoLock};
+use crate::store::icechunk_error::repo_err;
+use crate::store::icechunk_location::{self, Version};
+use crate::store::location::path_from_location;
+use crate::store::options::StoreOptions;
+use crate::store::reference_spec::{JsonRefs, Ref};
+use crate::store::runtime::block_on;
+use crate::store::transaction::{OnConflict, Transaction};
+use crate::store::Store;
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -60,12 +61,6 @@ pub fn target_url(url: &str) -> Result<String> {
     Ok(out)
 }
 
-/// The directory part of a `file://` URL, as a container prefix (`file:///data/nc/`).
-pub fn directory_prefix(url: &str) -> Option<String> {
-    let i = url.rfind('/')?;
-    (url.starts_with("file:///") && i >= "file://".len()).then(|| url[..=i].to_string())
-}
-
 /// Adds a virtual chunk container for `url_prefix` (`file:///dir/`, `http(s)://host/...`) to the
 /// repository named by the `icechunk://` location `rest` (without the scheme), unless one with that
 /// prefix exists. Returns whether it added one.
@@ -75,7 +70,7 @@ pub fn add_virtual_container(rest: &str, options: &StoreOptions, url_prefix: &st
     let loc = icechunk_location::parse(rest)?;
     let what = format!("icechunk repository {}: virtual chunk container '{url_prefix}'", loc.repo.display());
     let store = if let Some(p) = url_prefix.strip_prefix("file://") {
-        ObjectStoreConfig::LocalFileSystem(super::location::path_from_location(&format!("file://{p}"))?)
+        ObjectStoreConfig::LocalFileSystem(path_from_location(&format!("file://{p}"))?)
     } else if url_prefix.starts_with("http://") || url_prefix.starts_with("https://") {
         ObjectStoreConfig::Http(Default::default())
     } else {
@@ -149,7 +144,7 @@ pub fn import_references(refs: &Path, rest: &str, options: &StoreOptions, messag
     if set.has_gen() {
         return Err(Error::Unsupported(format!("{what}: 'gen' entries (write them out as refs first)")));
     }
-    let node = super::normalize_node_path(&loc.node)?;
+    let node = crate::store::normalize_node_path(&loc.node)?;
     let store = IcechunkStore::open(&loc.repo, &loc.version, options)?;
     if store.has_changes()? {
         return Err(Error::InvalidArgument(format!(
@@ -217,8 +212,12 @@ fn write_all(store: &IcechunkStore, set: &JsonRefs, node: &str, replace: bool, w
                 let doc = if z.get("dtype").and_then(Value::as_str) == Some("|O") {
                     vlen_document(z, n.attrs.clone(), &where_)?
                 } else {
-                    crate::convert::v3_document_default_keys(z, n.attrs.clone(), &where_)?
+                    let mut doc = crate::convert::v3_document_default_keys(z, n.attrs.clone(), &where_)?;
+                    fixed_bytes(z, &mut doc, &where_)?;
+                    doc
                 };
+                let mut doc = doc;
+                dimension_names(&mut doc);
                 let sep = if z.get("dimension_separator").and_then(Value::as_str) == Some("/") { '/' } else { '.' };
                 let rank = z.get("shape").and_then(Value::as_array).map_or(0, Vec::len);
                 arrays.insert(dir.clone(), (sep, rank));
@@ -263,7 +262,7 @@ fn write_all(store: &IcechunkStore, set: &JsonRefs, node: &str, replace: bool, w
                 let (offset, length) = match range {
                     Some(r) => *r,
                     None => {
-                        let p = super::location::path_from_location(&url).map_err(|e| e.context(format!("{what}: '{key}'")))?;
+                        let p = path_from_location(&url).map_err(|e| e.context(format!("{what}: '{key}'")))?;
                         (0, std::fs::metadata(&p).map_err(|e| Error::io(format!("{what}: '{key}': {}", p.display()), e))?.len())
                     }
                 };
@@ -273,6 +272,37 @@ fn write_all(store: &IcechunkStore, set: &JsonRefs, node: &str, replace: bool, w
         }
     }
     Ok(out)
+}
+
+/// The v2 convention's dimension names (the attribute `_ARRAY_DIMENSIONS`) as v3's `dimension_names`,
+/// which xarray and zarr-python 3 read for v3 arrays (the attribute is dropped).
+fn dimension_names(doc: &mut Value) {
+    let rank = doc.get("shape").and_then(Value::as_array).map_or(0, Vec::len);
+    let Some(attrs) = doc.get_mut("attributes").and_then(Value::as_object_mut) else {
+        return;
+    };
+    let names = match attrs.get("_ARRAY_DIMENSIONS").and_then(Value::as_array) {
+        Some(n) if n.len() == rank && n.iter().all(Value::is_string) => n.clone(),
+        _ => return,
+    };
+    attrs.remove("_ARRAY_DIMENSIONS");
+    doc["dimension_names"] = Value::Array(names);
+}
+
+/// A v2 `|S<n>` array as zarr-python 3 names it in v3: `null_terminated_bytes` of n bytes (the
+/// converter's core `r<8n>` is a type zarr-python 3 does not read); the fill value in base64.
+fn fixed_bytes(z: &Value, doc: &mut Value, where_: &str) -> Result<()> {
+    let Some(n) = z.get("dtype").and_then(Value::as_str).and_then(|d| d.strip_prefix("|S")).and_then(|n| n.parse::<usize>().ok()) else {
+        return Ok(());
+    };
+    let fill = match z.get("fill_value") {
+        Some(Value::String(s)) if crate::format::base64::decode(s).is_ok_and(|b| b.len() <= n) => s.clone(),
+        _ => crate::format::base64::encode(&vec![0u8; n]),
+    };
+    doc["data_type"] = json!({"name": "null_terminated_bytes", "configuration": {"length_bytes": n}});
+    doc["fill_value"] = Value::from(fill);
+    crate::metadata::v3::parse_array(doc.clone()).map_err(|e| e.context(where_.to_string()))?;
+    Ok(())
 }
 
 /// The v3 document of a v2 array of variable-length strings (`|O` with the one filter `vlen-utf8`).
@@ -313,6 +343,5 @@ mod tests {
         assert_eq!(target_url("/data/a b.nc").unwrap(), "file:///data/a%20b.nc");
         assert_eq!(target_url("s3://b/k").unwrap(), "s3://b/k");
         assert!(target_url("rel.nc").is_err());
-        assert_eq!(directory_prefix("file:///data/x/a.nc").as_deref(), Some("file:///data/x/"));
     }
 }
