@@ -1,5 +1,6 @@
 // zarr.hpp over Icechunk repositories: create a repository, write through a branch session, commit,
-// read a tag and a snapshot back, discard, and a commit to a tag refused (ZARR_ERR_READ_ONLY). Built
+// read a tag and a snapshot back, discard, a write through a fork merged and committed (a fork cannot
+// commit itself), and a commit to a tag refused (ZARR_ERR_READ_ONLY). Built
 // without the `icechunk` feature, creating the repository is ZARR_ERR_UNSUPPORTED (checked instead).
 #include <zarr.hpp>
 
@@ -47,7 +48,7 @@ int main() {
         return 0;
     }
     EXPECT(s == ZARR_OK && first.size() == 20);
-    std::string c1, c2;
+    std::string c1, c2, c3;
     {
         zarr::Group root = zarr::Group::create(repo, R"({"from":"C++"})");
         zarr::Array a = root.create_array("a", zarr::ArraySpec::of<int32_t>({6, 8}).chunks({3, 4}));
@@ -65,6 +66,18 @@ int main() {
         EXPECT(!root.icechunk_has_changes());
         EXPECT(zarr::icechunk_create_tag(repo, "one", c1) == c1);
         EXPECT(zarr::icechunk_create_branch(repo, "dev") == c2);
+        // fork and merge: what another process would write, merged and committed once
+        const std::string fork = root.icechunk_fork();
+        {
+            zarr::Group f = zarr::Group::icechunk_open_fork(fork);
+            f.open_array("a").write({5, 0}, {1, 1}, std::vector<int32_t>{77});
+            EXPECT(!root.icechunk_has_changes());
+            EXPECT(status_of([&] { f.icechunk_commit("a fork"); }) == ZARR_ERR_INVALID_ARGUMENT);
+            root.icechunk_merge(f.icechunk_fork_changes());
+        }
+        EXPECT(root.icechunk_has_changes());
+        c3 = root.icechunk_commit("merged");
+        EXPECT(status_of([&] { root.icechunk_merge("not a fork"); }) == ZARR_ERR_INVALID_ARGUMENT);
     }
     std::vector<int32_t> tagged = zarr::Array::open(repo + "!/a?tag=one").read<int32_t>();
     EXPECT(tagged.size() == 48 && tagged[0] == 0 && tagged[47] == 141);
@@ -72,6 +85,9 @@ int main() {
     EXPECT(now.size() == 48 && now[0] == -5 && now[47] == 141);
     std::vector<int32_t> dev = zarr::Array::open(repo + "!/a?branch=dev").read<int32_t>();
     EXPECT(dev == now);
+    std::vector<int32_t> merged = zarr::Array::open(repo + "!/a?snapshot=" + c3).read<int32_t>();
+    now[40] = 77;
+    EXPECT(merged == now);
     zarr::Group t = zarr::Group::open(repo + "?tag=one", zarr::Mode::read_write);
     EXPECT(status_of([&] { t.icechunk_commit("to a tag"); }) == ZARR_ERR_READ_ONLY);
     EXPECT(status_of([&] { zarr::Array::open(repo + "!/a?branch=none"); }) == ZARR_ERR_NOT_FOUND);

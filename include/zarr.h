@@ -1541,6 +1541,160 @@ zarr_status zarr_icechunk_create_branch(const char *location,
                                         char **snapshot_id);
 
 /**
+ * Forks the Icechunk branch session the group belongs to, for writers in other processes (MPI
+ * ranks): the result is a text (the repository's directory, the branch, and the crate's serialized
+ * fork session) that zarr_icechunk_open_fork() opens in any process that sees the repository's
+ * directory. The fork starts from the session's current state, its uncommitted changes included (the
+ * crate writes them as an anonymous snapshot, which is not on any branch). Writes made in a fork are
+ * never committed from it: zarr_icechunk_fork_changes() gives them back as text, and
+ * zarr_icechunk_merge() merges them into this session, which commits them all at once.
+ *
+ * @param group  any group of a branch session (not of a fork)
+ * @param fork   receives the text (free with zarr_string_free()); NULL on failure
+ * @returns ZARR_OK; ZARR_ERR_INVALID_HANDLE; ZARR_ERR_INVALID_ARGUMENT (NULL `fork`, not an Icechunk
+ *          group, a fork session); ZARR_ERR_READ_ONLY (a tag or snapshot session); ZARR_ERR_UNSUPPORTED
+ *          (built without the `icechunk` feature); ZARR_ERR_IO.
+ * Thread-safe. Since: 0.4.
+ *
+ * # Safety
+ * `group` is an open handle; `fork` valid for writing a pointer.
+ */
+zarr_status zarr_icechunk_fork(struct zarr_group *group,
+                               char **fork);
+
+/**
+ * Opens the root group of a fork session (a text from zarr_icechunk_fork(), possibly made in
+ * another process), for reading and writing. Everything written through it and the nodes opened
+ * from it goes into the fork's own change set: chunks are stored in the repository's chunk files at
+ * once, references to them and metadata in the change set. Nothing of it is visible to anyone until
+ * the process that forked merges the fork's changes (zarr_icechunk_fork_changes(),
+ * zarr_icechunk_merge()) and commits. zarr_icechunk_commit() on a fork is ZARR_ERR_INVALID_ARGUMENT;
+ * zarr_icechunk_discard() drops the fork's changes. Each call opens a separate fork session (handles
+ * opened from different calls do not share changes). Closing the last handle drops the fork's
+ * changes.
+ *
+ * The text names the storage to write to: pass only texts that zarr_icechunk_fork() made for this
+ * job.
+ *
+ * @param fork     the text, NUL-terminated
+ * @param options  store options (icechunk_authorize_virtual, ...), or NULL; copied
+ * @param out      receives the group handle; NULL on failure
+ * @returns ZARR_OK; ZARR_ERR_INVALID_ARGUMENT (NULL argument, not a fork text); ZARR_ERR_INVALID_HANDLE
+ *          (stale options); ZARR_ERR_NOT_FOUND (the repository is gone); ZARR_ERR_UNSUPPORTED (built
+ *          without the `icechunk` feature); ZARR_ERR_IO.
+ * Thread-safe. Since: 0.4.
+ *
+ * # Safety
+ * `fork` is a NUL-terminated string; `options` NULL or a live handle; `out` valid for writing a pointer.
+ */
+zarr_status zarr_icechunk_open_fork(const char *fork,
+                                    const struct zarr_store_options *options,
+                                    struct zarr_group **out);
+
+/**
+ * The changes written in a fork session (the group is any group opened from
+ * zarr_icechunk_open_fork()), as a text for zarr_icechunk_merge() in the process that forked. The
+ * fork keeps its changes.
+ *
+ * @param group    any group of a fork session
+ * @param changes  receives the text (free with zarr_string_free()); NULL on failure
+ * @returns ZARR_OK; ZARR_ERR_INVALID_HANDLE; ZARR_ERR_INVALID_ARGUMENT (NULL `changes`, not a fork
+ *          session); ZARR_ERR_UNSUPPORTED (built without the `icechunk` feature).
+ * Thread-safe. Since: 0.4.
+ *
+ * # Safety
+ * `group` is an open handle; `changes` valid for writing a pointer.
+ */
+zarr_status zarr_icechunk_fork_changes(struct zarr_group *group, char **changes);
+
+/**
+ * Merges the changes of a fork (a text from zarr_icechunk_fork_changes()) into the Icechunk branch
+ * session the group belongs to; zarr_icechunk_commit() then commits them with the session's own
+ * changes, as one snapshot. Merge the changes of every fork before committing; where two forks
+ * wrote the same chunk or node, the one merged last wins. A failed merge leaves the session as it was
+ * when the error is ZARR_ERR_INVALID_ARGUMENT (a text of another repository or branch, or not of a fork).
+ *
+ * @param group    any group of the branch session that made the forks
+ * @param changes  the text, NUL-terminated
+ * @returns ZARR_OK; ZARR_ERR_INVALID_HANDLE; ZARR_ERR_INVALID_ARGUMENT; ZARR_ERR_READ_ONLY (a tag or
+ *          snapshot session); ZARR_ERR_UNSUPPORTED (built without the `icechunk` feature); ZARR_ERR_IO.
+ * Thread-safe. Since: 0.4.
+ *
+ * # Safety
+ * `group` is an open handle; `changes` a NUL-terminated string.
+ */
+zarr_status zarr_icechunk_merge(struct zarr_group *group,
+                                const char *changes);
+
+/**
+ * Adds a virtual chunk container to an Icechunk repository's configuration: the URL prefix its
+ * virtual chunks may point into (`file:///data/netcdf/`, `http(s)://host/path/`; ending in `/`),
+ * as Python's `RepositoryConfig.set_virtual_chunk_container` with `local_filesystem_store` or
+ * `http_store`. Nothing happens when the repository has a container of that prefix. Readers still
+ * have to authorize the container (store option `icechunk_authorize_virtual`; Python's
+ * `authorize_virtual_chunk_access`). Sessions opened before do not see the new container.
+ *
+ * @param location    an `icechunk://` location of the repository
+ * @param options     store options, or NULL; not retained
+ * @param url_prefix  the container's URL prefix, NUL-terminated
+ * @param added       receives 1 (added) or 0 (one was there), or NULL when not wanted
+ * @returns ZARR_OK; ZARR_ERR_INVALID_ARGUMENT (NULL or malformed argument, a prefix not ending in
+ *          `/` or not canonical); ZARR_ERR_INVALID_HANDLE (stale options); ZARR_ERR_NOT_FOUND (no
+ *          repository); ZARR_ERR_UNSUPPORTED (another scheme, or built without the `icechunk` feature);
+ *          ZARR_ERR_IO.
+ * Thread-safe; libzarr processes changing one repository's configuration take turns. Since: 0.4.
+ *
+ * # Safety
+ * `location` and `url_prefix` are NUL-terminated strings; `options` NULL or a live handle; `added`
+ * NULL or valid for writing an int.
+ */
+zarr_status zarr_icechunk_add_virtual_container(const char *location,
+                                                const struct zarr_store_options *options,
+                                                const char *url_prefix,
+                                                int *added);
+
+/**
+ * Writes a kerchunk reference set (a JSON file, specification version 0 or 1, as `h5tozarr
+ * --virtual` and kerchunk write it) into an Icechunk branch and commits it with `message`: its
+ * groups and arrays become Zarr v3 nodes (the v2 metadata converted as zarr-python 3 names it:
+ * numcodecs filters as `numcodecs.*` codecs, the stored byte order in the `bytes` codec; object
+ * arrays of vlen-utf8 strings as `string`), its `[url, offset, length]` references virtual chunk
+ * references (a local path becomes a `file://` URL), and inline data chunks stored in the
+ * repository. Every reference's URL must lie in one of the repository's virtual chunk containers
+ * (zarr_icechunk_add_virtual_container()). The location's node is where the reference set's root
+ * goes; it must be empty (a repository root without children, or a node that does not exist) unless
+ * `replace` is 1, which deletes what is there in the same commit (older snapshots keep it). On any
+ * failure nothing is committed and the branch is unchanged.
+ *
+ * @param references   the path of the JSON reference file
+ * @param location     an `icechunk://` location of a branch (`?branch=`, default main), with an
+ *                     optional node (`!/node`)
+ * @param options      store options, or NULL; not retained
+ * @param message      the commit message
+ * @param replace      0 or 1 (see above)
+ * @param snapshot_id  receives the new snapshot's id (free with zarr_string_free()), or NULL
+ * @returns ZARR_OK; ZARR_ERR_INVALID_ARGUMENT (NULL or malformed argument, a relative target path,
+ *          uncommitted changes of this process's session of the branch, a URL outside the virtual
+ *          chunk containers); ZARR_ERR_INVALID_HANDLE (stale options); ZARR_ERR_NOT_FOUND (no
+ *          repository or branch, no reference file); ZARR_ERR_EXISTS (the node is not empty);
+ *          ZARR_ERR_METADATA (not a reference set of Zarr v2 nodes); ZARR_ERR_READ_ONLY (a tag or a
+ *          snapshot); ZARR_ERR_UNSUPPORTED (`gen` entries, metadata or codecs without a v3 form,
+ *          built without the `icechunk` feature); ZARR_ERR_CONFLICT (another writer committed to the
+ *          branch meanwhile); ZARR_ERR_IO.
+ * Thread-safe. Since: 0.4.
+ *
+ * # Safety
+ * `references`, `location` and `message` are NUL-terminated strings; `options` NULL or a live
+ * handle; `snapshot_id` NULL or valid for writing a pointer.
+ */
+zarr_status zarr_icechunk_import_references(const char *references,
+                                            const char *location,
+                                            const struct zarr_store_options *options,
+                                            const char *message,
+                                            int replace,
+                                            char **snapshot_id);
+
+/**
  * Reads a strided selection (a hyperslab) into a buffer of any layout and numeric type.
  *
  * Along dimension `d` the elements `start[d] + k * step[d]` for `k < count[d]` are read. Selected

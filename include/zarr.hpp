@@ -830,6 +830,30 @@ public:
         detail::check(zarr_icechunk_snapshot_id(get(), &id));
         return detail::take(id);
     }
+    /// Icechunk: a fork of the branch session, as text for writers in other processes
+    /// (icechunk_open_fork(); zarr_icechunk_fork()). Since: 0.4.
+    std::string icechunk_fork() {
+        char *text = nullptr;
+        detail::check(zarr_icechunk_fork(get(), &text));
+        return detail::take(text);
+    }
+    /// Icechunk: the root group of a fork session (a text from icechunk_fork()), for reading and
+    /// writing; it is never committed itself (zarr_icechunk_open_fork()). Since: 0.4.
+    static Group icechunk_open_fork(const std::string &fork) {
+        zarr_group *h = nullptr;
+        detail::check(zarr_icechunk_open_fork(fork.c_str(), nullptr, &h));
+        return Group(h);
+    }
+    /// Icechunk: the changes written in this fork session, as text for icechunk_merge()
+    /// (zarr_icechunk_fork_changes()). Since: 0.4.
+    std::string icechunk_fork_changes() const {
+        char *text = nullptr;
+        detail::check(zarr_icechunk_fork_changes(get(), &text));
+        return detail::take(text);
+    }
+    /// Icechunk: merges a fork's changes into this branch session; icechunk_commit() then commits
+    /// them with the session's own (zarr_icechunk_merge()). Since: 0.4.
+    void icechunk_merge(const std::string &changes) { detail::check(zarr_icechunk_merge(get(), changes.c_str())); }
 
 private:
     zarr_group *h_ = nullptr;

@@ -448,6 +448,62 @@ void zarr_mpi_reset_stats(void);
  */
 zarr_status zarr_mpi_balance_threads(MPI_Comm comm, size_t *threads);
 
+/* ---- one Icechunk commit written by every rank (docs/mpi.md, "One Icechunk commit from many ranks") ---- */
+
+/**
+ * Gives every rank a fork of an Icechunk branch session, in which it writes its part of the next
+ * commit. Rank 0 holds the branch session (`base`: any group opened from an `icechunk://` location of
+ * a branch, e.g. where it created the arrays; other ranks pass NULL): it forks it
+ * (zarr_icechunk_fork(); the fork starts from the session's state, uncommitted changes included) and
+ * sends the fork to the other ranks, and every rank opens it (zarr_icechunk_open_fork()): `*fork`
+ * receives the root group of this rank's fork session. Arrays opened through it
+ * (zarr_group_open_array()) write into the fork; chunks go to the repository's chunk files at once,
+ * nothing is visible to readers until zarr_mpi_icechunk_commit(). Ranks must write different chunks
+ * (the fork of the rank merged last wins a chunk written twice). The repository's directory must be
+ * visible to every rank under the same path (a shared file system).
+ *
+ * @param comm     the communicator
+ * @param base     rank 0: a group of the branch session; other ranks: ignored (NULL)
+ * @param options  store options for the forks (icechunk_authorize_virtual, ...), or NULL; copied
+ * @param fork     receives this rank's fork group (close it with zarr_group_close() after
+ *                 zarr_mpi_icechunk_commit()); NULL on failure
+ * @returns (identical on every rank) ZARR_OK; ZARR_ERR_INVALID_ARGUMENT (`fork` NULL, `base` NULL on
+ *          rank 0, not a branch session); ZARR_ERR_READ_ONLY (a tag or snapshot); ZARR_ERR_UNSUPPORTED
+ *          (libzarr without the `icechunk` feature); ZARR_ERR_IO; ZARR_ERR_MEMORY.
+ * Collective. Since: 0.4.
+ */
+zarr_status zarr_mpi_icechunk_fork(MPI_Comm comm, zarr_group *base, const zarr_store_options *options,
+                                   zarr_group **fork);
+
+/**
+ * Commits what every rank wrote in its fork (zarr_mpi_icechunk_fork()) as one Icechunk snapshot, or
+ * nothing. First the ranks agree on `status`, each rank's own outcome of its writes (ZARR_OK, or the
+ * status of the libzarr call that failed, explained by zarr_last_error()): when any rank failed, rank 0
+ * discards the branch session's changes (zarr_icechunk_discard(): the changes made before the fork
+ * too) and every rank returns that rank's status: nothing is committed, the branch stays where it was.
+ * Otherwise each rank sends its fork's changes (zarr_icechunk_fork_changes()) to rank 0, which merges
+ * them in rank order (zarr_icechunk_merge()) and commits once with `message` and `flags`
+ * (zarr_icechunk_commit(); a failure there, ZARR_ERR_CONFLICT included, discards the changes too), and
+ * the new snapshot's id reaches every rank. The forks stay open and keep their changes (close them);
+ * for another commit, fork again.
+ *
+ * @param comm              the communicator
+ * @param base              rank 0: the group given to zarr_mpi_icechunk_fork(); other ranks: ignored
+ * @param fork              this rank's fork group
+ * @param status            this rank's outcome of its writes
+ * @param message           rank 0: the commit message; other ranks: ignored (NULL)
+ * @param flags             rank 0: 0 or ZARR_ICECHUNK_REBASE; other ranks: ignored
+ * @param snapshot_id       NULL, or receives the new snapshot's id (20 characters and a NUL) on every rank
+ * @param snapshot_id_size  the size of `snapshot_id` (at least 21 when it is not NULL)
+ * @returns (identical on every rank) ZARR_OK; the failing rank's `status`; ZARR_ERR_INVALID_ARGUMENT
+ *          (`fork` NULL, not a fork, `base` or `message` NULL on rank 0, `snapshot_id_size` too small,
+ *          nothing to commit); ZARR_ERR_CONFLICT (another writer committed to the branch meanwhile);
+ *          ZARR_ERR_IO; ZARR_ERR_MEMORY.
+ * Collective. Since: 0.4.
+ */
+zarr_status zarr_mpi_icechunk_commit(MPI_Comm comm, zarr_group *base, zarr_group *fork, zarr_status status,
+                                     const char *message, int flags, char *snapshot_id, size_t snapshot_id_size);
+
 #ifdef __cplusplus
 }
 #endif

@@ -268,7 +268,8 @@ static const char *const op_names[] = {"another call", "zarr_mpi_write_all", "za
                                        "zarr_mpi_open", "zarr_mpi_create", "zarr_mpi_create_from_spec",
                                        "zarr_mpi_close", "zarr_mpi_resize", "zarr_mpi_write_block",
                                        "zarr_mpi_read_block", "zarr_mpi_write_hyperslab",
-                                       "zarr_mpi_read_hyperslab", "zarr_mpi_balance_threads"};
+                                       "zarr_mpi_read_hyperslab", "zarr_mpi_balance_threads",
+                                       "zarr_mpi_icechunk_fork", "zarr_mpi_icechunk_commit"};
 /* The handshake's fields. H_OP, H_SEQ and H_NTH are filled in by handshake() itself and compared on every
    rank; the others describe the array and the hints (compared among the ranks that could describe them). */
 enum { H_OP, H_SEQ, H_NTH, H_RANK, H_TYPE, H_DOC, H_PATH, H_NODES, H_BUFFER, H_SHAPE, H_LEN = H_SHAPE + R };

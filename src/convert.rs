@@ -54,6 +54,21 @@ pub fn v2_to_v3(store: &dyn Store, path: &str) -> Result<()> {
     store.delete(&node::key(&path, ".zattrs"))
 }
 
+/// The Zarr v3 document (chunk key encoding `default`, `c/i/j`) of a v2 array's `.zarray` document
+/// and attributes, for a store that holds v3 nodes only (an Icechunk repository). `where_` names the
+/// array in errors.
+#[cfg(feature = "icechunk")]
+pub(crate) fn v3_document_default_keys(zarray: &Value, attrs: Map<String, Value>, where_: &str) -> Result<Value> {
+    let meta = v2::parse_array(zarray, attrs.clone()).map_err(|e| e.context(where_.to_string()))?;
+    let mut v3doc = v3_document(zarray, &meta, attrs).map_err(|e| e.context(format!("cannot convert {where_} to Zarr v3")))?;
+    v3doc["chunk_key_encoding"] = json!({"name": "default", "configuration": {"separator": "/"}});
+    let check = v3::parse_array(v3doc.clone())?;
+    if check.shape != meta.shape || check.chunk_shape() != meta.chunk_shape() || check.data_type != meta.data_type || check.fill_value != meta.fill_value {
+        return Err(Error::Internal("v2 -> v3 conversion produced a different array description".into()));
+    }
+    Ok(v3doc)
+}
+
 fn unsupported(why: String) -> Error {
     Error::Unsupported(why)
 }

@@ -16,7 +16,8 @@
 //! 5. [`metadata`]: v1, v2 and v3 documents read into one array model, [`metadata::ArrayMetadata`],
 //!    whose chain `codec` builds.
 //! 6. [`array`] (region reads and writes, chunks in parallel), [`node`], [`group`], [`consolidated`].
-//! 7. [`spec`] (arrays described without JSON) and [`convert`] (v2 -> v3 metadata).
+//! 7. `icechunk_import` (kerchunk references written into an Icechunk branch as virtual chunks; feature
+//!    `icechunk`), [`spec`] (arrays described without JSON) and [`convert`] (v2 -> v3 metadata).
 //! 8. [`ffi`]: the C ABI (`include/zarr.h`), the only module with `extern "C"` functions or raw
 //!    pointers received from C.
 //! 9. `fuzzing`: the fuzz targets' bodies; it exists only with the cargo feature `fuzzing`.
@@ -38,6 +39,8 @@ pub mod convert;
 pub mod dtype;
 mod error;
 mod ffi;
+#[cfg(feature = "icechunk")]
+mod icechunk_import;
 pub mod format;
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]

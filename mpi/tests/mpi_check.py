@@ -16,6 +16,10 @@
                                  in 8 x 16 shards, cell (i, j) = 5000000 + i*1000 + j
     mpi_check.py fortran_collective DIR  DIR/fortran_collective.zarr of test_mpi_collective.f90 (3 ranks):
                                  float64, Fortran a(23, 15) = Zarr (15, 23), cell [j, i] = j*1000 + i + 0.5
+    mpi_check.py icechunk DIR    the Icechunk repository DIR/repo of test_mpi_icechunk.c (4 ranks), with
+                                 Python icechunk 2.3.0 (run under $ZARR_PYTHON312): branch main is one
+                                 commit (the id in DIR/repo.snapshot) on top of the repository's first,
+                                 the int32 array field (32, 12) in it, cell (i, j) = 1000*i + j + 7
 
 Exit 0 when every cell matches; 77 when zarr-python is missing (a skip, except under CI=true)."""
 import sys
@@ -75,6 +79,23 @@ def main():
     elif kind == "fortran_collective":
         j, i = np.meshgrid(np.arange(15), np.arange(23), indexing="ij")
         check(root / "fortran_collective.zarr", (j * 1000.0 + i + 0.5).astype(np.float64))
+    elif kind == "icechunk":
+        try:
+            import icechunk
+        except ImportError as e:  # pragma: no cover
+            print(f"skipped: {e}")
+            sys.exit(77)
+        repo = icechunk.Repository.open(icechunk.local_filesystem_storage(str(root / "repo")))
+        history = [(s.id, s.message) for s in repo.ancestry(branch="main")]
+        want_id = (root / "repo.snapshot").read_text().strip()
+        assert [m for _, m in history] == ["four ranks, one commit", "Repository initialized"], history
+        assert history[0][0] == want_id, (history, want_id)
+        a = zarr.open_array(repo.readonly_session("main").store, path="field", mode="r")
+        i, j = np.meshgrid(np.arange(32), np.arange(12), indexing="ij")
+        got = a[...]
+        assert got.shape == (32, 12) and np.array_equal(got, (1000 * i + j + 7).astype(np.int32)), got
+        assert a.attrs["ranks"] == 4, dict(a.attrs)
+        print(f"repo: one commit {want_id} with every rank's rows (icechunk {icechunk.__version__})")
     else:
         sys.exit(f"unknown check {kind}")
 

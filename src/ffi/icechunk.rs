@@ -18,14 +18,14 @@ use std::ffi::{c_char, c_int};
 pub const ZARR_ICECHUNK_REBASE: c_int = 1;
 
 /// The part of an `icechunk://` location after the scheme.
-fn icechunk_rest<'a>(location: &'a str) -> Result<&'a str> {
+pub(super) fn icechunk_rest<'a>(location: &'a str) -> Result<&'a str> {
     location
         .strip_prefix("icechunk://")
         .ok_or_else(|| Error::InvalidArgument(format!("'{location}' is not an icechunk:// location")))
 }
 
 /// The transaction of the session a group belongs to.
-fn with_transaction<T>(group: *mut zarr_group, f: impl FnOnce(&dyn Transaction) -> Result<T>) -> Result<T> {
+pub(super) fn with_transaction<T>(group: *mut zarr_group, f: impl FnOnce(&dyn Transaction) -> Result<T>) -> Result<T> {
     // SAFETY: `group` follows the caller's contract (checked against the handle table).
     let g = unsafe { zarr_group::get(group) }?;
     let t = g.store().transaction().ok_or_else(|| {
@@ -41,7 +41,7 @@ fn with_transaction<T>(group: *mut zarr_group, f: impl FnOnce(&dyn Transaction) 
 ///
 /// # Safety
 /// `out` is NULL or valid for writing a pointer.
-unsafe fn opt_string(out: *mut *mut c_char, s: String, what: &str) -> Result<()> {
+pub(super) unsafe fn opt_string(out: *mut *mut c_char, s: String, what: &str) -> Result<()> {
     if out.is_null() {
         return Ok(());
     }

@@ -13,6 +13,7 @@ pub mod group_delete;
 pub mod group_move;
 pub mod handle;
 pub mod icechunk;
+pub mod icechunk_fork;
 pub mod hyperslab;
 pub mod index_order;
 pub mod last_error;

@@ -60,6 +60,9 @@ pub struct IcechunkStore {
     targets: RangeTargets,
     /// URL prefixes of the virtual chunk containers the caller authorized.
     authorized: Vec<String>,
+    /// A fork of a branch session ([`super::icechunk_fork`]): written, never committed (its changes
+    /// are merged into the branch session that forked it).
+    fork: bool,
     bytes_read: AtomicU64,
 }
 
@@ -86,7 +89,7 @@ pub fn open_location(rest: &str, options: &StoreOptions) -> Result<Arc<dyn Store
 
 /// Opens the repository at `path` (no session yet). A missing directory or one holding no
 /// repository is [`Error::NotFound`].
-fn open_repository(path: &Path, authorize: &[String]) -> Result<Repository> {
+pub(crate) fn open_repository(path: &Path, authorize: &[String]) -> Result<Repository> {
     let meta = std::fs::metadata(path).map_err(|e| Error::io(format!("icechunk repository {}", path.display()), e))?;
     if !meta.is_dir() {
         return Err(Error::NotFound(format!("icechunk repository {}: not a directory", path.display())));
@@ -109,7 +112,7 @@ fn open_repository(path: &Path, authorize: &[String]) -> Result<Repository> {
 }
 
 /// The authorized virtual chunk containers from the store options (comma-separated URL prefixes).
-fn authorized(options: &StoreOptions) -> Vec<String> {
+pub(crate) fn authorized(options: &StoreOptions) -> Vec<String> {
     options
         .get(AUTHORIZE_OPTION)
         .map(|v| v.split(',').map(str::trim).filter(|s| !s.is_empty()).map(String::from).collect())
@@ -165,23 +168,7 @@ impl IcechunkStore {
         let authorize = authorized(options);
         let repo = Arc::new(open_repository(path, &authorize)?);
         let session = block_on(new_session(repo.clone(), version.clone(), what))??;
-        let store = icechunk::Store::from_session_and_config(
-            Arc::new(tokio::sync::RwLock::new(session)),
-            repo.config().get_partial_values_concurrency(),
-        );
-        let mut targets = RangeTargets::new(None);
-        for scheme in ["s3", "http", "https"] {
-            targets.set_options(scheme, options.clone());
-        }
-        let s = Arc::new(IcechunkStore {
-            repo_path: path.to_path_buf(),
-            version: version.clone(),
-            repo,
-            store,
-            targets,
-            authorized: authorize,
-            bytes_read: AtomicU64::new(0),
-        });
+        let s = Self::with_session(path, version, repo, session, options, authorize, false);
         if let Some(key) = key {
             let mut map = sessions().lock().unwrap_or_else(|e| e.into_inner());
             // Another thread may have opened the same session meanwhile: use the first one.
@@ -192,6 +179,67 @@ impl IcechunkStore {
             map.insert(key, Arc::downgrade(&s));
         }
         Ok(s)
+    }
+
+    /// A store over `session` of `repo` (at `path`).
+    pub(super) fn with_session(
+        path: &Path,
+        version: &Version,
+        repo: Arc<Repository>,
+        session: Session,
+        options: &StoreOptions,
+        authorized: Vec<String>,
+        fork: bool,
+    ) -> Arc<IcechunkStore> {
+        let store = icechunk::Store::from_session_and_config(
+            Arc::new(tokio::sync::RwLock::new(session)),
+            repo.config().get_partial_values_concurrency(),
+        );
+        let mut targets = RangeTargets::new(None);
+        for scheme in ["s3", "http", "https"] {
+            targets.set_options(scheme, options.clone());
+        }
+        Arc::new(IcechunkStore {
+            repo_path: path.to_path_buf(),
+            version: version.clone(),
+            repo,
+            store,
+            targets,
+            authorized,
+            fork,
+            bytes_read: AtomicU64::new(0),
+        })
+    }
+
+    /// The repository's directory.
+    pub(super) fn repo_path(&self) -> &Path {
+        &self.repo_path
+    }
+
+    /// The version the session was opened at (a fork: its branch).
+    pub(super) fn version(&self) -> &Version {
+        &self.version
+    }
+
+    /// Whether this is a fork session.
+    pub(super) fn is_fork(&self) -> bool {
+        self.fork
+    }
+
+    /// Records a virtual chunk reference at the chunk key `key` (`node/c/i/j`): `length` bytes at
+    /// `offset` of the file at `url`, which must lie in a virtual chunk container of the repository.
+    pub(crate) fn set_virtual(&self, key: &str, url: &str, offset: u64, length: u64) -> Result<()> {
+        super::validate_key(key)?;
+        self.ensure_writable()?;
+        if chunk_key(key).is_none() {
+            return Err(Error::InvalidArgument(format!("{}: not a chunk key (node/c/i/j)", self.location(key))));
+        }
+        let location = icechunk::format::manifest::VirtualChunkLocation::from_url(url)
+            .map_err(|e| Error::InvalidArgument(format!("{}: virtual chunk URL '{url}': {e}", self.location(key))))?;
+        let r = VirtualChunkRef { location, offset, length, checksum: None };
+        let store = self.store.clone();
+        let k = key.to_string();
+        block_on(async move { store.set_virtual_ref(&k, r, true).await })?.map_err(|e| store_err(&self.location(key), e))
     }
 
     /// What an error about `key` starts with: for a chunk `icechunk` (the array layer names the chunk's
@@ -211,11 +259,16 @@ impl IcechunkStore {
         p.into_os_string().into_string().map_err(|_| Error::Unsupported(format!("{}: a path that is not UTF-8", self.what())))
     }
 
-    fn what(&self) -> String {
-        describe(&self.repo_path, &self.version)
+    pub(crate) fn what(&self) -> String {
+        let w = describe(&self.repo_path, &self.version);
+        if self.fork {
+            format!("{w} (a fork session)")
+        } else {
+            w
+        }
     }
 
-    fn session(&self) -> Arc<tokio::sync::RwLock<Session>> {
+    pub(super) fn session(&self) -> Arc<tokio::sync::RwLock<Session>> {
         self.store.session()
     }
 
@@ -319,10 +372,10 @@ impl IcechunkStore {
 }
 
 /// An exclusive `flock` on a repository directory, released on drop.
-struct RepoLock(std::fs::File);
+pub(crate) struct RepoLock(std::fs::File);
 
 impl RepoLock {
-    fn take(path: &Path) -> Result<RepoLock> {
+    pub(crate) fn take(path: &Path) -> Result<RepoLock> {
         let f = std::fs::File::open(path).map_err(|e| Error::io(format!("icechunk repository {}", path.display()), e))?;
         loop {
             // SAFETY: a valid open descriptor.
@@ -549,6 +602,12 @@ impl Transaction for IcechunkStore {
             return Err(Error::ReadOnly(format!("{}: a read-only session cannot commit (only a branch can)", self.what())));
         };
         self.ensure_writable()?;
+        if self.fork {
+            return Err(Error::InvalidArgument(format!(
+                "{}: a fork session is not committed: its changes (zarr_icechunk_fork_changes) are merged into the branch session that forked it (zarr_icechunk_merge), which commits",
+                self.what()
+            )));
+        }
         let what = format!("commit to {}", self.what());
         let _lock = self.repo_lock()?;
         let (s, repo, message, branch) = (self.session(), self.repo.clone(), message.to_string(), branch.clone());
@@ -586,6 +645,10 @@ impl Transaction for IcechunkStore {
         let Version::Branch(branch) = &self.version else {
             return Ok(());
         };
+        if self.fork {
+            let (s, what) = (self.session(), self.what());
+            return block_on(async move { s.write().await.discard_changes() })?.map_err(|e| session_err(&what, e));
+        }
         let (s, repo, branch, what) = (self.session(), self.repo.clone(), branch.clone(), self.what());
         block_on(async move {
             let mut session = s.write().await;
@@ -606,6 +669,10 @@ impl Transaction for IcechunkStore {
     fn snapshot_id(&self) -> Result<String> {
         let s = self.session();
         block_on(async move { s.read().await.snapshot_id().to_string() })
+    }
+
+    fn as_any(&self) -> Option<&dyn std::any::Any> {
+        Some(self)
     }
 }
 

@@ -130,7 +130,7 @@ pub(crate) fn class_store(k: &StoreErrorKind) -> Class {
         K::NotFound(_) => Class::NotFound,
         K::ReadOnly => Class::ReadOnly,
         K::InvalidKey { .. } | K::InvalidIndex { .. } | K::BadKeyPrefix { .. } | K::NotAllowed(_) => Class::Invalid,
-        K::BadMetadata(_) | K::BadChunkGridMetadata(_) => Class::Invalid,
+        K::BadMetadata(_) | K::BadChunkGridMetadata(_) | K::InvalidVirtualChunkContainer { .. } => Class::Invalid,
         K::Unimplemented(_) => Class::Unsupported,
         K::DeserializationError(_) => Class::Corrupt,
         _ => Class::Io,

@@ -18,6 +18,8 @@ pub mod icechunk;
 pub mod icechunk_error;
 #[cfg(feature = "icechunk")]
 pub mod icechunk_location;
+#[cfg(feature = "icechunk")]
+pub mod icechunk_fork;
 pub mod location;
 pub mod link_estimate;
 pub mod lock;

@@ -28,4 +28,10 @@ pub trait Transaction: Send + Sync {
 
     /// The id of the snapshot reads see (the base of the changes).
     fn snapshot_id(&self) -> Result<String>;
+
+    /// The transaction as its concrete type (an Icechunk session's fork and merge,
+    /// [`super::icechunk_fork`]), where it offers one.
+    fn as_any(&self) -> Option<&dyn std::any::Any> {
+        None
+    }
 }

@@ -11,7 +11,7 @@
 
 static const char *USAGE_HEAD =
     "usage: h5tozarr [options] FILE.h5 OUT.zarr\n"
-    "       h5tozarr --virtual [options] FILE.h5 OUT.json|OUT.parq\n"
+    "       h5tozarr --virtual [options] FILE.h5 OUT.json|OUT.parq|icechunk://REPO[!/NODE][?branch=B]\n"
     "\n"
     "Converts every group, dataset and attribute of an HDF5 file (netCDF-4 files included) into a new Zarr\n"
     "hierarchy at OUT.zarr, whose parent directory must exist. The output is written under a temporary\n"
@@ -50,6 +50,13 @@ static const char *USAGE_VIRTUAL =
     "  --record-size N     (--parquet) references a Parquet record file (default 10000)\n"
     "  --target-url URL    (--virtual) the URL the references name (default: FILE.h5's absolute path),\n"
     "                      e.g. where the file will be served (https://..., s3://...)\n"
+    "  icechunk://REPO     (--virtual) OUT as an Icechunk repository on the local filesystem (created if\n"
+    "                      it does not exist; branch main or ?branch=B; a node !/NODE): the arrays as\n"
+    "                      Zarr v3 whose chunks are virtual chunk references into FILE.h5, committed as\n"
+    "                      one snapshot. The repository gets a virtual chunk container for FILE.h5's\n"
+    "                      directory (file:///DIR/); readers authorize it (docs/icechunk.md). The node\n"
+    "                      must be empty; --overwrite replaces it in the commit\n"
+    "  --message TEXT      (icechunk://) the commit message (default: h5tozarr --virtual FILE.h5)\n"
     "  -q, --quiet         no progress line (it is shown only when stderr is a terminal)\n"
     "  --version           the versions of libzarr and HDF5 and how --virtual lists chunks\n"
     "  -h, --help          this text\n"
@@ -106,6 +113,7 @@ static int g_netcdf = 0;        /* the file is netCDF-4 (the root group has _NCP
 static char *g_tmp_out = NULL;  /* the output being written, removed when the conversion fails */
 static int g_virtual = 0;       /* --virtual: references into the input (h5z_virtual.h) */
 static int g_vparquet = 0;      /* --virtual in the Parquet layout (--parquet, or OUT ending in .parq) */
+static int g_vicechunk = 0;     /* --virtual into an Icechunk repository (OUT icechunk://...) */
 static uint64_t g_vrecord = 0;  /* --record-size (0: libzarr's default, 10000) */
 
 static void remove_tmp_out(void) {
@@ -1352,10 +1360,90 @@ static void print_version(void) {
            zarr_version(), maj, min, rel, H5_VERS_MAJOR, H5_VERS_MINOR, H5_VERS_RELEASE, VIRTUAL_CHUNK_LISTING);
 }
 
+/* --virtual into an Icechunk repository (docs/icechunk.md, "h5tozarr --virtual into a repository"): the
+ * reference set is written to a temporary JSON file, then libzarr writes it into the branch as Zarr v3 nodes
+ * whose chunks are virtual chunk references and commits it as one snapshot
+ * (zarr_icechunk_import_references). The repository gets a virtual chunk container for the directory of
+ * the references' target (FILE.h5's directory as file:///DIR/, or --target-url's) unless it has one; a
+ * repository that does not exist is created, and removed again when the run fails. */
+static char *g_vi_created = NULL; /* the repository directory this run created */
+
+static void virtual_icechunk_cleanup(void) {
+    remove_tmp_out();
+    if (g_vi_created) rm_tree(g_vi_created);
+}
+
+/* `s` with the bytes a URL path cannot hold percent-encoded (the rule of libzarr's target_url). */
+static void url_path(sbuf *b, const char *s) {
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (isalnum(*p) || strchr("/-._~+,=@:", *p)) sb_printf(b, "%c", *p);
+        else sb_printf(b, "%%%02X", *p);
+    }
+}
+
+static int virtual_icechunk(const char *input, const char *location, const char *message, int overwrite) {
+    /* the container: the directory of the target URL */
+    sbuf url = {0};
+    if (strstr(g_vtarget, "://")) sb_puts(&url, g_vtarget);
+    else { sb_puts(&url, "file://"); url_path(&url, g_vtarget); }
+    char *slash = strrchr(url.p, '/');
+    if (!slash) die("%s: the target URL has no directory", url.p);
+    slash[1] = 0;
+    g_die_cleanup = virtual_icechunk_cleanup;
+    int added = 0;
+    zarr_status st = zarr_icechunk_add_virtual_container(location, NULL, url.p, &added);
+    if (st == ZARR_ERR_NOT_FOUND) { /* no repository there: create one (in a new or empty directory) */
+        size_t n = strcspn(location, "?");
+        const char *bang = strstr(location, "!/");
+        if (bang && (size_t)(bang - location) < n) n = (size_t)(bang - location);
+        char *repo = xmalloc(n + 1);
+        memcpy(repo, location, n);
+        repo[n] = 0;
+        struct stat rs;
+        int existed = stat(repo + 11, &rs) == 0;
+        zcheck(zarr_icechunk_create_repository(repo, NULL), "creating the Icechunk repository", repo);
+        if (!existed && !strchr(repo, '%') && strncmp(repo + 11, "file:", 5)) g_vi_created = xstrdup(repo + 11);
+        free(repo);
+        st = zarr_icechunk_add_virtual_container(location, NULL, url.p, &added);
+    }
+    zcheck(st, "adding the virtual chunk container", url.p);
+    if (added && !g_quiet) fprintf(stderr, "h5tozarr: %s: virtual chunk container %s added (readers authorize it)\n", location, url.p);
+
+    /* the references as JSON in a temporary file */
+    const char *dir = getenv("TMPDIR");
+    char *json = xmalloc(strlen(dir && *dir ? dir : "/tmp") + 32);
+    sprintf(json, "%s/h5tozarr-refs-XXXXXX", dir && *dir ? dir : "/tmp");
+    int fd = mkstemp(json);
+    if (fd < 0) die("%s: %s", json, strerror(errno));
+    g_tmp_out = json;
+    FILE *jf = fdopen(fd, "w");
+    if (!jf) die("%s: %s", json, strerror(errno));
+    int wrote = write_refs_json(jf);
+    wrote = fflush(jf) == 0 && wrote;
+    if (fclose(jf) != 0 || !wrote) die("%s: writing the references failed: %s", json, strerror(errno));
+
+    sbuf msg = {0};
+    if (message) sb_puts(&msg, message);
+    else sb_printf(&msg, "h5tozarr --virtual %s", input);
+    char *snapshot = NULL;
+    zcheck(zarr_icechunk_import_references(json, location, NULL, msg.p, overwrite ? 1 : 0, &snapshot),
+           "writing the references into the repository", location);
+    g_tmp_out = NULL;
+    g_vi_created = NULL;
+    if (unlink(json) != 0) fprintf(stderr, "h5tozarr: warning: %s: %s\n", json, strerror(errno));
+    if (!g_quiet) fprintf(stderr, "h5tozarr: %s: %zu keys, committed as snapshot %s\n", location, g_nvrefs, snapshot);
+    zarr_string_free(snapshot);
+    free(json);
+    free(msg.p);
+    free(url.p);
+    return 0;
+}
+
 int main(int argc, char **argv) {
     g_prog = "h5tozarr";
     const char *pos[2];
     int npos = 0, overwrite = 0, format_given = 0;
+    const char *message = NULL;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); return 0; }
@@ -1373,6 +1461,7 @@ int main(int argc, char **argv) {
             g_vrecord = v;
         }
         else if (!strcmp(a, "--target-url") && i + 1 < argc) g_vtarget = argv[++i];
+        else if (!strcmp(a, "--message") && i + 1 < argc) message = argv[++i];
         else if (!strcmp(a, "--format") && i + 1 < argc) {
             format_given = 1;
             g_format = atoi(argv[++i]);
@@ -1400,14 +1489,19 @@ int main(int argc, char **argv) {
     if (npos != 2) { usage(stderr); return 1; }
     if (g_shard_rank && g_format != 3 && !g_virtual) die("--shard needs --format 3");
     if ((g_vtarget || g_vparquet || g_vrecord) && !g_virtual) die("--target-url, --parquet and --record-size need --virtual");
+    if (!g_virtual && !strncmp(pos[1], "icechunk://", 11))
+        die("%s: h5tozarr writes into Icechunk repositories with --virtual (references into FILE.h5's chunks)", pos[1]);
+    if (message && !(g_virtual && !strncmp(pos[1], "icechunk://", 11))) die("--message applies to --virtual into an icechunk:// output");
     if (g_virtual) {
         if ((format_given && g_format != 2) || g_codec || g_shard_rank || g_struct)
             die("--virtual references the file's own chunks as Zarr v2: --format 3, --codec, --shard and "
                 "--struct-type do not apply");
         g_format = 2;
-        const char *dot = strrchr(pos[1], '.');
+        g_vicechunk = !strncmp(pos[1], "icechunk://", 11);
+        if (g_vicechunk && (g_vparquet || g_vrecord)) die("--parquet and --record-size do not apply to an icechunk:// output");
+        const char *dot = g_vicechunk ? NULL : strrchr(pos[1], '.');
         if (dot && (!strcmp(dot, ".parq") || !strcmp(dot, ".parquet"))) g_vparquet = 1;
-        if (!g_vparquet && !(dot && !strcmp(dot, ".json")))
+        if (!g_vicechunk && !g_vparquet && !(dot && !strcmp(dot, ".json")))
             die("%s: --virtual writes kerchunk references to a name ending in .json (JSON) or .parq / .parquet "
                 "(the Parquet layout, also --parquet)", pos[1]);
         if (g_vrecord && !g_vparquet) die("--record-size applies to the Parquet layout only");
@@ -1419,17 +1513,23 @@ int main(int argc, char **argv) {
     if (stat(pos[0], &in_st) != 0) die("%s: %s", pos[0], strerror(errno));
     if (S_ISDIR(in_st.st_mode)) die("%s: is a directory, not an HDF5 file", pos[0]);
     out_path op;
-    out_path_init(&op, pos[1]);
-    remove_stale(&op, "h5tozarr");
-    int exists = g_virtual && g_vparquet
+    memset(&op, 0, sizeof op);
+    int exists = 0;
+    char *out = NULL, *tmp = NULL, *old = NULL;
+    if (!g_vicechunk) {
+        out_path_init(&op, pos[1]);
+        remove_stale(&op, "h5tozarr");
+        exists = g_virtual && g_vparquet
                      ? check_output(pos[0], &op, overwrite, is_reference_parquet, "a Parquet reference directory",
                                     "not a Parquet reference directory (.zmetadata, no .zgroup, .zarray or zarr.json)")
                  : g_virtual ? check_output(pos[0], &op, overwrite, is_reference_json, "a kerchunk JSON reference file",
                                           "not a kerchunk JSON reference file (an object starting with \"version\" or \"refs\")")
                            : check_output(pos[0], &op, overwrite, is_zarr_hierarchy, "a Zarr hierarchy",
                                           "not a Zarr hierarchy (no zarr.json, .zgroup or .zarray at its root)");
-    char *out = op.path;
-    char *tmp = temp_name(&op, "h5tozarr", "tmp"), *old = temp_name(&op, "h5tozarr", "old");
+        out = op.path;
+        tmp = temp_name(&op, "h5tozarr", "tmp");
+        old = temp_name(&op, "h5tozarr", "old");
+    }
 
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
     hid_t f = H5Fopen(pos[0], H5F_ACC_RDONLY, H5P_DEFAULT);
@@ -1461,6 +1561,11 @@ int main(int argc, char **argv) {
         convert_group(root, NULL, "/");
         H5Gclose(root);
         if (H5Fclose(f) < 0) die("%s: closing the HDF5 file failed", pos[0]);
+        if (g_vicechunk) {
+            int rc = virtual_icechunk(pos[0], pos[1], message, overwrite);
+            free(target);
+            return rc;
+        }
         virtual_write(out, tmp, old, exists);
         if (!g_quiet) fprintf(stderr, "h5tozarr: %s: %zu keys\n", out, g_nvrefs);
         free(target);
