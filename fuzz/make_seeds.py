@@ -6,10 +6,12 @@ The generated corpora are not committed; run this before fuzzing (fuzz/smoke.sh 
 Usage: fuzz/make_seeds.py [OUT_DIR]   (default: fuzz/corpus)
 """
 import hashlib
+import io
 import json
 import os
 import struct
 import sys
+import zipfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIXTURES = os.path.join(ROOT, "tests", "fixtures")
@@ -191,6 +193,135 @@ def synthetic(out):
         put(out, "codec_v3", header({"data_type": dt, "chunk_shape": shape, "codecs": codecs}) + SEL[1] + enc)
 
 
+def node_dirs():
+    """Fixture directories that are a Zarr node (v3, v2 or v1), sorted."""
+    for base, _, names in sorted(os.walk(FIXTURES)):
+        if {"zarr.json", ".zarray", ".zgroup", "meta"} & set(names):
+            yield base
+
+
+def zip_of(d, method):
+    """The files below `d` as a zip archive (store keys as member names), or None when too large."""
+    files = []
+    for base, _, names in sorted(os.walk(d)):
+        for n in sorted(names):
+            p = os.path.join(base, n)
+            files.append((os.path.relpath(p, d).replace(os.sep, "/"), p))
+    if sum(os.path.getsize(p) for _, p in files) > MAX_SEED // 2:
+        return None
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", method) as z:
+        for name, p in files:
+            z.write(p, name)
+    return buf.getvalue()
+
+
+def zips(out):
+    """`zip_store`: fixture nodes (arrays, and hierarchies such as v3/hier) zipped as zarr-python's
+    ZipStore writes them (stored members), and deflated; both with the two selections."""
+    for i, d in enumerate(node_dirs()):
+        for method in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
+            z = zip_of(d, method)
+            if z is not None:
+                put(out, "zip_store", SEL[i % 2] + z)
+
+
+HTTP_DATE = "Sun, 29 Nov 2026 09:00:00 GMT"
+
+
+def answer(status, body=b"", headers=(), length=None):
+    """An HTTP/1.1 answer: status line, headers (Content-Length of the body unless `length` says
+    otherwise; none when it is False), blank line, body."""
+    h = [f"HTTP/1.1 {status}", f"Last-Modified: {HTTP_DATE}", 'ETag: "e1"', "Accept-Ranges: bytes"]
+    if length is not False:
+        h.append(f"Content-Length: {len(body) if length is None else length}")
+    h.extend(headers)
+    return ("\r\n".join(h) + "\r\n\r\n").encode() + body
+
+
+def ranged(value, start, end):
+    """A 206 answer with the bytes start..end (exclusive) of `value`."""
+    end = min(end, len(value))
+    cr = f"Content-Range: bytes {start}-{end - 1}/{len(value)}"
+    return answer("206 Partial Content", value[start:end], [cr])
+
+
+def answers(flags, items):
+    return bytes([flags]) + b"".join(struct.pack("<I", len(a)) + a for a in items)
+
+
+def s3_listing(keys, prefixes):
+    contents = "".join(
+        f"<Contents><Key>arr/{k}</Key><LastModified>2026-11-29T09:00:00.000Z</LastModified>"
+        f"<ETag>&quot;e1&quot;</ETag><Size>{n}</Size><StorageClass>STANDARD</StorageClass></Contents>"
+        for k, n in keys
+    )
+    common = "".join(f"<CommonPrefixes><Prefix>arr/{p}/</Prefix></CommonPrefixes>" for p in prefixes)
+    return (
+        '<?xml version="1.0" encoding="UTF-8"?><ListBucketResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/">'
+        f"<Name>bucket</Name><Prefix>arr/</Prefix><KeyCount>{len(keys) + len(prefixes)}</KeyCount>"
+        f"<MaxKeys>1000</MaxKeys><Delimiter>/</Delimiter><IsTruncated>false</IsTruncated>{contents}{common}"
+        "</ListBucketResult>"
+    ).encode()
+
+
+def remote(out):
+    """`remote_answer`: the answers a well-behaved server gives to the target's requests, in their
+    order, for fixture arrays (zarr.json and a chunk); then single answers repeated for every request:
+    hostile lengths (Content-Length 2^40 with a body past every limit), wrong or missing Content-Range,
+    chunked and unterminated bodies, errors, an S3 listing."""
+    n = 0
+    for d in array_dirs("zarr.json"):
+        meta = read(os.path.join(d, "zarr.json"))
+        chunks = chunk_files(d, {"zarr.json"})
+        if not chunks or load(meta) is None or n >= 6:
+            continue
+        n += 1
+        c = read(chunks[0])
+        L = len(c)
+        seq = [
+            answer("200 OK", meta),                    # GET zarr.json
+            answer("200 OK", c),                       # GET c/0 (whole, limited)
+            answer("200 OK", b"", length=L),           # HEAD c/0
+            ranged(c, 0, 64),                          # its first bytes
+            ranged(c, max(L - 64, 0), L),              # its last bytes
+            ranged(c, L // 2, L // 2 + min(L, 64) // 2),
+            ranged(c, max(L - 48, 0), L),              # suffix range
+            ranged(c, 8, 40),
+            ranged(c, 0, 16),
+            answer("200 OK", c),                       # streamed GET
+            answer("200 OK", b"", length=L),           # HEAD (exists)
+            answer("200 OK", meta),                    # the C API: zarr.json
+            answer("200 OK", c),                       # and chunks
+        ]
+        for flags in (0, 1):
+            put(out, "remote_answer", answers(flags, seq))
+        listing = s3_listing([("zarr.json", len(meta))], ["c"])
+        put(out, "remote_answer", answers(1, seq[:11] + [answer("200 OK", listing, ["Content-Type: application/xml"])] + seq[11:]))
+    zeros = bytes(20 << 10)
+    single = [
+        answer("200 OK", zeros, length=1 << 40),
+        answer("206 Partial Content", zeros, ["Content-Range: bytes 0-1099511627775/1099511627776"], length=1 << 40),
+        answer("206 Partial Content", b"0123456789", ["Content-Range: bytes 0-9/100"]),
+        answer("206 Partial Content", b"0123456789", ["Content-Range: bytes 90-99/100"]),
+        answer("206 Partial Content", b"01234", ["Content-Range: bytes 0-9/100"], length=10),
+        answer("206 Partial Content", b"0123456789", ["Content-Range: bytes 0-99999999999/100"]),
+        answer("206 Partial Content", b"0123456789", ["Content-Range: bytes */100"]),
+        answer("200 OK", b"0123456789", length=1000),
+        answer("200 OK", b"a" * 300, length=False),
+        answer("200 OK", b"5\r\nhello\r\n0\r\n\r\n", ["Transfer-Encoding: chunked"], length=False),
+        answer("200 OK", b"ffffffffff\r\nhello", ["Transfer-Encoding: chunked"], length=False),
+        answer("404 Not Found", b"no such key"),
+        answer("416 Range Not Satisfiable", b"", ["Content-Range: bytes */0"]),
+        answer("500 Internal Server Error", b"<Error><Code>InternalError</Code></Error>"),
+        answer("200 OK", s3_listing([("zarr.json", 10), ("x", 1 << 40)], ["c", "d"])),
+        answer("301 Moved Permanently", b"", ["Location: /elsewhere"]),
+    ]
+    for a in single:
+        for flags in (0, 1):
+            put(out, "remote_answer", answers(flags, [a]))
+
+
 def main():
     out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "fuzz", "corpus")
     v3(out)
@@ -198,6 +329,8 @@ def main():
     v1(out)
     vectors(out)
     synthetic(out)
+    zips(out)
+    remote(out)
     for t in sorted(counts):
         print(f"{t}: {counts[t]} seeds")
 

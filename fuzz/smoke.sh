@@ -14,7 +14,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 seconds=${1:-${FUZZ_SECONDS:-60}}
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$here/target}
-targets=${FUZZ_TARGETS:-"metadata_v3 metadata_v2 metadata_v1 codec_v3 codec_numcodecs shard_index store_read"}
+targets=${FUZZ_TARGETS:-"metadata_v3 metadata_v2 metadata_v1 codec_v3 codec_numcodecs shard_index store_read zip_store remote_answer"}
 # Memory bounds: the library must refuse anything larger before allocating (src/fuzzing.rs lowers the
 # decoded chunk bound to 4 MiB and the metadata ceiling to 1 MiB while fuzzing, docs/limits.md). No
 # legitimate allocation of a target passes 64 MiB (a shard index of 4 Mi entries), so one of 128 MiB is a

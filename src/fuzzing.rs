@@ -20,7 +20,17 @@
 //!   (a `sharding_indexed` configuration), 8 selection bytes, then the shard.
 //! - `store_read`: 8 selection bytes, then entries `u8 key length, key, u32 LE value length, value`
 //!   written as files of a directory store that is opened with `zarr_open` and read.
+//! - `zip_store`: 8 selection bytes, then a zip archive opened as a `zip://` store ([`zip_store`]).
+//! - `remote_answer`: a flag byte, then the raw answers of an HTTP or S3 server on loopback
+//!   ([`remote_answer`]).
 #![allow(missing_docs)]
+
+#[cfg(feature = "remote")]
+mod remote_answer;
+mod zip_store;
+#[cfg(feature = "remote")]
+pub use remote_answer::remote_answer;
+pub use zip_store::zip_store;
 
 use crate::buffer::RawBuf;
 use crate::codec::chain::{set_max_chunk_bytes, CodecChain};
@@ -327,18 +337,26 @@ pub fn store_read(data: &[u8]) {
         }
         let _ = std::fs::write(&path, value);
     }
-    read_through_c(&dir, &sel);
+    if let Ok(path) = std::ffi::CString::new(dir.to_string_lossy().as_bytes()) {
+        // SAFETY: a NUL-terminated path and a valid output pointer.
+        read_through_c(&sel, |a| unsafe { crate::ffi::array::zarr_open(path.as_ptr(), crate::ffi::array::ZARR_READ, a) });
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// A per-process scratch directory for [`store_read`] (in `/dev/shm` when there is one).
 fn scratch_dir() -> std::path::PathBuf {
+    scratch_path("")
+}
+
+/// A per-process scratch path ending in `suffix` (in `/dev/shm` when there is one).
+fn scratch_path(suffix: &str) -> std::path::PathBuf {
     let base = if std::path::Path::new("/dev/shm").is_dir() {
         std::path::PathBuf::from("/dev/shm")
     } else {
         std::env::temp_dir()
     };
-    base.join(format!("zarr-fuzz-{}", std::process::id()))
+    base.join(format!("zarr-fuzz-{}{suffix}", std::process::id()))
 }
 
 /// A relative key of at most 8 plain components (letters, digits, `.`, `_`, `-`; not `.` or `..`).
@@ -361,15 +379,16 @@ fn check_status(s: crate::status::zarr_status) {
     }
 }
 
-fn read_through_c(dir: &std::path::Path, sel: &[u8; 8]) {
+/// Opens an array with `open` (a C API call that stores the handle through its argument) and reads
+/// it through the C API: a region chosen by `sel`, the whole array when it is small, a strided
+/// hyperslab converted to float64, or a variable-length region.
+fn read_through_c(sel: &[u8; 8], open: impl FnOnce(&mut *mut crate::ffi::array::zarr_array) -> crate::status::zarr_status) {
     use crate::ffi::array::*;
     use crate::ffi::hyperslab::{zarr_read_hyperslab, DataTypeCode};
     use crate::ffi::vlen::{zarr_read_region_vlen, zarr_vlen_free};
     use crate::status::ZARR_OK;
-    let Ok(path) = std::ffi::CString::new(dir.to_string_lossy().as_bytes()) else { return };
     let mut a = std::ptr::null_mut();
-    // SAFETY: valid NUL-terminated path and output pointer.
-    let s = unsafe { zarr_open(path.as_ptr(), ZARR_READ, &mut a) };
+    let s = open(&mut a);
     check_status(s);
     if s != ZARR_OK {
         return;

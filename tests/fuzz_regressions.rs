@@ -47,6 +47,9 @@ const TARGETS: &[(&str, Target)] = &[
     ("codec_numcodecs", zarr::fuzzing::codec_numcodecs),
     ("shard_index", zarr::fuzzing::shard_index),
     ("store_read", zarr::fuzzing::store_read),
+    ("zip_store", zarr::fuzzing::zip_store),
+    #[cfg(feature = "remote")]
+    ("remote_answer", zarr::fuzzing::remote_answer),
 ];
 
 /// Runs every committed input of `target`; returns how many ran.

@@ -13,6 +13,9 @@
 //!   another size; a zstd frame that really makes the 3 GiB is read with a buffer for the 16 bytes;
 //! - a 64 GiB chunk: a read needing all of it is `Error::Memory` (ZARR_ERR_MEMORY), not
 //!   `Error::Internal`; a read of its first elements succeeds;
+//! - numcodecs `lzma`: an XZ stream of 1 MiB and an ALONE stream declaring 2^60 bytes for a chunk
+//!   declared 3 GiB are `Error::Codec` before allocating; a stream inflating to 256 MiB for a 1 MiB
+//!   chunk stops at 1 MiB (`Error::Codec`);
 //! - a shard of 2^27 inner chunks (a 2 GiB index) stored in 100 bytes is `Error::Codec` before the index
 //!   is allocated;
 //! - messages: gzip and zlib missing their last trailer byte say so; lz4 whose header claims 2^31-1
@@ -182,6 +185,45 @@ fn case_declared_3gib_chunk_small_stored() {
     std::fs::remove_dir_all(&d).unwrap();
 }
 
+/// numcodecs `lzma` chunks: a stream that cannot make the declared chunk is refused before the
+/// chunk's buffer is allocated; one that inflates past the chunk stops at the chunk's size.
+fn case_lzma() {
+    use zarr::codec::compress::lzma::LzmaCodec;
+    use zarr::codec::BytesToBytesCodec;
+    const N: u64 = 3 << 30;
+    let d = scratch("lzma");
+    let store = fs_store(&d);
+    let lzma = |format: i64| {
+        json!([bytes_codec("little"), {"name": "numcodecs.lzma", "configuration": {"format": format, "check": -1, "preset": 1, "filters": null}}])
+    };
+    let xz = LzmaCodec::new(1, -1, Some(1), &Value::Null).unwrap();
+    let alone = LzmaCodec::new(2, -1, Some(1), &Value::Null).unwrap();
+    // A chunk declared 3 GiB whose stored XZ stream (1 MiB of one byte) cannot make it.
+    let a = Array::create(store.clone(), "xz", &v3_array(&[N], &[N], "uint8", json!(0), lzma(1))).unwrap();
+    std::fs::create_dir_all(d.join("xz/c")).unwrap();
+    std::fs::write(d.join("xz/c/0"), xz.encode(&vec![7u8; 1 << 20]).unwrap()).unwrap();
+    expect_err("xz stream of 1 MiB", read(&a, &[0], &[16], 1), is_codec, "cannot decode to");
+    // An ALONE stream whose header declares 2^60 bytes, for the same chunk.
+    let mut claims = alone.encode(&[5u8; 1000]).unwrap();
+    claims[5..13].copy_from_slice(&(1u64 << 60).to_le_bytes());
+    let b = Array::create(store.clone(), "alone", &v3_array(&[N], &[N], "uint8", json!(0), lzma(2))).unwrap();
+    std::fs::create_dir_all(d.join("alone/c")).unwrap();
+    std::fs::write(d.join("alone/c/0"), &claims).unwrap();
+    expect_err("alone stream declaring 2^60 bytes", read(&b, &[0], &[16], 1), is_codec, "cannot decode to");
+    // A 1 MiB chunk whose stream inflates to 256 MiB: decoding stops at the chunk's size.
+    const M: u64 = 1 << 20;
+    let c = Array::create(store.clone(), "bomb", &v3_array(&[M], &[M], "uint8", json!(0), lzma(1))).unwrap();
+    std::fs::create_dir_all(d.join("bomb/c")).unwrap();
+    let bomb = xz.encode(&vec![0u8; 256 << 20]).unwrap();
+    assert!(bomb.len() < 64 << 10, "{} bytes", bomb.len());
+    std::fs::write(d.join("bomb/c/0"), &bomb).unwrap();
+    expect_err("xz stream of 256 MiB for a 1 MiB chunk", read(&c, &[0], &[16], 1), is_codec, "more than");
+    // ... and a stream of the chunk's size reads.
+    std::fs::write(d.join("bomb/c/0"), xz.encode(&vec![3u8; M as usize]).unwrap()).unwrap();
+    assert_eq!(read(&c, &[M - 16], &[16], 1).unwrap(), vec![3u8; 16]);
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
 fn case_64gib_chunk() {
     const N: u64 = 64 << 30;
     let d = scratch("64gib");
@@ -264,6 +306,11 @@ fn partial_reads_validate_zstd_frames() {
 #[test]
 fn declared_3gib_chunk_small_stored_allocates_nothing_large() {
     capped("declared_3gib_chunk_small_stored_allocates_nothing_large", case_declared_3gib_chunk_small_stored);
+}
+
+#[test]
+fn lzma_chunks_are_bounded_by_their_declared_size() {
+    capped("lzma_chunks_are_bounded_by_their_declared_size", case_lzma);
 }
 
 #[test]

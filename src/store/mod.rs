@@ -39,6 +39,8 @@ pub mod resolve;
 pub mod transaction;
 pub mod zip;
 #[cfg(feature = "remote")]
+pub mod bounded_http;
+#[cfg(feature = "remote")]
 pub mod object;
 pub mod options;
 pub mod redact;

@@ -243,7 +243,10 @@ impl ObjectStoreAdapter {
         let allow_http = o
             .get_bool("allow_http")
             .unwrap_or_else(|| endpoint.as_deref().is_some_and(|e| e.starts_with("http://")));
-        b = b.with_client_options(client_options(o, allow_http)).with_retry(retry_config(o));
+        b = b
+            .with_client_options(client_options(o, allow_http))
+            .with_retry(retry_config(o))
+            .with_http_connector(super::bounded_http::BoundedConnector);
         let aws_env: Vec<(String, String)> = std::env::vars().filter(|(k, _)| k.starts_with("AWS_")).collect();
         let store = shared_client(format!("s3|{bucket}|{o:?}|{aws_env:?}"), || {
             Ok(Arc::new(b.build().map_err(|e| Error::InvalidArgument(format!("cannot open '{location}': {e}")))?))
@@ -272,6 +275,7 @@ impl ObjectStoreAdapter {
                 .with_url(format!("{scheme}://{authority}"))
                 .with_client_options(client_options(o, scheme == "http"))
                 .with_retry(retry_config(o))
+                .with_http_connector(super::bounded_http::BoundedConnector)
                 .build()
                 .map_err(|e| Error::InvalidArgument(format!("cannot open '{location}': {e}")))?;
             Ok(Arc::new(store))
@@ -1186,6 +1190,16 @@ mod tests {
                             format!("HTTP/1.1 {status}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{echo}", echo.len())
                         }
                         "truncate" => "HTTP/1.1 200 OK\r\nContent-Length: 1000\r\nConnection: close\r\n\r\n0123456789".to_string(),
+                        // 2^40 bytes announced, 64 KiB sent (a success and an error page)
+                        "huge" | "huge500" => {
+                            let status = if mode == "huge" { "200 OK" } else { "500 Internal Server Error" };
+                            let head = format!("HTTP/1.1 {status}\r\nContent-Length: 1099511627776\r\nConnection: close\r\n\r\n");
+                            let _ = conn.write_all(head.as_bytes());
+                            for _ in 0..16 {
+                                let _ = conn.write_all(&[b'0'; 4096]);
+                            }
+                            return;
+                        }
                         _ => {
                             std::thread::sleep(std::time::Duration::from_secs(5));
                             return;
@@ -1196,6 +1210,33 @@ mod tests {
             }
         });
         port
+    }
+
+    /// Answers announcing 2^40 bytes (issue 32): the bodies object_store collects itself (an S3
+    /// listing, an error page) abort nothing and fail as `Error::Io`; a GET fails at the announced length.
+    #[test]
+    fn huge_announced_lengths_are_errors_not_aborts() {
+        for mode in ["huge", "huge500"] {
+            let port = misbehaving_server(mode);
+            let mut o = StoreOptions::new();
+            o.set("retries", "0").unwrap();
+            o.set("timeout_ms", "5000").unwrap();
+            let http = ObjectStoreAdapter::http(&format!("http://127.0.0.1:{port}/a"), &o).unwrap();
+            o.set("endpoint", &format!("http://127.0.0.1:{port}")).unwrap();
+            o.set("path_style", "true").unwrap();
+            o.set("anonymous", "true").unwrap();
+            let s3 = ObjectStoreAdapter::s3("s3://bucket/a", &o).unwrap();
+            for store in [&http, &s3] {
+                let mut buf = Vec::new();
+                let r = store.get_into("zarr.json", &mut buf, ReadLimit::metadata(1 << 20));
+                assert!(matches!(r, Err(Error::Io(_) | Error::Memory(_))), "{mode}: {r:?}");
+                assert!(buf.capacity() < 1 << 30, "{mode}: {} bytes reserved", buf.capacity());
+                let r = store.open_hinted("c/0", OpenHint::Tail(16)).map(|_| ());
+                assert!(matches!(r, Err(Error::Io(_))), "{mode}: {r:?}");
+            }
+            let r = s3.list_dir("");
+            assert!(matches!(r, Err(Error::Io(_))), "{mode}: {r:?}");
+        }
     }
 
     #[test]

@@ -244,7 +244,10 @@ impl ZipStore {
         let ctx = |e: Error| e.context(self.location(key));
         let f = archive.by_index(m.index).map_err(|e| ctx(zip_err(&self.path, e)))?;
         let mut out = Vec::new();
-        let cap = usize::try_from(size).map_err(|_| ctx(crate::error::alloc_failed(usize::MAX)))?;
+        // DEFLATE makes at most 1032 bytes per stored byte: a recorded size beyond what the stored
+        // bytes can make (a 1 KB member recording 3 GiB) is not reserved; reading stops at it anyway.
+        let most = f.compressed_size().saturating_mul(1032).saturating_add(1024);
+        let cap = usize::try_from(size.min(most)).map_err(|_| ctx(crate::error::alloc_failed(usize::MAX)))?;
         crate::error::try_reserve(&mut out, cap).map_err(ctx)?;
         // Reading to the end makes the reader check the CRC; one byte more than recorded is an error.
         f.take(size + 1).read_to_end(&mut out).map_err(|e| ctx(Error::io("inflating", e)))?;

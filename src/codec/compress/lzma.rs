@@ -61,6 +61,20 @@ const MEMLIMIT_FLOOR: u64 = 80 << 20;
 /// liblzma's smallest dictionary.
 const DICT_SIZE_MIN: u32 = 4096;
 
+/// Decoded sizes up to this are allocated whole; above, the buffer grows while the stream needs it.
+const GROW_ABOVE: usize = 4 << 20;
+
+/// The most a stream of `len` bytes can decode to. LZMA's range coder spends at least
+/// -log2(2017/2048) = 0.022 bits on any binary decision (its probabilities never pass 2017/2048), and
+/// its cheapest output is a repeated match of the longest length, 273 bytes, which takes 14 decisions
+/// (match, rep, rep0, long rep0; length choice, choice2 and 8 bits of the high length tree): at most
+/// 273 / (14 x 0.022) = 886 bytes per bit, under 7100 per stored byte. Containers, LZMA2 chunk headers
+/// and the BCJ and delta filters (which keep sizes) only lower that; 8192 per byte plus 64 KiB for
+/// the smallest streams leaves a margin.
+pub fn max_expansion(len: usize) -> u64 {
+    (len as u64).saturating_mul(8192).saturating_add(64 << 10)
+}
+
 /// One filter of a chain.
 #[derive(Debug, Clone)]
 enum FilterSpec {
@@ -262,6 +276,8 @@ enum StreamEnd {
     Complete { consumed: usize, produced: usize },
     /// The bytes are not a valid stream.
     Invalid(Error),
+    /// The stream decodes to more than the output holds.
+    Full,
 }
 
 /// Classifies a liblzma error while decoding: invalid data, or a failure of its own.
@@ -274,7 +290,7 @@ fn decode_error(e: liblzma::stream::Error, memlimit: u64) -> Result<StreamEnd> {
         E::MemLimit => Err(corrupt(format!(
             "the stream's dictionary needs more than the {memlimit} bytes of decoder memory allowed for this chunk"
         ))),
-        E::Mem => Err(Error::Internal("lzma: out of memory".into())),
+        E::Mem => Err(Error::Memory("lzma: out of memory for the decoder".into())),
         E::Program => Err(Error::Internal("lzma: liblzma reported a programming error".into())),
     }
 }
@@ -294,7 +310,7 @@ fn run_stream(mut stream: Stream, input: &[u8], out: &mut [u8], memlimit: u64) -
         let consumed = (stream.total_in() - in0) as usize;
         let produced = (stream.total_out() - out0) as usize;
         if full && produced > 0 {
-            return Err(corrupt(format!("decoded more than the {} bytes expected", out.len())));
+            return Ok(StreamEnd::Full);
         }
         inp += consumed;
         outp += produced;
@@ -415,7 +431,7 @@ impl LzmaCodec {
     /// A fresh decoder for one stream, for output of at most `max` bytes.
     fn decoder(&self, input: &[u8], max: usize, memlimit: u64) -> Result<Stream> {
         let init = |e: liblzma::stream::Error| match e {
-            liblzma::stream::Error::Mem => Error::Internal("lzma: out of memory".into()),
+            liblzma::stream::Error::Mem => Error::Memory("lzma: out of memory for the decoder".into()),
             e => Error::Internal(format!("lzma: cannot start a decoder ({e})")),
         };
         match self.format {
@@ -433,7 +449,7 @@ impl LzmaCodec {
                 let specs = self.filters.as_ref().expect("checked when built");
                 // A dictionary larger than the whole output is never used: cap it there.
                 Stream::new_raw_decoder(&build_filters(specs, max as u64)?).map_err(|e| match e {
-                    liblzma::stream::Error::Mem => Error::Internal("lzma: out of memory".into()),
+                    liblzma::stream::Error::Mem => Error::Memory("lzma: out of memory for the decoder".into()),
                     e => meta(format!("liblzma refuses the filter chain ({e})")),
                 })
             }
@@ -442,6 +458,12 @@ impl LzmaCodec {
 
     /// Decodes all streams of `encoded` into `out`; returns the decoded length (at most `out.len()`).
     pub fn decode_to_slice(&self, encoded: &[u8], out: &mut [u8]) -> Result<usize> {
+        self.decode_until_full(encoded, out)?
+            .ok_or_else(|| corrupt(format!("decoded more than the {} bytes expected", out.len())))
+    }
+
+    /// As [`Self::decode_to_slice`], but `None` when the data decodes to more than `out` holds.
+    fn decode_until_full(&self, encoded: &[u8], out: &mut [u8]) -> Result<Option<usize>> {
         let memlimit = MEMLIMIT_FLOOR.max(out.len() as u64 + (1 << 20));
         let xz = matches!(self.format, Format::Xz | Format::Auto);
         let (mut inp, mut outp) = (0usize, 0usize);
@@ -455,6 +477,7 @@ impl LzmaCodec {
                 // As Python's lzma.decompress: leftovers that are not a valid stream are ignored.
                 StreamEnd::Invalid(_) if inp > 0 => break,
                 StreamEnd::Invalid(e) => return Err(e),
+                StreamEnd::Full => return Ok(None),
             }
             if xz {
                 // XZ stream padding: zero bytes in groups of four between and after streams.
@@ -466,7 +489,7 @@ impl LzmaCodec {
                 break;
             }
         }
-        Ok(outp)
+        Ok(Some(outp))
     }
 }
 
@@ -482,11 +505,44 @@ impl BytesToBytesCodec for LzmaCodec {
         })
     }
 
+    fn check_decodable(&self, encoded: &[u8], expected: usize) -> Result<()> {
+        let most = max_expansion(encoded.len());
+        if expected as u64 > most {
+            return Err(corrupt(format!(
+                "a stream of {} bytes cannot decode to the chunk's {expected} bytes (at most {most}; nothing decoded)",
+                encoded.len()
+            )));
+        }
+        Ok(())
+    }
+
+    /// An exact size is checked against the stream's largest expansion before its buffer is
+    /// allocated; a bound is never allocated whole: the buffer starts at what the stream can make (at
+    /// most [`GROW_ABOVE`] bytes) and grows fourfold while the stream needs more, up to the bound.
     fn decode<'a>(&self, encoded: &'a [u8], size: DecodedSize) -> Result<Cow<'a, [u8]>> {
-        crate::codec::numcodecs::decompress_new(size, "lzma", |out| self.decode_to_slice(encoded, out))
+        let max = match size {
+            DecodedSize::Exact(n) => {
+                self.check_decodable(encoded, n)?;
+                return crate::codec::numcodecs::decompress_new(size, "lzma", |out| self.decode_to_slice(encoded, out));
+            }
+            DecodedSize::AtMost(max) => max.min(usize::try_from(max_expansion(encoded.len())).unwrap_or(usize::MAX)),
+        };
+        let mut cap = if max <= GROW_ABOVE { max } else { encoded.len().saturating_mul(4).clamp(1 << 16, GROW_ABOVE) };
+        loop {
+            let mut out = crate::error::try_alloc(cap)?;
+            match self.decode_until_full(encoded, &mut out)? {
+                Some(n) => {
+                    out.truncate(n);
+                    return Ok(Cow::Owned(out));
+                }
+                None if cap < max => cap = cap.saturating_mul(4).min(max),
+                None => return Err(corrupt(format!("decoded more than the {max} bytes expected"))),
+            }
+        }
     }
 
     fn decode_into(&self, encoded: &[u8], out: &mut [u8]) -> Result<()> {
+        self.check_decodable(encoded, out.len())?;
         let n = self.decode_to_slice(encoded, out)?;
         DecodedSize::Exact(out.len()).check(n, "lzma")
     }
@@ -763,6 +819,47 @@ mod tests {
         // raw chains: a configured dictionary larger than the chunk is shrunk when decoding
         let c = codec(json!({"id": "lzma", "format": 3, "filters": [{"id": 33, "dict_size": 1536u32 << 20}]}));
         round_trip(&c, &d);
+    }
+
+    #[test]
+    fn a_short_stream_cannot_claim_gigabytes() {
+        // The bound holds for the most compressible input, whatever the container and LZMA options:
+        // 8 MiB of one byte.
+        let data = vec![7u8; 8 << 20];
+        for cfg in [
+            json!({"id": "lzma", "preset": 9}),
+            json!({"id": "lzma", "preset": 0x8000_0009u32}),
+            json!({"id": "lzma", "format": 2, "preset": 9}),
+            json!({"id": "lzma", "format": 3, "filters": [{"id": FILTER_LZMA1, "preset": 9, "lc": 0, "lp": 0, "pb": 0, "nice_len": 273}]}),
+            json!({"id": "lzma", "format": 3, "filters": [{"id": 3, "dist": 1}, {"id": 33, "preset": 9, "nice_len": 273}]}),
+        ] {
+            let c = codec(cfg.clone());
+            let enc = c.encode(&data).unwrap();
+            assert!(max_expansion(enc.len()) >= data.len() as u64, "{cfg}: {} bytes", enc.len());
+            c.check_decodable(&enc, data.len()).unwrap();
+            assert_eq!(&*c.decode(&enc, DecodedSize::Exact(data.len())).unwrap(), &data[..]);
+            // The same stream for a chunk declared 3 GiB: refused before anything is allocated.
+            let e = c.check_decodable(&enc, 3 << 30).unwrap_err();
+            assert!(matches!(&e, Error::Codec(m) if m.contains("cannot decode to")), "{cfg}: {e}");
+            let e = c.decode(&enc, DecodedSize::Exact(3 << 30)).unwrap_err();
+            assert!(matches!(&e, Error::Codec(m) if m.contains("cannot decode to")), "{cfg}: {e}");
+            let mut small = vec![0u8; 100];
+            assert!(matches!(c.decode_into(&enc, &mut small), Err(Error::Codec(_))), "{cfg}");
+        }
+    }
+
+    #[test]
+    fn a_bound_is_not_allocated_whole() {
+        // A 1 TiB bound (more than the machine has): the buffer grows with the stream instead.
+        let data = ramp(300_000);
+        let c = codec(json!({"id": "lzma", "preset": 1}));
+        let enc = c.encode(&data).unwrap();
+        assert_eq!(&*c.decode(&enc, DecodedSize::AtMost(1 << 40)).unwrap(), &data[..]);
+        // 16 MiB of zeros (a few KB stored) under an 8 MiB bound: an error once the bound is passed.
+        let zeros = c.encode(&vec![0u8; 16 << 20]).unwrap();
+        let e = c.decode(&zeros, DecodedSize::AtMost(8 << 20)).unwrap_err();
+        assert!(matches!(&e, Error::Codec(m) if m.contains("more than")), "{e}");
+        assert_eq!(c.decode(&zeros, DecodedSize::AtMost(1 << 40)).unwrap().len(), 16 << 20);
     }
 
     #[test]
