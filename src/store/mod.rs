@@ -30,7 +30,7 @@ pub mod reference_gen;
 #[cfg(feature = "reference-parquet")]
 pub mod reference_parquet;
 #[cfg(feature = "reference-parquet")]
-pub mod parquet_check;
+pub(crate) mod parquet_check;
 #[cfg(feature = "reference-parquet")]
 pub mod reference_parquet_write;
 pub mod reference_spec;

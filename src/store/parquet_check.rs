@@ -21,18 +21,18 @@ use crate::error::Error;
 
 /// The longest footer accepted. A kerchunk record file's footer (a schema of four columns, a row group
 /// or a few, their statistics and the writer's key-value metadata) takes a few KiB.
-pub const MAX_FOOTER_BYTES: u64 = 1 << 20;
+pub(crate) const MAX_FOOTER_BYTES: u64 = 1 << 20;
 /// The most list elements a footer may hold in all (schema elements, row groups, column chunks,
 /// encodings, key-value pairs, ...): the crate reserves room for a list's elements before decoding them,
 /// a few hundred bytes each.
-pub const MAX_FOOTER_ELEMENTS: u64 = 1 << 16;
+pub(crate) const MAX_FOOTER_ELEMENTS: u64 = 1 << 16;
 /// The most schema elements a footer may have: a reference file has a root and four columns at most
 /// (the crate builds the schema tree by recursion, one level per nested group).
-pub const MAX_SCHEMA_ELEMENTS: u64 = 64;
+pub(crate) const MAX_SCHEMA_ELEMENTS: u64 = 64;
 /// The deepest nesting of Thrift structs and lists accepted.
-pub const MAX_DEPTH: usize = 32;
+pub(crate) const MAX_DEPTH: usize = 32;
 /// Bytes of the metadata ceiling per row of a record file: a decoded reference takes about 48 bytes.
-pub const BYTES_PER_ROW: u64 = 64;
+pub(crate) const BYTES_PER_ROW: u64 = 64;
 
 /// Thrift compact-protocol element types.
 const BOOL_TRUE: u8 = 1;
@@ -238,7 +238,7 @@ impl<'a> Walk<'a> {
 }
 
 /// Checks the footer of the Parquet file `bytes` (see the module documentation); `Err` is the reason.
-pub fn check_footer(bytes: &[u8]) -> std::result::Result<(), String> {
+pub(crate) fn check_footer(bytes: &[u8]) -> std::result::Result<(), String> {
     let len = bytes.len() as u64;
     if len < 12 || !bytes.starts_with(b"PAR1") || !bytes.ends_with(b"PAR1") {
         return Err("not a Parquet file (no PAR1 at its start and end)".into());
@@ -260,7 +260,7 @@ pub fn check_footer(bytes: &[u8]) -> std::result::Result<(), String> {
 
 /// Checks the pages of the column chunk at `range` (offset, length) of `bytes`, of a row group of
 /// `rows` rows, against the metadata ceiling `ceiling`.
-pub fn check_pages(bytes: &[u8], range: (u64, u64), rows: u64, ceiling: u64) -> std::result::Result<(), String> {
+pub(crate) fn check_pages(bytes: &[u8], range: (u64, u64), rows: u64, ceiling: u64) -> std::result::Result<(), String> {
     let (offset, length) = range;
     let end = offset.checked_add(length).filter(|&e| e <= bytes.len() as u64).ok_or_else(|| {
         format!("a column chunk at {offset} claims {length} bytes (the file has {})", bytes.len())
@@ -299,7 +299,7 @@ pub fn check_pages(bytes: &[u8], range: (u64, u64), rows: u64, ceiling: u64) -> 
 }
 
 /// The error for the record file `path`: `why` is what [`check_footer`] or [`check_pages`] found.
-pub fn error(path: &std::path::Path, why: String) -> Error {
+pub(crate) fn error(path: &std::path::Path, why: String) -> Error {
     Error::Metadata(format!("{}: not a readable Parquet record file: {why}", path.display()))
 }
 
