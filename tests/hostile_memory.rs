@@ -448,3 +448,36 @@ fn a_declared_3_gib_chunk_costs_only_what_its_stored_bytes_decode_to() {
     let peak = capped_at("a_declared_3_gib_chunk_costs_only_what_its_stored_bytes_decode_to", 5 << 30, case_declared_huge_chunk);
     assert!(peak < 100 << 20, "peak {peak}: the declared 3 GiB buffer was written, not just allocated");
 }
+
+/// Parts of the selection one read touches: 2 million one-element chunks.
+const STEPPED_PARTS: u64 = 2 << 20;
+
+/// A read of every 524 288th element of an array of 2^40 one-element chunks: 2 Mi chunks touched for a
+/// 2 MiB buffer. Listing their parts took about 400 bytes each (a peak of 830 MiB; under the 768 MiB cap
+/// of this case the process aborted); reads take them 16 384 at a time (`Selection::parts`), so memory
+/// follows the buffer. Two threads, so that the cap does not depend on the machine's CPUs.
+fn case_stepped_read() {
+    std::env::set_var("ZARR_NUM_THREADS", "2");
+    let store: Arc<dyn Store> = Arc::new(zarr::store::memory::MemoryStore::new());
+    let n: u64 = 1 << 40;
+    let step = n / STEPPED_PARTS;
+    let a = Array::create(store.clone(), "a", &v3_array(&[n], &[1], "uint8", json!(7), json!([bytes_codec("little")]))).unwrap();
+    // A few stored chunks among the selected ones (the rest read as the fill value, 7).
+    for k in [0u64, 1, 12345, STEPPED_PARTS - 1] {
+        a.write_region(&[k * step], &[1], &[(k % 200) as u8 + 20]).unwrap();
+    }
+    let mut out = vec![0u8; STEPPED_PARTS as usize];
+    let u8_type = zarr::dtype::DataType::UInt8;
+    a.read_hyperslab(&[0], &[STEPPED_PARTS], Some(&[step]), None, &u8_type, &mut out).unwrap();
+    for (k, v) in out.iter().enumerate() {
+        let k = k as u64;
+        let want = if [0, 1, 12345, STEPPED_PARTS - 1].contains(&k) { (k % 200) as u8 + 20 } else { 7 };
+        assert_eq!(*v, want, "element {k}");
+    }
+}
+
+#[test]
+fn a_stepped_read_of_millions_of_chunks_holds_a_batch_of_parts_at_a_time() {
+    let peak = capped_at("a_stepped_read_of_millions_of_chunks_holds_a_batch_of_parts_at_a_time", 768 << 20, case_stepped_read);
+    assert!(peak < 128 << 20, "peak {} MiB", peak >> 20);
+}

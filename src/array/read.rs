@@ -16,6 +16,10 @@ use crate::selection::vlen::{VlenChunk, VlenData, VlenPiece, VlenPieces};
 use crate::selection::{for_each_pair_run, ChunkPart, Dest, Layout, Selection};
 use crate::store::OpenHint;
 
+/// The most chunk parts a read holds at once ([`crate::selection::Parts::next_batch`]): a few MiB of
+/// parts, enough to keep every thread busy and the reference store's batched reads long.
+const READ_PARTS_PER_BATCH: usize = 16384;
+
 impl Array {
     /// Reads the region `start..start+count` into `out` (C order, native-endian, exactly the region's size).
     /// A destination of 8 MiB to 1 GiB is advised to use transparent huge pages (as numpy does for its
@@ -50,15 +54,21 @@ impl Array {
         advise_huge_pages(out);
         let fill = conv.convert_one(&self.meta.fill_value).ok();
         let dest = Dest { buf: RawBuf::new(out), offset: 0, layout, conv, fill: fill.as_deref() };
-        let parts = sel.project(self.grid())?;
+        // The parts are taken READ_PARTS_PER_BATCH at a time, never listed whole: memory follows the
+        // caller's buffer, not the number of chunks (a stepped read of millions of one-element chunks).
+        let mut parts = sel.parts(self.grid());
+        let mut batch = parts.next_batch(READ_PARTS_PER_BATCH)?;
         // With at least two chunks (shards) per thread, the threads are kept busy by the chunks: a
         // shard's inner chunks are then decoded in turn by the thread that read the shard.
-        let spread = parts.len() < 2 * crate::threads::num_threads()?;
+        let spread = parts.is_done() && batch.len() < 2 * crate::threads::num_threads()?;
         crate::threads::io_scope(self.store.io_concurrency(), || {
-            if parts.len() > 1 && self.read_batch(&parts, &dest)? {
-                return Ok(());
+            while !batch.is_empty() {
+                if !(batch.len() > 1 && self.read_batch(&batch, &dest)?) {
+                    crate::threads::try_for_each(&batch, |part| self.read_chunk_part(part, dest.at(&part.out), spread))?;
+                }
+                batch = parts.next_batch(READ_PARTS_PER_BATCH)?;
             }
-            crate::threads::try_for_each(&parts, |part| self.read_chunk_part(part, dest.at(&part.out), spread))
+            Ok(())
         })
     }
 

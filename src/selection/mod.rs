@@ -3,7 +3,8 @@
 //! - [`Selection`]: per dimension a start, a count and a step (a strided hyperslab, as HDF5's
 //!   `H5Sselect_hyperslab` and netCDF's `nc_get_vars` take it); a dense box has every step 1.
 //! - [`Selection::project`]: the selection cut along a [`ChunkGrid`] into the part of each chunk it
-//!   touches ([`ChunkPart`]: which chunk, where in the chunk, where in the caller's buffer).
+//!   touches ([`ChunkPart`]: which chunk, where in the chunk, where in the caller's buffer), listed;
+//!   [`Selection::parts`] makes the same parts one at a time ([`Parts`], which reads take in batches).
 //! - [`layout::Layout`]: a buffer as an element size and a byte stride per dimension (C order,
 //!   Fortran order, a chunk stepped by the selection, a caller's arbitrary strides).
 //! - [`copy`]: copies, fills and validates boxes between two layouts in whole runs, converting element
@@ -151,72 +152,148 @@ impl Selection {
     }
 
     /// Cuts the selection along `grid`: one [`ChunkPart`] per chunk holding at least one selected element,
-    /// chunks in C order. Nothing when the selection is empty. A selection touching more chunks than
-    /// memory can describe (each part takes about a hundred bytes: a large region of an array of tiny
-    /// chunks) is [`crate::Error::Memory`], never an abort.
+    /// chunks in C order. Nothing when the selection is empty. Every allocation is fallible: a selection
+    /// touching more chunks than memory can describe (each part takes about a hundred bytes: a large
+    /// region of an array of tiny chunks) is [`crate::Error::Memory`], never an abort. Reads do not list
+    /// the parts: they take them from [`Selection::parts`] a batch at a time.
     pub fn project(&self, grid: &dyn ChunkGrid) -> crate::Result<Vec<ChunkPart>> {
-        if self.is_empty() {
-            return Ok(Vec::new());
-        }
-        let dims: Vec<Vec<Piece>> = (0..self.rank()).map(|d| self.project_dim(grid, d)).collect::<crate::Result<_>>()?;
-        let total = dims.iter().try_fold(1usize, |n, d| n.checked_mul(d.len())).ok_or_else(|| {
-            crate::Error::Memory(format!(
-                "the selection touches more chunks than memory can describe ({:?} along its dimensions)",
-                dims.iter().map(Vec::len).collect::<Vec<_>>()
-            ))
+        let mut parts = self.parts(grid);
+        let total = parts.remaining().ok_or_else(|| {
+            crate::Error::Memory("the selection touches more chunks than memory can describe (more than 2^64)".into())
         })?;
-        let mut parts = Vec::new();
-        crate::error::try_reserve(&mut parts, total)?;
-        let mut idx = vec![0usize; dims.len()];
-        loop {
-            let pieces: Vec<Piece> = idx.iter().enumerate().map(|(d, &i)| dims[d][i]).collect();
-            parts.push(ChunkPart {
-                chunk: pieces.iter().map(|p| p.chunk).collect(),
-                local: Selection {
-                    start: pieces.iter().map(|p| p.local).collect(),
-                    count: pieces.iter().map(|p| p.count).collect(),
-                    step: self.step.clone(),
-                },
-                out: pieces.iter().map(|p| p.out).collect(),
-            });
-            // Odometer, last dimension fastest.
-            let mut d = dims.len();
-            loop {
-                if d == 0 {
-                    return Ok(parts);
-                }
-                d -= 1;
-                idx[d] += 1;
-                if idx[d] < dims[d].len() {
-                    break;
-                }
-                idx[d] = 0;
-            }
+        let total = usize::try_from(total)
+            .map_err(|_| crate::Error::Memory(format!("the selection touches {total} chunks, more than memory can describe")))?;
+        let mut out = Vec::new();
+        crate::error::try_reserve(&mut out, total)?;
+        while let Some(p) = parts.try_next()? {
+            out.push(p);
         }
+        Ok(out)
     }
 
-    /// The chunks along dimension `d` holding selected indices, each with its share of the selection.
-    /// Chunks the step jumps over are not visited.
-    fn project_dim(&self, grid: &dyn ChunkGrid, d: usize) -> crate::Result<Vec<Piece>> {
-        let (start, count, step) = (self.start[d], self.count[d], self.step[d]);
-        let mut pieces = Vec::new();
-        let mut k = 0;
-        while k < count {
-            let i = start + k * step;
-            let c = grid.chunk_index(d, i);
-            let (origin, extent) = grid.chunk_span(d, c);
-            let end = origin.saturating_add(extent);
-            let k_last = ((end - 1 - start) / step).min(count - 1);
-            if pieces.len() == pieces.capacity() {
-                // Grown fallibly: a dimension may cross more chunks than memory can list.
-                let more = pieces.len().max(16);
-                crate::error::try_reserve(&mut pieces, more)?;
-            }
-            pieces.push(Piece { chunk: c, local: i - origin, count: k_last - k + 1, out: k });
-            k = k_last + 1;
-        }
-        Ok(pieces)
+    /// The parts of [`Selection::project`], one at a time, without listing them: memory is that of one
+    /// part whatever the number of chunks the selection touches.
+    pub fn parts<'a>(&'a self, grid: &'a dyn ChunkGrid) -> Parts<'a> {
+        let cur = if self.is_empty() { Vec::new() } else { (0..self.rank()).map(|d| self.piece(grid, d, 0)).collect() };
+        Parts { sel: self, grid, cur, done: self.is_empty() }
     }
+
+    /// The piece of dimension `d` that starts at the `k`-th selected index: its chunk and the selected
+    /// indices of the selection in that chunk (chunks the step jumps over are not visited).
+    fn piece(&self, grid: &dyn ChunkGrid, d: usize, k: u64) -> Piece {
+        let (start, count, step) = (self.start[d], self.count[d], self.step[d]);
+        let i = start + k * step;
+        let c = grid.chunk_index(d, i);
+        let (origin, extent) = grid.chunk_span(d, c);
+        let end = origin.saturating_add(extent);
+        let k_last = ((end - 1 - start) / step).min(count - 1);
+        Piece { chunk: c, local: i - origin, count: k_last - k + 1, out: k }
+    }
+}
+
+/// The parts of a selection along a chunk grid in C order of their chunks, made one at a time
+/// ([`Selection::parts`]): an odometer over the per-dimension pieces, the last dimension fastest, each
+/// piece computed from the grid when the odometer reaches it.
+pub struct Parts<'a> {
+    sel: &'a Selection,
+    grid: &'a dyn ChunkGrid,
+    /// The current piece of each dimension.
+    cur: Vec<Piece>,
+    done: bool,
+}
+
+impl Parts<'_> {
+    /// The next part; `Error::Memory` when its few small vectors cannot be allocated.
+    pub fn try_next(&mut self) -> crate::Result<Option<ChunkPart>> {
+        if self.done {
+            return Ok(None);
+        }
+        let cur = &self.cur;
+        let part = ChunkPart {
+            chunk: try_collect(cur.iter().map(|p| p.chunk), cur.len())?,
+            local: Selection {
+                start: try_collect(cur.iter().map(|p| p.local), cur.len())?,
+                count: try_collect(cur.iter().map(|p| p.count), cur.len())?,
+                step: try_collect(self.sel.step.iter().copied(), cur.len())?,
+            },
+            out: try_collect(cur.iter().map(|p| p.out), cur.len())?,
+        };
+        // Odometer, last dimension fastest.
+        let mut d = self.cur.len();
+        loop {
+            if d == 0 {
+                self.done = true;
+                break;
+            }
+            d -= 1;
+            let next = self.cur[d].out + self.cur[d].count;
+            if next < self.sel.count[d] {
+                self.cur[d] = self.sel.piece(self.grid, d, next);
+                break;
+            }
+            self.cur[d] = self.sel.piece(self.grid, d, 0);
+        }
+        Ok(Some(part))
+    }
+
+    /// Up to `n` next parts (none: all were taken), in a vector allocated fallibly.
+    pub fn next_batch(&mut self, n: usize) -> crate::Result<Vec<ChunkPart>> {
+        let mut batch = Vec::new();
+        while batch.len() < n {
+            let Some(p) = self.try_next()? else { break };
+            if batch.len() == batch.capacity() {
+                let more = batch.len().max(4).min(n - batch.len());
+                crate::error::try_reserve(&mut batch, more)?;
+            }
+            batch.push(p);
+        }
+        Ok(batch)
+    }
+
+    /// Whether every part was taken.
+    pub fn is_done(&self) -> bool {
+        self.done
+    }
+
+    /// The number of parts not yet taken (`None`: more than 2^64), counted without allocating: time
+    /// proportional to the pieces of the dimensions.
+    pub fn remaining(&self) -> Option<u64> {
+        if self.done {
+            return Some(0);
+        }
+        // Parts left = sum over d of (pieces of d after the current one) * (pieces of every later d),
+        // plus the current part.
+        let mut left: u64 = 1;
+        let mut later: u64 = 1;
+        for d in (0..self.cur.len()).rev() {
+            let (after, all) = self.pieces_after(d);
+            left = left.checked_add(after.checked_mul(later)?)?;
+            later = later.checked_mul(all)?;
+        }
+        Some(left)
+    }
+
+    /// The pieces of dimension `d` after the current one, and all its pieces.
+    fn pieces_after(&self, d: usize) -> (u64, u64) {
+        let (mut k, mut all, mut after) = (0u64, 0u64, 0u64);
+        while k < self.sel.count[d] {
+            let p = self.sel.piece(self.grid, d, k);
+            all += 1;
+            if p.out > self.cur[d].out {
+                after += 1;
+            }
+            k = p.out + p.count;
+        }
+        (after, all)
+    }
+}
+
+/// The `n` items of `items` in a vector allocated fallibly.
+fn try_collect(items: impl Iterator<Item = u64>, n: usize) -> crate::Result<Vec<u64>> {
+    let mut v = Vec::new();
+    crate::error::try_reserve(&mut v, n)?;
+    v.extend(items);
+    Ok(v)
 }
 
 /// Iterates over every index in the inclusive per-dimension ranges, last dimension fastest.

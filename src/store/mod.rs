@@ -32,6 +32,8 @@ pub mod reference_gen;
 #[cfg(feature = "reference-parquet")]
 pub mod reference_parquet;
 #[cfg(feature = "reference-parquet")]
+pub(crate) mod parquet_check;
+#[cfg(feature = "reference-parquet")]
 pub mod reference_parquet_write;
 pub mod reference_spec;
 pub mod reference_template;

@@ -93,7 +93,7 @@ impl ReferenceStore {
     pub fn open(path: &Path, options: &StoreOptions) -> Result<ReferenceStore> {
         let meta = std::fs::metadata(path).map_err(|e| Error::io(format!("references {}", path.display()), e))?;
         let index: Box<dyn ReferenceIndex> = if meta.is_dir() {
-            open_parquet(path)?
+            open_parquet(path, options.get_u64("max_metadata_bytes").unwrap_or_else(crate::limits::max_metadata_bytes))?
         } else {
             let bytes = std::fs::read(path).map_err(|e| Error::io(path.display(), e))?;
             Box::new(JsonRefs::parse(&bytes).map_err(|e| e.context(path.display()))?)
@@ -226,12 +226,12 @@ impl SpanBytes {
 pub(crate) const BATCH_BYTES: u64 = 256 << 20;
 
 #[cfg(feature = "reference-parquet")]
-fn open_parquet(path: &Path) -> Result<Box<dyn ReferenceIndex>> {
-    Ok(Box::new(super::reference_parquet::ParquetRefs::open(path)?))
+fn open_parquet(path: &Path, ceiling: u64) -> Result<Box<dyn ReferenceIndex>> {
+    Ok(Box::new(super::reference_parquet::ParquetRefs::open(path, ceiling)?))
 }
 
 #[cfg(not(feature = "reference-parquet"))]
-fn open_parquet(path: &Path) -> Result<Box<dyn ReferenceIndex>> {
+fn open_parquet(path: &Path, _ceiling: u64) -> Result<Box<dyn ReferenceIndex>> {
     Err(Error::Unsupported(format!(
         "{}: Parquet references need libzarr built with the `reference-parquet` feature",
         path.display()

@@ -12,6 +12,9 @@
 //! Record files are read when a key in them is first looked up and kept (the last
 //! `CACHED_RECORDS`); a missing record file means its chunks do not exist. A file whose columns are
 //! not these, or not of these types, is [`Error::Metadata`] naming the file and the columns.
+//! `.zmetadata` and each record file are at most the metadata ceiling (the store option
+//! `max_metadata_bytes`, else `ZARR_MAX_METADATA_BYTES`), checked before they are read, and a record
+//! file is checked by [`super::parquet_check`] before the `parquet` crate reads it (docs/limits.md).
 
 use super::reference::ReferenceIndex;
 use super::reference_spec::Ref;
@@ -41,6 +44,8 @@ pub struct ParquetRefs {
     grids: HashMap<String, Vec<u64>>,
     cache: Mutex<VecDeque<((String, u64), Record)>>,
     remote: bool,
+    /// The metadata ceiling: the most bytes `.zmetadata`, a record file or one decoded page may have.
+    ceiling: u64,
 }
 
 fn meta_err(what: impl std::fmt::Display) -> Error {
@@ -49,9 +54,9 @@ fn meta_err(what: impl std::fmt::Display) -> Error {
 
 impl ParquetRefs {
     /// Opens the directory `root` (reads `.zmetadata`).
-    pub fn open(root: &Path) -> Result<ParquetRefs> {
+    pub fn open(root: &Path, ceiling: u64) -> Result<ParquetRefs> {
         let zpath = root.join(".zmetadata");
-        let text = std::fs::read(&zpath).map_err(|e| Error::io(zpath.display(), e))?;
+        let text = read_bounded(&zpath, ceiling)?.ok_or_else(|| Error::io(zpath.display(), std::io::ErrorKind::NotFound.into()))?;
         let doc: serde_json::Value =
             serde_json::from_slice(&text).map_err(|e| meta_err(format!("{}: not valid JSON: {e}", zpath.display())))?;
         let record_size = doc
@@ -88,7 +93,8 @@ impl ParquetRefs {
             }
             metadata.insert(k.clone(), bytes);
         }
-        let mut refs = ParquetRefs { root: root.to_path_buf(), metadata, record_size, grids, cache: Mutex::new(VecDeque::new()), remote: false };
+        let mut refs =
+            ParquetRefs { root: root.to_path_buf(), metadata, record_size, grids, cache: Mutex::new(VecDeque::new()), remote: false, ceiling };
         // Whether the targets are remote, from the first record file there is (a bad one is reported
         // when a key in it is read).
         let mut fields: Vec<&String> = refs.grids.keys().collect();
@@ -116,12 +122,8 @@ impl ParquetRefs {
             }
         }
         let path = self.record_path(field, record);
-        let bytes = match std::fs::read(&path) {
-            Ok(b) => b,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(Error::io(path.display(), e)),
-        };
-        let rec: Record = Arc::new(read_record(&path, bytes, self.record_size)?);
+        let Some(bytes) = read_bounded(&path, self.ceiling)? else { return Ok(None) };
+        let rec: Record = Arc::new(read_record(&path, bytes, self.record_size, self.ceiling)?);
         let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
         if cache.len() >= CACHED_RECORDS {
             cache.pop_front();
@@ -149,10 +151,58 @@ impl ParquetRefs {
     }
 }
 
-/// The references of one record file, `record_size` rows at most.
-fn read_record(path: &Path, bytes: Vec<u8>, record_size: u64) -> Result<Vec<Option<Ref>>> {
+/// The content of the file `path` (`None`: there is none), refused before it is read when it is
+/// longer than the metadata ceiling `ceiling` ([`Error::Memory`]).
+fn read_bounded(path: &Path, ceiling: u64) -> Result<Option<Vec<u8>>> {
+    use std::io::Read;
+    let file = match std::fs::File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(Error::io(path.display(), e)),
+    };
+    let len = file.metadata().map_err(|e| Error::io(path.display(), e))?.len();
+    if len > ceiling {
+        return Err(Error::Memory(format!(
+            "{}: {len} bytes, more than the metadata ceiling of {ceiling} ({})",
+            path.display(),
+            crate::limits::METADATA_CEILING_SETTING
+        )));
+    }
+    let mut bytes = Vec::new();
+    crate::error::try_reserve(&mut bytes, len as usize)?;
+    // At most the ceiling, should the file grow meanwhile.
+    file.take(ceiling + 1).read_to_end(&mut bytes).map_err(|e| Error::io(path.display(), e))?;
+    if bytes.len() as u64 > ceiling {
+        return Err(Error::Memory(format!("{}: longer than the metadata ceiling of {ceiling}", path.display())));
+    }
+    Ok(Some(bytes))
+}
+
+/// The references of one record file, `record_size` rows at most. What the file claims is checked
+/// before the crate sizes anything from it ([`super::parquet_check`]).
+fn read_record(path: &Path, bytes: Vec<u8>, record_size: u64, ceiling: u64) -> Result<Vec<Option<Ref>>> {
+    use super::parquet_check::{check_footer, check_pages, error, BYTES_PER_ROW};
+    check_footer(&bytes).map_err(|why| error(path, why))?;
     let ctx = |e: parquet::errors::ParquetError| meta_err(format!("{}: not a readable Parquet file: {e}", path.display()));
-    let reader = SerializedFileReader::new(bytes::Bytes::from(bytes)).map_err(ctx)?;
+    let data = bytes::Bytes::from(bytes);
+    let reader = SerializedFileReader::new(data.clone()).map_err(ctx)?;
+    let file_rows = reader.metadata().file_metadata().num_rows();
+    let mut sum: i64 = 0;
+    for rg in reader.metadata().row_groups() {
+        let rows = u64::try_from(rg.num_rows()).map_err(|_| error(path, format!("a row group claims {} rows", rg.num_rows())))?;
+        sum = sum.saturating_add(rg.num_rows());
+        if sum > file_rows {
+            return Err(error(path, format!("its row groups claim more rows than the file's {file_rows} rows")));
+        }
+        for col in rg.columns() {
+            // The crate's byte_range() panics on a negative offset or size.
+            let start = col.dictionary_page_offset().unwrap_or(col.data_page_offset());
+            let range = u64::try_from(start).ok().zip(u64::try_from(col.compressed_size()).ok()).ok_or_else(|| {
+                error(path, format!("a column chunk claims offset {start} and size {}", col.compressed_size()))
+            })?;
+            check_pages(&data, range, rows, ceiling).map_err(|why| error(path, why))?;
+        }
+    }
     let meta = reader.metadata().file_metadata();
     let names: Vec<String> = meta.schema_descr().columns().iter().map(|c| c.name().to_string()).collect();
     let known = ["path", "offset", "size", "raw"];
@@ -168,7 +218,15 @@ fn read_record(path: &Path, bytes: Vec<u8>, record_size: u64) -> Result<Vec<Opti
     if rows > record_size {
         return Err(meta_err(format!("{}: {rows} rows, more than the record size {record_size}", path.display())));
     }
-    let mut out = Vec::with_capacity(rows as usize);
+    if rows > ceiling / BYTES_PER_ROW {
+        return Err(Error::Memory(format!(
+            "{}: {rows} rows, more than one per {BYTES_PER_ROW} bytes of the metadata ceiling of {ceiling} ({})",
+            path.display(),
+            crate::limits::METADATA_CEILING_SETTING
+        )));
+    }
+    let mut out = Vec::new();
+    crate::error::try_reserve(&mut out, rows as usize)?;
     let mut urls: HashSet<Arc<str>> = HashSet::new();
     for (i, row) in reader.get_row_iter(None).map_err(ctx)?.enumerate() {
         let row = row.map_err(ctx)?;
