@@ -1393,15 +1393,17 @@ zarr_status zarr_group_move_member(struct zarr_group *group,
 
 /**
  * Creates an empty Icechunk repository (its first snapshot, and the branch `main` at it) on the
- * local filesystem.
+ * local filesystem or on S3, with settings from the environment only (for S3 settings given
+ * explicitly: zarr_icechunk_create_repository_with_options()).
  *
- * @param location     `icechunk://PATH` (a directory that does not exist or is empty; no node, no
- *                     version), NUL-terminated
+ * @param location     `icechunk://PATH` (a directory that does not exist or is empty) or
+ *                     `icechunk://s3://BUCKET/PREFIX` (a prefix holding no repository); no node, no
+ *                     version; NUL-terminated
  * @param snapshot_id  receives the first snapshot's id (20 characters; free with zarr_string_free()),
  *                     or NULL when not wanted; set to NULL on failure
  * @returns ZARR_OK; ZARR_ERR_INVALID_ARGUMENT (NULL or malformed location); ZARR_ERR_EXISTS (the
- *          directory is not empty); ZARR_ERR_UNSUPPORTED (libzarr built without the `icechunk`
- *          feature); ZARR_ERR_IO.
+ *          directory is not empty, or a repository is already there); ZARR_ERR_UNSUPPORTED (libzarr
+ *          built without the `icechunk` feature); ZARR_ERR_IO.
  * Thread-safe. Since: 0.4.
  *
  * # Safety
@@ -1409,6 +1411,27 @@ zarr_status zarr_group_move_member(struct zarr_group *group,
  */
 zarr_status zarr_icechunk_create_repository(const char *location,
                                             char **snapshot_id);
+
+/**
+ * zarr_icechunk_create_repository() with store options: for a repository on S3 the same settings
+ * as `s3://` locations take (`endpoint`, `region`, `access_key_id`, `secret_access_key`,
+ * `session_token`, `anonymous`, `allow_http`; docs/icechunk.md). A local repository ignores them.
+ *
+ * @param location     as for zarr_icechunk_create_repository()
+ * @param options      store options, or NULL (the environment only); not taken over (the caller
+ *                     still frees them)
+ * @param snapshot_id  as for zarr_icechunk_create_repository()
+ * @returns as zarr_icechunk_create_repository(); ZARR_ERR_INVALID_HANDLE (`options` is not a live
+ *          options handle); ZARR_ERR_NOT_FOUND (the S3 bucket does not exist).
+ * Thread-safe. Since: 0.4.
+ *
+ * # Safety
+ * `location` is a NUL-terminated string; `options` NULL or a handle from
+ * zarr_store_options_create(); `snapshot_id` NULL or valid for writing a pointer.
+ */
+zarr_status zarr_icechunk_create_repository_with_options(const char *location,
+                                                         const struct zarr_store_options *options,
+                                                         char **snapshot_id);
 
 /**
  * Commits the changes of the Icechunk session the group belongs to: every write made through any

@@ -68,7 +68,7 @@ pub fn add_virtual_container(rest: &str, options: &StoreOptions, url_prefix: &st
     use icechunk::config::ObjectStoreConfig;
     use icechunk::virtual_chunks::VirtualChunkContainer;
     let loc = icechunk_location::parse(rest)?;
-    let what = format!("icechunk repository {}: virtual chunk container '{url_prefix}'", loc.repo.display());
+    let what = format!("icechunk repository {}: virtual chunk container '{url_prefix}'", loc.repo);
     let store = if let Some(p) = url_prefix.strip_prefix("file://") {
         ObjectStoreConfig::LocalFileSystem(path_from_location(&format!("file://{p}"))?)
     } else if url_prefix.starts_with("http://") || url_prefix.starts_with("https://") {
@@ -77,11 +77,11 @@ pub fn add_virtual_container(rest: &str, options: &StoreOptions, url_prefix: &st
         return Err(Error::Unsupported(format!("{what}: libzarr adds file:// and http(s):// containers")));
     };
     let cont = VirtualChunkContainer::new(url_prefix.to_string(), store).map_err(|e| Error::InvalidArgument(format!("{what}: {e}")))?;
-    let repo = open_repository(&loc.repo, &authorized(options))?;
+    let repo = open_repository(&loc.repo, options, &authorized(options))?;
     if repo.config().get_virtual_chunk_container(url_prefix).is_some() {
         return Ok(false);
     }
-    let _lock = RepoLock::take(&loc.repo)?;
+    let _lock = RepoLock::take_for(&loc.repo)?;
     block_on(async move {
         // The configuration as it is now (another process may have changed it since the open).
         let repo = repo.reopen(None, None).await.map_err(|e| repo_err(&what, e))?;

@@ -152,6 +152,7 @@ def load(path=None):
         "zarr_group_create_with_options": [c, vp, c, ctypes.c_int, ctypes.POINTER(vp)],
         # Icechunk repositories
         "zarr_icechunk_create_repository": [c, ctypes.POINTER(vp)],
+        "zarr_icechunk_create_repository_with_options": [c, vp, ctypes.POINTER(vp)],
         "zarr_icechunk_commit": [vp, c, ctypes.c_int, ctypes.POINTER(vp)],
         "zarr_icechunk_discard": [vp],
         "zarr_icechunk_has_changes": [vp, ctypes.POINTER(ctypes.c_int)],
@@ -698,10 +699,14 @@ def convert_v2_to_v3(path):
     check(lib().zarr_convert_v2_to_v3(str(path).encode()))
 
 
-def icechunk_create_repository(location):
-    """zarr_icechunk_create_repository: a new empty repository; returns its first snapshot id."""
+def icechunk_create_repository(location, options=None):
+    """zarr_icechunk_create_repository (zarr_icechunk_create_repository_with_options with `options`):
+    a new empty repository; returns its first snapshot id."""
     p = ctypes.c_void_p()
-    check(lib().zarr_icechunk_create_repository(location.encode(), ctypes.byref(p)))
+    if options is None:
+        check(lib().zarr_icechunk_create_repository(location.encode(), ctypes.byref(p)))
+    else:
+        check(lib().zarr_icechunk_create_repository_with_options(location.encode(), options.h, ctypes.byref(p)))
     return _take_string(p)
 
 

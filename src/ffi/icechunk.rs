@@ -50,15 +50,17 @@ pub(super) unsafe fn opt_string(out: *mut *mut c_char, s: String, what: &str) ->
 }
 
 /// Creates an empty Icechunk repository (its first snapshot, and the branch `main` at it) on the
-/// local filesystem.
+/// local filesystem or on S3, with settings from the environment only (for S3 settings given
+/// explicitly: zarr_icechunk_create_repository_with_options()).
 ///
-/// @param location     `icechunk://PATH` (a directory that does not exist or is empty; no node, no
-///                     version), NUL-terminated
+/// @param location     `icechunk://PATH` (a directory that does not exist or is empty) or
+///                     `icechunk://s3://BUCKET/PREFIX` (a prefix holding no repository); no node, no
+///                     version; NUL-terminated
 /// @param snapshot_id  receives the first snapshot's id (20 characters; free with zarr_string_free()),
 ///                     or NULL when not wanted; set to NULL on failure
 /// @returns ZARR_OK; ZARR_ERR_INVALID_ARGUMENT (NULL or malformed location); ZARR_ERR_EXISTS (the
-///          directory is not empty); ZARR_ERR_UNSUPPORTED (libzarr built without the `icechunk`
-///          feature); ZARR_ERR_IO.
+///          directory is not empty, or a repository is already there); ZARR_ERR_UNSUPPORTED (libzarr
+///          built without the `icechunk` feature); ZARR_ERR_IO.
 /// Thread-safe. Since: 0.4.
 ///
 /// # Safety
@@ -66,12 +68,38 @@ pub(super) unsafe fn opt_string(out: *mut *mut c_char, s: String, what: &str) ->
 #[no_mangle]
 pub unsafe extern "C" fn zarr_icechunk_create_repository(location: *const c_char, snapshot_id: *mut *mut c_char) -> zarr_status {
     // SAFETY: the caller's contract.
+    unsafe { zarr_icechunk_create_repository_with_options(location, std::ptr::null(), snapshot_id) }
+}
+
+/// zarr_icechunk_create_repository() with store options: for a repository on S3 the same settings
+/// as `s3://` locations take (`endpoint`, `region`, `access_key_id`, `secret_access_key`,
+/// `session_token`, `anonymous`, `allow_http`; docs/icechunk.md). A local repository ignores them.
+///
+/// @param location     as for zarr_icechunk_create_repository()
+/// @param options      store options, or NULL (the environment only); not taken over (the caller
+///                     still frees them)
+/// @param snapshot_id  as for zarr_icechunk_create_repository()
+/// @returns as zarr_icechunk_create_repository(); ZARR_ERR_INVALID_HANDLE (`options` is not a live
+///          options handle); ZARR_ERR_NOT_FOUND (the S3 bucket does not exist).
+/// Thread-safe. Since: 0.4.
+///
+/// # Safety
+/// `location` is a NUL-terminated string; `options` NULL or a handle from
+/// zarr_store_options_create(); `snapshot_id` NULL or valid for writing a pointer.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_icechunk_create_repository_with_options(
+    location: *const c_char,
+    options: *const zarr_store_options,
+    snapshot_id: *mut *mut c_char,
+) -> zarr_status {
+    // SAFETY: the caller's contract.
     unsafe { write_opt(snapshot_id, std::ptr::null_mut()) };
     guard(|| {
-        // SAFETY: the caller's contract.
+        // SAFETY (block): the caller's contract.
         let location = unsafe { str_arg(location, "location") }?;
-        let id = create_repository(icechunk_rest(location)?)?;
-        // SAFETY: the caller's contract.
+        let none = StoreOptions::new();
+        let options = if options.is_null() { &none } else { unsafe { zarr_store_options::get(options) }? };
+        let id = create_repository(icechunk_rest(location)?, options)?;
         unsafe { opt_string(snapshot_id, id, "snapshot_id") }
     })
 }
@@ -271,8 +299,8 @@ unsafe fn create_ref_ffi(
 }
 
 #[cfg(feature = "icechunk")]
-fn create_repository(rest: &str) -> Result<String> {
-    crate::store::icechunk::create_repository(rest)
+fn create_repository(rest: &str, options: &StoreOptions) -> Result<String> {
+    crate::store::icechunk::create_repository(rest, options)
 }
 
 #[cfg(feature = "icechunk")]
@@ -291,7 +319,7 @@ fn unsupported(rest: &str) -> Error {
 }
 
 #[cfg(not(feature = "icechunk"))]
-fn create_repository(rest: &str) -> Result<String> {
+fn create_repository(rest: &str, _: &StoreOptions) -> Result<String> {
     Err(unsupported(rest))
 }
 

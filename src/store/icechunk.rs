@@ -1,8 +1,10 @@
 //! Icechunk repositories (feature `icechunk`): a version of a repository served as a store, through
 //! the reference implementation, the `icechunk` crate (sessions, snapshots, manifests, commits).
 //!
-//! A location `icechunk://PATH[!/node][?branch=|tag=|snapshot=]` ([`super::icechunk_location`])
-//! opens a session of the repository at PATH:
+//! A location `icechunk://REPO[!/node][?branch=|tag=|snapshot=]` ([`super::icechunk_location`])
+//! opens a session of the repository REPO, a local directory or `s3://bucket/prefix` (the crate's
+//! S3 storage on object_store, set up from the same store options as `s3://` locations, see
+//! [`s3_storage`]):
 //!
 //! - a branch (default `main`): a writable session at the branch's tip. Every write (metadata
 //!   documents, chunks, deletions) goes into the session's change set; [`Transaction::commit`]
@@ -23,10 +25,11 @@
 //! Commits by libzarr processes to one local repository are serialized by an exclusive `flock` on
 //! the repository directory (the crate's local-filesystem storage cannot update the branch
 //! conditionally), so that of two processes committing at once one succeeds and the other gets
-//! [`Error::Conflict`].
+//! [`Error::Conflict`]. On S3 the crate updates the branch with conditional writes (If-Match), which
+//! does the same for writers of every implementation.
 
 use super::icechunk_error::{class_repo, class_session, class_storage, classify, repo_err, session_err, store_err, Class};
-use super::icechunk_location::{self, Version};
+use super::icechunk_location::{self, Repo, Version};
 use super::options::StoreOptions;
 use super::range_target::RangeTargets;
 use super::runtime::block_on;
@@ -43,7 +46,7 @@ use icechunk::store::{ListDirItem, StoreErrorKind};
 use icechunk::Repository;
 use std::collections::HashMap;
 use std::os::fd::AsRawFd;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 
@@ -52,7 +55,7 @@ pub const AUTHORIZE_OPTION: &str = "icechunk_authorize_virtual";
 
 /// A session of an Icechunk repository, as a store.
 pub struct IcechunkStore {
-    repo_path: PathBuf,
+    repo_place: Repo,
     version: Version,
     repo: Arc<Repository>,
     store: icechunk::Store,
@@ -68,12 +71,13 @@ pub struct IcechunkStore {
 
 impl std::fmt::Debug for IcechunkStore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("IcechunkStore").field("repo", &self.repo_path).field("version", &self.version).finish()
+        f.debug_struct("IcechunkStore").field("repo", &self.repo_place).field("version", &self.version).finish()
     }
 }
 
-/// Branch sessions open in this process, by canonical repository path and branch.
-type Sessions = HashMap<(PathBuf, String), Weak<IcechunkStore>>;
+/// Branch sessions open in this process, by repository (a canonical path, or an S3 repository and
+/// its endpoint) and branch.
+type Sessions = HashMap<(Repo, Option<String>, String), Weak<IcechunkStore>>;
 
 fn sessions() -> &'static Mutex<Sessions> {
     static S: std::sync::OnceLock<Mutex<Sessions>> = std::sync::OnceLock::new();
@@ -87,21 +91,114 @@ pub fn open_location(rest: &str, options: &StoreOptions) -> Result<Arc<dyn Store
     super::prefix::PrefixStore::wrap(store, &loc.node)
 }
 
-/// Opens the repository at `path` (no session yet). A missing directory or one holding no
-/// repository is [`Error::NotFound`].
-pub(crate) fn open_repository(path: &Path, authorize: &[String]) -> Result<Repository> {
-    let meta = std::fs::metadata(path).map_err(|e| Error::io(format!("icechunk repository {}", path.display()), e))?;
-    if !meta.is_dir() {
-        return Err(Error::NotFound(format!("icechunk repository {}: not a directory", path.display())));
+/// The S3 endpoint a repository is reached through (option `endpoint`, else `AWS_ENDPOINT_URL` or
+/// `AWS_ENDPOINT`), as for `s3://` locations.
+fn s3_endpoint(o: &StoreOptions) -> Option<String> {
+    o.get("endpoint").map(str::to_string).or_else(|| env("AWS_ENDPOINT_URL")).or_else(|| env("AWS_ENDPOINT"))
+}
+
+fn env(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.is_empty())
+}
+
+/// The crate's S3 storage (object_store's S3 client) for the repository under `prefix` in `bucket`,
+/// set up as `s3://` locations are ([`super::object::ObjectStoreAdapter::s3`]): the options
+/// `endpoint`, `region`, `access_key_id`, `secret_access_key`, `session_token`, `anonymous` and
+/// `allow_http` over the `AWS_*` environment; region `us-east-1` when none is given; unsigned
+/// requests when there are no credentials at all; plain HTTP allowed for an `http://` endpoint.
+/// Requests are path-style (`path_style=false` is [`Error::Unsupported`]: the crate's object_store
+/// S3 storage offers no virtual-hosted requests). The crate's storage applies its own timeouts and
+/// retries; `timeout_ms`, `retries` and `max_concurrency` apply to the chunk reads libzarr makes
+/// itself (repository chunk files and virtual chunks, through [`RangeTargets`]).
+fn s3_storage(bucket: &str, prefix: &str, o: &StoreOptions) -> Result<Arc<dyn icechunk::Storage + Send + Sync>> {
+    use icechunk::storage::{S3Credentials, S3Options, S3StaticCredentials};
+    let what = format!("icechunk repository {}", Repo::S3 { bucket: bucket.into(), prefix: prefix.into() });
+    if o.get_bool("path_style") == Some(false) {
+        return Err(Error::Unsupported(format!(
+            "{what}: the store option path_style=false (virtual-hosted requests): Icechunk repositories on S3 are reached with path-style requests only"
+        )));
     }
-    let what = format!("icechunk repository {}", path.display());
-    let p = path.to_path_buf();
+    let endpoint = s3_endpoint(o);
+    let region = o
+        .get("region")
+        .map(str::to_string)
+        .or_else(|| env("AWS_REGION"))
+        .or_else(|| env("AWS_DEFAULT_REGION"))
+        .unwrap_or_else(|| "us-east-1".into());
+    let allow_http =
+        o.get_bool("allow_http").unwrap_or_else(|| endpoint.as_deref().is_some_and(|e| e.starts_with("http://")));
+    let mut config = S3Options::default().with_region(region).with_allow_http(allow_http).with_force_path_style(true);
+    if let Some(e) = endpoint {
+        config = config.with_endpoint_url(e);
+    }
+    let static_credentials = |id: String, secret: Option<String>, token: Option<String>| -> Result<S3Credentials> {
+        let secret = secret.ok_or_else(|| {
+            Error::InvalidArgument(format!("{what}: an access key id without a secret access key (store option secret_access_key)"))
+        })?;
+        Ok(S3Credentials::Static(S3StaticCredentials {
+            access_key_id: id,
+            secret_access_key: secret,
+            session_token: token,
+            expires_after: None,
+        }))
+    };
+    let credentials = if o.get_bool("anonymous").unwrap_or(false) {
+        S3Credentials::Anonymous
+    } else if let Some(id) = o.get("access_key_id") {
+        let secret = o.get("secret_access_key").map(str::to_string).or_else(|| env("AWS_SECRET_ACCESS_KEY"));
+        let token = o.get("session_token").map(str::to_string).or_else(|| env("AWS_SESSION_TOKEN"));
+        static_credentials(id.to_string(), secret, token)?
+    } else if let Some(id) = env("AWS_ACCESS_KEY_ID") {
+        let token = o.get("session_token").map(str::to_string).or_else(|| env("AWS_SESSION_TOKEN"));
+        static_credentials(id, env("AWS_SECRET_ACCESS_KEY"), token)?
+    } else if ["AWS_WEB_IDENTITY_TOKEN_FILE", "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI", "AWS_CONTAINER_CREDENTIALS_FULL_URI"]
+        .iter()
+        .any(|k| env(k).is_some())
+    {
+        S3Credentials::FromEnv
+    } else {
+        S3Credentials::Anonymous
+    };
+    let anonymous = matches!(credentials, S3Credentials::Anonymous);
+    let config = config.with_anonymous(anonymous);
+    let prefix = (!prefix.is_empty()).then(|| prefix.to_string());
+    let bucket = bucket.to_string();
+    block_on(async move {
+        icechunk::new_s3_object_store_storage(config, bucket, prefix, Some(credentials), Vec::new(), Vec::new())
+            .await
+            .map_err(|e| classify(class_storage(&e.kind), &what, e.kind.to_string()))
+    })?
+}
+
+/// The crate's storage of a repository: its local directory (which must exist: a missing one is
+/// [`Error::NotFound`]) or its S3 bucket and prefix.
+fn storage(place: &Repo, options: &StoreOptions) -> Result<Arc<dyn icechunk::Storage + Send + Sync>> {
+    let what = format!("icechunk repository {place}");
+    match place {
+        Repo::Local(path) => {
+            let meta = std::fs::metadata(path).map_err(|e| Error::io(&what, e))?;
+            if !meta.is_dir() {
+                return Err(Error::NotFound(format!("{what}: not a directory")));
+            }
+            let p = path.to_path_buf();
+            block_on(async move {
+                icechunk::new_local_filesystem_storage(&p)
+                    .await
+                    .map_err(|e| classify(class_storage(&e.kind), &what, e.kind.to_string()))
+            })?
+        }
+        Repo::S3 { bucket, prefix } => s3_storage(bucket, prefix, options),
+    }
+}
+
+/// Opens the repository `place` (no session yet). A missing directory, bucket or prefix, or one
+/// holding no repository, is [`Error::NotFound`].
+pub(crate) fn open_repository(place: &Repo, options: &StoreOptions, authorize: &[String]) -> Result<Repository> {
+    let storage = storage(place, options)?;
+    let what = format!("icechunk repository {place}");
     let authorize: HashMap<String, Option<icechunk::config::Credentials>> = authorize.iter().map(|a| (a.clone(), None)).collect();
     let w = what.clone();
     block_on(async move {
-        let storage = icechunk::new_local_filesystem_storage(&p)
-            .await
-            .map_err(|e| classify(class_storage(&e.kind), &w, e.kind.to_string()))?;
         Repository::open(storage).authorize_virtual_chunk_access(authorize).execute().await.map_err(|e| match e.kind {
             icechunk::repository::RepositoryErrorKind::RepositoryDoesntExist => {
                 Error::NotFound(format!("{w}: no Icechunk repository there"))
@@ -119,8 +216,8 @@ pub(crate) fn authorized(options: &StoreOptions) -> Vec<String> {
         .unwrap_or_default()
 }
 
-fn describe(path: &Path, version: &Version) -> String {
-    format!("icechunk://{}?{}", path.display(), version.query())
+fn describe(place: &Repo, version: &Version) -> String {
+    format!("icechunk://{place}?{}", version.query())
 }
 
 /// Resolves `version` to a session of `repo`: a branch gives a writable session at its tip (a
@@ -150,14 +247,20 @@ async fn new_session(repo: Arc<Repository>, version: Version, what: String) -> R
 }
 
 impl IcechunkStore {
-    /// Opens `version` of the repository at `path` (see the module documentation); branch sessions
+    /// Opens `version` of the repository `place` (see the module documentation); branch sessions
     /// are shared by every location naming the same repository and branch in this process.
-    pub fn open(path: &Path, version: &Version, options: &StoreOptions) -> Result<Arc<IcechunkStore>> {
-        let what = describe(path, version);
+    pub fn open(place: &Repo, version: &Version, options: &StoreOptions) -> Result<Arc<IcechunkStore>> {
+        let what = describe(place, version);
         let key = match version {
             Version::Branch(b) => {
-                let canon = std::fs::canonicalize(path).map_err(|e| Error::io(format!("icechunk repository {}", path.display()), e))?;
-                let key = (canon, b.clone());
+                let key = match place {
+                    Repo::Local(path) => {
+                        let canon = std::fs::canonicalize(path)
+                            .map_err(|e| Error::io(format!("icechunk repository {}", path.display()), e))?;
+                        (Repo::Local(canon), None, b.clone())
+                    }
+                    Repo::S3 { .. } => (place.clone(), s3_endpoint(options), b.clone()),
+                };
                 if let Some(s) = sessions().lock().unwrap_or_else(|e| e.into_inner()).get(&key).and_then(Weak::upgrade) {
                     return Ok(s);
                 }
@@ -166,9 +269,9 @@ impl IcechunkStore {
             _ => None,
         };
         let authorize = authorized(options);
-        let repo = Arc::new(open_repository(path, &authorize)?);
+        let repo = Arc::new(open_repository(place, options, &authorize)?);
         let session = block_on(new_session(repo.clone(), version.clone(), what))??;
-        let s = Self::with_session(path, version, repo, session, options, authorize, false);
+        let s = Self::with_session(place, version, repo, session, options, authorize, false);
         if let Some(key) = key {
             let mut map = sessions().lock().unwrap_or_else(|e| e.into_inner());
             // Another thread may have opened the same session meanwhile: use the first one.
@@ -181,9 +284,9 @@ impl IcechunkStore {
         Ok(s)
     }
 
-    /// A store over `session` of `repo` (at `path`).
+    /// A store over `session` of `repo` (at `place`).
     pub(super) fn with_session(
-        path: &Path,
+        place: &Repo,
         version: &Version,
         repo: Arc<Repository>,
         session: Session,
@@ -200,7 +303,7 @@ impl IcechunkStore {
             targets.set_options(scheme, options.clone());
         }
         Arc::new(IcechunkStore {
-            repo_path: path.to_path_buf(),
+            repo_place: place.clone(),
             version: version.clone(),
             repo,
             store,
@@ -211,9 +314,9 @@ impl IcechunkStore {
         })
     }
 
-    /// The repository's directory.
-    pub(super) fn repo_path(&self) -> &Path {
-        &self.repo_path
+    /// The repository: its directory or its S3 bucket and prefix.
+    pub(super) fn repo_place(&self) -> &Repo {
+        &self.repo_place
     }
 
     /// The version the session was opened at (a fork: its branch).
@@ -252,15 +355,22 @@ impl IcechunkStore {
         }
     }
 
-    /// The path of the chunk file `id` of the repository (the crate's layout: `chunks/ID`).
+    /// The path or URL of the chunk file `id` of the repository (the crate's layout: `chunks/ID`).
     fn chunk_file(&self, id: &str) -> Result<String> {
-        let p = self.repo_path.join(icechunk::format::CHUNKS_FILE_PATH).join(id);
+        let repo_path = match &self.repo_place {
+            Repo::Local(p) => p,
+            Repo::S3 { bucket, prefix } => {
+                let dir = if prefix.is_empty() { String::new() } else { format!("{prefix}/") };
+                return Ok(format!("s3://{bucket}/{dir}{}/{id}", icechunk::format::CHUNKS_FILE_PATH));
+            }
+        };
+        let p = repo_path.join(icechunk::format::CHUNKS_FILE_PATH).join(id);
         let p = if p.is_absolute() { p } else { std::env::current_dir().map_err(|e| Error::io("the working directory", e))?.join(p) };
         p.into_os_string().into_string().map_err(|_| Error::Unsupported(format!("{}: a path that is not UTF-8", self.what())))
     }
 
     pub(crate) fn what(&self) -> String {
-        let w = describe(&self.repo_path, &self.version);
+        let w = describe(&self.repo_place, &self.version);
         if self.fork {
             format!("{w} (a fork session)")
         } else {
@@ -364,10 +474,10 @@ impl IcechunkStore {
         block_on(async move { store.set(&k, value).await })?.map_err(|e| store_err(&self.what_of(key), e))
     }
 
-    /// An exclusive lock on the repository directory against other libzarr processes' commits and
-    /// reference updates.
-    fn repo_lock(&self) -> Result<RepoLock> {
-        RepoLock::take(&self.repo_path)
+    /// An exclusive lock on a local repository's directory against other libzarr processes' commits
+    /// and reference updates (`None` on S3, where the crate's conditional writes do that).
+    fn repo_lock(&self) -> Result<Option<RepoLock>> {
+        RepoLock::take_for(&self.repo_place)
     }
 }
 
@@ -375,6 +485,13 @@ impl IcechunkStore {
 pub(crate) struct RepoLock(std::fs::File);
 
 impl RepoLock {
+    pub(crate) fn take_for(place: &Repo) -> Result<Option<RepoLock>> {
+        match place {
+            Repo::Local(path) => Self::take(path).map(Some),
+            Repo::S3 { .. } => Ok(None),
+        }
+    }
+
     pub(crate) fn take(path: &Path) -> Result<RepoLock> {
         let f = std::fs::File::open(path).map_err(|e| Error::io(format!("icechunk repository {}", path.display()), e))?;
         loop {
@@ -588,7 +705,7 @@ impl Store for IcechunkStore {
     }
 
     fn location(&self, key: &str) -> String {
-        format!("icechunk://{}!/{key}?{}", self.repo_path.display(), self.version.query())
+        format!("icechunk://{}!/{key}?{}", self.repo_place, self.version.query())
     }
 
     fn transaction(&self) -> Option<&dyn Transaction> {
@@ -693,13 +810,13 @@ pub fn create_ref(location: &str, options: &StoreOptions, kind: RefKind, name: &
     if name.is_empty() {
         return Err(Error::InvalidArgument("the tag or branch name is empty".into()));
     }
-    let repo = Arc::new(open_repository(&loc.repo, &authorized(options))?);
+    let repo = Arc::new(open_repository(&loc.repo, options, &authorized(options))?);
     let what = format!(
         "creating {} '{name}' in {}",
         if kind == RefKind::Tag { "tag" } else { "branch" },
         describe(&loc.repo, &loc.version)
     );
-    let _lock = RepoLock::take(&loc.repo)?;
+    let _lock = RepoLock::take_for(&loc.repo)?;
     let (name, snapshot) = (name.to_string(), snapshot.map(str::to_string));
     block_on(async move {
         let id = match snapshot {
@@ -726,27 +843,36 @@ pub fn create_ref(location: &str, options: &StoreOptions, kind: RefKind, name: &
     })?
 }
 
-/// Creates an empty Icechunk repository (its first snapshot, branch `main`) in the directory named
-/// by `location` (an `icechunk://` location without the scheme, no version or node), which must not
-/// exist or be empty. Returns the first snapshot's id.
-pub fn create_repository(location: &str) -> Result<String> {
+/// Creates an empty Icechunk repository (its first snapshot, branch `main`) where `location` (an
+/// `icechunk://` location without the scheme, no version or node) names: a directory that must not
+/// exist or be empty, or an S3 prefix under which there must be no repository yet (`options`: the
+/// S3 settings). Returns the first snapshot's id.
+pub fn create_repository(location: &str, options: &StoreOptions) -> Result<String> {
     let loc = icechunk_location::parse(location)?;
     if !loc.node.is_empty() || location.contains('?') {
         return Err(Error::InvalidArgument(format!(
-            "icechunk://{location}: a new repository is named by its directory only (no node, no version)"
+            "icechunk://{location}: a new repository is named by its directory or S3 prefix only (no node, no version)"
         )));
     }
-    let what = format!("creating icechunk repository {}", loc.repo.display());
-    if let Ok(mut d) = std::fs::read_dir(&loc.repo) {
-        if d.next().is_some() {
-            return Err(Error::Exists(format!("{what}: the directory is not empty")));
+    let what = format!("creating icechunk repository {}", loc.repo);
+    let storage = match &loc.repo {
+        Repo::Local(path) => {
+            if let Ok(mut d) = std::fs::read_dir(path) {
+                if d.next().is_some() {
+                    return Err(Error::Exists(format!("{what}: the directory is not empty")));
+                }
+            }
+            let p = path.clone();
+            let w = what.clone();
+            block_on(async move {
+                icechunk::new_local_filesystem_storage(&p)
+                    .await
+                    .map_err(|e| classify(class_storage(&e.kind), &w, e.kind.to_string()))
+            })??
         }
-    }
-    let p = loc.repo.clone();
+        Repo::S3 { bucket, prefix } => s3_storage(bucket, prefix, options)?,
+    };
     block_on(async move {
-        let storage = icechunk::new_local_filesystem_storage(&p)
-            .await
-            .map_err(|e| classify(class_storage(&e.kind), &what, e.kind.to_string()))?;
         let repo = Repository::create(storage).execute().await.map_err(|e| repo_err(&what, e))?;
         let id = repo.lookup_branch(icechunk_location::DEFAULT_BRANCH).await.map_err(|e| repo_err(&what, e))?;
         Ok(id.to_string())

@@ -53,8 +53,23 @@ pub(crate) fn class_storage(k: &icechunk::storage::StorageErrorKind) -> Class {
     use icechunk::storage::StorageErrorKind as K;
     match k {
         K::ObjectNotFound => Class::NotFound,
+        // S3's answer for a bucket that does not exist (object_store reports it as a generic error
+        // when listing, as when creating a repository).
+        K::ObjectStore(e) if says(e.as_ref(), "<Code>NoSuchBucket</Code>") => Class::NotFound,
         _ => Class::Io,
     }
+}
+
+/// Whether `e` or one of its sources says `what`.
+fn says(e: &(dyn std::error::Error + 'static), what: &str) -> bool {
+    let mut cur = Some(e);
+    while let Some(c) = cur {
+        if c.to_string().contains(what) {
+            return true;
+        }
+        cur = c.source();
+    }
+    false
 }
 
 pub(crate) fn class_format(k: &icechunk::format::IcechunkFormatErrorKind) -> Class {
@@ -93,6 +108,8 @@ pub(crate) fn class_repo(k: &icechunk::repository::RepositoryErrorKind) -> Class
         K::SnapshotNotFound { .. } | K::RepositoryDoesntExist => Class::NotFound,
         K::InvalidSnapshotId(_) | K::InvalidAsOfSpec { .. } => Class::Invalid,
         K::Tag(_) => Class::Exists,
+        // Creating a repository where there are objects already (an S3 prefix that is not empty).
+        K::ParentDirectoryNotClean => Class::Exists,
         K::Conflict { .. } | K::RepoInfoUpdated | K::ConfigWasUpdated | K::RepoUpdateAttemptsLimit(_) => Class::Conflict,
         K::ReadonlyStorage(_) | K::ReadonlyRepository(_) => Class::ReadOnly,
         K::DeserializationError(_) | K::ConfigDeserializationError(_) => Class::Corrupt,

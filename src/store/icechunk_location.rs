@@ -1,17 +1,18 @@
-//! `icechunk://` locations: an Icechunk repository on the local filesystem, the version to open and a
-//! node inside it.
+//! `icechunk://` locations: an Icechunk repository (on the local filesystem or on S3), the version to
+//! open and a node inside it.
 //!
-//! The form is `icechunk://PATH[!/node/path][?VERSION]`:
+//! The form is `icechunk://REPO[!/node/path][?VERSION]`:
 //!
-//! - `PATH` is the repository's directory (`icechunk:///abs/repo`; a relative path is relative to the
-//!   working directory, as for plain paths), or a `file://` URI;
+//! - `REPO` is the repository's directory (`icechunk:///abs/repo`; a relative path is relative to the
+//!   working directory, as for plain paths), a `file://` URI, or `s3://bucket/prefix` (the
+//!   repository's objects lie under `prefix/` in `bucket`; the prefix may be empty);
 //! - `!/node/path` names a node inside the repository (split at the first `!/`, as for `zip://` and
 //!   `reference://`); without it the location is the repository's root group;
 //! - `VERSION` is one of `branch=NAME`, `tag=NAME` or `snapshot=ID` (default: `branch=main`).
 //!
-//! The query starts at the first `?`: a `?`, `!` or `%` inside the path or a node name is written
-//! percent-encoded (`%3F`, `%21`, `%25`); the path, the node path and the version's value are
-//! percent-decoded.
+//! The query starts at the first `?`: a `?`, `!` or `%` inside the path, the S3 prefix or a node name
+//! is written percent-encoded (`%3F`, `%21`, `%25`); the path, the prefix, the node path and the
+//! version's value are percent-decoded.
 
 use crate::error::{Error, Result};
 use std::path::PathBuf;
@@ -38,11 +39,36 @@ impl Version {
     }
 }
 
+/// Where a repository lies.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Repo {
+    /// A directory of the local filesystem.
+    Local(PathBuf),
+    /// The objects under `prefix/` of an S3 bucket.
+    S3 {
+        /// The bucket.
+        bucket: String,
+        /// The key prefix, without a leading or trailing `/` (empty: the whole bucket).
+        prefix: String,
+    },
+}
+
+impl std::fmt::Display for Repo {
+    /// The repository as written in messages: its directory, or `s3://bucket/prefix`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Repo::Local(p) => write!(f, "{}", p.display()),
+            Repo::S3 { bucket, prefix } if prefix.is_empty() => write!(f, "s3://{bucket}"),
+            Repo::S3 { bucket, prefix } => write!(f, "s3://{bucket}/{prefix}"),
+        }
+    }
+}
+
 /// A parsed `icechunk://` location.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct IcechunkLocation {
-    /// The repository's directory.
-    pub repo: PathBuf,
+    /// The repository.
+    pub repo: Repo,
     /// The version to open.
     pub version: Version,
     /// The node inside the repository (`""`: the root), not yet normalised.
@@ -69,9 +95,18 @@ pub fn parse(rest: &str) -> Result<IcechunkLocation> {
     if path.is_empty() {
         return Err(bad("names no repository".into()));
     }
-    let path = if path.starts_with("file://") { path.to_string() } else { format!("file://{}", abs_form(path)) };
-    let repo = super::location::path_from_location(&path).map_err(|e| e.context(&whole))?;
-    let repo = if rest.starts_with('/') || rest.starts_with("file://") { repo } else { relative(&repo) };
+    let repo = if let Some(s3) = path.strip_prefix("s3://") {
+        let (bucket, prefix) = s3.split_once('/').unwrap_or((s3, ""));
+        if bucket.is_empty() {
+            return Err(bad("names no S3 bucket (icechunk://s3://BUCKET/PREFIX)".into()));
+        }
+        let prefix = percent_decode(prefix.trim_matches('/')).map_err(&bad)?;
+        Repo::S3 { bucket: bucket.to_string(), prefix }
+    } else {
+        let path = if path.starts_with("file://") { path.to_string() } else { format!("file://{}", abs_form(path)) };
+        let repo = super::location::path_from_location(&path).map_err(|e| e.context(&whole))?;
+        Repo::Local(if rest.starts_with('/') || rest.starts_with("file://") { repo } else { relative(&repo) })
+    };
     let node = percent_decode(node).map_err(|e| bad(e))?;
     let mut version = None;
     if let Some(q) = query {
@@ -137,17 +172,24 @@ mod tests {
 
     #[test]
     fn forms() {
+        let local = |p: &str| Repo::Local(PathBuf::from(p));
         let l = parse("/data/repo").unwrap();
-        assert_eq!((l.repo, l.version, l.node), (PathBuf::from("/data/repo"), Version::Branch("main".into()), String::new()));
+        assert_eq!((l.repo, l.version, l.node), (local("/data/repo"), Version::Branch("main".into()), String::new()));
         let l = parse("/data/repo!/a/b?tag=v1").unwrap();
-        assert_eq!((l.repo, l.version, l.node), (PathBuf::from("/data/repo"), Version::Tag("v1".into()), "a/b".to_string()));
+        assert_eq!((l.repo, l.version, l.node), (local("/data/repo"), Version::Tag("v1".into()), "a/b".to_string()));
         let l = parse("/data/my%20repo?snapshot=8W2ZX8QPP05372FDCKWG").unwrap();
-        assert_eq!((l.repo, l.version), (PathBuf::from("/data/my repo"), Version::Snapshot("8W2ZX8QPP05372FDCKWG".into())));
+        assert_eq!((l.repo, l.version), (local("/data/my repo"), Version::Snapshot("8W2ZX8QPP05372FDCKWG".into())));
         let l = parse("rel/repo!/x?branch=dev%2F1").unwrap();
-        assert_eq!((l.repo, l.version, l.node), (PathBuf::from("rel/repo"), Version::Branch("dev/1".into()), "x".to_string()));
+        assert_eq!((l.repo, l.version, l.node), (local("rel/repo"), Version::Branch("dev/1".into()), "x".to_string()));
         let l = parse("file:///data/repo?branch=b").unwrap();
-        assert_eq!(l.repo, PathBuf::from("/data/repo"));
-        for bad in ["", "?tag=x", "/r?tag=", "/r?tag=a&branch=b", "/r?color=red", "/r?tag", "/r?tag=v1!/a", "/r%zz", "/r!/a%zz"] {
+        assert_eq!(l.repo, local("/data/repo"));
+        let s3 = |b: &str, p: &str| Repo::S3 { bucket: b.into(), prefix: p.into() };
+        let l = parse("s3://bucket/runs/a%3F1/!/g/t?tag=v1").unwrap();
+        assert_eq!((l.repo.clone(), l.version, l.node), (s3("bucket", "runs/a?1"), Version::Tag("v1".into()), "g/t".to_string()));
+        assert_eq!(l.repo.to_string(), "s3://bucket/runs/a?1");
+        assert_eq!(parse("s3://bucket").unwrap().repo, s3("bucket", ""));
+        assert_eq!(parse("s3://bucket/").unwrap().repo.to_string(), "s3://bucket");
+        for bad in ["", "?tag=x", "/r?tag=", "/r?tag=a&branch=b", "/r?color=red", "/r?tag", "/r?tag=v1!/a", "/r%zz", "/r!/a%zz", "s3://", "s3:///p", "s3://b/%zz"] {
             assert!(matches!(parse(bad), Err(Error::InvalidArgument(_))), "{bad:?}");
         }
     }

@@ -7,6 +7,9 @@ import zarr
 
 
 def storage(path):
+    """The storage of a repository: a local directory, or a storage object given as is (S3)."""
+    if isinstance(path, icechunk.Storage):
+        return path
     return icechunk.local_filesystem_storage(str(path))
 
 
