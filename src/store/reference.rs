@@ -95,7 +95,11 @@ impl ReferenceStore {
         let index: Box<dyn ReferenceIndex> = if meta.is_dir() {
             open_parquet(path, options.get_u64("max_metadata_bytes").unwrap_or_else(crate::limits::max_metadata_bytes))?
         } else {
-            let bytes = std::fs::read(path).map_err(|e| Error::io(path.display(), e))?;
+            // A reference file is a metadata document: refused before it is read when it is longer than
+            // the metadata ceiling (docs/limits.md).
+            let ceiling = options.get_u64("max_metadata_bytes").unwrap_or_else(crate::limits::max_metadata_bytes);
+            let bytes = read_bounded(path, ceiling)?
+                .ok_or_else(|| Error::io(path.display(), std::io::ErrorKind::NotFound.into()))?;
             Box::new(JsonRefs::parse(&bytes).map_err(|e| e.context(path.display()))?)
         };
         let base = if meta.is_dir() { Some(path.to_path_buf()) } else { path.parent().map(Path::to_path_buf) };
@@ -431,4 +435,31 @@ mod tests {
         assert!(matches!(open_location("/nonexistent/refs.json", &StoreOptions::new()), Err(Error::NotFound(_))));
         std::fs::remove_dir_all(&dir).unwrap();
     }
+}
+
+/// The content of the file `path` (`None`: there is none), refused before it is read when it is
+/// longer than the metadata ceiling `ceiling` ([`Error::Memory`]).
+pub(super) fn read_bounded(path: &Path, ceiling: u64) -> Result<Option<Vec<u8>>> {
+    use std::io::Read;
+    let file = match std::fs::File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(Error::io(path.display(), e)),
+    };
+    let len = file.metadata().map_err(|e| Error::io(path.display(), e))?.len();
+    if len > ceiling {
+        return Err(Error::Memory(format!(
+            "{}: {len} bytes, more than the metadata ceiling of {ceiling} ({})",
+            path.display(),
+            crate::limits::METADATA_CEILING_SETTING
+        )));
+    }
+    let mut bytes = Vec::new();
+    crate::error::try_reserve(&mut bytes, len as usize)?;
+    // At most the ceiling, should the file grow meanwhile.
+    file.take(ceiling + 1).read_to_end(&mut bytes).map_err(|e| Error::io(path.display(), e))?;
+    if bytes.len() as u64 > ceiling {
+        return Err(Error::Memory(format!("{}: longer than the metadata ceiling of {ceiling}", path.display())));
+    }
+    Ok(Some(bytes))
 }

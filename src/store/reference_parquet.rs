@@ -16,6 +16,7 @@
 //! `max_metadata_bytes`, else `ZARR_MAX_METADATA_BYTES`), checked before they are read, and a record
 //! file is checked by [`super::parquet_check`] before the `parquet` crate reads it (docs/limits.md).
 
+use super::reference::read_bounded;
 use super::reference::ReferenceIndex;
 use super::reference_spec::Ref;
 use super::DirListing;
@@ -149,33 +150,6 @@ impl ParquetRefs {
         }
         Some((field.as_str(), n))
     }
-}
-
-/// The content of the file `path` (`None`: there is none), refused before it is read when it is
-/// longer than the metadata ceiling `ceiling` ([`Error::Memory`]).
-fn read_bounded(path: &Path, ceiling: u64) -> Result<Option<Vec<u8>>> {
-    use std::io::Read;
-    let file = match std::fs::File::open(path) {
-        Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(Error::io(path.display(), e)),
-    };
-    let len = file.metadata().map_err(|e| Error::io(path.display(), e))?.len();
-    if len > ceiling {
-        return Err(Error::Memory(format!(
-            "{}: {len} bytes, more than the metadata ceiling of {ceiling} ({})",
-            path.display(),
-            crate::limits::METADATA_CEILING_SETTING
-        )));
-    }
-    let mut bytes = Vec::new();
-    crate::error::try_reserve(&mut bytes, len as usize)?;
-    // At most the ceiling, should the file grow meanwhile.
-    file.take(ceiling + 1).read_to_end(&mut bytes).map_err(|e| Error::io(path.display(), e))?;
-    if bytes.len() as u64 > ceiling {
-        return Err(Error::Memory(format!("{}: longer than the metadata ceiling of {ceiling}", path.display())));
-    }
-    Ok(Some(bytes))
 }
 
 /// The references of one record file, `record_size` rows at most. What the file claims is checked

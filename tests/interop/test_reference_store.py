@@ -465,6 +465,15 @@ def t_bad_input(r, files):
             raise AssertionError(f"{name}: references with a bad value opened")
         except zc.ZarrError as e:
             assert e.name == "ZARR_ERR_METADATA" and f"{name}/0" in str(e), e
+    # A JSON reference file is a metadata document: longer than the metadata ceiling, it is refused before
+    # it is read (ZARR_ERR_MEMORY, naming the file and the setting); under the default ceiling it opens.
+    big = one("ceiling", [str(data), 0, 8], {"templates": {"pad": "x" * 4000}}).split("!/")[0]
+    try:
+        zc.Group.open(big, options=zc.StoreOptions(max_metadata_bytes=1000)).close()
+        raise AssertionError("a reference file over the metadata ceiling opened")
+    except zc.ZarrError as e:
+        assert e.name == "ZARR_ERR_MEMORY" and "ceiling.json" in str(e) and "max_metadata_bytes" in str(e), e
+    zc.Group.open(big).close()
     # A Parquet reference directory whose record file has other columns.
     import pandas as pd
 
