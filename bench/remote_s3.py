@@ -6,6 +6,7 @@ zarr-python 3.1.6 with obstore (zarr.storage.ObjectStore), side by side.
     python3 bench/remote_s3.py [--ref-dir bench/out/ref] [--volume bench/out/data/volume_u16_512.bin]
                                [--layouts A,B,C,D,E] [--impls libzarr,tensorstore,zarr-python]
                                [--ops R,S] [--reps 3] [--regions N] [--server moto|s3s|nginx]
+                               [--libs before=OLD.so,new=NEW.so] [--rounds 2]
 
 1. the server starts on a free loopback port and serves every layout's reference copy (written by
    zarr-python: `bench/run_all.py` makes them under bench/out/ref/<L>) as s3://bench/<L>:
@@ -25,7 +26,11 @@ zarr-python 3.1.6 with obstore (zarr.storage.ObjectStore), side by side.
 4. a markdown table of medians (seconds), the ratio best peer / libzarr, and for each implementation the
    server's CPU seconds (its process and children, all threads, from /proc) per second of that client's
    timed reads: near 1.0 for moto means its one Python core was busy throughout, so the server, not the
-   client, set the time.
+   client, set the time;
+5. `--libs LABEL=PATH,...` runs each libzarr build as its own client (`libzarr:LABEL`) in the same run,
+   and `--rounds N` runs every client of a cell N times, the order reversed each round, pooling the
+   repetitions (as bench/remote_latency.py): the table adds each build's time over the first's and the
+   1-minute load average around each client's runs.
 """
 import argparse
 import json
@@ -40,6 +45,8 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
+sys.path.insert(0, str(HERE))
+import remote_latency as rl  # noqa: E402
 BUCKET = "bench"
 CREDS = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_REGION": "us-east-1",
          "AWS_DEFAULT_REGION": "us-east-1"}
@@ -276,6 +283,7 @@ def main():
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--regions", type=int, default=1000, help="number of 16^3 boxes for S (first N lines)")
     ap.add_argument("--lib", default=os.environ.get("ZARR_LIB", str(REPO / "target" / "release" / "libzarr.so")))
+    rl.add_lib_args(ap)
     ap.add_argument("--server", choices=["moto", "s3s", "nginx"], default="moto",
                     help="moto (Python, CPU-bound at a few hundred requests/s), s3s-fs (Rust; --s3s-exe) or "
                          "nginx (static GETs of the reference copies; reads only)")
@@ -290,7 +298,9 @@ def main():
         worker(*a.worker, a.endpoint, a.volume, a.regions_file, a.reps,
                [int(x) for x in a.server_pids.split(",") if x])
         return
-    layouts, impls, ops = a.layouts.split(","), a.impls.split(","), a.ops.split(",")
+    layouts, ops = a.layouts.split(","), a.ops.split(",")
+    impls, libs = rl.expand_impls(a)
+    lz = [i for i in impls if rl.base_impl(i) == "libzarr"]
     for L in layouts:
         if not (Path(a.ref_dir) / L / "zarr.json").exists():
             raise SystemExit(f"no reference copy of layout {L} under {a.ref_dir} (run bench/run_all.py first)")
@@ -318,27 +328,42 @@ def main():
         env = {**os.environ, **CREDS, "AWS_ENDPOINT_URL": endpoint, "ZARR_LIB": a.lib, "ZARR_NUM_THREADS": "2",
                # numpy's OpenBLAS threads otherwise spin beside every client (as in run_all.py)
                "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
+        loads = {}
         cell = 0
         for L in layouts:
             for op in ops:
                 order = impls[cell % len(impls):] + impls[:cell % len(impls)]
                 cell += 1
-                for impl in order:
-                    cmd = [sys.executable, __file__, "--worker", impl, L, op, "--endpoint", endpoint,
+                times, server_cpu = {}, {}
+
+                def run_one(impl):
+                    if (L, op, impl) in results and results[(L, op, impl)] is None:
+                        return
+                    cmd = [sys.executable, __file__, "--worker", rl.base_impl(impl), L, op, "--endpoint", endpoint,
                            "--volume", a.volume, "--regions-file", regions, "--reps", str(a.reps if op == "R" else 1),
                            "--server-pids", pids]
-                    p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=1800)
+                    p = subprocess.run(cmd, env={**env, "ZARR_LIB": libs.get(impl, a.lib)}, capture_output=True,
+                                       text=True, timeout=1800)
                     if p.returncode != 0:
                         log(f"{L} {op} {impl}: ERR {p.stderr.strip().splitlines()[-1:]}")
                         results[(L, op, impl)] = None
-                        continue
+                        return
                     res = json.loads(p.stdout.strip().splitlines()[-1])
-                    t = res["times"]
+                    times.setdefault(impl, []).extend(res["times"])
+                    server_cpu.setdefault(impl, []).extend(res["server_cpu"])
+
+                def log_load(impl, before, after):
+                    loads.setdefault(impl, []).extend([before, after])
+
+                rl.run_rounds(a.rounds, order, run_one, log_load)
+                for impl, t in times.items():
+                    if results.get((L, op, impl), 0) is None:
+                        continue
                     results[(L, op, impl)] = statistics.median(t)
                     # the server's CPU seconds per second of the client's timed reads (1.0 = one core busy)
-                    busy[(L, op, impl)] = sum(res["server_cpu"]) / sum(t)
+                    busy[(L, op, impl)] = sum(server_cpu[impl]) / sum(t)
                     log(f"{L} {op} {impl}: {results[(L, op, impl)]:.3f} s ({', '.join(f'{x:.3f}' for x in t)}); "
-                        f"server CPU {sum(res['server_cpu']):.2f} s = {busy[(L, op, impl)]:.2f} of the time")
+                        f"server CPU {sum(server_cpu[impl]):.2f} s = {busy[(L, op, impl)]:.2f} of the time")
     finally:
         if a.server == "nginx":
             proc.terminate()
@@ -356,19 +381,25 @@ def main():
     print(f"Remote S3 reads ({a.server} on loopback), medians in seconds; load average {load[0]:.1f} {load[1]:.1f}; "
           f"S = {a.regions} boxes of 16^3")
     print()
-    print("| layout | op | " + " | ".join(impls) + " | best peer / libzarr | server CPU s per s (" + ", ".join(impls)
-          + ") |")
-    print("|---" * (len(impls) + 4) + "|")
+    extra = [f"{i} / {lz[0]}" for i in lz[1:]]
+    print("| layout | op | " + " | ".join(impls) + " | best peer / libzarr | " + "".join(f"{x} | " for x in extra)
+          + "server CPU s per s (" + ", ".join(impls) + ") |")
+    print("|---" * (len(impls) + 4 + len(extra)) + "|")
     for L in layouts:
         for op in ops:
             cells = [results.get((L, op, i)) for i in impls]
-            lib = results.get((L, op, "libzarr"))
-            peers = [results.get((L, op, i)) for i in impls if i != "libzarr" and results.get((L, op, i))]
+            lib = results.get((L, op, lz[0])) if lz else None
+            peers = [results.get((L, op, i)) for i in impls if i not in lz and results.get((L, op, i))]
             ratio = f"{min(peers) / lib:.2f}x" if lib and peers else "n/a"
+            rel = "".join((f"{results[(L, op, i)] / lib:.3f} | " if lib and results.get((L, op, i)) else "n/a | ")
+                          for i in lz[1:])
             srv = ", ".join(f"{busy[(L, op, i)]:.2f}" if (L, op, i) in busy else "-" for i in impls)
             print(f"| {L} | {op} | " + " | ".join("ERR" if c is None else f"{c:.3f}" for c in cells) + f" | {ratio} | "
-                  f"{srv} |")
-
+                  + rel + f"{srv} |")
+    if loads:
+        print()
+        print("Load (1-minute average before and after each client's runs): " + "; ".join(
+            f"{i}: {min(v):.1f}-{max(v):.1f}" for i, v in loads.items()))
 
 if __name__ == "__main__":
     main()

@@ -505,8 +505,13 @@ def write_plot(path, results, meta, layouts, ops, impls, target, key):
     lib = meta.get("library") or {}
     when = (meta.get("started") or "?")[:10]
     title = f"libzarr against the best peer, {when}"
-    subtitle = (f"{meta.get('host', '?')}, {meta.get('threads', '?')} threads each, library "
-                f"{lib.get('git', '?')}, median {'wall-clock' if key == 'median_s' else 'CPU'} seconds")
+    # the machine as run_all recorded it (older results files name only the host)
+    where = (f"{meta['cpu_model']}, {meta.get('cpus', '?')} CPUs, kernel {meta.get('kernel', '?')}"
+             if meta.get("cpu_model") else meta.get("host", "?"))
+    loads = [r["load"]["load"] for r in results.values() if isinstance(r.get("load"), dict) and "load" in r["load"]]
+    load = f", load {min(loads):.2f}-{max(loads):.2f}" if loads else ""
+    subtitle = (f"{where}, {meta.get('threads', '?')} threads each, library {lib.get('git', '?')}{load}, "
+                f"median {'wall-clock' if key == 'median_s' else 'CPU'} seconds")
     cells = ratio_cells(results, layouts, ops, impls, key)
     write_svg(cells, path, title, subtitle, target)
     log(f"run_all: plot of {len(cells)} cells in {path}")

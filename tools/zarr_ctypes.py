@@ -161,7 +161,11 @@ def load(path=None):
         "zarr_icechunk_create_branch": [c, vp, c, c, ctypes.POINTER(vp)],
     }
     for name, args in sigs.items():
-        f = getattr(lib, name)
+        # An older library (a benchmark's "before" build) lacks the newer functions: a call to one of
+        # them raises AttributeError naming it, the rest work.
+        f = getattr(lib, name, None)
+        if f is None:
+            continue
         f.argtypes = args
         f.restype = None if name in ("zarr_string_free", "zarr_vlen_free", "zarr_store_options_free") else ctypes.c_int32
     lib.zarr_last_error.restype = ctypes.c_char_p
