@@ -163,7 +163,7 @@ fn parse_json_scoped(bytes: &[u8], scope: json_text::Scope, ceiling: u64) -> Res
 /// many JSON values that parsing it would take more memory than the ceiling allows
 /// ([`crate::limits::max_metadata_values`]): refused before parsing, so that a document of a few
 /// megabytes of `NaN,` cannot take gigabytes.
-fn check_parse_size(bytes: &[u8], max: u64) -> Result<()> {
+pub(crate) fn check_parse_size(bytes: &[u8], max: u64) -> Result<()> {
     use crate::limits::METADATA_CEILING_SETTING;
     if bytes.len() as u64 > max {
         return Err(Error::Memory(format!(

@@ -13,8 +13,10 @@
 //! `CACHED_RECORDS`); a missing record file means its chunks do not exist. A file whose columns are
 //! not these, or not of these types, is [`Error::Metadata`] naming the file and the columns.
 //! `.zmetadata` and each record file are at most the metadata ceiling (the store option
-//! `max_metadata_bytes`, else `ZARR_MAX_METADATA_BYTES`), checked before they are read, and a record
-//! file is checked by [`super::parquet_check`] before the `parquet` crate reads it (docs/limits.md).
+//! `max_metadata_bytes`, else `ZARR_MAX_METADATA_BYTES`), checked before they are read; `.zmetadata`
+//! and the `.zarray` documents in it hold at most one JSON value per 128 bytes of it, counted before
+//! they are parsed. A record file is checked by [`super::parquet_check`] before the `parquet` crate
+//! reads it, and what its references copy out of it is at most the ceiling (docs/limits.md).
 
 use super::reference::read_bounded;
 use super::reference::ReferenceIndex;
@@ -58,6 +60,9 @@ impl ParquetRefs {
     pub fn open(root: &Path, ceiling: u64) -> Result<ParquetRefs> {
         let zpath = root.join(".zmetadata");
         let text = read_bounded(&zpath, ceiling)?.ok_or_else(|| Error::io(zpath.display(), std::io::ErrorKind::NotFound.into()))?;
+        // Its JSON values too are bounded by the ceiling, as any metadata document's (docs/limits.md):
+        // a parsed value takes about a hundred bytes, far more than its text.
+        crate::metadata::check_parse_size(&text, ceiling).map_err(|e| e.context(zpath.display()))?;
         let doc: serde_json::Value =
             serde_json::from_slice(&text).map_err(|e| meta_err(format!("{}: not valid JSON: {e}", zpath.display())))?;
         let record_size = doc
@@ -78,6 +83,7 @@ impl ParquetRefs {
                 other => other.to_string().into_bytes(),
             };
             if let Some(field) = k.strip_suffix("/.zarray").or_else(|| (k == ".zarray").then_some("")) {
+                crate::metadata::check_parse_size(&bytes, ceiling).map_err(|e| e.context(format!("{}: '{k}'", zpath.display())))?;
                 let a: serde_json::Value = serde_json::from_slice(&bytes).map_err(|e| meta_err(format!("{}: '{k}': {e}", zpath.display())))?;
                 let dims = |name: &str| -> Result<Vec<u64>> {
                     a.get(name)
@@ -202,6 +208,21 @@ fn read_record(path: &Path, bytes: Vec<u8>, record_size: u64, ceiling: u64) -> R
     let mut out = Vec::new();
     crate::error::try_reserve(&mut out, rows as usize)?;
     let mut urls: HashSet<Arc<str>> = HashSet::new();
+    // The bytes the references copy out of the file (inline values, distinct target URLs): at most the
+    // metadata ceiling in all, however often the pages repeat a value (a dictionary holds a value once
+    // and each row may name it).
+    let mut held: u64 = 0;
+    let mut hold = |n: usize| -> Result<()> {
+        held = held.saturating_add(n as u64);
+        if held > ceiling {
+            return Err(Error::Memory(format!(
+                "{}: its references hold more than the metadata ceiling of {ceiling} bytes of inline values and target URLs ({})",
+                path.display(),
+                crate::limits::METADATA_CEILING_SETTING
+            )));
+        }
+        Ok(())
+    };
     for (i, row) in reader.get_row_iter(None).map_err(ctx)?.enumerate() {
         let row = row.map_err(ctx)?;
         let (mut url, mut offset, mut size, mut raw) = (None, 0u64, 0u64, None);
@@ -223,8 +244,14 @@ fn read_record(path: &Path, bytes: Vec<u8>, record_size: u64, ceiling: u64) -> R
                 ("path", Field::Bytes(b)) => url = Some(std::str::from_utf8(b.data()).map_err(|_| bad())?.to_string()),
                 ("offset", f) => offset = int(f)?,
                 ("size", f) => size = int(f)?,
-                ("raw", Field::Bytes(b)) => raw = Some(b.data().to_vec()),
-                ("raw", Field::Str(s)) => raw = Some(s.as_bytes().to_vec()),
+                ("raw", Field::Bytes(b)) => {
+                    hold(b.data().len())?;
+                    raw = Some(b.data().to_vec())
+                }
+                ("raw", Field::Str(s)) => {
+                    hold(s.len())?;
+                    raw = Some(s.as_bytes().to_vec())
+                }
                 _ => return Err(bad()),
             }
         }
@@ -234,6 +261,7 @@ fn read_record(path: &Path, bytes: Vec<u8>, record_size: u64, ceiling: u64) -> R
                 let u: Arc<str> = match urls.get(u.as_str()) {
                     Some(x) => x.clone(),
                     None => {
+                        hold(u.len())?;
                         let a: Arc<str> = u.into();
                         urls.insert(a.clone());
                         a
