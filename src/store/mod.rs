@@ -29,6 +29,7 @@ pub mod range_target;
 pub mod coalesce;
 pub mod reference;
 pub mod reference_gen;
+pub mod reference_json;
 #[cfg(feature = "reference-parquet")]
 pub mod reference_parquet;
 #[cfg(feature = "reference-parquet")]

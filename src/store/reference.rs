@@ -100,7 +100,7 @@ impl ReferenceStore {
             let ceiling = options.get_u64("max_metadata_bytes").unwrap_or_else(crate::limits::max_metadata_bytes);
             let bytes = read_bounded(path, ceiling)?
                 .ok_or_else(|| Error::io(path.display(), std::io::ErrorKind::NotFound.into()))?;
-            Box::new(JsonRefs::parse(&bytes).map_err(|e| e.context(path.display()))?)
+            Box::new(JsonRefs::parse_with_ceiling(&bytes, ceiling).map_err(|e| e.context(path.display()))?)
         };
         let base = if meta.is_dir() { Some(path.to_path_buf()) } else { path.parent().map(Path::to_path_buf) };
         let base = base.map(|b| if b.as_os_str().is_empty() { PathBuf::from(".") } else { b });

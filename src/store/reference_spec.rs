@@ -89,16 +89,45 @@ pub fn parse_value(key: &str, v: &serde_json::Value, templates: &Templates, urls
 }
 
 impl JsonRefs {
-    /// Parses a reference file's bytes.
+    /// Parses a reference file's bytes under the process's metadata ceiling
+    /// ([`crate::limits::max_metadata_bytes`]).
     pub fn parse(bytes: &[u8]) -> Result<JsonRefs> {
-        let doc: serde_json::Value =
-            serde_json::from_slice(bytes).map_err(|e| Error::Metadata(format!("references are not valid JSON: {e}")))?;
-        let top = doc.as_object().ok_or_else(|| Error::Metadata("references must be a JSON object".into()))?;
+        JsonRefs::parse_with_ceiling(bytes, crate::limits::max_metadata_bytes())
+    }
+
+    /// Parses a reference file's bytes, holding at most what the metadata ceiling `ceiling` allows
+    /// ([`super::reference_json`]).
+    pub fn parse_with_ceiling(bytes: &[u8], ceiling: u64) -> Result<JsonRefs> {
+        use super::reference_json::{RawRef, RawRefs};
+        let raw = super::reference_json::read(bytes, ceiling)?;
         let mut out = JsonRefs::default();
-        let refs = match top.get("version") {
-            None => top,
+        let mut urls = HashSet::new();
+        let refs = match &raw.version {
+            None => {
+                // version 0: every member is a reference, `templates` and `gen` too
+                let mut refs = raw.others;
+                for (name, v) in [("templates", raw.templates), ("gen", raw.gen)] {
+                    if let Some(v) = v {
+                        out.refs.insert(name.to_string(), parse_value(name, &v, &out.templates, &mut urls)?);
+                    }
+                }
+                match raw.refs {
+                    Some(RawRefs::Value(r)) => {
+                        refs.insert("refs".to_string(), r);
+                    }
+                    Some(RawRefs::Map(_)) => {
+                        return Err(Error::Unsupported(
+                            "a reference set without \"version\" (version 0) whose member 'refs' is a JSON object \
+                             (add \"version\": 1 to read it as version 1)"
+                                .into(),
+                        ))
+                    }
+                    None => {}
+                }
+                refs
+            }
             Some(v) if v.as_u64() == Some(1) => {
-                if let Some(t) = top.get("templates") {
+                if let Some(t) = &raw.templates {
                     let t = t.as_object().ok_or_else(|| Error::Metadata("reference 'templates' must be an object".into()))?;
                     let mut map = HashMap::new();
                     for (k, v) in t {
@@ -107,21 +136,51 @@ impl JsonRefs {
                     }
                     out.templates = Templates::new(map);
                 }
-                if let Some(g) = top.get("gen") {
+                if let Some(g) = &raw.gen {
                     let g = g.as_array().ok_or_else(|| Error::Metadata("reference 'gen' must be a list".into()))?;
                     out.gens = g.iter().enumerate().map(|(i, e)| Gen::parse(i, e, &out.templates)).collect::<Result<_>>()?;
                 }
-                match top.get("refs") {
-                    None => &serde_json::Map::new(),
-                    Some(r) => r.as_object().ok_or_else(|| Error::Metadata("reference 'refs' must be an object".into()))?,
+                match raw.refs {
+                    None => Default::default(),
+                    Some(RawRefs::Map(m)) => m,
+                    Some(RawRefs::Value(_)) => return Err(Error::Metadata("reference 'refs' must be an object".into())),
                 }
             }
             Some(v) => return Err(Error::Unsupported(format!("reference specification version {v} (known: 0, 1)"))),
         };
-        let mut urls = HashSet::new();
-        for (k, v) in refs {
-            super::validate_key(k).map_err(|e| Error::Metadata(format!("reference key: {}", e.message())))?;
-            out.refs.insert(k.clone(), parse_value(k, v, &out.templates, &mut urls)?);
+        // each distinct URL rendered once
+        let mut rendered: HashMap<Arc<str>, Arc<str>> = HashMap::new();
+        for (k, r) in refs {
+            super::validate_key(&k).map_err(|e| Error::Metadata(format!("reference key: {}", e.message())))?;
+            let r = match r {
+                RawRef::Text(s) => match s.strip_prefix("base64:") {
+                    Some(b) => Ref::Inline(crate::format::base64::decode(b).map_err(|e| bad(&k, format!("bad base64 data: {e}")))?),
+                    None => Ref::Inline(s.into_bytes()),
+                },
+                RawRef::Json(t) => Ref::Inline(t.into_bytes()),
+                RawRef::Bad(why) => return Err(bad(&k, why)),
+                RawRef::Url { url: Some(u), range } if u.contains("{{") => {
+                    let url = match rendered.get(&u) {
+                        Some(x) => x.clone(),
+                        None => {
+                            let text = out.templates.render(&u, &|_| None).map_err(|e| e.context(format!("reference '{k}'")))?;
+                            let x = match urls.get(text.as_str()) {
+                                Some(x) => Arc::clone(x),
+                                None => {
+                                    let x: Arc<str> = text.into();
+                                    urls.insert(x.clone());
+                                    x
+                                }
+                            };
+                            rendered.insert(u, x.clone());
+                            x
+                        }
+                    };
+                    Ref::Url { url: Some(url), range }
+                }
+                RawRef::Url { url, range } => Ref::Url { url, range },
+            };
+            out.refs.insert(k, r);
         }
         Ok(out)
     }
