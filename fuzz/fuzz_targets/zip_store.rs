@@ -1,6 +1,10 @@
 //! Fuzz target `zip_store`: see `zarr::fuzzing::zip_store`.
 #![no_main]
 
+// Any single allocation over FUZZ_MALLOC_LIMIT_MB (default 128) fails the input.
+#[path = "../alloc_limit.rs"]
+mod alloc_limit;
+
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| zarr::fuzzing::zip_store(data));

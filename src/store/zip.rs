@@ -230,11 +230,11 @@ impl ZipStore {
                 )))
             }
         };
-        if info.stored {
-            check_range(info.data_start, info.size, self.file_len).map_err(|_| {
-                Error::Io(format!("{}: member data lies past the end of the zip file", self.location(key)))
-            })?;
-        }
+        // The stored bytes (a stored member's value, a deflated member's stream) must lie in the file:
+        // a recorded compressed size past its end would also lift the bound `inflate` reserves under.
+        check_range(info.data_start, f.compressed_size(), self.file_len).map_err(|_| {
+            Error::Io(format!("{}: member data lies past the end of the zip file", self.location(key)))
+        })?;
         Ok(*m.info.get_or_init(|| info))
     }
 
@@ -246,7 +246,8 @@ impl ZipStore {
         let mut out = Vec::new();
         // DEFLATE makes at most 1032 bytes per stored byte: a recorded size beyond what the stored
         // bytes can make (a 1 KB member recording 3 GiB) is not reserved; reading stops at it anyway.
-        let most = f.compressed_size().saturating_mul(1032).saturating_add(1024);
+        // The stored bytes are at most the file's (`info` checks the recorded compressed size).
+        let most = f.compressed_size().min(self.file_len).saturating_mul(1032).saturating_add(1024);
         let cap = usize::try_from(size.min(most)).map_err(|_| ctx(crate::error::alloc_failed(usize::MAX)))?;
         crate::error::try_reserve(&mut out, cap).map_err(ctx)?;
         // Reading to the end makes the reader check the CRC; one byte more than recorded is an error.
@@ -425,6 +426,31 @@ mod tests {
 
         let inner = open_location(&format!("{}!/a", path.display())).unwrap();
         assert_eq!(inner.get("c/0").unwrap().unwrap().len(), 200);
+        std::fs::remove_file(&path).unwrap();
+    }
+
+    /// A deflated member whose central directory records a compressed size past the end of the file
+    /// (and 2 GiB inflated) is an error before anything is reserved or inflated (found by the
+    /// `zip_store` fuzz target under its allocation limit: the reservation bound, 1032 bytes per
+    /// recorded compressed byte, was 2 GiB for a 2 KB file).
+    #[test]
+    fn deflated_member_past_the_end() {
+        let path = temp("past-end");
+        let mut w = zip::ZipWriter::new(File::create(&path).unwrap());
+        let deflated = SimpleFileOptions::default().compression_method(CompressionMethod::Deflated);
+        w.start_file("c/0", deflated).unwrap();
+        w.write_all(&[7u8; 5000]).unwrap();
+        w.finish().unwrap();
+        let mut z = std::fs::read(&path).unwrap();
+        let cd = z.windows(4).position(|w| w == b"PK\x01\x02").unwrap();
+        z[cd + 20..cd + 24].copy_from_slice(&(32u32 << 20).to_le_bytes());
+        z[cd + 24..cd + 28].copy_from_slice(&0x7e00_010cu32.to_le_bytes());
+        std::fs::write(&path, &z).unwrap();
+
+        let s = ZipStore::open(&path).unwrap();
+        let past = |r: Result<()>| matches!(r, Err(Error::Io(m)) if m.contains("past the end of the zip file"));
+        assert!(past(s.get("c/0").map(drop)), "{:?}", s.get("c/0"));
+        assert!(past(s.open("c/0").map(drop)));
         std::fs::remove_file(&path).unwrap();
     }
 
