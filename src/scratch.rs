@@ -6,7 +6,8 @@
 //! ([`recycle_encoded`]) and the next encodes take them from it ([`take_encoded`]). Without it, a
 //! write of whole shards allocated a shard's worth of fresh memory per shard and freed it again once
 //! the shard was stored; the allocator returned that memory to the system each time, and every page
-//! of it was faulted in (zeroed) again for the next shard: a quarter of the encoding's CPU time. The
+//! of it was faulted in (zeroed) again for the next shard (37 000 page faults per 256 MiB written,
+//! about a tenth of the write's CPU time; 11 000 with the pool, for the first shards). The
 //! pool holds at most [`RECYCLED_MAX_BYTES`] and is emptied at the end of every write call
 //! ([`release_encoded`]), so nothing stays held between calls.
 
