@@ -61,7 +61,10 @@ impl Array {
         if sel.is_empty() {
             return Ok(());
         }
-        crate::threads::io_scope(self.store.io_concurrency(), || self.write_selection_on_pool(sel, layout, conv, data))
+        let done = crate::threads::io_scope(self.store.io_concurrency(), || self.write_selection_on_pool(sel, layout, conv, data));
+        // The encoded-chunk buffers kept for reuse during the call are freed (`crate::scratch`).
+        crate::scratch::release_encoded();
+        done
     }
 
     /// [`Self::write_selection`] on the pool chosen for the store.
@@ -155,7 +158,15 @@ impl Array {
             None => self.store.delete_locked(key, lock),
             Some(parts) => {
                 let slices: Vec<&[u8]> = parts.iter().map(|p| p.as_ref()).collect();
-                self.store.set_parts_locked(key, &slices, lock)
+                self.store.set_parts_locked(key, &slices, lock)?;
+                drop(slices);
+                // Stored: the buffers serve the next chunks' encodes (`crate::scratch::take_encoded`).
+                for p in parts {
+                    if let std::borrow::Cow::Owned(v) = p {
+                        crate::scratch::recycle_encoded(v);
+                    }
+                }
+                Ok(())
             }
         }
     }

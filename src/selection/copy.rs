@@ -127,6 +127,8 @@ unsafe fn copy_bytes(src: *const u8, dst: *mut u8, len: usize) {
             8..=15 => two::<8>(src, dst, len),
             16..=31 => two::<16>(src, dst, len),
             32..=64 => two::<32>(src, dst, len),
+            // Rows of 64^3 uint16 chunks (a write gathers millions of them): inline, not a call.
+            65..=128 => two::<64>(src, dst, len),
             _ => std::ptr::copy_nonoverlapping(src, dst, len),
         }
     }

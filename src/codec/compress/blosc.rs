@@ -226,9 +226,10 @@ pub fn blosc_compress(
         )));
     }
     let cap = data.len() + MIN_HEADER;
-    let mut out: Vec<u8> = Vec::with_capacity(cap);
+    // A buffer whose pages an earlier encode already touched, when one is free (see `crate::scratch`).
+    let mut out: Vec<u8> = crate::scratch::take_encoded(cap);
     let cname = CString::new(cname).expect("cname has no NUL");
-    // SAFETY: `out` has `cap` bytes of capacity; c-blosc writes at most `cap` bytes and returns how many.
+    // SAFETY: `out` has at least `cap` bytes of capacity; c-blosc writes at most `cap` bytes and returns how many.
     let n = unsafe {
         blosc_src::blosc_compress_ctx(
             clevel as i32,

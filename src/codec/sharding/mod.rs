@@ -213,7 +213,10 @@ impl ArrayToBytesCodec for ShardingCodec {
             return sink(None);
         }
         // The inner chunks and the index go to the sink as parts: no shard-sized copy.
-        sink(Some(self.layout_parts(&encoded)?))
+        sink(Some(self.layout_parts(&encoded)?))?;
+        // Stored: their buffers serve the next shard's inner chunks (`crate::scratch::take_encoded`).
+        encoded.into_iter().flatten().for_each(crate::scratch::recycle_encoded);
+        Ok(())
     }
 
     fn decode_into(&self, encoded: &[u8], repr: &ArrayRepr, out: &mut [u8]) -> Result<()> {
