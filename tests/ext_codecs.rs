@@ -142,3 +142,26 @@ fn refused_multi_chunk_write_changes_nothing() {
         assert_eq!(store.get(k).unwrap().unwrap(), want, "{k}");
     }
 }
+
+/// The same over 40 000 chunks, more than one batch of parts (16 384): every chunk is encoded before
+/// any is stored, whatever the number of chunks, so a value refused in the last batch stores nothing.
+#[test]
+fn refused_value_in_the_last_batch_of_a_many_chunk_write_changes_nothing() {
+    let n = 40_000u64;
+    let store = Arc::new(MemoryStore::new());
+    let codecs = json!([{"name": "cast_value", "configuration": {"data_type": "uint8"}}, bytes_codec("little")]);
+    let a = Array::create(store.clone(), "", &v3_array(&[n], &[1], "float64", json!(0.0), codecs)).unwrap();
+    let old: Vec<f64> = (0..n).map(|i| (i % 200 + 1) as f64).collect();
+    a.write_region(&[0], &[n], &f64s(&old)).unwrap();
+    let mut new: Vec<f64> = (0..n).map(|i| (i % 50 + 201) as f64).collect();
+    new[n as usize - 1] = 256.0;
+    let e = a.write_region(&[0], &[n], &f64s(&new)).unwrap_err();
+    assert!(matches!(e, Error::Value(_)), "{e}");
+    let mut out = vec![0u8; 8 * n as usize];
+    a.read_region(&[0], &[n], &mut out).unwrap();
+    assert_eq!(out, f64s(&old), "nothing stored");
+    new[n as usize - 1] = 255.0;
+    a.write_region(&[0], &[n], &f64s(&new)).unwrap();
+    a.read_region(&[0], &[n], &mut out).unwrap();
+    assert_eq!(out, f64s(&new));
+}

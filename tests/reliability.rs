@@ -138,6 +138,40 @@ fn full_disk_fails_with_io_and_keeps_what_was_not_written() {
     s.write_region(&[0, 0], &[1, 1], &[9u8]).unwrap();
 }
 
+/// Writes of more than one batch of parts (16 384 chunks): a stepped write whose last chunk is corrupt
+/// stores nothing (every chunk covered in part is decoded before any is stored), and two threads
+/// writing the even and the odd elements of the same 20 000 chunks lose nothing of each other (each
+/// call holds the locks of all its chunks until it ends).
+#[test]
+fn writes_of_many_chunks_check_everything_first_and_lose_nothing() {
+    let n = 20_000u64;
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let doc = v3_array(&[2 * n], &[2], "uint8", json!(0), json!([bytes_codec("little")]));
+    let a = Array::create(store.clone(), "a", &doc).unwrap();
+    a.write_region(&[0], &[2 * n], &vec![1u8; 2 * n as usize]).unwrap();
+    let last = format!("a/c/{}", n - 1);
+    store.set(&last, &[1, 1, 1]).unwrap();
+    let u8_type = zarr::dtype::DataType::UInt8;
+    let e = a.write_hyperslab(&[0], &[n], Some(&[2]), None, &u8_type, &vec![2u8; n as usize]).unwrap_err();
+    assert!(matches!(e, Error::Codec(_)) && e.to_string().contains(&last), "{e}");
+    store.set(&last, &[1, 1]).unwrap();
+    assert_eq!(read_all(&a), vec![1u8; 2 * n as usize], "nothing stored");
+    for round in 0..3u8 {
+        std::thread::scope(|s| {
+            for parity in 0..2u8 {
+                let store = store.clone();
+                s.spawn(move || {
+                    let h = Array::open(store, "a", true).unwrap();
+                    let data = vec![10 * round + parity + 2; n as usize];
+                    h.write_hyperslab(&[parity as u64], &[n], Some(&[2]), None, &zarr::dtype::DataType::UInt8, &data).unwrap();
+                });
+            }
+        });
+        let got = read_all(&a);
+        assert!(got.chunks(2).all(|c| c == [10 * round + 2, 10 * round + 3]), "round {round}: an update was lost");
+    }
+}
+
 /// A tmpfs of 256 KiB filled up by a write: the write fails with `Error::Io`, every chunk holds its old
 /// or its new value, the array still opens, and after space is freed writes work again. Needs
 /// `mount -t tmpfs` (root); it is skipped where mounting is impossible, except under `CI=true`, where

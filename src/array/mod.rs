@@ -217,7 +217,16 @@ impl Array {
         if self.coordinated {
             return Ok(StoreLock::none());
         }
-        let lock = self.store.lock(&self.prefix, &crate::store::lock::chunk_write_ranges(chunks))?;
+        self.lock_chunk_ranges(crate::store::lock::chunk_write_ranges(chunks))
+    }
+
+    /// [`Self::lock_chunks`] for the lock ranges of the chunks
+    /// ([`crate::store::ChunkLockRanges::finish`]).
+    fn lock_chunk_ranges(&self, ranges: Vec<LockRange>) -> Result<StoreLock> {
+        if self.coordinated {
+            return Ok(StoreLock::none());
+        }
+        let lock = self.store.lock(&self.prefix, &ranges)?;
         if !lock.is_held() && self.store.io_concurrency() > 0 {
             return Ok(lock);
         }

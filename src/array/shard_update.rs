@@ -27,6 +27,14 @@ pub(super) struct ShardUpdate {
     decoded: HashMap<usize, Vec<u8>>,
 }
 
+impl ShardUpdate {
+    /// The bytes it holds (the stored shard, its index, the decoded inner chunks).
+    pub(super) fn held_bytes(&self) -> usize {
+        let index = self.entries.len() * std::mem::size_of::<Option<(u64, u64)>>();
+        self.bytes.len() + index + self.decoded.values().map(Vec::len).sum::<usize>()
+    }
+}
+
 impl Array {
     /// Phase 1 for a shard covered in part.
     pub(super) fn prepare_shard_update(&self, shard: &ShardingCodec, part: &ChunkPart) -> Result<ShardUpdate> {

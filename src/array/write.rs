@@ -1,15 +1,27 @@
-//! Writes. The selection is cut along the chunk grid. Chunks it covers only in part are first read and
-//! decoded (all of them, before anything is stored, so a corrupt chunk fails the call without changing
-//! the array); then every touched chunk is merged, encoded and stored in parallel. A conversion from the
-//! caller's type that can fail is checked over the whole selection first, so that a value out of range
-//! stores nothing. A chunk equal to the fill value everywhere is not stored (an existing one is
-//! deleted). Edge chunks are stored at full size, with the fill value outside the array. A fully
-//! covered chunk whose elements need no conversion is encoded straight from the caller's buffer.
+//! Writes. The selection is cut along the chunk grid into chunk parts, taken
+//! [`WRITE_PARTS_PER_BATCH`] at a time and never listed whole, so memory follows the caller's buffer,
+//! not the number of chunks touched (docs/limits.md). A write makes two passes over the parts:
+//!
+//! 1. Before anything is stored: every chunk the selection covers only in part is read and decoded (a
+//!    corrupt chunk fails the call without changing the array), and when the chain may refuse a value
+//!    (`scale_offset`, `cast_value`) every chunk is merged and encoded too (a refused value stores
+//!    nothing). What this pass makes is kept for pass 2 while it fits in the caller's buffer's size plus
+//!    [`WRITE_HOLD_FLOOR`]; the rest is made again in pass 2. The pass is skipped when there is nothing
+//!    to check (every chunk covered whole, no chain that refuses).
+//! 2. Every touched chunk is merged, encoded and stored, in parallel.
+//!
+//! A call of one batch (the usual case) takes its parts once for both passes; a longer one makes them
+//! again for each pass. A conversion from the caller's type that can fail is checked over the whole
+//! selection first, so that a value out of range stores nothing. A chunk equal to the fill value
+//! everywhere is not stored (an existing one is deleted). Edge chunks are stored at full size, with the
+//! fill value outside the array. A fully covered chunk whose elements need no conversion is encoded
+//! straight from the caller's buffer.
 //! The touched chunks are locked (exclusive) for the whole call, so concurrent writers of one chunk or
-//! shard, in any process, thread or handle, never lose each other's updates. Stores that cannot lock
-//! but can write conditionally (S3) get the same guarantee another way: chunks covered in part are
-//! read with their version and stored only if unchanged, else merged again (see
-//! [`super::conditional_write`]).
+//! shard, in any process, thread or handle, never lose each other's updates; a call touching more than
+//! [`crate::store::lock::MAX_CHUNK_LOCK_RANGES`] separate runs of chunks also locks chunks between
+//! them ([`crate::store::ChunkLockRanges`]). Stores that cannot lock but can write conditionally (S3)
+//! get the same guarantee another way: chunks covered in part are read with their version and stored
+//! only if unchanged, else merged again (see [`super::conditional_write`]).
 
 use super::Array;
 use crate::buffer::{fill_elements, RawBuf};
@@ -19,9 +31,21 @@ use crate::error::{try_alloc, Result};
 use crate::scratch::with_decoded;
 use crate::selection::convert::Conv;
 use crate::selection::{copy, for_each_pair_run, ChunkPart, Layout, Selection};
-use crate::store::{StoreLock, ValueVersion};
-use std::collections::HashMap;
+use crate::store::{ChunkLockRanges, ConditionalStore, StoreLock, ValueVersion};
+use std::borrow::Cow;
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
+
+/// The most chunk parts a write holds at once ([`crate::selection::Parts::next_batch`]), as reads.
+const WRITE_PARTS_PER_BATCH: usize = 16384;
+
+/// What pass 1 of a write may keep for pass 2 beyond the size of the caller's buffer: decoded chunks
+/// covered in part, encoded chunks of a chain that may refuse a value (docs/limits.md).
+pub(crate) const WRITE_HOLD_FLOOR: usize = 64 << 20;
+
+/// Bytes counted for each thing pass 1 keeps beyond its data (its place in the queue, its vectors).
+const HOLD_OVERHEAD: usize = 256;
 
 /// What phase 1 of a write keeps of a chunk the selection covers only in part.
 pub(super) enum Existing {
@@ -30,6 +54,53 @@ pub(super) enum Existing {
     /// A shard: its stored bytes, index and the decoded inner chunks covered in part.
     Shard(super::shard_update::ShardUpdate),
 }
+
+impl Existing {
+    /// The bytes it holds.
+    fn held_bytes(&self) -> usize {
+        match self {
+            Existing::Decoded(buf) => buf.len(),
+            Existing::Shard(update) => update.held_bytes(),
+        }
+    }
+}
+
+/// What pass 1 made of one chunk, kept for pass 2.
+enum Prepared {
+    /// The stored chunk, decoded (a chunk covered in part).
+    Existing(Existing, Expected),
+    /// The new chunk, encoded (`None`: all fill value), for a chain that may refuse a value.
+    Encoded(Option<Vec<u8>>, Expected),
+}
+
+/// On a store written conditionally, the version a chunk covered in part had when it was read
+/// (`Some(None)`: it did not exist); `None`: the chunk is stored plainly (under the lock).
+type Expected = Option<Option<ValueVersion>>;
+
+/// The bytes pass 1 may keep, shared by the threads of one call.
+struct HoldBudget {
+    limit: usize,
+    used: AtomicUsize,
+}
+
+impl HoldBudget {
+    /// Whether `n` more bytes may be kept (then they are counted).
+    fn take(&self, n: usize) -> bool {
+        let n = n.saturating_add(HOLD_OVERHEAD);
+        let was = self.used.fetch_add(n, Ordering::Relaxed);
+        if was.saturating_add(n) <= self.limit {
+            return true;
+        }
+        self.used.fetch_sub(n, Ordering::Relaxed);
+        false
+    }
+}
+
+/// Pass 1 of a write for one chunk part: `None` when there is nothing to check or keep, else what
+/// was made and the bytes it holds.
+type PrepareFn<'f, H> = dyn Fn(&ChunkPart, &StoreLock) -> Result<Option<(H, usize)>> + Sync + 'f;
+/// Pass 2 of a write for one chunk part, given what pass 1 kept of it (`None`: nothing, or dropped).
+type FinishFn<'f, H> = dyn Fn(&ChunkPart, Option<H>, &StoreLock) -> Result<()> + Sync + 'f;
 
 impl Array {
     /// Writes `data` (C order, native-endian, exactly the region's size) to the region `start..start+count`.
@@ -72,67 +143,184 @@ impl Array {
         if conv.can_fail() {
             copy::check(data, 0, layout, &sel.count, conv)?;
         }
-        let parts = sel.project(self.grid())?;
-        // Every touched chunk (shard) is locked for the whole call, against other writers of any
-        // process, thread or handle (see `crate::store::lock`).
-        let lock = self.lock_chunks(parts.iter().map(|p| p.chunk.as_slice()))?;
-        // A store that cannot lock but can write conditionally: chunks covered in part are read with
-        // their version and stored only if unchanged (`super::conditional_write`).
-        let cond = if lock.is_held() { None } else { self.store.conditional() };
-        // Phase 1: decode the chunks the selection covers only in part.
-        let partial: Vec<usize> = (0..parts.len()).filter(|&i| !self.covers_chunk(&parts[i])).collect();
-        let decoded = crate::threads::try_map(&partial, |&i| {
-            if let Some(c) = cond {
-                let key = self.chunk_key(&parts[i].chunk);
-                return self.read_versioned(c, &parts[i]).map_err(|e| e.context(self.store.location(&key)));
+        // When a codec may refuse a value, pass 1 encodes every chunk, so that a refused value stores
+        // nothing.
+        let refusing = self.meta.codecs.may_refuse_values();
+        let prepare = |part: &ChunkPart, lock: &StoreLock| -> Result<Option<(Prepared, usize)>> {
+            let covered = self.covers_chunk(part);
+            if covered && !refusing {
+                return Ok(None);
             }
-            self.read_existing(&parts[i]).map(|e| (e, None))
-        })?;
-        let mut existing: Vec<Mutex<Option<Existing>>> = (0..parts.len()).map(|_| Mutex::new(None)).collect();
-        // The version each chunk covered in part had when read (conditional stores only).
-        let mut expected: HashMap<usize, Option<ValueVersion>> = HashMap::new();
-        for (i, (buf, version)) in partial.into_iter().zip(decoded) {
-            existing[i] = Mutex::new(Some(buf));
-            if cond.is_some() {
-                expected.insert(i, version);
+            let (existing, expected) = match covered {
+                true => (None, None),
+                false => {
+                    let (e, v) = self.read_for_update(self.conditional(lock), part)?;
+                    (Some(e), v)
+                }
+            };
+            if !refusing {
+                let existing = existing.expect("a chunk covered in part was read");
+                let n = existing.held_bytes();
+                return Ok(Some((Prepared::Existing(existing, expected), n)));
+            }
+            let mut encoded = None;
+            let mut keep = |e: Option<crate::codec::Parts>| -> Result<()> {
+                encoded = e.map(crate::codec::join_parts);
+                Ok(())
+            };
+            self.write_chunk_part(part, layout, conv, data, existing, &mut keep)
+                .map_err(|e| e.context(self.store.location(&self.chunk_key(&part.chunk))))?;
+            let n = encoded.as_ref().map_or(0, Vec::len);
+            Ok(Some((Prepared::Encoded(encoded, expected), n)))
+        };
+        let finish = |part: &ChunkPart, kept: Option<Prepared>, lock: &StoreLock| -> Result<()> {
+            let cond = self.conditional(lock);
+            let key = self.chunk_key(&part.chunk);
+            let (existing, expected) = match kept {
+                Some(Prepared::Encoded(bytes, expected)) => {
+                    let parts = bytes.map(|b| vec![Cow::Owned(b)]);
+                    return self
+                        .store_part(cond, part, parts, expected.as_ref(), lock, layout, conv, data)
+                        .map_err(|e| e.context(self.store.location(&key)));
+                }
+                Some(Prepared::Existing(e, expected)) => (Some(e), expected),
+                None if self.covers_chunk(part) => (None, None),
+                None => {
+                    let (e, v) = self.read_for_update(cond, part)?;
+                    (Some(e), v)
+                }
+            };
+            let mut sink = |e: Option<crate::codec::Parts>| self.store_part(cond, part, e, expected.as_ref(), lock, layout, conv, data);
+            self.write_chunk_part(part, layout, conv, data, existing, &mut sink).map_err(|e| e.context(self.store.location(&key)))
+        };
+        let hold = data.len().saturating_add(WRITE_HOLD_FLOOR);
+        self.write_parts::<Prepared>(sel, hold, refusing, &prepare, &finish)
+    }
+
+    /// The store written conditionally when `lock` holds nothing (a store that cannot lock), if it can.
+    fn conditional(&self, lock: &StoreLock) -> Option<&dyn ConditionalStore> {
+        if lock.is_held() {
+            None
+        } else {
+            self.store.conditional()
+        }
+    }
+
+    /// Reads the chunk of `part`, which the selection covers only in part, for its update: with its
+    /// version on a store written conditionally (`cond`).
+    fn read_for_update(&self, cond: Option<&dyn ConditionalStore>, part: &ChunkPart) -> Result<(Existing, Expected)> {
+        match cond {
+            Some(c) => {
+                let key = self.chunk_key(&part.chunk);
+                let (e, v) = self.read_versioned(c, part).map_err(|e| e.context(self.store.location(&key)))?;
+                Ok((e, Some(v)))
+            }
+            None => Ok((self.read_existing(part)?, None)),
+        }
+    }
+
+    /// Stores the new chunk of `part` (`None`: all fill value): conditionally where it was read with a
+    /// version (`expected`; a lost race is answered by redoing that chunk's update), else plainly
+    /// under `lock`.
+    #[allow(clippy::too_many_arguments)]
+    fn store_part(
+        &self,
+        cond: Option<&dyn ConditionalStore>,
+        part: &ChunkPart,
+        encoded: Option<crate::codec::Parts>,
+        expected: Option<&Option<ValueVersion>>,
+        lock: &StoreLock,
+        layout: &Layout,
+        conv: &Conv,
+        data: &[u8],
+    ) -> Result<()> {
+        let (Some(c), Some(version)) = (cond, expected) else {
+            return self.store_chunk(&self.chunk_key(&part.chunk), encoded, lock);
+        };
+        match self.store_chunk_if(c, &part.chunk, encoded, version.as_ref())? {
+            super::conditional_write::Stored::Done => Ok(()),
+            super::conditional_write::Stored::Lost => self.redo_chunk_update(c, part, layout, conv, data),
+        }
+    }
+
+    /// Runs a write of the parts of `sel` in two passes, [`WRITE_PARTS_PER_BATCH`] parts at a time,
+    /// each batch in parallel, holding the lock of every touched chunk (shard) for the whole call
+    /// (against other writers of any process, thread or handle: `crate::store::lock`). Pass 1
+    /// (`prepare`) sees every part before pass 2 (`finish`) sees any, so that whatever can fail in it
+    /// fails with nothing stored; it keeps what it made up to `hold` bytes in all, and pass 2 gets what
+    /// was kept of each part (what was not, it makes again). Pass 1 is skipped when no part covers its
+    /// chunk in part and `check_all` is false (then it would find nothing to check).
+    fn write_parts<H: Send>(
+        &self,
+        sel: &Selection,
+        hold: usize,
+        check_all: bool,
+        prepare: &PrepareFn<'_, H>,
+        finish: &FinishFn<'_, H>,
+    ) -> Result<()> {
+        let grid = self.grid();
+        let mut parts = sel.parts(grid);
+        let mut batch = parts.next_batch(WRITE_PARTS_PER_BATCH)?;
+        let single = parts.is_done();
+        // The lock ranges, and whether some chunk is covered in part, from every part: those of the
+        // batch, or (longer calls) all parts made once more.
+        let mut ranges = ChunkLockRanges::new();
+        let mut in_part = false;
+        let mut scan = |p: &ChunkPart| {
+            ranges.add(&p.chunk);
+            in_part = in_part || !self.covers_chunk(p);
+        };
+        if single {
+            batch.iter().for_each(&mut scan);
+        } else {
+            let mut all = sel.parts(grid);
+            while let Some(p) = all.try_next()? {
+                scan(&p);
             }
         }
-        // Stores chunk `i`: conditionally where phase 1 read it with a version (a lost race is
-        // answered by redoing that chunk's update), else plainly under `lock`.
-        let store = |i: usize, e: Option<crate::codec::Parts>| -> Result<()> {
-            let (Some(c), Some(version)) = (cond, expected.get(&i)) else {
-                return self.store_chunk(&self.chunk_key(&parts[i].chunk), e, &lock);
-            };
-            match self.store_chunk_if(c, &parts[i].chunk, e, version.as_ref())? {
-                super::conditional_write::Stored::Done => Ok(()),
-                super::conditional_write::Stored::Lost => self.redo_chunk_update(c, &parts[i], layout, conv, data),
-            }
+        let lock = self.lock_chunk_ranges(ranges.finish())?;
+        let budget = HoldBudget { limit: hold, used: AtomicUsize::new(0) };
+        let pass1 = |batch: &[ChunkPart]| -> Result<Vec<Option<H>>> {
+            crate::threads::try_map(batch, |part| Ok(prepare(part, &lock)?.and_then(|(h, n)| budget.take(n).then_some(h))))
         };
-        // Phase 2: merge, encode, store. When a codec may refuse a value, every chunk is encoded
-        // before any is stored (phase 3), so that a refused value stores nothing.
-        let indices: Vec<usize> = (0..parts.len()).collect();
-        let deferred = self.meta.codecs.may_refuse_values();
-        let encoded: Vec<Mutex<Option<Option<Vec<u8>>>>> = (0..if deferred { parts.len() } else { 0 }).map(|_| Mutex::new(None)).collect();
-        crate::threads::try_for_each(&indices, |&i| {
-            let buf = existing[i].lock().unwrap_or_else(|e| e.into_inner()).take();
-            let key = self.chunk_key(&parts[i].chunk);
-            let mut sink = |e: Option<crate::codec::Parts>| -> Result<()> {
-                if deferred {
-                    *encoded[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(e.map(crate::codec::join_parts));
-                    return Ok(());
+        let pass2 = |batch: &[ChunkPart], kept: Vec<Option<H>>| -> Result<()> {
+            let jobs: Vec<(&ChunkPart, Mutex<Option<H>>)> = batch.iter().zip(kept.into_iter().map(Mutex::new)).collect();
+            crate::threads::try_for_each(&jobs, |(part, h)| finish(part, h.lock().unwrap_or_else(|e| e.into_inner()).take(), &lock))
+        };
+        let nothing = |n: usize| (0..n).map(|_| None).collect::<Vec<Option<H>>>();
+        let checks = check_all || in_part;
+        if single {
+            let kept = if checks { pass1(&batch)? } else { nothing(batch.len()) };
+            return pass2(&batch, kept);
+        }
+        // Several batches: what pass 1 keeps waits in order, by the part's place in the selection.
+        let mut queue: VecDeque<(u64, H)> = VecDeque::new();
+        if checks {
+            let mut base = 0u64;
+            while !batch.is_empty() {
+                for (i, h) in pass1(&batch)?.into_iter().enumerate() {
+                    if let Some(h) = h {
+                        queue.try_reserve(1).map_err(|_| crate::error::alloc_failed(std::mem::size_of::<(u64, H)>()))?;
+                        queue.push_back((base + i as u64, h));
+                    }
                 }
-                store(i, e)
-            };
-            self.write_chunk_part(&parts[i], layout, conv, data, buf, &mut sink)
-                .map_err(|e| e.context(self.store.location(&key)))
-        })?;
-        if deferred {
-            let ready: Vec<(usize, Option<Vec<u8>>)> =
-                indices.iter().map(|&i| (i, encoded[i].lock().unwrap_or_else(|e| e.into_inner()).take().flatten())).collect();
-            crate::threads::try_for_each(&ready, |(i, bytes)| {
-                store(*i, bytes.as_deref().map(|b| vec![std::borrow::Cow::Borrowed(b)]))
-                    .map_err(|e| e.context(self.store.location(&self.chunk_key(&parts[*i].chunk))))
-            })?;
+                base += batch.len() as u64;
+                batch = parts.next_batch(WRITE_PARTS_PER_BATCH)?;
+            }
+            parts = sel.parts(grid);
+            batch = parts.next_batch(WRITE_PARTS_PER_BATCH)?;
+        }
+        let mut base = 0u64;
+        while !batch.is_empty() {
+            let mut kept = nothing(batch.len());
+            let end = base + batch.len() as u64;
+            while queue.front().is_some_and(|(i, _)| *i < end) {
+                let (i, h) = queue.pop_front().expect("a first entry");
+                kept[(i - base) as usize] = Some(h);
+            }
+            pass2(&batch, kept)?;
+            base += batch.len() as u64;
+            batch = parts.next_batch(WRITE_PARTS_PER_BATCH)?;
         }
         Ok(())
     }
@@ -264,20 +452,26 @@ impl Array {
         if n == 0 {
             return Ok(());
         }
-        let parts = Selection::dense(start, count).project(self.grid())?;
-        let lock = self.lock_chunks(parts.iter().map(|p| p.chunk.as_slice()))?;
-        let encoded: Vec<Option<Vec<u8>>> = crate::threads::try_map(&parts, |part| {
+        // Pass 1 encodes every chunk (kept up to the caller's data and offsets plus WRITE_HOLD_FLOOR),
+        // pass 2 stores them (encoding again those not kept).
+        let encode = |part: &ChunkPart| -> Result<Option<Vec<u8>>> {
             let key = self.chunk_key(&part.chunk);
             self.encode_vlen_part(part, start, count, offsets, data).map_err(|e| e.context(self.store.location(&key)))
-        })?;
-        let jobs: Vec<(&ChunkPart, &Option<Vec<u8>>)> = parts.iter().zip(&encoded).collect();
-        crate::threads::try_for_each(&jobs, |(part, enc)| {
+        };
+        let prepare = |part: &ChunkPart, _: &StoreLock| -> Result<Option<(Option<Vec<u8>>, usize)>> {
+            let encoded = encode(part)?;
+            let n = encoded.as_ref().map_or(0, Vec::len);
+            Ok(Some((encoded, n)))
+        };
+        let finish = |part: &ChunkPart, kept: Option<Option<Vec<u8>>>, lock: &StoreLock| -> Result<()> {
             let key = self.chunk_key(&part.chunk);
-            match enc {
-                Some(bytes) => self.store.set_parts_locked(&key, &[bytes], &lock),
-                None => self.store.delete_locked(&key, &lock),
+            match kept.map_or_else(|| encode(part), Ok)? {
+                Some(bytes) => self.store.set_parts_locked(&key, &[bytes.as_slice()], lock),
+                None => self.store.delete_locked(&key, lock),
             }
-        })
+        };
+        let given = data.len().saturating_add(offsets.len().saturating_mul(8));
+        self.write_parts::<Option<Vec<u8>>>(&Selection::dense(start, count), given.saturating_add(WRITE_HOLD_FLOOR), true, &prepare, &finish)
     }
 
     /// The new encoded content of the chunk of `part` after writing the region (`None`: all fill, not

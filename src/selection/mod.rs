@@ -4,7 +4,8 @@
 //!   `H5Sselect_hyperslab` and netCDF's `nc_get_vars` take it); a dense box has every step 1.
 //! - [`Selection::project`]: the selection cut along a [`ChunkGrid`] into the part of each chunk it
 //!   touches ([`ChunkPart`]: which chunk, where in the chunk, where in the caller's buffer), listed;
-//!   [`Selection::parts`] makes the same parts one at a time ([`Parts`], which reads take in batches).
+//!   [`Selection::parts`] makes the same parts one at a time ([`Parts`], which reads and writes take in
+//!   batches).
 //! - [`layout::Layout`]: a buffer as an element size and a byte stride per dimension (C order,
 //!   Fortran order, a chunk stepped by the selection, a caller's arbitrary strides).
 //! - [`copy`]: copies, fills and validates boxes between two layouts in whole runs, converting element
@@ -154,8 +155,8 @@ impl Selection {
     /// Cuts the selection along `grid`: one [`ChunkPart`] per chunk holding at least one selected element,
     /// chunks in C order. Nothing when the selection is empty. Every allocation is fallible: a selection
     /// touching more chunks than memory can describe (each part takes about a hundred bytes: a large
-    /// region of an array of tiny chunks) is [`crate::Error::Memory`], never an abort. Reads do not list
-    /// the parts: they take them from [`Selection::parts`] a batch at a time.
+    /// region of an array of tiny chunks) is [`crate::Error::Memory`], never an abort. Reads and writes
+    /// of regions do not list the parts: they take them from [`Selection::parts`] a batch at a time.
     pub fn project(&self, grid: &dyn ChunkGrid) -> crate::Result<Vec<ChunkPart>> {
         let mut parts = self.parts(grid);
         let total = parts.remaining().ok_or_else(|| {

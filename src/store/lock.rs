@@ -86,20 +86,93 @@ pub fn key_index(coords: &[u64]) -> u64 {
 }
 
 /// The lock ranges of a chunk writer: byte 0 shared, then the bytes of `coords` (chunk-grid coordinates of
-/// the stored keys written) exclusive, runs of consecutive indices merged, ascending.
+/// the stored keys written) exclusive, runs of consecutive indices merged, ascending; at most
+/// [`MAX_CHUNK_LOCK_RANGES`] exclusive runs ([`ChunkLockRanges`]).
 pub fn chunk_write_ranges<'a>(coords: impl IntoIterator<Item = &'a [u64]>) -> Vec<LockRange> {
-    let mut idx: Vec<u64> = coords.into_iter().map(key_index).collect();
-    idx.sort_unstable();
-    idx.dedup();
-    let mut out = vec![LockRange::metadata(false)];
-    for i in idx {
-        let byte = i + 1;
-        match out.last_mut() {
-            Some(last) if last.exclusive && last.end() == byte => last.len += 1,
-            _ => out.push(LockRange { start: byte, len: 1, exclusive: true }),
+    let mut ranges = ChunkLockRanges::new();
+    for c in coords {
+        ranges.add(c);
+    }
+    ranges.finish()
+}
+
+/// The most exclusive runs of lock bytes one chunk writer asks for (beyond them, runs are merged with
+/// the gaps between them: a write touching millions of chunks locks a bounded number of ranges).
+pub(crate) const MAX_CHUNK_LOCK_RANGES: usize = 4096;
+
+/// The lock ranges of a chunk writer, gathered one chunk at a time in memory that does not grow with the
+/// number of chunks: consecutive lock bytes form one run; when there are more than
+/// [`MAX_CHUNK_LOCK_RANGES`] runs, neighbouring runs are merged pairwise, together with the bytes between
+/// them (locking a chunk the call does not write only makes a writer of it wait: never a lost update, never
+/// a deadlock, since the ranges stay ascending). Hashed indices (coordinates beyond the virtual grid,
+/// [`key_index`]) are kept apart, up to the same number, beyond which the whole hashed space is locked.
+/// Chunks come cheapest in C order of their coordinates (ascending indices), as selections make them;
+/// any order is right.
+#[derive(Debug, Default)]
+pub struct ChunkLockRanges {
+    /// Runs of bytes of indices below 2^62, in the order added.
+    grid: Vec<LockRange>,
+    /// Hashed indices (at least 2^62), until there are too many.
+    hashed: Vec<u64>,
+    /// Too many hashed indices: their whole space is locked.
+    all_hashed: bool,
+}
+
+impl ChunkLockRanges {
+    /// No chunk yet.
+    pub fn new() -> ChunkLockRanges {
+        ChunkLockRanges::default()
+    }
+
+    /// Adds the stored key at chunk-grid coordinates `coords`.
+    pub fn add(&mut self, coords: &[u64]) {
+        let idx = key_index(coords);
+        if idx >= 1 << 62 {
+            if !self.all_hashed {
+                self.hashed.push(idx);
+                if self.hashed.len() > MAX_CHUNK_LOCK_RANGES {
+                    self.all_hashed = true;
+                    self.hashed = Vec::new();
+                }
+            }
+            return;
+        }
+        let byte = idx + 1;
+        match self.grid.last_mut() {
+            Some(last) if last.start <= byte && byte < last.end() => {}
+            Some(last) if last.end() == byte => last.len += 1,
+            _ => self.grid.push(LockRange { start: byte, len: 1, exclusive: true }),
+        }
+        if self.grid.len() > MAX_CHUNK_LOCK_RANGES {
+            let pairs: Vec<LockRange> = self.grid.chunks(2).map(|p| cover(p[0], *p.last().expect("a chunk of 1 or 2"))).collect();
+            self.grid = pairs;
         }
     }
-    out
+
+    /// The ranges to lock: byte 0 shared, then the exclusive runs, ascending and disjoint.
+    pub fn finish(self) -> Vec<LockRange> {
+        let mut runs = self.grid;
+        if self.all_hashed {
+            runs.push(LockRange { start: (1 << 62) + 1, len: (1 << 62) - 2, exclusive: true });
+        } else {
+            runs.extend(self.hashed.into_iter().map(|i| LockRange { start: i + 1, len: 1, exclusive: true }));
+        }
+        runs.sort_unstable_by_key(|r| r.start);
+        let mut out = vec![LockRange::metadata(false)];
+        for r in runs {
+            match out.last_mut() {
+                Some(last) if last.exclusive && last.end() >= r.start => *last = cover(*last, r),
+                _ => out.push(r),
+            }
+        }
+        out
+    }
+}
+
+/// The smallest exclusive range holding both `a` and `b`.
+fn cover(a: LockRange, b: LockRange) -> LockRange {
+    let start = a.start.min(b.start);
+    LockRange { start, len: a.end().max(b.end()) - start, exclusive: true }
 }
 
 /// Fails unless `ranges` are ascending and disjoint (the order that keeps lock calls deadlock-free).
@@ -369,6 +442,49 @@ mod tests {
         check_ranges(&r).unwrap();
         assert!(check_ranges(&[r[1], r[0]]).is_err());
         assert!(check_ranges(&[LockRange { start: 0, len: 0, exclusive: true }]).is_err());
+    }
+
+    /// Whether some range of `ranges` holds byte `b` exclusively.
+    fn holds(ranges: &[LockRange], b: u64) -> bool {
+        ranges.iter().any(|r| r.exclusive && r.start <= b && b < r.end())
+    }
+
+    #[test]
+    fn ranges_stay_few_for_millions_of_chunks() {
+        // Every 3rd chunk of a row of 3 million: a million runs, merged down to at most the cap.
+        let mut b = ChunkLockRanges::new();
+        for i in 0..1_000_000u64 {
+            b.add(&[i * 3]);
+        }
+        let r = b.finish();
+        check_ranges(&r).unwrap();
+        assert!(r.len() <= MAX_CHUNK_LOCK_RANGES + 1, "{} ranges", r.len());
+        assert_eq!(r[0], LockRange::metadata(false));
+        assert!((0..1_000_000u64).all(|i| holds(&r, key_index(&[i * 3]) + 1)));
+        assert!(!holds(&r, key_index(&[3_000_000]) + 1), "nothing beyond the last chunk");
+        // Out of order and repeated: still ascending, disjoint, covering.
+        let mut b = ChunkLockRanges::new();
+        for i in (0..10_000u64).rev().chain(0..10) {
+            b.add(&[i * 7, 1]);
+        }
+        let r = b.finish();
+        check_ranges(&r).unwrap();
+        assert!(r.len() <= MAX_CHUNK_LOCK_RANGES + 1);
+        assert!((0..10_000u64).all(|i| holds(&r, key_index(&[i * 7, 1]) + 1)));
+        // Hashed coordinates: each its own byte up to the cap, then the whole hashed space.
+        let few: Vec<Vec<u64>> = (0..10u64).map(|i| vec![1 << 40, i]).collect();
+        let r = chunk_write_ranges(few.iter().map(|c| c.as_slice()));
+        check_ranges(&r).unwrap();
+        assert_eq!(r.len(), 11);
+        let mut b = ChunkLockRanges::new();
+        b.add(&[0, 5]);
+        for i in 0..(MAX_CHUNK_LOCK_RANGES as u64 + 1) {
+            b.add(&[1 << 40, i]);
+        }
+        let r = b.finish();
+        check_ranges(&r).unwrap();
+        assert_eq!(r, [LockRange::metadata(false), ex(6, 1), ex((1 << 62) + 1, (1 << 62) - 2)]);
+        assert!(holds(&r, key_index(&[1 << 41, 3]) + 1));
     }
 
     /// Runs `second` on a thread after `first` is held; returns whether it finished while `first` was

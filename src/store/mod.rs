@@ -52,7 +52,7 @@ pub mod runtime;
 
 pub use conditional::{ConditionalStore, ValueVersion};
 pub use location::{open_location, open_location_with};
-pub use lock::{LockRange, StoreLock};
+pub use lock::{ChunkLockRanges, LockRange, StoreLock};
 pub use options::StoreOptions;
 
 use crate::error::{Error, Result};

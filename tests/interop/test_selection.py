@@ -11,7 +11,9 @@
   * zarr_array_resize: the same grow/shrink done by zarr-python on a copy gives the same chunk files
     and the same values (v2 and v3);
   * chunk-level calls: the chunks a selection touches (brute force in numpy), stored flags (the files),
-    whole-chunk reads and writes, erase.
+    whole-chunk reads and writes, erase;
+  * writes of more than one batch of chunk parts (17 000 chunks, each covered in part), read back by
+    zarr-python.
 Exit status: 0 pass, 1 fail. Library: $ZARR_LIB.
 """
 import os
@@ -241,6 +243,24 @@ def check_chunks(r, tmp):
     assert np.array_equal(zarr.open_array(str(path), mode="r")[...], data), "zarr-python after chunk writes"
 
 
+def check_many_chunks(r, tmp):
+    """Writes of more than one batch of chunk parts (16 384): the even, then the odd elements of 17 000
+    chunks of 2, each chunk covered in part (read, merged, most of them all fill value and not stored)."""
+    path = r.path("many_chunks")
+    n = 17_000
+    zarr.create_array(str(path), shape=(2 * n,), chunks=(2,), dtype="uint16", fill_value=0,
+                      compressors=[zarr.codecs.ZstdCodec(level=1)])
+    model = np.zeros(2 * n, dtype=np.uint16)
+    with zc.Array.open(path, zc.READ_WRITE) as a:
+        for first, every in [(0, 7), (1, 5)]:
+            src = np.where(np.arange(n) % every == 0, np.arange(n) % 60000 + 1, 0).astype(np.uint16)
+            a.write_hyperslab(src, [first], [n], [2], None, "uint16")
+            model[first::2] = src
+    stored = len([f for f in (Path(path) / "c").iterdir()])
+    assert stored == np.count_nonzero(model.reshape(n, 2).any(axis=1)), f"{stored} chunk files"
+    assert np.array_equal(zarr.open_array(str(path), mode="r")[...], model), "zarr-python reads other values"
+
+
 def main():
     args = harness.parse_args(__doc__)
     harness.load_library()
@@ -255,6 +275,7 @@ def main():
         r.run("resize v3", check_resize, r, tmp, 3)
         r.run("resize v2", check_resize, r, tmp, 2)
         r.run("chunk calls", check_chunks, r, tmp)
+        r.run("many chunks", check_many_chunks, r, tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     print(f"{r.passed} passed, {len(r.failed)} failed")
