@@ -76,11 +76,6 @@
 #define ZARR_SHUFFLE_BIT 2
 
 /**
- * One reference per this many bytes of the metadata ceiling.
- */
-#define BYTES_PER_REFERENCE 64
-
-/**
  * Element types. Buffers hold native-endian elements: bool is 1 byte (0 or 1), float16 its 2 IEEE
  * bytes, complex numbers (real, imaginary) pairs, ZARR_RAW (`r<N>`) N/8 opaque bytes.
  *

@@ -139,3 +139,26 @@ mod tests {
         assert!(ReadLimit::none().check("x", u64::MAX).is_ok());
     }
 }
+
+/// Fails with [`Error::Memory`] when a metadata text is over the metadata ceiling `max`, or holds so
+/// many JSON values that parsing it would take more memory than the ceiling allows
+/// ([`max_metadata_values`]): refused before parsing, so that a document of a few
+/// megabytes of `NaN,` cannot take gigabytes.
+pub(crate) fn check_parse_size(bytes: &[u8], max: u64) -> crate::Result<()> {
+    if bytes.len() as u64 > max {
+        return Err(Error::Memory(format!(
+            "the metadata document is {} bytes, over the metadata ceiling of {max} bytes ({METADATA_CEILING_SETTING})",
+            bytes.len()
+        )));
+    }
+    let values = crate::format::json_text::count_values(bytes);
+    let max_values = max_metadata_values(max);
+    if values > max_values {
+        return Err(Error::Memory(format!(
+            "the metadata document holds about {values} JSON values, more than the {max_values} that the metadata ceiling \
+             of {max} bytes allows (one per {} bytes; {METADATA_CEILING_SETTING})",
+            METADATA_BYTES_PER_VALUE
+        )));
+    }
+    Ok(())
+}

@@ -151,7 +151,7 @@ pub fn parse_json_at(bytes: &[u8], key: &str, ceiling: u64) -> Result<Value> {
 }
 
 fn parse_json_scoped(bytes: &[u8], scope: json_text::Scope, ceiling: u64) -> Result<Value> {
-    check_parse_size(bytes, ceiling)?;
+    crate::limits::check_parse_size(bytes, ceiling)?;
     let v: Value = json_text::parse(bytes, scope).map_err(|e| Error::Metadata(format!("invalid JSON: {e}")))?;
     if !v.is_object() {
         return Err(Error::Metadata("the metadata document is not a JSON object".into()));
@@ -159,29 +159,6 @@ fn parse_json_scoped(bytes: &[u8], scope: json_text::Scope, ceiling: u64) -> Res
     Ok(v)
 }
 
-/// Fails with [`Error::Memory`] when a metadata text is over the metadata ceiling `max`, or holds so
-/// many JSON values that parsing it would take more memory than the ceiling allows
-/// ([`crate::limits::max_metadata_values`]): refused before parsing, so that a document of a few
-/// megabytes of `NaN,` cannot take gigabytes.
-pub(crate) fn check_parse_size(bytes: &[u8], max: u64) -> Result<()> {
-    use crate::limits::METADATA_CEILING_SETTING;
-    if bytes.len() as u64 > max {
-        return Err(Error::Memory(format!(
-            "the metadata document is {} bytes, over the metadata ceiling of {max} bytes ({METADATA_CEILING_SETTING})",
-            bytes.len()
-        )));
-    }
-    let values = json_text::count_values(bytes);
-    let max_values = crate::limits::max_metadata_values(max);
-    if values > max_values {
-        return Err(Error::Memory(format!(
-            "the metadata document holds about {values} JSON values, more than the {max_values} that the metadata ceiling \
-             of {max} bytes allows (one per {} bytes; {METADATA_CEILING_SETTING})",
-            crate::limits::METADATA_BYTES_PER_VALUE
-        )));
-    }
-    Ok(())
-}
 
 /// Serialises a metadata document the way it is stored (pretty-printed, UTF-8).
 pub fn to_bytes(doc: &Value) -> Vec<u8> {

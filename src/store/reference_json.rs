@@ -27,7 +27,7 @@ use std::fmt;
 use std::sync::Arc;
 
 /// One reference per this many bytes of the metadata ceiling.
-pub const BYTES_PER_REFERENCE: u64 = 64;
+pub(crate) const BYTES_PER_REFERENCE: u64 = 64;
 
 /// The key serde_json uses for a number read with `arbitrary_precision` (a map of one entry).
 const NUMBER_TOKEN: &str = "$serde_json::private::Number";

@@ -62,7 +62,7 @@ impl ParquetRefs {
         let text = read_bounded(&zpath, ceiling)?.ok_or_else(|| Error::io(zpath.display(), std::io::ErrorKind::NotFound.into()))?;
         // Its JSON values too are bounded by the ceiling, as any metadata document's (docs/limits.md):
         // a parsed value takes about a hundred bytes, far more than its text.
-        crate::metadata::check_parse_size(&text, ceiling).map_err(|e| e.context(zpath.display()))?;
+        crate::limits::check_parse_size(&text, ceiling).map_err(|e| e.context(zpath.display()))?;
         let doc: serde_json::Value =
             serde_json::from_slice(&text).map_err(|e| meta_err(format!("{}: not valid JSON: {e}", zpath.display())))?;
         let record_size = doc
@@ -83,7 +83,7 @@ impl ParquetRefs {
                 other => other.to_string().into_bytes(),
             };
             if let Some(field) = k.strip_suffix("/.zarray").or_else(|| (k == ".zarray").then_some("")) {
-                crate::metadata::check_parse_size(&bytes, ceiling).map_err(|e| e.context(format!("{}: '{k}'", zpath.display())))?;
+                crate::limits::check_parse_size(&bytes, ceiling).map_err(|e| e.context(format!("{}: '{k}'", zpath.display())))?;
                 let a: serde_json::Value = serde_json::from_slice(&bytes).map_err(|e| meta_err(format!("{}: '{k}': {e}", zpath.display())))?;
                 let dims = |name: &str| -> Result<Vec<u64>> {
                     a.get(name)
