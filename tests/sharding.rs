@@ -434,3 +434,136 @@ fn whole_shard_reads_fetch_each_shard_once_and_ranged_reads_open_it() {
     assert_eq!(store.opens.load(Relaxed) - opens, 1, "a small box reads its shard's index and inner chunk by range");
     assert_eq!(store.gets.load(Relaxed) - gets, 16);
 }
+
+/// Every file below `dir`, relative, with its bytes (temporary files included).
+fn files_below(dir: &std::path::Path) -> std::collections::BTreeMap<String, Vec<u8>> {
+    let mut out = std::collections::BTreeMap::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                todo.push(p);
+            } else {
+                out.insert(p.strip_prefix(dir).unwrap().to_string_lossy().into_owned(), std::fs::read(&p).unwrap());
+            }
+        }
+    }
+    out
+}
+
+/// 64 x 48 uint16 in shards of 32 x 24 (2 x 2 shards) of 8 x 8 gzip inner chunks, index at the end,
+/// fill value 0: the shards written whole are streamed to a filesystem store.
+fn streamed_meta() -> String {
+    meta(&[64, 48], &[32, 24], &[8, 8], "uint16", json!(0), gzip_codecs(), "end")
+}
+
+#[test]
+fn whole_shards_streamed_to_files_are_the_memory_stores_bytes() {
+    let dir = std::env::temp_dir().join(format!("zarr-sharding-streamed-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let fs_store = Arc::new(zarr::store::filesystem::FilesystemStore::new(&dir));
+    let mem = Arc::new(MemoryStore::new());
+    let on_disk = Array::create(fs_store.clone(), "", &streamed_meta()).unwrap();
+    let in_memory = Array::create(mem.clone(), "", &streamed_meta()).unwrap();
+    // Noise, with inner chunks of fill value here and there and shard (1, 1) all fill value.
+    let mut data = values_u16(64 * 48, 3);
+    for r in 0..64usize {
+        for c in 0..48usize {
+            if (r >= 32 && c >= 24) || (r / 8 + c / 8) % 4 == 1 {
+                data[(r * 48 + c) * 2..][..2].copy_from_slice(&0u16.to_ne_bytes());
+            }
+        }
+    }
+    for a in [&on_disk, &in_memory] {
+        a.write_region(&[0, 0], &[64, 48], &data).unwrap();
+    }
+    let files = files_below(&dir);
+    assert_eq!(files.keys().collect::<Vec<_>>(), [".zarr.lock", "c/0/0", "c/0/1", "c/1/0", "zarr.json"], "no temporary file, no empty shard");
+    for key in ["c/0/0", "c/0/1", "c/1/0"] {
+        let shard = &files[key];
+        assert_eq!(Some(shard), mem.get(key).unwrap().as_ref(), "{key}: the whole-shard path's bytes");
+        let entries = parse_index(shard, 12, false);
+        assert!(entries.iter().any(|e| e.0 == u64::MAX) && entries.iter().any(|e| e.0 != u64::MAX), "{key}: {entries:?}");
+    }
+    let mut out = vec![0u8; data.len()];
+    on_disk.read_region(&[0, 0], &[64, 48], &mut out).unwrap();
+    assert_eq!(out, data);
+    // Rewritten whole: a shard now all fill value is deleted, the others replaced.
+    let zeros = vec![0u8; 32 * 24 * 2];
+    on_disk.write_region(&[0, 0], &[32, 24], &zeros).unwrap();
+    let again = values_u16(32 * 24, 4);
+    on_disk.write_region(&[32, 0], &[32, 24], &again).unwrap();
+    assert_eq!(files_below(&dir).keys().collect::<Vec<_>>(), [".zarr.lock", "c/0/1", "c/1/0", "zarr.json"]);
+    let mut part = vec![0u8; again.len()];
+    on_disk.read_region(&[32, 0], &[32, 24], &mut part).unwrap();
+    assert_eq!(part, again);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A filesystem store whose streamed values fail at their second piece (a disk filling up).
+#[derive(Debug)]
+struct FailingStreams(zarr::store::filesystem::FilesystemStore);
+
+struct FailingStream<'s>(Box<dyn zarr::store::ValueStream + 's>, usize);
+
+impl zarr::store::ValueStream for FailingStream<'_> {
+    fn write(&mut self, parts: &[&[u8]]) -> zarr::Result<()> {
+        self.1 += 1;
+        if self.1 == 2 {
+            return Err(Error::Io("No space left on device".into()));
+        }
+        self.0.write(parts)
+    }
+    fn commit(self: Box<Self>) -> zarr::Result<()> {
+        self.0.commit()
+    }
+}
+
+impl Store for FailingStreams {
+    fn get(&self, key: &str) -> zarr::Result<Option<Vec<u8>>> {
+        self.0.get(key)
+    }
+    fn open(&self, key: &str) -> zarr::Result<Option<Box<dyn zarr::store::ByteSource + '_>>> {
+        self.0.open(key)
+    }
+    fn set(&self, key: &str, value: &[u8]) -> zarr::Result<()> {
+        self.0.set(key, value)
+    }
+    fn delete(&self, key: &str) -> zarr::Result<()> {
+        self.0.delete(key)
+    }
+    fn lock(&self, node_prefix: &str, ranges: &[zarr::store::LockRange]) -> zarr::Result<zarr::store::StoreLock> {
+        self.0.lock(node_prefix, ranges)
+    }
+    fn stream_locked(&self, key: &str, lock: &zarr::store::StoreLock) -> zarr::Result<Option<Box<dyn zarr::store::ValueStream + '_>>> {
+        Ok(self.0.stream_locked(key, lock)?.map(|s| Box::new(FailingStream(s, 0)) as Box<dyn zarr::store::ValueStream + '_>))
+    }
+    fn exists(&self, key: &str) -> zarr::Result<bool> {
+        self.0.exists(key)
+    }
+    fn list_dir(&self, prefix: &str) -> zarr::Result<zarr::store::DirListing> {
+        self.0.list_dir(prefix)
+    }
+    fn bytes_read(&self) -> u64 {
+        self.0.bytes_read()
+    }
+}
+
+#[test]
+fn a_failed_streamed_shard_leaves_the_old_shard() {
+    let dir = std::env::temp_dir().join(format!("zarr-sharding-stream-fails-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let a = Array::create(Arc::new(zarr::store::filesystem::FilesystemStore::new(&dir)), "", &streamed_meta()).unwrap();
+    let old = values_u16(32 * 24, 5);
+    a.write_region(&[0, 0], &[32, 24], &old).unwrap();
+    let before = files_below(&dir);
+    let failing = Array::open(Arc::new(FailingStreams(zarr::store::filesystem::FilesystemStore::new(&dir))), "", true).unwrap();
+    let err = failing.write_region(&[0, 0], &[32, 24], &values_u16(32 * 24, 6)).unwrap_err();
+    assert!(matches!(err, Error::Io(ref m) if m.contains("No space left")), "{err:?}");
+    assert_eq!(files_below(&dir), before, "the old shard, and no temporary file");
+    let mut out = vec![0u8; old.len()];
+    a.read_region(&[0, 0], &[32, 24], &mut out).unwrap();
+    assert_eq!(out, old);
+    std::fs::remove_dir_all(&dir).unwrap();
+}

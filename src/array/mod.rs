@@ -7,6 +7,7 @@ mod from_document;
 mod read;
 mod remote_shard;
 mod shard_speculation;
+mod shard_stream_write;
 mod shard_update;
 mod write;
 

@@ -184,7 +184,13 @@ impl Array {
                         .map_err(|e| e.context(self.store.location(&key)));
                 }
                 Some(Prepared::Existing(e, expected)) => (Some(e), expected),
-                None if self.covers_chunk(part) => (None, None),
+                None if self.covers_chunk(part) => {
+                    // A whole shard, where it can go to the store while its inner chunks are encoded.
+                    if let Some(done) = cond.is_none().then(|| self.write_shard_streamed(part, layout, conv, data, lock)).flatten() {
+                        return done.map_err(|e| e.context(self.store.location(&key)));
+                    }
+                    (None, None)
+                }
                 None => {
                     let (e, v) = self.read_for_update(cond, part)?;
                     (Some(e), v)

@@ -4,7 +4,10 @@
 //! to an unnamed file in the destination directory (`O_TMPFILE`); when the key has no file yet, that
 //! file is then given the key's name (`linkat`), and a killed writer leaves nothing behind. Otherwise
 //! the value goes to a named temporary file in that directory, which is then renamed over the key's
-//! file. A writer holding the key's lock ([`Store::set_parts_locked`]) uses the fixed temporary name
+//! file. A value may also arrive in pieces ([`Store::stream_locked`]: a shard written while it is
+//! encoded); the pieces go to the same file, which gets the key's name only when the value is
+//! committed, and goes away if it never is. A writer holding the key's lock
+//! ([`Store::set_parts_locked`], [`Store::stream_locked`]) uses the fixed temporary name
 //! `.<name>.zarrtmp`, so what a killed writer left there is replaced by the key's next writer; other
 //! writes use unique temporary names `.<name>.<pid>.<n>.tmp`. Temporary files and an array's lock
 //! file `.zarr.lock` are never listed as keys (a group has no lock file: its metadata document is
@@ -23,7 +26,7 @@
 
 use super::lock::FileLock;
 use super::resolve::{self, bytes, split_last, Resolve};
-use super::{check_range, validate_key, ByteSource, DirListing, LockRange, ReadLimit, Store, StoreLock};
+use super::{check_range, validate_key, ByteSource, DirListing, LockRange, ReadLimit, Store, StoreLock, ValueStream};
 use crate::error::{Error, Result};
 use std::fs::File;
 use std::io::{IoSlice, Read, Write};
@@ -139,104 +142,56 @@ impl FilesystemStore {
         Ok(())
     }
 
-    /// Writes `parts` as the value of `key`, atomically: readers see the old value or the new one.
-    ///
-    /// On Linux the value is written to an unnamed file in the key's directory (`O_TMPFILE`), which is
-    /// then given the key's name (`linkat`) when the key has no file yet: no temporary name is created,
-    /// renamed or left behind by a killed writer. A key that has a file gets the named temporary file of
-    /// [`Self::temp_name`], renamed over the old one. File systems without `O_TMPFILE` (and a system
-    /// without `/proc`) take the named route for every write. Every call after the directory was
-    /// resolved is relative to it (`*at`), so a confined write stays in the directory resolved below
-    /// the root.
+    /// Writes `parts` as the value of `key`, atomically: readers see the old value or the new one
+    /// ([`Self::begin_value`], then [`PendingValue::commit`]).
     fn write_atomic(&self, key: &str, parts: &[&[u8]], locked: bool) -> Result<()> {
+        let mut value = self.begin_value(key, locked)?;
+        value.write(parts)?;
+        value.commit()
+    }
+
+    /// Starts a new value of `key`, written to a file beside the key's file and given the key's name
+    /// by [`PendingValue::commit`].
+    ///
+    /// On Linux that file is unnamed (`O_TMPFILE`); at the commit it is given the key's name (`linkat`)
+    /// when the key has no file yet, so no temporary name is created, renamed or left behind by a
+    /// killed writer. A key that has a file gets the named temporary file of [`Self::temp_name`],
+    /// renamed over the old one. File systems without `O_TMPFILE` (and a system without `/proc`) take
+    /// the named route from the start. Every call after the directory was resolved is relative to it
+    /// (`*at`), so a confined write stays in the directory resolved below the root.
+    fn begin_value<'s>(&'s self, key: &str, locked: bool) -> Result<PendingValue<'s>> {
         let (dir, name) = self.dir_for_write(key)?;
+        let d = dir.as_raw_fd();
+        let (key, name) = (key.to_string(), name.to_string());
         #[cfg(target_os = "linux")]
         if !self.no_tmpfile.load(Ordering::Relaxed) {
-            if let Some(done) = self.write_unnamed(&dir, key, name, parts, locked) {
-                return done;
-            }
-        }
-        self.write_via_temp(&dir, key, name, parts, locked)
-    }
-
-    /// The `O_TMPFILE` route of [`Self::write_atomic`]. `None`: the route is not open here (no
-    /// `O_TMPFILE` on this file system, or no `/proc`; then never again for this store). Nothing was
-    /// stored; the caller takes the named route.
-    #[cfg(target_os = "linux")]
-    fn write_unnamed(&self, dir: &OwnedFd, key: &str, name: &str, parts: &[&[u8]], locked: bool) -> Option<Result<()>> {
-        let d = dir.as_raw_fd();
-        let err = |e| Some(Err(self.err(key, e)));
-        let mut f = match resolve::openat(d, b".", libc::O_TMPFILE | libc::O_WRONLY, 0o666) {
-            Ok(fd) => File::from(fd),
-            Err(e) if tmpfile_unsupported(&e) => {
+            if !proc_fd_links() {
                 self.no_tmpfile.store(true, Ordering::Relaxed);
-                return None;
-            }
-            Err(e) => return err(e),
-        };
-        let written = write_all_vectored(&mut f, parts).and_then(|_| if self.fsync { f.sync_all() } else { Ok(()) });
-        if let Err(e) = written {
-            // The unnamed file goes with its descriptor: nothing is left behind.
-            return err(e);
-        }
-        match resolve::link_open_file(f.as_raw_fd(), d, bytes(name)) {
-            Ok(()) => return Some(self.sync_dir(dir).map_err(|e| self.err(key, e))),
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound && !Path::new("/proc/self/fd").is_dir() => {
-                self.no_tmpfile.store(true, Ordering::Relaxed);
-                return None;
-            }
-            Err(e) => return err(e),
-        }
-        // The key has a file: name the new one, then rename it over the old one.
-        let tmp = Self::temp_name(name, locked);
-        let replace = || -> std::io::Result<()> {
-            match resolve::link_open_file(f.as_raw_fd(), d, bytes(&tmp)) {
-                // What a killed writer left under the fixed name (held under the key's lock), or under a
-                // unique name of a dead process with this process's id.
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                    resolve::unlink_at(d, bytes(&tmp), 0)?;
-                    resolve::link_open_file(f.as_raw_fd(), d, bytes(&tmp))?;
+            } else {
+                match resolve::openat(d, b".", libc::O_TMPFILE | libc::O_WRONLY, 0o666) {
+                    Ok(fd) => return Ok(PendingValue { store: self, dir, key, name, locked, file: File::from(fd), temp: None }),
+                    Err(e) if tmpfile_unsupported(&e) => self.no_tmpfile.store(true, Ordering::Relaxed),
+                    Err(e) => return Err(self.err(&key, e)),
                 }
-                other => other?,
             }
-            rename_over(d, &tmp, name)?;
-            self.sync_dir(dir)
-        };
-        Some(replace().map_err(|e| {
-            let _ = resolve::unlink_at(d, bytes(&tmp), 0);
-            self.err(key, e)
-        }))
-    }
-
-    /// Writes `parts` to a temporary file beside `key`'s file and renames it over that file (the route
-    /// of [`Self::write_atomic`] without `O_TMPFILE`; names: [`Self::temp_name`]). The temporary file
-    /// is opened with `O_NOFOLLOW`: a link planted under its name is replaced, never written through.
-    fn write_via_temp(&self, dir: &OwnedFd, key: &str, name: &str, parts: &[&[u8]], locked: bool) -> Result<()> {
-        let d = dir.as_raw_fd();
-        let tmp = Self::temp_name(name, locked);
-        let write = || -> std::io::Result<()> {
-            let flags = libc::O_WRONLY | libc::O_CREAT | libc::O_NOFOLLOW | if locked { libc::O_TRUNC } else { libc::O_EXCL };
-            let fd = match resolve::openat(d, bytes(&tmp), flags, 0o666) {
-                Err(e) if locked && (e.raw_os_error() == Some(libc::ELOOP) || e.raw_os_error() == Some(libc::EISDIR)) => {
-                    resolve::unlink_at(d, bytes(&tmp), 0)?;
-                    resolve::openat(d, bytes(&tmp), flags, 0o666)?
-                }
-                other => other?,
-            };
-            let mut f = File::from(fd);
-            write_all_vectored(&mut f, parts)?;
-            if self.fsync {
-                f.sync_all()?;
+        }
+        // The named route. The temporary file is opened with `O_NOFOLLOW`: a link planted under its
+        // name is replaced, never written through.
+        let tmp = Self::temp_name(&name, locked);
+        let flags = libc::O_WRONLY | libc::O_CREAT | libc::O_NOFOLLOW | if locked { libc::O_TRUNC } else { libc::O_EXCL };
+        let fd = match resolve::openat(d, bytes(&tmp), flags, 0o666) {
+            Err(e) if locked && (e.raw_os_error() == Some(libc::ELOOP) || e.raw_os_error() == Some(libc::EISDIR)) => {
+                resolve::unlink_at(d, bytes(&tmp), 0).and_then(|_| resolve::openat(d, bytes(&tmp), flags, 0o666))
             }
-            drop(f);
-            rename_over(d, &tmp, name)?;
-            self.sync_dir(dir)
+            other => other,
         };
-        write().map_err(|e| {
-            let _ = resolve::unlink_at(d, bytes(&tmp), 0);
-            self.err(key, e)
-        })
+        match fd {
+            Ok(fd) => Ok(PendingValue { store: self, dir, key, name, locked, file: File::from(fd), temp: Some(tmp) }),
+            Err(e) => {
+                let _ = resolve::unlink_at(d, bytes(&tmp), 0);
+                Err(self.err(&key, e))
+            }
+        }
     }
 
     /// Opens the file of `key` for reading (see [`open_value`]).
@@ -279,6 +234,90 @@ fn rename_over(dir: std::os::fd::RawFd, tmp: &str, name: &str) -> std::io::Resul
         super::deferred_close::close_later(File::from(old));
     }
     Ok(())
+}
+
+/// A value being written beside its key's file ([`FilesystemStore::begin_value`]): to an unnamed file
+/// (`temp` `None`), or to the named temporary file `temp`, which is removed again when the value is
+/// dropped uncommitted.
+struct PendingValue<'s> {
+    store: &'s FilesystemStore,
+    /// The directory holding the key's file (`O_PATH`).
+    dir: OwnedFd,
+    key: String,
+    /// The key's file name in `dir`.
+    name: String,
+    locked: bool,
+    file: File,
+    temp: Option<String>,
+}
+
+impl PendingValue<'_> {
+    /// Appends `parts` to the value.
+    fn write(&mut self, parts: &[&[u8]]) -> Result<()> {
+        write_all_vectored(&mut self.file, parts).map_err(|e| self.store.err(&self.key, e))
+    }
+
+    /// Gives the value the key's name: an unnamed file is linked under it when the key has no file,
+    /// otherwise linked under a temporary name and renamed over the old file; a named temporary file
+    /// is renamed over it. With `ZARR_FSYNC` the file and the directory are flushed first and after.
+    fn commit(mut self) -> Result<()> {
+        let store = self.store;
+        let d = self.dir.as_raw_fd();
+        if store.fsync {
+            self.file.sync_all().map_err(|e| store.err(&self.key, e))?;
+        }
+        if self.temp.is_none() {
+            match resolve::link_open_file(self.file.as_raw_fd(), d, bytes(&self.name)) {
+                Ok(()) => return store.sync_dir(&self.dir).map_err(|e| store.err(&self.key, e)),
+                // The key has a file: name the new one, then rename it over the old one.
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+                Err(e) => return Err(store.err(&self.key, e)),
+            }
+            let tmp = FilesystemStore::temp_name(&self.name, self.locked);
+            let linked = match resolve::link_open_file(self.file.as_raw_fd(), d, bytes(&tmp)) {
+                // What a killed writer left under the fixed name (held under the key's lock), or under a
+                // unique name of a dead process with this process's id.
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => resolve::unlink_at(d, bytes(&tmp), 0)
+                    .and_then(|_| resolve::link_open_file(self.file.as_raw_fd(), d, bytes(&tmp))),
+                other => other,
+            };
+            // From here on the name is removed again if the commit fails (`Drop`).
+            self.temp = Some(tmp);
+            linked.map_err(|e| store.err(&self.key, e))?;
+        }
+        let tmp = self.temp.clone().expect("a named temporary file");
+        rename_over(d, &tmp, &self.name).map_err(|e| store.err(&self.key, e))?;
+        self.temp = None;
+        store.sync_dir(&self.dir).map_err(|e| store.err(&self.key, e))
+    }
+}
+
+impl Drop for PendingValue<'_> {
+    fn drop(&mut self) {
+        // Uncommitted (or a failed commit): the named temporary file goes; an unnamed one goes with its
+        // descriptor.
+        if let Some(tmp) = self.temp.take() {
+            let _ = resolve::unlink_at(self.dir.as_raw_fd(), bytes(&tmp), 0);
+        }
+    }
+}
+
+impl super::ValueStream for PendingValue<'_> {
+    fn write(&mut self, parts: &[&[u8]]) -> Result<()> {
+        PendingValue::write(self, parts)
+    }
+
+    fn commit(self: Box<Self>) -> Result<()> {
+        PendingValue::commit(*self)
+    }
+}
+
+/// Whether an open file can be given a name through `/proc/self/fd` (`linkat` of an `O_TMPFILE`
+/// file), checked once per process.
+#[cfg(target_os = "linux")]
+fn proc_fd_links() -> bool {
+    static HAS: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *HAS.get_or_init(|| Path::new("/proc/self/fd").is_dir())
 }
 
 /// Whether opening with `O_TMPFILE` failed because the kernel or the file system lacks it.
@@ -507,6 +546,10 @@ impl Store for FilesystemStore {
         self.write_atomic(key, parts, true)
     }
 
+    fn stream_locked(&self, key: &str, _lock: &StoreLock) -> Result<Option<Box<dyn ValueStream + '_>>> {
+        Ok(Some(Box::new(self.begin_value(key, true)?)))
+    }
+
     fn delete_locked(&self, key: &str, _lock: &StoreLock) -> Result<()> {
         self.delete(key)?;
         // A killed writer's temporary value of the key, if any.
@@ -716,6 +759,43 @@ mod tests {
         let mut v: Vec<String> = fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into()).collect();
         v.sort();
         v
+    }
+
+    #[test]
+    fn a_streamed_value_shows_only_when_committed_on_both_routes() {
+        for unnamed in [true, false] {
+            let root = tmpdir(if unnamed { "stream-unnamed" } else { "stream-named" });
+            let s = FilesystemStore::new(&root);
+            s.no_tmpfile.store(!unnamed, Ordering::Relaxed);
+            let lock = s.lock("g/", &[LockRange { start: 1, len: 2, exclusive: true }]).unwrap();
+            // A new key: absent until the commit, then the pieces in order.
+            let mut v = s.stream_locked("g/c/0", &lock).unwrap().expect("the filesystem store streams");
+            v.write(&[b"ab", b"", b"c"]).unwrap();
+            v.write(&[b"def"]).unwrap();
+            assert_eq!(s.get("g/c/0").unwrap(), None);
+            assert_eq!(s.list_dir("g/c/").unwrap().keys, Vec::<String>::new(), "a temporary file is no key");
+            v.commit().unwrap();
+            assert_eq!(s.get("g/c/0").unwrap().unwrap(), b"abcdef");
+            // Replacing it: the old value until the commit.
+            let mut v = s.stream_locked("g/c/0", &lock).unwrap().unwrap();
+            v.write(&[b"new"]).unwrap();
+            assert_eq!(s.get("g/c/0").unwrap().unwrap(), b"abcdef");
+            v.commit().unwrap();
+            assert_eq!(s.get("g/c/0").unwrap().unwrap(), b"new");
+            // Dropped uncommitted (a failed encode): the old value stays, a new key stays absent, and
+            // nothing is left behind.
+            let mut v = s.stream_locked("g/c/0", &lock).unwrap().unwrap();
+            v.write(&[b"torn"]).unwrap();
+            drop(v);
+            let mut v = s.stream_locked("g/c/1", &lock).unwrap().unwrap();
+            v.write(&[b"torn"]).unwrap();
+            drop(v);
+            assert_eq!(s.get("g/c/0").unwrap().unwrap(), b"new");
+            assert_eq!(s.get("g/c/1").unwrap(), None);
+            assert_eq!(raw_names(&root.join("g/c")), ["0"]);
+            drop(lock);
+            fs::remove_dir_all(root).unwrap();
+        }
     }
 
     #[test]

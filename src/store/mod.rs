@@ -40,6 +40,7 @@ pub mod reference_spec;
 pub mod reference_template;
 pub mod resolve;
 pub mod transaction;
+pub mod value_stream;
 pub mod zip;
 #[cfg(feature = "remote")]
 pub mod bounded_http;
@@ -54,6 +55,7 @@ pub use conditional::{ConditionalStore, ValueVersion};
 pub use location::{open_location, open_location_with};
 pub use lock::{ChunkLockRanges, LockRange, StoreLock};
 pub use options::StoreOptions;
+pub use value_stream::ValueStream;
 
 use crate::error::{Error, Result};
 pub use crate::limits::ReadLimit;
@@ -387,6 +389,15 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     fn set_parts_locked(&self, key: &str, parts: &[&[u8]], lock: &StoreLock) -> Result<()> {
         let _ = lock;
         self.set_parts(key, parts)
+    }
+
+    /// A [`ValueStream`] for a value of `key` written in pieces by a writer holding `lock`, which
+    /// covers `key` exclusively: the pieces go to the store as they come, and the value replaces the
+    /// key's old one at [`ValueStream::commit`], atomically as with [`Store::set_parts_locked`].
+    /// `None` (the default): the store cannot, and the caller hands over the value whole.
+    fn stream_locked(&self, key: &str, lock: &StoreLock) -> Result<Option<Box<dyn ValueStream + '_>>> {
+        let _ = (key, lock);
+        Ok(None)
     }
 
     /// [`Store::delete`] by a writer holding `lock`, which covers `key` exclusively (a store may also

@@ -3,7 +3,7 @@
 //! may also carry its own metadata ceiling (the store option `max_metadata_bytes`, which
 //! [`super::open_location_with`] applies to a store of any kind this way).
 
-use super::{validate_key, ByteSource, ConditionalStore, DirListing, LockRange, OpenHint, ReadLimit, Store, StoreLock, ValueVersion};
+use super::{validate_key, ByteSource, ConditionalStore, DirListing, LockRange, OpenHint, ReadLimit, Store, StoreLock, ValueStream, ValueVersion};
 use crate::error::Error;
 use crate::error::Result;
 use std::sync::Arc;
@@ -95,6 +95,9 @@ impl Store for PrefixStore {
     }
     fn set_parts_locked(&self, key: &str, parts: &[&[u8]], lock: &StoreLock) -> Result<()> {
         self.inner.set_parts_locked(&self.full(key)?, parts, lock)
+    }
+    fn stream_locked(&self, key: &str, lock: &StoreLock) -> Result<Option<Box<dyn ValueStream + '_>>> {
+        self.inner.stream_locked(&self.full(key)?, lock)
     }
     fn delete_locked(&self, key: &str, lock: &StoreLock) -> Result<()> {
         self.inner.delete_locked(&self.full(key)?, lock)

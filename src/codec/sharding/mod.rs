@@ -14,9 +14,11 @@
 //! ranges coalesced into one read), decoding them in parallel. A read that touches every inner chunk
 //! of a local shard reads the whole shard file at once instead and decodes each inner chunk straight
 //! from that buffer ([`ShardingCodec::decode_from_memory`]). Writes encode all inner chunks in
-//! parallel; inner chunks equal to the fill value everywhere are not stored.
+//! parallel; inner chunks equal to the fill value everywhere are not stored. A shard with its index
+//! at the end can be handed to the store piece by piece while it is encoded (`stream_encode.rs`).
 
 pub mod index;
+mod stream_encode;
 mod vlen;
 
 use crate::buffer::RawBuf;
@@ -193,22 +195,10 @@ impl ArrayToBytesCodec for ShardingCodec {
     }
 
     fn encode_box(&self, src: &[u8], layout: &Layout, offset: usize, _repr: &ArrayRepr, sink: crate::codec::Sink) -> Result<()> {
-        let mut indices = Vec::with_capacity(self.index.num_chunks);
-        for_each_index(&self.chunks_per_shard.iter().map(|&n| (0, n - 1)).collect::<Vec<_>>(), |i| {
-            indices.push(i.to_vec())
-        });
-        let inner_repr = self.inner.decoded_repr();
+        let indices = self.inner_indices();
         // Encode the inner chunks in parallel (in index order), each gathered straight from `src`;
         // chunks equal to the fill value everywhere are left out.
-        let encoded: Vec<Option<Vec<u8>>> = crate::threads::try_map(&indices, |ci| {
-            let inner_origin: Vec<u64> = ci.iter().zip(&self.inner_shape).map(|(i, s)| i * s).collect();
-            let mut out = None;
-            self.inner.encode_box(src, layout, offset + layout.offset_of(&inner_origin), inner_repr, &mut |e| {
-                out = e.map(crate::codec::join_parts);
-                Ok(())
-            })?;
-            Ok(out)
-        })?;
+        let encoded: Vec<Option<Vec<u8>>> = crate::threads::try_map(&indices, |ci| self.encode_inner(src, layout, offset, ci))?;
         if encoded.iter().all(Option::is_none) {
             return sink(None);
         }
@@ -256,6 +246,27 @@ impl ArrayToBytesCodec for ShardingCodec {
 }
 
 impl ShardingCodec {
+    /// The grid indices of the inner chunks of a shard, in index order (C order).
+    fn inner_indices(&self) -> Vec<Vec<u64>> {
+        let mut indices = Vec::with_capacity(self.index.num_chunks);
+        for_each_index(&self.chunks_per_shard.iter().map(|&n| (0, n - 1)).collect::<Vec<_>>(), |i| {
+            indices.push(i.to_vec())
+        });
+        indices
+    }
+
+    /// The inner chunk `ci` of the shard at `offset` of `src` (laid out by `layout`), encoded by the
+    /// inner chain straight from `src`; `None` when it equals the fill value everywhere.
+    fn encode_inner(&self, src: &[u8], layout: &Layout, offset: usize, ci: &[u64]) -> Result<Option<Vec<u8>>> {
+        let inner_origin: Vec<u64> = ci.iter().zip(&self.inner_shape).map(|(i, s)| i * s).collect();
+        let mut out = None;
+        self.inner.encode_box(src, layout, offset + layout.offset_of(&inner_origin), self.inner.decoded_repr(), &mut |e| {
+            out = e.map(crate::codec::join_parts);
+            Ok(())
+        })?;
+        Ok(out)
+    }
+
     /// The parts of a shard holding `encoded` inner chunks (in index order): the inner chunks back to
     /// back, with the index before or after them.
     pub(crate) fn layout_parts<'a, B: AsRef<[u8]>>(&self, encoded: &'a [Option<B>]) -> Result<crate::codec::Parts<'a>> {
