@@ -404,8 +404,9 @@ def floor_table(results, layouts, ops, key="median_s"):
 
 
 def chunk_touches(regions_path, chunk):
-    """How many (box, chunk) pairs the 1000 16^3 boxes of REGIONS touch: the chunks a Wbox run re-encodes."""
-    n = 0
+    """For each of the 1000 16^3 boxes of REGIONS, how many chunks it touches: the chunks its Wbox call
+    decodes and encodes again."""
+    counts = []
     with open(regions_path) as f:
         for line in f:
             v = line.split()
@@ -414,14 +415,16 @@ def chunk_touches(regions_path, chunk):
             k = 1
             for a, c in zip((int(x) for x in v), chunk):
                 k *= (a + 15) // c - a // c + 1
-            n += k
-    return n
+            counts.append(k)
+    return counts
 
 
 def codec_table(speeds, results, threads, key="median_s", regions=None):
     """Each libzarr W (R, Rinto, Wbox) cell as a fraction of the codec bound: bytes / (one core's encode
     (decode) speed x threads) / the cell's median. 1.0 = the cell runs at the codec's full speed on every
-    thread. Wbox: every touched (inner) chunk decoded and encoded once."""
+    thread. Wbox: every touched (inner) chunk decoded and encoded once, the boxes one call after the
+    other, each call's chunks spread over the threads: a box touching k chunks costs ceil(k / threads)
+    chunk decodes and encodes (a box in one chunk keeps one thread busy, whatever the pool's size)."""
     lines = ["| layout | encode GB/s (1 core) | decode GB/s (1 core) | op | libzarr s | codec bound s | "
              "fraction | best peer s | peer fraction |", "|" + "---|" * 9]
     for L, sp in speeds.items():
@@ -435,8 +438,8 @@ def codec_table(speeds, results, threads, key="median_s", regions=None):
                 if not regions:
                     continue
                 chunk_bytes = sp["bytes"] // sp["chunks"]
-                nbytes = chunk_touches(regions, sp["chunk_shape"]) * chunk_bytes
-                bound = nbytes / (sp["encode_GBps"] * 1e9 * threads) + nbytes / (sp["decode_GBps"] * 1e9 * threads)
+                rounds = sum(-(-k // threads) for k in chunk_touches(regions, sp["chunk_shape"]))
+                bound = rounds * chunk_bytes / (sp["encode_GBps"] * 1e9) + rounds * chunk_bytes / (sp["decode_GBps"] * 1e9)
             else:
                 speed = sp["encode_GBps"] if op == "W" else sp["decode_GBps"]
                 bound = sp["bytes"] / (speed * 1e9 * threads)
