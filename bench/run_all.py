@@ -39,6 +39,8 @@ import subprocess
 import sys
 import time
 
+import rounds  # bench/rounds.py (this directory is on the path when run as a script)
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 ALL_LAYOUTS = ["A", "B", "C", "D", "E", "N", "V"]  # the default --layouts; VS only when named
@@ -419,6 +421,22 @@ def chunk_touches(regions_path, chunk):
     return counts
 
 
+def codec_bound(sp, op, threads, regions=None):
+    """Seconds a cell of `op` (W, R, Rinto or Wbox) needs at least on `threads` threads when the codec runs at
+    the single-core speeds `sp` (one layout's codec_speed entry) and nothing else takes time; None for other
+    ops (and for Wbox without the regions file)."""
+    if "encode_GBps" not in sp or op not in ("W", "R", "Rinto", "Wbox"):
+        return None
+    if op == "Wbox":
+        if not regions:
+            return None
+        chunk_bytes = sp["bytes"] // sp["chunks"]
+        rounds_ = sum(-(-k // threads) for k in chunk_touches(regions, sp["chunk_shape"]))
+        return rounds_ * chunk_bytes / (sp["encode_GBps"] * 1e9) + rounds_ * chunk_bytes / (sp["decode_GBps"] * 1e9)
+    speed = sp["encode_GBps"] if op == "W" else sp["decode_GBps"]
+    return sp["bytes"] / (speed * 1e9 * threads)
+
+
 def codec_table(speeds, results, threads, key="median_s", regions=None):
     """Each libzarr W (R, Rinto, Wbox) cell as a fraction of the codec bound: bytes / (one core's encode
     (decode) speed x threads) / the cell's median. 1.0 = the cell runs at the codec's full speed on every
@@ -434,15 +452,9 @@ def codec_table(speeds, results, threads, key="median_s", regions=None):
             r = results.get(f"{L}/{op}/libzarr")
             if not r or r.get("status") != "ok":
                 continue
-            if op == "Wbox":
-                if not regions:
-                    continue
-                chunk_bytes = sp["bytes"] // sp["chunks"]
-                rounds = sum(-(-k // threads) for k in chunk_touches(regions, sp["chunk_shape"]))
-                bound = rounds * chunk_bytes / (sp["encode_GBps"] * 1e9) + rounds * chunk_bytes / (sp["decode_GBps"] * 1e9)
-            else:
-                speed = sp["encode_GBps"] if op == "W" else sp["decode_GBps"]
-                bound = sp["bytes"] / (speed * 1e9 * threads)
+            bound = codec_bound(sp, op, threads, regions)
+            if bound is None:
+                continue
             peers = [results[c][key] for c in (f"{L}/{op}/{i}" for i in PEERS)
                      if c in results and results[c].get("status") == "ok"]
             best = min(peers) if peers else None
@@ -450,6 +462,23 @@ def codec_table(speeds, results, threads, key="median_s", regions=None):
                          f"{bound:.4f} | {bound / r[key]:.2f} | "
                          + (f"{best:.4f} | {bound / best:.2f} |" if best else "- | - |"))
     return "\n".join(lines)
+
+
+def cell_floors(results, speeds, threads, regions=None, key="median_s"):
+    """{(layout, op): seconds} the least time each cell can take, where this run measured it: the read
+    floor's median (examples/read_floor) where it ran, else the codec bound (codec_bound) where the codec
+    speeds were measured. make_table calls a cell codec-bound when its best peer is within `target` of it."""
+    floors = {}
+    for L, sp in (speeds or {}).items():
+        for op in ("W", "R", "Rinto", "Wbox"):
+            b = codec_bound(sp, op, threads, regions)
+            if b:
+                floors[(L, op)] = b
+    for c, r in results.items():
+        L, op, impl = c.split("/")
+        if impl == "floor" and r.get("status") == "ok" and r.get(key):
+            floors[(L, op)] = r[key]
+    return floors
 
 
 def reps_for(args, op, layout=None):
@@ -520,7 +549,11 @@ def write_plot(path, results, meta, layouts, ops, impls, target, key):
     log(f"run_all: plot of {len(cells)} cells in {path}")
 
 
-def make_table(results, layouts, ops, impls, target, key="median_s"):
+def make_table(results, layouts, ops, impls, target, key="median_s", floors=None):
+    """The markdown table of every cell (each implementation's time, the best peer, best peer / libzarr)
+    and its notes. `floors` ({(layout, op): seconds}, cell_floors): a cell whose best peer is already
+    within `target` of the least time the cell can take is codec-bound, and its target is 1.0 (being
+    `target` times faster than that peer would mean running below the floor)."""
     cols = [i for i in KNOWN_IMPLS if i in impls]
     head = ["layout", "op"] + cols + ["best peer", "ratio"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
@@ -539,8 +572,13 @@ def make_table(results, layouts, ops, impls, target, key="median_s"):
                 row.append("-")
             if best and lz and lz.get("status") == "ok":
                 ratio = best[0] / lz[key]
-                mark = "" if ratio >= target else " ✗"
-                row.append(f"{ratio:.2f}{mark}")
+                floor = (floors or {}).get((layout, op))
+                bound = floor is not None and best[0] <= target * floor
+                mark = "" if ratio >= (1.0 if bound else target) else " ✗"
+                row.append(f"{ratio:.2f}{mark}" + (" (codec-bound)" if bound else ""))
+                if bound:
+                    notes.append(f"{layout}/{op}: codec-bound (best peer {best[0]:.4f} s within {target}x of the "
+                                 f"floor {floor:.4f} s): target 1.0")
             elif "libzarr" in cols:
                 row.append("n/a")
             else:
@@ -606,6 +644,9 @@ def main():
     ap.add_argument("--reps", type=int, default=0, help="repetitions per cell (default 5, P 10)")
     ap.add_argument("--max-load", type=float, default=2.5,
                     help="a cell whose load rose above this is run again (bench/load_guard.py; default 2.5)")
+    ap.add_argument("--rounds", type=int, default=1,
+                    help="run each cell's implementations this many times in turn, alternating their order, and "
+                         "pool each one's repetitions (bench/rounds.py; default 1)")
     ap.add_argument("--load-retries", type=int, default=2, help="how many times a loaded cell is run again (default 2)")
     ap.add_argument("--reps-for", default="",
                     help="per-cell repetitions, e.g. 'Wbox=3,N=2,C/Rs=5' (op, layout or layout/op; first match wins)")
@@ -659,7 +700,9 @@ def main():
             saved = json.load(f)
         # the layouts the file has results for (a file from before layout V existed draws as it did)
         layouts = [L for L in layouts if any(c.startswith(L + "/") for c in saved["results"])]
-        table, notes = make_table(saved["results"], layouts, ops, impls, args.target, key)
+        floors = cell_floors(saved["results"], saved["meta"].get("codec_speed"), saved["meta"]["threads"],
+                             regions if os.path.exists(regions) else None, key)
+        table, notes = make_table(saved["results"], layouts, ops, impls, args.target, key, floors)
         print(machine_line(saved["meta"]))
         print()
         print(table)
@@ -724,13 +767,56 @@ def main():
     os.makedirs(os.path.dirname(out_json), exist_ok=True)
     meta = {"started": datetime.datetime.now().isoformat(timespec="seconds"), "host": platform.node(),
             "cpus": os.cpu_count(), "threads": args.threads, "python": platform.python_version(),
-            "library": libinfo, "data_sha256": data_sha, "perf_dir": args.perf_dir, "target": args.target, "max_load": args.max_load,
+            "library": libinfo, "data_sha256": data_sha, "perf_dir": args.perf_dir, "target": args.target, "max_load": args.max_load, "rounds": args.rounds,
             "codec_speed": speeds, "h5vol_plugin": h5vol_info, **machine()}
 
     def save():
         with open(out_json + ".tmp", "w") as f:
             json.dump({"meta": meta, "results": results}, f, indent=1)
         os.replace(out_json + ".tmp", out_json)
+
+    def run_impl(L, op, impl):
+        """One run of one implementation on one cell (a round of it), under the load guard."""
+        reps = reps_for(args, op, L)
+        if op == "W":
+            array = os.path.join(args.out, "w", impl, L)
+            os.makedirs(os.path.dirname(array), exist_ok=True)
+            if L != SMALL:  # layout N writes new directories (--fresh-dirs, remove_small_copies)
+                remove_array(array)
+        else:
+            array = refs.get(L)
+            if array is None:
+                return {"status": "error", "error": f"no reference copy: {ref_errors.get(L)}"}
+        common = ["--op", op, "--layout", layout_paths[L], "--array", array, "--data", datas[L],
+                  "--regions", regions, "--reps", str(reps), "--name", L]
+        if L in STRINGS:
+            common += ["--strings"]
+        if L == SMALL:
+            common += ["--small"] + (["--no-warmup"] if args.small_no_warmup else [])
+            if op == "W":
+                common += ["--fresh-dirs"]
+        if op == "Wbox":
+            work = os.path.join(args.out, "w", impl, L + "-box")
+            os.makedirs(os.path.dirname(work), exist_ok=True)
+            remove_array(work)
+            common += ["--work", work]
+        if impl == "floor":
+            cmd = [floor_exe, layout_paths[L], array, op, str(reps), n, datas[L]]
+        elif impl == "libzarr":
+            cmd = [exe, *common, "--threads", n]
+        elif impl == H5VOL:
+            cmd = [sys.executable, os.path.join(HERE, "peers.py"), "--impl", impl, *common, "--threads", n,
+                   "--h5vol-plugin-dir", h5vol_dir]
+            cmd += ["--lib", h5vol_lib] if h5vol_lib else []
+        else:
+            cmd = [sys.executable, os.path.join(HERE, "peers.py"), "--impl", impl, *common, "--threads", n]
+        # Untimed: the previous cell's dirty pages (5 GB after the N/W cells) are written back
+        # now, not during this cell.
+        os.sync()
+        res = guarded_cell(cmd, env, args.timeout, args.max_load, args.load_retries)
+        if op == "W" and L != SMALL:
+            remove_array(array)
+        return res
 
     k = 0
     for L in layouts:
@@ -740,72 +826,48 @@ def main():
             cell_impls = impls + (["floor"] if floor_exe and L in FLOOR_LAYOUTS and op in FLOOR_OPS else [])
             order = cell_impls[k % len(cell_impls):] + cell_impls[:k % len(cell_impls)]  # rotate: none always first
             k += 1
+            skipped = [i for i in order
+                       if any(fnmatch.fnmatchcase(f"{L}/{op}/{i}", pat) for pat in args.skip.split(",") if pat)]
+            for impl in skipped:
+                results[f"{L}/{op}/{impl}"] = {"status": "skipped", "impl": impl, "layout": L, "op": op,
+                                               "error": "--skip"}
+            order = [i for i in order if i not in skipped]
+            per_round = {i: [] for i in order}
+            for rnd in range(args.rounds):
+                for impl in rounds.round_order(order, rnd):
+                    per_round[impl].append(run_impl(L, op, impl))
+                    if args.rounds > 1:
+                        r = per_round[impl][-1]
+                        log(f"{L}/{op}/{impl:18s} round {rnd + 1}/{args.rounds}: "
+                            + (f"median {r['median_s']:.4f} s  load {r['load']['load']}" if r.get("status") == "ok"
+                               else r.get("status", "?")))
             for impl in order:
                 cell = f"{L}/{op}/{impl}"
-                if any(fnmatch.fnmatchcase(cell, pat) for pat in args.skip.split(",") if pat):
-                    results[cell] = {"status": "skipped", "impl": impl, "layout": L, "op": op, "error": "--skip"}
-                    continue
-                reps = reps_for(args, op, L)
-                if op == "W":
-                    array = os.path.join(args.out, "w", impl, L)
-                    os.makedirs(os.path.dirname(array), exist_ok=True)
-                    if L != SMALL:  # layout N writes new directories (--fresh-dirs, remove_small_copies)
-                        remove_array(array)
-                else:
-                    array = refs.get(L)
-                    if array is None:
-                        results[cell] = {"status": "error", "impl": impl, "layout": L, "op": op,
-                                         "error": f"no reference copy: {ref_errors.get(L)}"}
-                        continue
-                common = ["--op", op, "--layout", layout_paths[L], "--array", array, "--data", datas[L],
-                          "--regions", regions, "--reps", str(reps), "--name", L]
-                if L in STRINGS:
-                    common += ["--strings"]
-                if L == SMALL:
-                    common += ["--small"] + (["--no-warmup"] if args.small_no_warmup else [])
-                    if op == "W":
-                        common += ["--fresh-dirs"]
-                if op == "Wbox":
-                    work = os.path.join(args.out, "w", impl, L + "-box")
-                    os.makedirs(os.path.dirname(work), exist_ok=True)
-                    remove_array(work)
-                    common += ["--work", work]
-                if impl == "floor":
-                    cmd = [floor_exe, layout_paths[L], array, op, str(reps), n, datas[L]]
-                elif impl == "libzarr":
-                    cmd = [exe, *common, "--threads", n]
-                elif impl == H5VOL:
-                    cmd = [sys.executable, os.path.join(HERE, "peers.py"), "--impl", impl, *common, "--threads", n,
-                           "--h5vol-plugin-dir", h5vol_dir]
-                    cmd += ["--lib", h5vol_lib] if h5vol_lib else []
-                else:
-                    cmd = [sys.executable, os.path.join(HERE, "peers.py"), "--impl", impl, *common, "--threads", n]
-                # Untimed: the previous cell's dirty pages (5 GB after the N/W cells) are written back
-                # now, not during this cell.
-                os.sync()
-                res = guarded_cell(cmd, env, args.timeout, args.max_load, args.load_retries)
+                res = rounds.pool(per_round[impl])
                 res.update({"impl": impl, "layout": L, "op": op})
                 results[cell] = res
-                if op == "W" and L != SMALL:
-                    remove_array(array)
                 if res["status"] == "ok":
                     log(f"{cell:24s} median {res['median_s']:.4f} s  min {res['min_s']:.4f} s  "
                         f"cpu {res.get('cpu_median_s', float('nan')):.4f} s  ({res['reps']} reps)  "
-                        f"load {res['load']['load']}")
+                        f"load {res['load']['load']}"
+                        + (f"  round spread {res['round_spread']}" if res.get("round_spread") else ""))
                 else:
                     log(f"{cell:24s} {res['status']}: {res.get('error', '')[:300]}")
                 save()
+
 
     meta["finished"] = datetime.datetime.now().isoformat(timespec="seconds")
     meta["elapsed_s"] = round(time.time() - t_start, 1)
     save()
     if SMALL in layouts and "W" in ops:
         remove_small_copies(args.out)
-    table, notes = make_table(results, layouts, ops, impls, args.target, key)
+    floors = cell_floors(results, speeds, args.threads, regions if os.path.exists(regions) else None, key)
+    table, notes = make_table(results, layouts, ops, impls, args.target, key, floors)
     print(machine_line(meta))
     print(f"libzarr benchmark: {args.threads} threads per implementation, median "
           f"{'wall-clock' if args.metric == 'wall' else 'CPU'} seconds over "
-          f"{'--reps ' + str(args.reps) if args.reps else ('quick reps' if args.quick else '5 reps (P: 10)')}; "
+          f"{'--reps ' + str(args.reps) if args.reps else ('quick reps' if args.quick else '5 reps (P: 10)')}"
+          f"{f' in each of {args.rounds} interleaved rounds (pooled)' if args.rounds > 1 else ''}; "
           f"ratio = best peer / libzarr (>1: libzarr faster), ✗ = below the {args.target}x target")
     print()
     print(table)
