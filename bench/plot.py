@@ -6,7 +6,9 @@ parity line (1) and the speed target marked. Hand-written SVG, no dependencies.
     write_svg(cells, "bench/latest.svg", title="...", subtitle="...", target=1.2)
 
 `cells` is a list of dicts with keys layout, op, ratio (None when the cell has no ratio: libzarr or
-every peer failed, refused or was skipped) and peer (the best peer's name, or None)."""
+every peer failed, refused or was skipped), peer (the best peer's name, or None) and, optionally,
+codec_bound (true when the cell's target is 1.0, not `target`: run_all.make_table's codec-bound cells,
+drawn green from 1.0 and labelled so)."""
 from xml.sax.saxutils import escape
 
 ROW = 18          # pixels per cell
@@ -41,7 +43,7 @@ def write_svg(cells, path, title, subtitle="", target=1.2):
            f'<text x="10" y="16" font-size="14" font-weight="bold">{escape(title)}</text>',
            f'<text x="10" y="32" fill="#444">{escape(subtitle)}</text>',
            f'<text x="10" y="48" fill="#444">ratio = best peer median / libzarr median (&gt; 1: libzarr '
-           f'faster); green: at least {target:g}, amber: 1 to {target:g}, red: below 1</text>']
+           f'faster); green: at least {target:g} (1 where codec-bound), amber: 1 to {target:g}, red: below 1</text>']
     # ticks and grid
     t = 0.0
     while t <= top_tick + 1e-9:
@@ -60,8 +62,9 @@ def write_svg(cells, path, title, subtitle="", target=1.2):
         else:
             w = max(r * scale, 1.0)
             out.append(f'<rect x="{LEFT}" y="{y + 3}" width="{w:.1f}" height="{ROW - 6}" '
-                       f'fill="{_colour(r, target)}" class="bar" data-ratio="{r:.2f}"/>')
+                       f'fill="{_colour(r, 1.0 if c.get("codec_bound") else target)}" class="bar" data-ratio="{r:.2f}"/>')
             peer = f' vs {c["peer"]}' if c.get("peer") else ""
+            peer += " (codec-bound)" if c.get("codec_bound") else ""
             out.append(f'<text x="{LEFT + w + 4:.1f}" y="{y + ROW - 5}" class="value">{r:.2f}{escape(peer)}</text>')
         out.append('</g>')
     for value, dash in ((1.0, "4,3"), (target, "")):

@@ -514,9 +514,9 @@ def best_peer(cell, cols, key):
     return min(peers) if peers else None
 
 
-def ratio_cells(results, layouts, ops, impls, key="median_s"):
-    """The table's cells for bench/plot.py: layout, op, ratio (best peer / libzarr, None without one) and
-    the best peer's name, in the table's order."""
+def ratio_cells(results, layouts, ops, impls, key="median_s", floors=None, target=1.2):
+    """The table's cells for bench/plot.py: layout, op, ratio (best peer / libzarr, None without one),
+    the best peer's name and whether the cell is codec-bound (make_table), in the table's order."""
     cols = [i for i in ALL_IMPLS if i in impls]
     cells = []
     for layout in layouts:
@@ -526,12 +526,14 @@ def ratio_cells(results, layouts, ops, impls, key="median_s"):
             cell = {i: results.get(f"{layout}/{op}/{i}") for i in cols}
             best, lz = best_peer(cell, cols, key), cell.get("libzarr")
             ok = best and lz and lz.get("status") == "ok"
+            floor = (floors or {}).get((layout, op))
             cells.append({"layout": layout, "op": op, "ratio": best[0] / lz[key] if ok else None,
-                          "peer": best[1] if best else None})
+                          "peer": best[1] if best else None,
+                          "codec_bound": bool(best and floor is not None and best[0] <= target * floor)})
     return cells
 
 
-def write_plot(path, results, meta, layouts, ops, impls, target, key):
+def write_plot(path, results, meta, layouts, ops, impls, target, key, floors=None):
     sys.path.insert(0, HERE)
     from plot import write_svg
     lib = meta.get("library") or {}
@@ -544,7 +546,7 @@ def write_plot(path, results, meta, layouts, ops, impls, target, key):
     load = f", load {min(loads):.2f}-{max(loads):.2f}" if loads else ""
     subtitle = (f"{where}, {meta.get('threads', '?')} threads each, library {lib.get('git', '?')}{load}, "
                 f"median {'wall-clock' if key == 'median_s' else 'CPU'} seconds")
-    cells = ratio_cells(results, layouts, ops, impls, key)
+    cells = ratio_cells(results, layouts, ops, impls, key, floors, target)
     write_svg(cells, path, title, subtitle, target)
     log(f"run_all: plot of {len(cells)} cells in {path}")
 
@@ -700,8 +702,12 @@ def main():
             saved = json.load(f)
         # the layouts the file has results for (a file from before layout V existed draws as it did)
         layouts = [L for L in layouts if any(c.startswith(L + "/") for c in saved["results"])]
-        floors = cell_floors(saved["results"], saved["meta"].get("codec_speed"), saved["meta"]["threads"],
-                             regions if os.path.exists(regions) else None, key)
+        if saved["meta"].get("floors") and key == saved["meta"].get("floors_key", "median_s"):
+            # as the run computed them (its Wbox bounds came from the regions file it had)
+            floors = {tuple(c.split("/")): v for c, v in saved["meta"]["floors"].items()}
+        else:
+            floors = cell_floors(saved["results"], saved["meta"].get("codec_speed"), saved["meta"]["threads"],
+                                 regions if os.path.exists(regions) else None, key)
         table, notes = make_table(saved["results"], layouts, ops, impls, args.target, key, floors)
         print(machine_line(saved["meta"]))
         print()
@@ -719,7 +725,7 @@ def main():
             print()
             print(h5vol_table(saved["results"], layouts, ops, key))
         if args.plot:
-            write_plot(args.plot, saved["results"], saved["meta"], layouts, ops, impls, args.target, key)
+            write_plot(args.plot, saved["results"], saved["meta"], layouts, ops, impls, args.target, key, floors)
         return 0
     # the uint16 volume (and so the perf directory) is needed by layouts A-E only; N and V bring their own data
     needs_volume = any(L not in LOCAL_LAYOUTS for L in layouts)
@@ -862,6 +868,9 @@ def main():
     if SMALL in layouts and "W" in ops:
         remove_small_copies(args.out)
     floors = cell_floors(results, speeds, args.threads, regions if os.path.exists(regions) else None, key)
+    meta["floors"] = {f"{L}/{op}": v for (L, op), v in floors.items()}
+    meta["floors_key"] = key
+    save()
     table, notes = make_table(results, layouts, ops, impls, args.target, key, floors)
     print(machine_line(meta))
     print(f"libzarr benchmark: {args.threads} threads per implementation, median "
@@ -901,7 +910,7 @@ def main():
         print()
         print(h5vol_table(results, layouts, ops, key))
     if args.plot:
-        write_plot(args.plot, results, meta, layouts, ops, impls, args.target, key)
+        write_plot(args.plot, results, meta, layouts, ops, impls, args.target, key, floors)
     print()
     print(f"raw results: {out_json}")
     return 0
