@@ -69,7 +69,7 @@ PEERS = ["tensorstore", "zarrs", "zarr-python"]
 H5VOL = "h5py-vol"
 KNOWN_IMPLS = ALL_IMPLS + [H5VOL]
 # the cells examples/read_floor can run (whole reads of the uint16 volume's layouts; D shard by shard)
-FLOOR_OPS = ["R", "Rinto", "Rs", "RsF", "Rs32"]
+FLOOR_OPS = ["R", "Rinto", "Rs", "RsF", "Rs32", "P"]
 FLOOR_LAYOUTS = ["A", "B", "C", "D", "E"]
 VOLUME = "volume_u16_512.bin"
 # WORKLOADS.md's figure; the one read from WORKLOADS.md wins when it can be found there
@@ -656,7 +656,7 @@ def main():
                     help="also run examples/codec_speed (single-core codec speed per layout) and report the "
                          "W/R cells as a fraction of it")
     ap.add_argument("--floor", action="store_true",
-                    help="also run examples/read_floor, the least work of the R/Rinto/Rs/RsF/Rs32 cells of "
+                    help="also run examples/read_floor, the least work of the R/Rinto/Rs/RsF/Rs32/P cells of "
                          "layouts A-E (D: shard by shard), in the same rotation as the implementations, and report each "
                          "implementation against it")
     ap.add_argument("--floor-exe", help="a built examples/read_floor (default: cargo build it)")

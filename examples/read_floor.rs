@@ -10,7 +10,10 @@
 //! C-order buffer that every repetition reuses, overwritten with a sentinel between repetitions,
 //! untimed, as the benchmark's programs do), `Rs` (every 2nd element in each dimension into a
 //! fresh C-order buffer), `RsF` (the same into a fresh Fortran-order buffer) and `Rs32` (the same, C
-//! order, converted to float32; unsigned 16-bit arrays only). Each repetition of R, Rs, RsF and Rs32
+//! order, converted to float32; unsigned 16-bit arrays only) and `P` (the plane `[:, :, 200]`, the
+//! benchmark's P cell, into one reused C-order buffer as the benchmark's libzarr program reads it: only
+//! the chunk files, or the inner chunks, that hold column 200 are read, an inner chunk by one
+//! `pread(2)` of its bytes after one `pread(2)` of the shard's index). Each repetition of R, Rs, RsF and Rs32
 //! allocates the destination with `malloc` (as the benchmark's libzarr program does) and advises huge
 //! pages for it (as libzarr does for a large buffer it fills). THREADS threads each take every
 //! THREADS-th chunk file: `read(2)` of the whole file into a reused buffer, the layout's codec chain
@@ -78,6 +81,36 @@ struct Op {
     to_f32: bool,
     /// Rinto: one destination, allocated and touched before the first repetition.
     reuse: bool,
+    /// P: the plane `[:, :, x]` of a 3-D array (`step` 1), into a `[shape[0], shape[1]]` C-order buffer.
+    plane_x: Option<usize>,
+}
+
+/// The benchmark's P cell reads the plane `[:, :, PLANE_X]` (bench/peers.py, bench_libzarr.c).
+const PLANE_X: usize = 200;
+
+/// Copies column `x` (chunk coordinates) of every row of the decoded chunk `src` (shape `c`, C order,
+/// `E`-byte elements), whose first element is array element `at`, into the plane `dst` (`rows` elements
+/// per row of the plane: the array's second dimension).
+///
+/// # Safety
+/// `dst` holds the whole plane, `shape[0] x rows` elements of `E` bytes.
+unsafe fn copy_plane<const E: usize>(src: &[u8], c: [usize; 3], at: [usize; 3], x: usize, dst: *mut u8, rows: usize) {
+    for z in 0..c[0] {
+        for y in 0..c[1] {
+            let s = ((z * c[1] + y) * c[2] + x) * E;
+            let d = ((at[0] + z) * rows + at[1] + y) * E;
+            // SAFETY: s lies inside the decoded chunk, d inside the plane (caller's contract).
+            unsafe { dst.add(d).cast::<[u8; E]>().write_unaligned(src.as_ptr().add(s).cast::<[u8; E]>().read_unaligned()) };
+        }
+    }
+}
+
+/// `len` bytes of `file` at `offset`, into `buf` (cleared first), by `pread(2)`.
+fn pread_into(file: &std::fs::File, offset: u64, len: usize, buf: &mut Vec<u8>, what: &dyn Fn() -> String) {
+    use std::os::unix::fs::FileExt;
+    buf.clear();
+    buf.resize(len, 0);
+    file.read_exact_at(buf, offset).unwrap_or_else(|e| fail(format!("{}: {e}", what())));
 }
 
 /// A sharded layout (`sharding_indexed`): the inner chunk shape, inner chunks per shard, the index's
@@ -190,13 +223,19 @@ fn main() {
         codecs = &cfg["codecs"];
     }
     let op = match op_name {
-        "R" => Op { step: 1, out_elem: dtype.size(), fortran: false, to_f32: false, reuse: false },
-        "Rinto" => Op { step: 1, out_elem: dtype.size(), fortran: false, to_f32: false, reuse: true },
-        "Rs" => Op { step: 2, out_elem: dtype.size(), fortran: false, to_f32: false, reuse: false },
-        "RsF" => Op { step: 2, out_elem: dtype.size(), fortran: true, to_f32: false, reuse: false },
-        "Rs32" if dtype_name == "uint16" => Op { step: 2, out_elem: 4, fortran: false, to_f32: true, reuse: false },
-        _ => fail(format!("op {op_name} (R, Rinto, Rs, RsF; Rs32 on uint16)")),
+        "R" => Op { step: 1, out_elem: dtype.size(), fortran: false, to_f32: false, reuse: false, plane_x: None },
+        "Rinto" => Op { step: 1, out_elem: dtype.size(), fortran: false, to_f32: false, reuse: true, plane_x: None },
+        "Rs" => Op { step: 2, out_elem: dtype.size(), fortran: false, to_f32: false, reuse: false, plane_x: None },
+        "RsF" => Op { step: 2, out_elem: dtype.size(), fortran: true, to_f32: false, reuse: false, plane_x: None },
+        "Rs32" if dtype_name == "uint16" => {
+            Op { step: 2, out_elem: 4, fortran: false, to_f32: true, reuse: false, plane_x: None }
+        }
+        "P" => Op { step: 1, out_elem: dtype.size(), fortran: false, to_f32: false, reuse: true, plane_x: Some(PLANE_X) },
+        _ => fail(format!("op {op_name} (R, Rinto, Rs, RsF, P; Rs32 on uint16)")),
     };
+    if op.plane_x.is_some_and(|x| shape.get(2).is_none_or(|&n| x >= n)) {
+        fail(format!("P: the array's last dimension holds no column {PLANE_X}"));
+    }
     if shape.len() != 3 || chunk.len() != 3 {
         fail("only 3-D layouts".into());
     }
@@ -217,7 +256,15 @@ fn main() {
             (g, format!("{dir}/c{sep}{}{sep}{}{sep}{}", g[0], g[1], g[2]))
         })
         .collect();
-    let n = [shape[0] / op.step, shape[1] / op.step, shape[2] / op.step];
+    // P reads only the chunks (shards) holding the plane's column.
+    let keys: Vec<([usize; 3], String)> = match op.plane_x {
+        Some(x) => keys.into_iter().filter(|(g, _)| g[2] == x / chunk[2]).collect(),
+        None => keys,
+    };
+    let n = match op.plane_x {
+        Some(_) => [shape[0], shape[1], 1],
+        None => [shape[0] / op.step, shape[1] / op.step, shape[2] / op.step],
+    };
     let ds = if op.fortran { [1, n[0], n[0] * n[1]] } else { [n[1] * n[2], n[2], 1] };
     let out_bytes = n[0] * n[1] * n[2] * op.out_elem;
 
@@ -230,6 +277,17 @@ fn main() {
         v
     });
     let check = |got: &[u8], vol: &[u8], rep: usize| {
+        if let Some(px) = op.plane_x {
+            for z in 0..n[0] {
+                for y in 0..n[1] {
+                    let (s, d) = (((z * shape[1] + y) * shape[2] + px) * es, (z * n[1] + y) * es);
+                    if got[d..d + es] != vol[s..s + es] {
+                        fail(format!("rep {rep}: plane element ({z}, {y}) differs from the volume"));
+                    }
+                }
+            }
+            return;
+        }
         if op.step == 1 && !op.fortran && !op.to_f32 {
             if got != vol {
                 fail(format!("rep {rep}: the array read differs from the volume"));
@@ -259,6 +317,19 @@ fn main() {
     let place = |encoded: &[u8], decoded: &mut [u8], at: [usize; 3], dst: *mut u8, what: &dyn Fn() -> String| {
         chain.decode_chunk(encoded, decoded).unwrap_or_else(|e| fail(format!("{}: {e}", what())));
         // SAFETY: the destination holds the whole selection; chunks select disjoint parts.
+        if let Some(px) = op.plane_x {
+            let x = px - at[2];
+            unsafe {
+                match es {
+                    1 => copy_plane::<1>(decoded, c, at, x, dst, n[1]),
+                    2 => copy_plane::<2>(decoded, c, at, x, dst, n[1]),
+                    4 => copy_plane::<4>(decoded, c, at, x, dst, n[1]),
+                    8 => copy_plane::<8>(decoded, c, at, x, dst, n[1]),
+                    _ => fail(format!("element size {es}")),
+                }
+            }
+            return;
+        }
         unsafe {
             match es {
                 1 => copy_chunk::<1>(decoded, c, at, op.step, dst, ds, op.out_elem, op.to_f32),
@@ -288,17 +359,44 @@ fn main() {
         };
         std::thread::scope(|s| {
             for t in 0..threads {
-                let (keys, place, shards) = (&keys, &place, &shards);
+                let (keys, place, shards, plane_x) = (&keys, &place, &shards, op.plane_x);
                 s.spawn(move || {
                     let dst = dst;
                     let mut encoded = Vec::new();
                     let mut decoded = vec![0u8; c[0] * c[1] * c[2] * es];
                     for (g, key) in keys.iter().skip(t).step_by(threads) {
+                        let at = [g[0] * shard[0], g[1] * shard[1], g[2] * shard[2]];
+                        if let (Some(px), Some(sh)) = (plane_x, shards.as_ref()) {
+                            // only the index and the inner chunks holding the column
+                            let file = std::fs::File::open(key).unwrap_or_else(|e| fail(format!("{key}: {e}")));
+                            let len = file.metadata().unwrap_or_else(|e| fail(format!("{key}: {e}"))).len();
+                            if len < sh.index_len as u64 {
+                                fail(format!("{key}: {len} bytes, shorter than the shard index"));
+                            }
+                            let mut index = Vec::new();
+                            let index_at = if sh.index_at_end { len - sh.index_len as u64 } else { 0 };
+                            pread_into(&file, index_at, sh.index_len, &mut index, &|| format!("{key}: index"));
+                            let p = sh.per_shard;
+                            let ix = (px - at[2]) / c[2];
+                            for iz in 0..p[0] {
+                                for iy in 0..p[1] {
+                                    let i = (iz * p[1] + iy) * p[2] + ix;
+                                    let word = |k: usize| u64::from_le_bytes(index[k * 8..k * 8 + 8].try_into().unwrap());
+                                    let (offset, nbytes) = (word(2 * i), word(2 * i + 1));
+                                    if offset.checked_add(nbytes).is_none_or(|end| end > len) {
+                                        fail(format!("{key}: inner chunk {i} missing or outside the shard (the floor needs every chunk stored)"));
+                                    }
+                                    pread_into(&file, offset, nbytes as usize, &mut encoded, &|| format!("{key}: inner chunk {i}"));
+                                    let at = [at[0] + iz * c[0], at[1] + iy * c[1], at[2] + ix * c[2]];
+                                    place(&encoded, &mut decoded, at, dst.0, &|| format!("{key}: inner chunk {i}"));
+                                }
+                            }
+                            continue;
+                        }
                         encoded.clear();
                         std::fs::File::open(key)
                             .and_then(|mut f| f.read_to_end(&mut encoded))
                             .unwrap_or_else(|e| fail(format!("{key}: {e} (the floor needs every chunk stored)")));
-                        let at = [g[0] * shard[0], g[1] * shard[1], g[2] * shard[2]];
                         let Some(sh) = shards else {
                             place(&encoded, &mut decoded, at, dst.0, &|| key.clone());
                             continue;
