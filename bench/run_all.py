@@ -70,6 +70,10 @@ H5VOL = "h5py-vol"
 KNOWN_IMPLS = ALL_IMPLS + [H5VOL]
 # the cells examples/read_floor can run (whole reads of the uint16 volume's layouts; D shard by shard)
 FLOOR_OPS = ["R", "Rinto", "Rs", "RsF", "Rs32", "P"]
+# the W cells examples/write_floor runs beside (plain chunks encoded and written once each): the compressed,
+# unsharded layouts, where the encoder is most of a write; libzarr writes A's uncompressed chunks faster
+# than that program does, so it would be no floor there
+WRITE_FLOOR_LAYOUTS = ["B", "C", "E"]
 FLOOR_LAYOUTS = ["A", "B", "C", "D", "E"]
 VOLUME = "volume_u16_512.bin"
 # WORKLOADS.md's figure; the one read from WORKLOADS.md wins when it can be found there
@@ -657,9 +661,10 @@ def main():
                          "W/R cells as a fraction of it")
     ap.add_argument("--floor", action="store_true",
                     help="also run examples/read_floor, the least work of the R/Rinto/Rs/RsF/Rs32/P cells of "
-                         "layouts A-E (D: shard by shard), in the same rotation as the implementations, and report each "
-                         "implementation against it")
+                         "layouts A-E (D: shard by shard), and examples/write_floor beside the W cells of B, C and E, "
+                         "in the same rotation as the implementations, and report each implementation against them")
     ap.add_argument("--floor-exe", help="a built examples/read_floor (default: cargo build it)")
+    ap.add_argument("--write-floor-exe", help="a built examples/write_floor (default: cargo build it)")
     ap.add_argument("--quick", action="store_true", help="fewer repetitions (2, P 3): a smoke test, not a figure")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--target", type=float, default=1.2,
@@ -769,6 +774,9 @@ def main():
 
     speeds = codec_speeds(args, layouts, layout_paths, datas, env) if args.codec_speed else {}
     floor_exe = (args.floor_exe or build_example(args, "read_floor")) if args.floor else None
+    write_floor_exe = None
+    if args.floor and "W" in ops and any(L in WRITE_FLOOR_LAYOUTS for L in layouts):
+        write_floor_exe = args.write_floor_exe or build_example(args, "write_floor")
     results = {}
     os.makedirs(os.path.dirname(out_json), exist_ok=True)
     meta = {"started": datetime.datetime.now().isoformat(timespec="seconds"), "host": platform.node(),
@@ -806,7 +814,9 @@ def main():
             os.makedirs(os.path.dirname(work), exist_ok=True)
             remove_array(work)
             common += ["--work", work]
-        if impl == "floor":
+        if impl == "floor" and op == "W":
+            cmd = [write_floor_exe, layout_paths[L], array, str(reps), n, datas[L]]
+        elif impl == "floor":
             cmd = [floor_exe, layout_paths[L], array, op, str(reps), n, datas[L]]
         elif impl == "libzarr":
             cmd = [exe, *common, "--threads", n]
@@ -829,7 +839,8 @@ def main():
         for op in ops:
             if op not in PLAN.get(L, []):
                 continue
-            cell_impls = impls + (["floor"] if floor_exe and L in FLOOR_LAYOUTS and op in FLOOR_OPS else [])
+            has_floor = (L in FLOOR_LAYOUTS and op in FLOOR_OPS) or (op == "W" and L in WRITE_FLOOR_LAYOUTS)
+            cell_impls = impls + (["floor"] if floor_exe and has_floor else [])
             order = cell_impls[k % len(cell_impls):] + cell_impls[:k % len(cell_impls)]  # rotate: none always first
             k += 1
             skipped = [i for i in order
@@ -898,7 +909,8 @@ def main():
         print(codec_table(speeds, results, args.threads, key, regions))
     if floor_exe:
         print()
-        print("floor: examples/read_floor (read(2) of each chunk or shard file, the codec chain, a plain copy loop); "
+        print("floor: examples/read_floor (read(2) of each chunk or shard file, the codec chain, a plain copy loop; "
+              "W: examples/write_floor, each chunk gathered, encoded and written once); "
               "x / floor = median over "
               "the floor's median")
         print()
