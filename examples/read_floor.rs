@@ -28,6 +28,8 @@
 //! (untimed, between repetitions, as the benchmark's programs do), so the floor is known to do the
 //! whole job. Prints one JSON line in the benchmark's format (`impl` "floor": `times_s`, `min_s`,
 //! `median_s`, `cpu_s`, `cpu_median_s`).
+mod floor_common;
+use floor_common::cpu_seconds;
 use serde_json::Value;
 use std::io::Read;
 use std::time::Instant;
@@ -38,18 +40,6 @@ use zarr::dtype::DataType;
 fn fail(msg: String) -> ! {
     eprintln!("read_floor: {msg}");
     std::process::exit(1)
-}
-
-/// CPU seconds (user + system) of the whole process so far.
-fn cpu_seconds() -> f64 {
-    // SAFETY: getrusage writes one rusage into the zeroed struct.
-    let ru = unsafe {
-        let mut ru: libc::rusage = std::mem::zeroed();
-        libc::getrusage(libc::RUSAGE_SELF, &mut ru);
-        ru
-    };
-    let t = |tv: libc::timeval| tv.tv_sec as f64 + tv.tv_usec as f64 * 1e-6;
-    t(ru.ru_utime) + t(ru.ru_stime)
 }
 
 /// Asks for transparent huge pages over the 2 MiB-aligned interior of a large destination, as libzarr

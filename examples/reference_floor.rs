@@ -17,6 +17,8 @@
 //! `inflate_cpu_median_s`: inflating straight into the destination), and the bytes read and decoded.
 //! The values are not checked: libdeflate's checksum (Adler-32) and exact decoded size vouch for each
 //! chunk, and bench/reference_hdf5.py checks libzarr's values against h5py's.
+mod floor_common;
+use floor_common::cpu_seconds;
 use serde_json::Value;
 use std::os::unix::fs::FileExt;
 use std::time::Instant;
@@ -42,18 +44,6 @@ fn unshuffle(src: &[u8], e: usize, out: &mut [u8]) {
             *b = src[j * n + i];
         }
     }
-}
-
-/// CPU seconds (user + system) of the whole process so far.
-fn cpu_seconds() -> f64 {
-    // SAFETY: getrusage writes one rusage into the zeroed struct.
-    let ru = unsafe {
-        let mut ru: libc::rusage = std::mem::zeroed();
-        libc::getrusage(libc::RUSAGE_SELF, &mut ru);
-        ru
-    };
-    let t = |tv: libc::timeval| tv.tv_sec as f64 + tv.tv_usec as f64 * 1e-6;
-    t(ru.ru_utime) + t(ru.ru_stime)
 }
 
 fn median(mut v: Vec<f64>) -> f64 {

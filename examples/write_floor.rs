@@ -15,6 +15,8 @@
 //! writes every chunk atomically, the floor does not), no pool, no metadata. After each repetition
 //! (untimed) every chunk file is decoded and compared with the volume, so the floor is known to do the
 //! whole job. Prints one JSON line in the benchmark's format (`impl` "floor").
+mod floor_common;
+use floor_common::cpu_seconds;
 use serde_json::Value;
 use std::io::Write;
 use std::time::Instant;
@@ -25,18 +27,6 @@ use zarr::dtype::DataType;
 fn fail(msg: String) -> ! {
     eprintln!("write_floor: {msg}");
     std::process::exit(1)
-}
-
-/// CPU seconds (user + system) of the whole process so far.
-fn cpu_seconds() -> f64 {
-    // SAFETY: getrusage writes one rusage into the zeroed struct.
-    let ru = unsafe {
-        let mut ru: libc::rusage = std::mem::zeroed();
-        libc::getrusage(libc::RUSAGE_SELF, &mut ru);
-        ru
-    };
-    let t = |tv: libc::timeval| tv.tv_sec as f64 + tv.tv_usec as f64 * 1e-6;
-    t(ru.ru_utime) + t(ru.ru_stime)
 }
 
 fn dims(v: &Value, what: &str) -> [usize; 3] {
