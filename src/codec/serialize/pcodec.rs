@@ -11,8 +11,11 @@
 //! `standalone::simple_compress` (the `pco` crate, the implementation the `pcodec` package wraps), so
 //! the bytes equal numcodecs'. Data types: `int16`, `int32`, `int64`, `uint16`, `uint32`, `uint64`,
 //! `float16`, `float32`, `float64`. Decoding fails (`Error::Codec`) unless the stream holds exactly the
-//! chunk's count of numbers of the array's type; pco validates the stream itself and only preallocates
-//! into the chunk buffer given to it.
+//! chunk's count of numbers of the array's type. pco validates the stream itself, but it sizes a
+//! chunk's dictionary (dict mode, up to 2^25 entries) from the stream before reading it, so
+//! `decompress_into` walks the stream chunk by chunk and refuses, before pco allocates, a chunk
+//! that claims more numbers than the buffer has left or a dictionary longer than the bytes that
+//! follow it (docs/limits.md).
 
 use crate::codec::numcodecs::V2Config;
 use crate::codec::{ArrayRepr, ArrayToBytesCodec};
@@ -62,6 +65,67 @@ fn pco_err(what: &str, e: pco::errors::PcoError) -> Error {
 /// this is a second line of defence).
 fn guarded<R>(what: &str, f: impl FnOnce() -> Result<R>) -> Result<R> {
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|_| Err(Error::Codec(format!("pcodec: {what} failed"))))
+}
+
+/// Bytes of a standalone chunk's preamble: its number-type byte and 24 bits of count minus one.
+const CHUNK_PREAMBLE_BYTES: usize = 4;
+/// pco's mode variant for dictionary mode (4 bits), and the width of its entry count (25 bits).
+const DICT_MODE: u8 = 4;
+const DICT_LEN_BITS: u32 = 25;
+
+/// Checks a standalone chunk before pco reads its metadata: `src` starts at the chunk's preamble
+/// (pco's standalone layout: type byte, count - 1 in 24 bits little-endian, then the chunk metadata,
+/// whose first 4 bits are the mode; dictionary mode follows them with its entry count in 25 bits,
+/// pads to a byte and stores each entry in full width). Refuses a count beyond `room` numbers and a
+/// dictionary longer than the bytes left, which pco would otherwise allocate before finding the
+/// stream short. Too short a `src` is left to pco, which reports it.
+fn check_chunk<T: Number>(src: &[u8], room: usize) -> Result<()> {
+    if src.len() < CHUNK_PREAMBLE_BYTES || src[0] == 0 {
+        return Ok(()); // too short for pco too, or the termination byte
+    }
+    let count = (u32::from_le_bytes([src[1], src[2], src[3], 0]) as usize) + 1;
+    if count > room {
+        return Err(Error::Codec(format!("pcodec: a chunk of the stream holds {count} numbers, more than the {room} left of the chunk")));
+    }
+    let meta = &src[CHUNK_PREAMBLE_BYTES..];
+    if meta.first().map(|b| b & 0x0f) != Some(DICT_MODE) {
+        return Ok(());
+    }
+    let mut word = [0u8; 4];
+    let have = meta.len().min(4);
+    word[..have].copy_from_slice(&meta[..have]);
+    let entries = ((u32::from_le_bytes(word) >> 4) & ((1 << DICT_LEN_BITS) - 1)) as u64;
+    let needed = entries * std::mem::size_of::<T>() as u64;
+    // 4 bits of mode + 25 of count, padded to a byte: the entries start 4 bytes into the metadata.
+    let left = meta.len().saturating_sub(4) as u64;
+    if needed > left {
+        return Err(Error::Codec(format!("pcodec: corrupt stream: a dictionary of {entries} entries needs {needed} bytes, {left} are left")));
+    }
+    Ok(())
+}
+
+/// Decodes a standalone pco stream into `dst`, chunk by chunk (what `simple_decompress_into` does),
+/// checking each chunk with `check_chunk` before pco reads it. Returns the progress as pco's does:
+/// the numbers written, and whether the stream ended.
+fn decompress_into<T: Number>(encoded: &[u8], dst: &mut [T]) -> Result<pco::Progress> {
+    use pco::standalone::{DecompressorItem, FileDecompressor};
+    let (file, mut src) = FileDecompressor::new(encoded).map_err(|e| pco_err("corrupt stream", e))?;
+    let mut done = 0usize;
+    loop {
+        check_chunk::<T>(src, dst.len() - done)?;
+        match file.chunk_decompressor::<T, &[u8]>(src).map_err(|e| pco_err("corrupt stream", e))? {
+            DecompressorItem::EndOfData(_) => return Ok(pco::Progress { n_processed: done, finished: true }),
+            DecompressorItem::Chunk(mut chunk) => {
+                let n = chunk.n();
+                let p = chunk.read(&mut dst[done..done + n]).map_err(|e| pco_err("corrupt stream", e))?;
+                if p.n_processed != n || !p.finished {
+                    return Err(Error::Codec(format!("pcodec: corrupt stream: a chunk of {n} numbers decoded {}", p.n_processed)));
+                }
+                done += n;
+                src = chunk.into_src();
+            }
+        }
+    }
 }
 
 impl PcodecCodec {
@@ -128,12 +192,10 @@ impl PcodecCodec {
         // SAFETY: every bit pattern is a valid T.
         let (pre, mid, post) = unsafe { out.align_to_mut::<T>() };
         if pre.is_empty() && post.is_empty() {
-            let p = guarded("decompression", || pco::standalone::simple_decompress_into(encoded, mid).map_err(|e| pco_err("corrupt stream", e)))?;
-            return check(p);
+            return check(guarded("decompression", || decompress_into(encoded, mid))?);
         }
         let mut v = vec![T::default(); n];
-        let p = guarded("decompression", || pco::standalone::simple_decompress_into(encoded, &mut v).map_err(|e| pco_err("corrupt stream", e)))?;
-        check(p)?;
+        check(guarded("decompression", || decompress_into(encoded, &mut v))?)?;
         // SAFETY: `v` holds exactly out.len() bytes.
         unsafe { std::ptr::copy_nonoverlapping(v.as_ptr().cast::<u8>(), out.as_mut_ptr(), out.len()) };
         Ok(())
@@ -200,6 +262,49 @@ mod tests {
             assert!(matches!(small.decode_into(&enc, &srepr, &mut out[..999 * 8]), Err(Error::Codec(_))));
             let (u, urepr) = build(cfg.clone(), DataType::UInt64, 1000);
             assert!(matches!(u.decode_into(&enc, &urepr, &mut out), Err(Error::Codec(_))));
+        }
+    }
+
+    /// A dictionary-mode stream (pco's `TryDict`, several chunks) decodes; the same stream with a
+    /// chunk's dictionary claimed longer than the bytes that follow fails with a codec error before
+    /// pco sizes the dictionary (the fuzzer's crash: 159 MB allocated for a 300-byte chunk).
+    #[test]
+    fn dictionary_longer_than_stream() {
+        use pco::standalone::{DecompressorItem, FileDecompressor};
+        let values = [-5i64, 1000, 1 << 40, 7];
+        let nums: Vec<i64> = (0..1000).map(|i| values[(i % 4 + i / 5) % 4]).collect();
+        let data: Vec<u8> = nums.iter().flat_map(|v| v.to_ne_bytes()).collect();
+        let config = pco::ChunkConfig::default().with_mode_spec(pco::ModeSpec::TryDict).with_paging_spec(pco::PagingSpec::EqualPagesUpTo(400));
+        let enc = pco::standalone::simple_compress(&nums, &config).unwrap();
+        let (c, repr) = build(json!({}), DataType::Int64, 1000);
+        let mut out = vec![0u8; data.len()];
+        c.decode_into(&enc, &repr, &mut out).unwrap();
+        assert_eq!(out, data);
+        // The offsets of the chunks, from pco's own reader.
+        let (file, mut src) = FileDecompressor::new(&enc[..]).unwrap();
+        let mut starts = vec![];
+        while let DecompressorItem::Chunk(mut chunk) = file.chunk_decompressor::<i64, &[u8]>(src).unwrap() {
+            starts.push(enc.len() - src.len());
+            let mut v = vec![0i64; chunk.n()];
+            chunk.read(&mut v).unwrap();
+            src = chunk.into_src();
+        }
+        assert_eq!(starts.len(), 3);
+        for &at in &starts {
+            let meta = &enc[at + super::CHUNK_PREAMBLE_BYTES..];
+            assert_eq!(meta[0] & 0x0f, super::DICT_MODE, "chunk at {at} is in dictionary mode");
+            let entries = (u32::from_le_bytes(meta[..4].try_into().unwrap()) >> 4) & ((1 << 25) - 1);
+            assert_eq!(entries, 4, "the layout check_chunk reads");
+            for claim in [5u32, (1 << 25) - 1] {
+                let mut bad = enc.clone();
+                let word = (u32::from_le_bytes(meta[..4].try_into().unwrap()) & 0xe000_000f) | (claim << 4);
+                bad[at + 4..at + 8].copy_from_slice(&word.to_le_bytes());
+                match c.decode_into(&bad, &repr, &mut out) {
+                    Err(Error::Codec(m)) if claim == (1 << 25) - 1 => assert!(m.contains("dictionary of 33554431 entries"), "{m}"),
+                    Err(Error::Codec(_)) => {}
+                    r => panic!("chunk at {at}, {claim} entries: {r:?}"),
+                }
+            }
         }
     }
 
