@@ -117,6 +117,10 @@ fn decompress_into<T: Number>(encoded: &[u8], dst: &mut [T]) -> Result<pco::Prog
             DecompressorItem::EndOfData(_) => return Ok(pco::Progress { n_processed: done, finished: true }),
             DecompressorItem::Chunk(mut chunk) => {
                 let n = chunk.n();
+                if n > dst.len() - done {
+                    // check_chunk read the same count; this keeps the slice below in bounds whatever pco reads.
+                    return Err(Error::Codec(format!("pcodec: a chunk of the stream holds {n} numbers, more than the {} left of the chunk", dst.len() - done)));
+                }
                 let p = chunk.read(&mut dst[done..done + n]).map_err(|e| pco_err("corrupt stream", e))?;
                 if p.n_processed != n || !p.finished {
                     return Err(Error::Codec(format!("pcodec: corrupt stream: a chunk of {n} numbers decoded {}", p.n_processed)));
